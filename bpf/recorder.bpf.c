@@ -1,0 +1,435 @@
+// SPDX-License-Identifier: (MIT OR GPL-2.0)
+/*
+ * The kernel half of recorder: USDT handlers for the probes of
+ * include/recorder.h (docs/probe-abi.md), per-thread span stacks, the table of
+ * live recordings, and the ring buffer that carries events to user space.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+/* Big programs have many distinct argument specs; libbpf's default is 256. */
+#define BPF_USDT_MAX_SPEC_CNT 4096
+#include <bpf/usdt.bpf.h>
+
+#include "recorder.h"
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+/* Wake the consumer only once this many bytes wait in the ring (set before load). */
+const volatile __u64 wakeup_bytes = 1 << 20;
+
+/* Which process the stack iterator reports (set by user space before each read). */
+__u32 iter_tgid;
+
+/* Mirrors of the target's structs in include/recorder.h, read with bounded copies. */
+#define REC_RECORDING_MAGIC 0x31474e4944524352ULL
+struct target_recording {
+	__u64 magic;
+	__u64 key;
+	__u64 recorder_key;
+	__u64 cap;
+};
+#define TARGET_RECORDING_SUBJECT_OFF 32
+
+struct target_span {
+	__u64 meta;
+	__u64 recording_key;
+	__u64 recording;
+	__u64 parent;
+	__u64 prev;
+	__u64 entered;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20);
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct rec_rkey);
+	__type(value, struct rec_rval);
+} recordings SEC(".maps");
+
+/* Recordings known to be freed: their events are dropped without a user read. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct rec_rkey);
+	__type(value, __u8);
+} retired SEC(".maps");
+
+/* Task-local, so a thread's stack is freed with the thread. */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct rec_stack);
+} stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, REC_C_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+static __always_inline void count(enum rec_counter c)
+{
+	__u32 k = c;
+	__u64 *v = bpf_map_lookup_elem(&counters, &k);
+
+	if (v)
+		__sync_fetch_and_add(v, 1);
+}
+
+/* No wakeup per record: the consumer drains on a timer unless the ring fills up. */
+static __always_inline __u64 submit_flags(void)
+{
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
+		return BPF_RB_FORCE_WAKEUP;
+	return BPF_RB_NO_WAKEUP;
+}
+
+static __always_inline void fill_hdr(struct rec_hdr *h, __u16 type, __u16 size)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+
+	h->type = type;
+	h->size = size;
+	h->tgid = id >> 32;
+	h->tid = (__u32)id;
+	h->flags = 0;
+	h->time_ns = bpf_ktime_get_ns();
+}
+
+/* subject is a user pointer to a C string, or 0 when there is none to report. */
+static __always_inline void emit_recording(__u64 key, const struct rec_rval *v, __u64 subject)
+{
+	struct rec_recording_rec *r;
+
+	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	if (!r) {
+		count(REC_C_RING_FULL);
+		return;
+	}
+	fill_hdr(&r->hdr, REC_RT_RECORDING, sizeof(*r));
+	r->key = key;
+	r->recorder = v->recorder;
+	r->cap = v->cap;
+	r->seq = v->seq;
+	r->dropped = v->dropped;
+	r->state = v->state;
+	r->has_subject = 0;
+	r->subject[0] = '\0';
+	if (subject && bpf_probe_read_user_str(r->subject, sizeof(r->subject),
+					       (const void *)subject) > 0)
+		r->has_subject = 1;
+	bpf_ringbuf_submit(r, submit_flags());
+}
+
+/*
+ * The live recording for key in this process. A recording created before the
+ * attach is found here by reading the target's struct rec_recording once: it is
+ * live only if its magic is set and its key matches the span's.
+ */
+static __always_inline struct rec_rval *find_recording(__u32 tgid, __u64 key, __u64 recp)
+{
+	struct rec_rkey k = { .tgid = tgid, .key = key };
+	struct target_recording tr;
+	struct rec_rval nv = {}, *v;
+	__u8 one = 1;
+
+	v = bpf_map_lookup_elem(&recordings, &k);
+	if (v)
+		goto found;
+	if (bpf_map_lookup_elem(&retired, &k)) {
+		count(REC_C_RETIRED_EVENTS);
+		return NULL;
+	}
+	/* A failed read may be transient (page out); try again on the next event. */
+	if (!recp || bpf_probe_read_user(&tr, sizeof(tr), (const void *)recp)) {
+		count(REC_C_UNKNOWN_RECORDING);
+		return NULL;
+	}
+	if (tr.magic != REC_RECORDING_MAGIC || tr.key != key || tr.cap < 2) {
+		bpf_map_update_elem(&retired, &k, &one, BPF_ANY);
+		count(REC_C_RETIRED_EVENTS);
+		return NULL;
+	}
+	nv.recorder = tr.recorder_key;
+	nv.cap = tr.cap;
+	nv.state = REC_RS_LIVE;
+	if (bpf_map_update_elem(&recordings, &k, &nv, BPF_NOEXIST) == 0)
+		emit_recording(key, &nv, recp + TARGET_RECORDING_SUBJECT_OFF);
+	v = bpf_map_lookup_elem(&recordings, &k);
+	if (!v)
+		return NULL;
+found:
+	if (v->state != REC_RS_LIVE) {
+		count(REC_C_RETIRED_EVENTS);
+		return NULL;
+	}
+	return v;
+}
+
+SEC("usdt")
+int BPF_USDT(on_recording_new, __u64 key, __u64 recorder, __u64 cap, __u64 recp)
+{
+	struct rec_rkey k = { .tgid = bpf_get_current_pid_tgid() >> 32, .key = key };
+	struct rec_rval v = { .recorder = recorder, .cap = cap, .state = REC_RS_LIVE };
+
+	if (cap < 2)
+		return 0;
+	if (bpf_map_update_elem(&recordings, &k, &v, BPF_NOEXIST) == 0)
+		emit_recording(key, &v, 0);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(on_recording_span, __u64 key, __u64 recp, __u64 subject, __u64 span)
+{
+	struct rec_rval *v = find_recording(bpf_get_current_pid_tgid() >> 32, key, recp);
+
+	if (v)
+		emit_recording(key, v, subject);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(on_recording_free, __u64 key, __u64 recp)
+{
+	struct rec_rkey k = { .tgid = bpf_get_current_pid_tgid() >> 32, .key = key };
+	struct rec_rval *v;
+	__u8 one = 1;
+
+	bpf_map_update_elem(&retired, &k, &one, BPF_ANY);
+	v = bpf_map_lookup_elem(&recordings, &k);
+	if (!v)
+		return 0;
+	/* User space deletes the entry once it has read the final counters. */
+	v->state = REC_RS_RETIRED;
+	emit_recording(key, v, 0);
+	return 0;
+}
+
+static __always_inline __u64 read_str(struct rec_event_rec *e, __u32 *offp, __u64 ptr)
+{
+	__u32 off = *offp;
+	__u32 status = REC_STR_OK;
+	char next = 0;
+	long n;
+
+	if (!ptr)
+		return REC_STR_SLOT(0, 0, REC_STR_NULL);
+	if (off > REC_STR_AREA - REC_STR_MAX)
+		return REC_STR_SLOT(0, 0, REC_STR_NOSPACE);
+	n = bpf_probe_read_user_str(&e->strings[off], REC_STR_MAX, (const void *)ptr);
+	if (n <= 0) {
+		count(REC_C_STR_FAULT);
+		return REC_STR_SLOT(0, 0, REC_STR_FAULT);
+	}
+	/* A full read is only a truncation if the string goes on. */
+	if (n == REC_STR_MAX &&
+	    (bpf_probe_read_user(&next, 1, (const void *)(ptr + REC_STR_MAX - 1)) || next))
+		status = REC_STR_TRUNCATED;
+	*offp = off + n;
+	return REC_STR_SLOT(off, n - 1, status);
+}
+
+/* Two record sizes, each a constant for the verifier: with and without strings. */
+static __always_inline int emit_event(struct pt_regs *ctx, struct rec_rval *v, __u64 key,
+				      __u64 meta, __u64 types, const bool strings)
+{
+	const __u32 size = sizeof(struct rec_event_rec) + (strings ? REC_STR_AREA : 0);
+	struct rec_event_rec *e;
+	__u32 off = 0;
+	__u64 seq;
+
+	seq = __sync_fetch_and_add(&v->seq, 1);
+	e = bpf_ringbuf_reserve(&events, size, 0);
+	if (!e) {
+		__sync_fetch_and_add(&v->dropped, 1);
+		count(REC_C_RING_FULL);
+		return 0;
+	}
+	fill_hdr(&e->hdr, REC_RT_EVENT, size);
+	e->recording = key;
+	e->seq = seq;
+	e->meta = meta;
+	e->types = types;
+	for (int i = 0; i < REC_MAX_FIELDS; i++) {
+		__u32 t = (types >> (4 * i)) & 0xf;
+		long val = 0;
+
+		e->values[i] = 0;
+		if (!t)
+			continue;
+		if (bpf_usdt_arg(ctx, 4 + i, &val))
+			count(REC_C_BAD_ARG);
+		if (strings && t == REC_FT_STR)
+			e->values[i] = read_str(e, &off, val);
+		else
+			e->values[i] = val;
+	}
+	bpf_ringbuf_submit(e, submit_flags());
+	return 0;
+}
+
+SEC("usdt")
+int on_event(struct pt_regs *ctx)
+{
+	long meta, types, key, recp;
+	struct rec_rval *v;
+	bool strings = false;
+
+	if (bpf_usdt_arg(ctx, 0, &meta) || bpf_usdt_arg(ctx, 1, &types) ||
+	    bpf_usdt_arg(ctx, 2, &key) || bpf_usdt_arg(ctx, 3, &recp)) {
+		count(REC_C_BAD_ARG);
+		return 0;
+	}
+	v = find_recording(bpf_get_current_pid_tgid() >> 32, key, recp);
+	if (!v)
+		return 0;
+	for (int i = 0; i < REC_MAX_FIELDS; i++)
+		if (((types >> (4 * i)) & 0xf) == REC_FT_STR)
+			strings = true;
+	if (strings)
+		return emit_event(ctx, v, key, meta, types, true);
+	return emit_event(ctx, v, key, meta, types, false);
+}
+
+/*
+ * The first probe a thread hits after the attach may find it already inside
+ * spans. Walk the target's chain of entered spans (struct rec_span.prev), so the
+ * stack is right from then on.
+ */
+static __always_inline void seed_stack(struct rec_stack *st, __u64 span)
+{
+	struct target_span ts;
+	__u32 n = 0;
+
+	for (int i = 0; i < REC_MAX_DEPTH; i++) {
+		if (!span || bpf_probe_read_user(&ts, sizeof(ts), (const void *)span))
+			break;
+		st->frames[i].span = span;
+		st->frames[i].meta = ts.meta;
+		st->frames[i].recording = ts.recording_key;
+		n = i + 1;
+		span = ts.prev;
+	}
+	/* The walk went innermost first; stacks are kept bottom first. */
+	for (int i = 0; i < REC_MAX_DEPTH / 2; i++) {
+		struct rec_frame tmp;
+		__u32 j = n - 1 - i;
+
+		if (i >= n / 2 || j >= REC_MAX_DEPTH)
+			break;
+		tmp = st->frames[i];
+		st->frames[i] = st->frames[j];
+		st->frames[j] = tmp;
+	}
+	st->depth = n;
+}
+
+static __always_inline struct rec_stack *thread_stack(__u64 chain)
+{
+	struct rec_stack *st;
+
+	st = bpf_task_storage_get(&stacks, bpf_get_current_task_btf(), 0,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st) {
+		count(REC_C_NO_STORAGE);
+		return NULL;
+	}
+	if (!st->seeded) {
+		st->seeded = 1;
+		seed_stack(st, chain);
+	}
+	return st;
+}
+
+SEC("usdt")
+int BPF_USDT(on_span_enter, __u64 span, __u64 meta, __u64 key, __u64 recp, __u64 prev)
+{
+	struct rec_stack *st = thread_stack(prev);
+	__u32 d;
+
+	if (!st)
+		return 0;
+	d = st->depth;
+	if (d >= REC_MAX_DEPTH) {
+		st->overflow++;
+		count(REC_C_DEPTH_OVERFLOW);
+		return 0;
+	}
+	st->frames[d].span = span;
+	st->frames[d].meta = meta;
+	st->frames[d].recording = key;
+	st->depth = d + 1;
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(on_span_exit, __u64 span, __u64 key, __u64 recp, __u64 prev)
+{
+	struct rec_stack *st = thread_stack(span);
+	__u32 d;
+
+	if (!st)
+		return 0;
+	/* Enters past the limit were not kept; their exits come first. */
+	if (st->overflow) {
+		st->overflow--;
+		return 0;
+	}
+	d = st->depth;
+	if (d == 0 || d > REC_MAX_DEPTH) {
+		count(REC_C_EXIT_UNMATCHED);
+		return 0;
+	}
+	if (st->frames[d - 1].span == span) {
+		st->depth = d - 1;
+		return 0;
+	}
+	/* Exited out of order: remove it where it is, keep the spans inside it. */
+	for (int i = REC_MAX_DEPTH - 2; i >= 0; i--) {
+		if (i >= d - 1 || st->frames[i].span != span)
+			continue;
+		for (int j = i; j < REC_MAX_DEPTH - 1; j++) {
+			if (j >= d - 1)
+				break;
+			st->frames[j] = st->frames[j + 1];
+		}
+		st->depth = d - 1;
+		count(REC_C_EXIT_OUT_OF_ORDER);
+		return 0;
+	}
+	count(REC_C_EXIT_UNMATCHED);
+	return 0;
+}
+
+/* Reports the span stack of every thread of iter_tgid that has one. */
+SEC("iter/task")
+int dump_stacks(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+	struct rec_stack_hdr h;
+	struct rec_stack *st;
+
+	if (!task || task->tgid != iter_tgid)
+		return 0;
+	st = bpf_task_storage_get(&stacks, task, 0, 0);
+	if (!st || !st->depth)
+		return 0;
+	h.tgid = task->tgid;
+	h.tid = task->pid;
+	h.depth = st->depth;
+	h.overflow = st->overflow;
+	bpf_seq_write(ctx->meta->seq, &h, sizeof(h));
+	bpf_seq_write(ctx->meta->seq, st->frames, sizeof(st->frames));
+	return 0;
+}

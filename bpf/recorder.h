@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Records shared by the BPF programs (bpf/recorder.bpf.c) and user space
+ * (user/). Fixed-width fields only, no pointers, 8-byte aligned. User space
+ * validates every type, size and length before reading a record.
+ */
+#ifndef RECORDER_BPF_SHARED_H
+#define RECORDER_BPF_SHARED_H
+
+#ifdef __BPF__
+/* vmlinux.h provides __u8..__u64 */
+#else
+#include <linux/types.h>
+#endif
+
+#define REC_MAX_FIELDS 8
+#define REC_SUBJECT_MAX 64
+/* Deepest per-thread span stack the BPF side keeps; deeper enters are counted. */
+#define REC_MAX_DEPTH 32
+/* A string field is read with at most this many bytes, NUL included. */
+#define REC_STR_MAX 256
+/* Bytes for all string fields of one event; strings are packed in order. */
+#define REC_STR_AREA 768
+
+enum rec_field_type {
+	REC_FT_NONE = 0,
+	REC_FT_STR = 1,
+	REC_FT_I64 = 2,
+	REC_FT_U64 = 3,
+	REC_FT_F64 = 4,
+	REC_FT_BOOL = 5,
+};
+
+/* How a string field was read (bits 32..39 of its value slot). */
+enum rec_str_status {
+	REC_STR_OK = 0,
+	REC_STR_TRUNCATED = 1,	/* longer than REC_STR_MAX - 1 bytes */
+	REC_STR_FAULT = 2,	/* the target's memory could not be read */
+	REC_STR_NULL = 3,	/* the target passed NULL */
+	REC_STR_NOSPACE = 4,	/* the event's string area was full */
+};
+
+/* A string field's value slot: offset into strings[], length without NUL, status. */
+#define REC_STR_SLOT(off, len, st) ((__u64)(off) | ((__u64)(len) << 16) | ((__u64)(st) << 32))
+#define REC_STR_SLOT_OFF(v) ((__u32)((v)&0xffff))
+#define REC_STR_SLOT_LEN(v) ((__u32)(((v) >> 16) & 0xffff))
+#define REC_STR_SLOT_STATUS(v) ((__u32)(((v) >> 32) & 0xff))
+
+enum rec_record_type {
+	REC_RT_EVENT = 1,
+	REC_RT_RECORDING = 2,
+};
+
+struct rec_hdr {
+	__u16 type;	/* enum rec_record_type */
+	__u16 size;	/* bytes in the whole record */
+	__u32 tgid;
+	__u32 tid;
+	__u32 flags;
+	__u64 time_ns;	/* CLOCK_MONOTONIC */
+};
+
+struct rec_event_rec {
+	struct rec_hdr hdr;
+	__u64 recording;	/* recording key */
+	__u64 seq;		/* per-recording sequence number, from 0 */
+	__u64 meta;		/* address of the callsite metadata in the target */
+	__u64 types;		/* 4 bits per field, enum rec_field_type, 0 ends */
+	__u64 values[REC_MAX_FIELDS];	/* raw value, or REC_STR_SLOT for strings */
+	char strings[];		/* REC_STR_AREA bytes when any field is a string */
+};
+
+enum rec_recording_state {
+	REC_RS_LIVE = 1,	/* announced, or found live by its first event */
+	REC_RS_RETIRED = 2,	/* freed by the target */
+};
+
+/* Announces a recording, a new subject for it, or its retirement. */
+struct rec_recording_rec {
+	struct rec_hdr hdr;
+	__u64 key;
+	__u64 recorder;
+	__u64 cap;
+	__u64 seq;	/* events numbered so far */
+	__u64 dropped;	/* of those, lost because the ring buffer was full */
+	__u32 state;	/* enum rec_recording_state */
+	__u32 has_subject;
+	char subject[REC_SUBJECT_MAX];
+};
+
+/* Key of the BPF recordings table: recording keys are unique per process. */
+struct rec_rkey {
+	__u32 tgid;
+	__u32 pad;
+	__u64 key;
+};
+
+/* Value of the BPF recordings table. */
+struct rec_rval {
+	__u64 recorder;
+	__u64 cap;
+	__u64 seq;
+	__u64 dropped;
+	__u32 state;
+	__u32 pad;
+};
+
+struct rec_frame {
+	__u64 span;		/* address of struct rec_span in the target */
+	__u64 meta;		/* its callsite metadata */
+	__u64 recording;	/* its recording key, 0 = none */
+};
+
+/* Per-thread span stack (task-local storage). */
+struct rec_stack {
+	__u32 depth;		/* valid frames, bottom first */
+	__u32 overflow;		/* enters beyond REC_MAX_DEPTH not yet exited */
+	__u32 seeded;		/* the chain of spans entered before attach was read */
+	__u32 pad;
+	struct rec_frame frames[REC_MAX_DEPTH];
+};
+
+/* What the stack iterator writes per thread: this header, then REC_MAX_DEPTH frames. */
+struct rec_stack_hdr {
+	__u32 tgid;
+	__u32 tid;
+	__u32 depth;
+	__u32 overflow;
+};
+
+/* Global counters of things that went wrong (per-CPU array, summed by user space). */
+enum rec_counter {
+	REC_C_RING_FULL = 0,		/* records lost because the ring buffer was full */
+	REC_C_STR_FAULT,		/* string fields that could not be read */
+	REC_C_DEPTH_OVERFLOW,		/* enters beyond REC_MAX_DEPTH */
+	REC_C_EXIT_UNMATCHED,		/* exits of spans not entered on that thread */
+	REC_C_EXIT_OUT_OF_ORDER,	/* exits of spans that were not the innermost */
+	REC_C_RETIRED_EVENTS,		/* events in spans of retired recordings, ignored */
+	REC_C_UNKNOWN_RECORDING,	/* events whose recording could not be verified */
+	REC_C_NO_STORAGE,		/* thread storage could not be created */
+	REC_C_BAD_ARG,			/* probe arguments that could not be read */
+	REC_C_MAX,
+};
+
+#endif /* RECORDER_BPF_SHARED_H */

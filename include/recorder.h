@@ -1,0 +1,561 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * recorder.h: header-only instrumentation for the recorder flight recorder.
+ *
+ * Include it from C11 or C++17. It depends on libc only. Every probe site is a
+ * USDT probe (provider "recorder") guarded by its semaphore: while nothing is
+ * attached, a site costs one load and one branch, and no argument is built.
+ * The probe ABI is described in docs/probe-abi.md.
+ *
+ *	struct rec_recorder *r = rec_recorder_new();
+ *	struct rec_recording *rec = rec_recording_new(r, 100);
+ *	struct rec_span span;
+ *	rec_recording_span(&span, rec, "actor[0]");
+ *	rec_span_enter(&span);
+ *	REC_INFO("handled request", REC_I64(id, 7), REC_BOOL(ok, true));
+ *	rec_span_exit(&span);
+ */
+#ifndef RECORDER_H
+#define RECORDER_H
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Version of the probe ABI in docs/probe-abi.md. */
+#define REC_ABI_VERSION 1
+
+/* Event and span levels. The bare tokens TRACE..ERROR name them in macros. */
+#define REC__LEVEL_TRACE 0
+#define REC__LEVEL_DEBUG 1
+#define REC__LEVEL_INFO 2
+#define REC__LEVEL_WARN 3
+#define REC__LEVEL_ERROR 4
+
+/* Field types, one 4-bit code per field in the event probe's types argument. */
+#define REC__TYPE_STR 1
+#define REC__TYPE_I64 2
+#define REC__TYPE_U64 3
+#define REC__TYPE_F64 4
+#define REC__TYPE_BOOL 5
+
+#define REC_MAX_FIELDS 8
+#define REC_SUBJECT_MAX 64
+/* Longest formatted message of the printf-style event forms, NUL included. */
+#define REC_MESSAGE_MAX 256
+/* Set in struct rec_recording while it is live; cleared before it is freed. */
+#define REC_RECORDING_MAGIC 0x31474e4944524352ULL /* "RCRDING1" */
+
+/* The target of events and spans; define it before including to name a module. */
+#ifndef REC_TARGET
+#define REC_TARGET __FILE__
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct rec_recorder {
+	uint64_t key;
+};
+
+/* Layout read by the BPF side (docs/probe-abi.md): keep it stable. */
+struct rec_recording {
+	uint64_t magic;
+	uint64_t key;
+	uint64_t recorder_key;
+	uint64_t cap;
+	char subject[REC_SUBJECT_MAX];
+};
+
+/* Layout read by the BPF side (docs/probe-abi.md): keep it stable. */
+struct rec_span {
+	const char *meta;		/* callsite metadata blob */
+	uint64_t recording_key;		/* inherited from the parent at creation, 0 = none */
+	struct rec_recording *recording;
+	struct rec_span *parent;	/* contextual parent at creation */
+	struct rec_span *prev;		/* the thread's current span when this one was entered */
+	uint64_t entered;
+};
+
+/*
+ * One definition per linked image (weak): the semaphores the kernel bumps while a
+ * probe is attached, the thread's current span and the key counter.
+ */
+#define REC__SEMA(name) recorder_##name##_semaphore
+#define REC__DECLARE_SEMA(name)                                                                   \
+	__attribute__((weak, section(".probes"))) volatile unsigned short REC__SEMA(name)
+REC__DECLARE_SEMA(event);
+REC__DECLARE_SEMA(span_enter);
+REC__DECLARE_SEMA(span_exit);
+REC__DECLARE_SEMA(recording_new);
+REC__DECLARE_SEMA(recording_span);
+REC__DECLARE_SEMA(recording_free);
+REC__DECLARE_SEMA(recorder_new);
+REC__DECLARE_SEMA(recorder_free);
+__attribute__((weak)) __thread struct rec_span *rec__current;
+__attribute__((weak)) uint64_t rec__key_counter;
+
+#ifdef __cplusplus
+}
+#endif
+
+#define REC__STR(x) #x
+#define REC__XSTR(x) REC__STR(x)
+#define REC__ARMED(name) __builtin_expect(REC__SEMA(name) != 0, 0)
+
+/*
+ * A USDT site made red-zone-safe: the kernel optimizes a 5-byte nop into a call
+ * that pushes below %rsp, so %rsp is moved past the 128-byte red zone around it.
+ * Operands are registers or immediates only ("nr"), never %rsp-relative memory,
+ * because %rsp is moved. The nop is 8-byte aligned so it never crosses a page.
+ */
+#define REC__NOTE(name, args)                                                                     \
+	".pushsection .note.stapsdt,\"?\",\"note\"\n\t"                                           \
+	".balign 4\n\t"                                                                           \
+	".4byte 992f-991f, 994f-993f, 3\n"                                                        \
+	"991:\n\t.asciz \"stapsdt\"\n"                                                            \
+	"992:\n\t.balign 4\n"                                                                     \
+	"993:\n\t.8byte 990b\n\t"                                                                 \
+	".8byte _.stapsdt.base\n\t"                                                               \
+	".8byte " REC__XSTR(REC__SEMA(name)) "\n\t"                                               \
+	".asciz \"recorder\"\n\t"                                                                 \
+	".asciz \"" #name "\"\n\t"                                                                \
+	".asciz \"" args "\"\n"                                                                   \
+	"994:\n\t.balign 4\n\t"                                                                   \
+	".popsection\n\t"                                                                         \
+	".ifndef _.stapsdt.base\n\t"                                                              \
+	".pushsection .stapsdt.base,\"aG\",\"progbits\",.stapsdt.base,comdat\n\t"                 \
+	".weak _.stapsdt.base\n\t"                                                                \
+	".hidden _.stapsdt.base\n"                                                                \
+	"_.stapsdt.base:\n\t.space 1\n\t"                                                         \
+	".size _.stapsdt.base, 1\n\t"                                                             \
+	".popsection\n\t"                                                                         \
+	".endif\n"
+
+#define REC__SITE(name, args)                                                                     \
+	"lea -128(%%rsp), %%rsp\n\t"                                                              \
+	".balign 8\n"                                                                             \
+	"990:\n\t.byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n\t"                                          \
+	"lea 128(%%rsp), %%rsp\n\t" REC__NOTE(name, args)
+
+#define REC__U(x) ((uint64_t)(uintptr_t)(x))
+#define REC__ARG(n) "8@%[a" #n "]"
+
+#define REC__PROBE1(name, x0)                                                                     \
+	__asm__ __volatile__(REC__SITE(name, REC__ARG(0))::[a0] "nr"(REC__U(x0)))
+#define REC__PROBE2(name, x0, x1)                                                                 \
+	__asm__ __volatile__(REC__SITE(name, REC__ARG(0) " " REC__ARG(1))::[a0] "nr"(REC__U(x0)),   \
+			     [a1] "nr"(REC__U(x1)))
+#define REC__PROBE4(name, x0, x1, x2, x3)                                                         \
+	__asm__ __volatile__(                                                                     \
+		REC__SITE(name, REC__ARG(0) " " REC__ARG(1) " " REC__ARG(2) " " REC__ARG(3))::[a0] \
+		"nr"(REC__U(x0)),                                                                 \
+		[a1] "nr"(REC__U(x1)), [a2] "nr"(REC__U(x2)), [a3] "nr"(REC__U(x3)))
+#define REC__PROBE5(name, x0, x1, x2, x3, x4)                                                     \
+	__asm__ __volatile__(REC__SITE(name, REC__ARG(0) " " REC__ARG(1) " " REC__ARG(2) " "        \
+					     REC__ARG(3) " " REC__ARG(4))::[a0] "nr"(REC__U(x0)), \
+			     [a1] "nr"(REC__U(x1)), [a2] "nr"(REC__U(x2)), [a3] "nr"(REC__U(x3)), \
+			     [a4] "nr"(REC__U(x4)))
+#define REC__PROBE12(name, x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11)                     \
+	__asm__ __volatile__(                                                                     \
+		REC__SITE(name, REC__ARG(0) " " REC__ARG(1) " " REC__ARG(2) " " REC__ARG(3) " "     \
+					REC__ARG(4) " " REC__ARG(5) " " REC__ARG(6) " " REC__ARG(7) \
+					" " REC__ARG(8) " " REC__ARG(9) " " REC__ARG(10) " "       \
+					REC__ARG(11))::[a0] "nr"(REC__U(x0)),                      \
+		[a1] "nr"(REC__U(x1)), [a2] "nr"(REC__U(x2)), [a3] "nr"(REC__U(x3)),              \
+		[a4] "nr"(x4), [a5] "nr"(x5), [a6] "nr"(x6), [a7] "nr"(x7), [a8] "nr"(x8),        \
+		[a9] "nr"(x9), [a10] "nr"(x10), [a11] "nr"(x11))
+
+/*
+ * Callsite metadata: one pointer-free string literal in .rodata, fields separated
+ * by NUL bytes (docs/probe-abi.md, "Callsite metadata"). Probes pass its address.
+ */
+#define REC__META(kind, lvl, name, msg, nfields, names)                                           \
+	("RCS1\0" kind "\0" REC__XSTR(REC__LEVEL_##lvl) "\0" name "\0" REC_TARGET "\0" __FILE__    \
+	 "\0" REC__XSTR(__LINE__) "\0" msg "\0" #nfields "\0" names)
+#define REC__SPAN_META(lvl, name) REC__META("S", lvl, name, "", 0, "")
+#define REC__EVENT_NAME "event " __FILE__ ":" REC__XSTR(__LINE__)
+
+/* ---- keys ---- */
+
+/* A process-unique key: a counter whose high 32 bits are a random per-image salt. */
+static inline uint64_t rec__next_key(void)
+{
+	if (__atomic_load_n(&rec__key_counter, __ATOMIC_RELAXED) == 0) {
+		uint64_t expected = 0, salt;
+
+		salt = (uint64_t)__builtin_ia32_rdtsc() ^ ((uint64_t)time(NULL) << 20) ^
+		       (REC__U(&expected) >> 4) ^ REC__U(&rec__key_counter);
+		salt = (salt * 0x9e3779b97f4a7c15ULL) >> 32;
+		salt = (salt | 0x80000000ULL) << 32;
+		__atomic_compare_exchange_n(&rec__key_counter, &expected, salt | 1, 0,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+	}
+	return __atomic_fetch_add(&rec__key_counter, 1, __ATOMIC_RELAXED);
+}
+
+/* ---- recorders ---- */
+
+/* A new recorder with a unique key, or NULL with errno set (ENOMEM). */
+static inline struct rec_recorder *rec_recorder_new(void)
+{
+	struct rec_recorder *r = (struct rec_recorder *)calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->key = rec__next_key();
+	if (REC__ARMED(recorder_new))
+		REC__PROBE1(recorder_new, r->key);
+	return r;
+}
+
+/* Frees a recorder. Its recordings must be freed first. NULL is ignored. */
+static inline void rec_recorder_free(struct rec_recorder *r)
+{
+	if (!r)
+		return;
+	if (REC__ARMED(recorder_free))
+		REC__PROBE1(recorder_free, r->key);
+	free(r);
+}
+
+static inline uint64_t rec_recorder_key(const struct rec_recorder *r)
+{
+	return r->key;
+}
+
+/* ---- recordings ---- */
+
+/*
+ * A new recording of recorder r that keeps the last cap events. Returns NULL with
+ * errno EINVAL when cap < 2 or r is NULL, ENOMEM when out of memory.
+ */
+static inline struct rec_recording *rec_recording_new(struct rec_recorder *r, size_t cap)
+{
+	struct rec_recording *rec;
+
+	if (!r || cap < 2) {
+		errno = EINVAL;
+		return NULL;
+	}
+	rec = (struct rec_recording *)calloc(1, sizeof(*rec));
+	if (!rec)
+		return NULL;
+	rec->key = rec__next_key();
+	rec->recorder_key = r->key;
+	rec->cap = cap;
+	__atomic_store_n(&rec->magic, REC_RECORDING_MAGIC, __ATOMIC_RELEASE);
+	if (REC__ARMED(recording_new))
+		REC__PROBE4(recording_new, rec->key, rec->recorder_key, rec->cap, rec);
+	return rec;
+}
+
+/*
+ * Retires and frees a recording. Spans that outlive it record nothing more, and
+ * its key is never reused. NULL is ignored.
+ */
+static inline void rec_recording_free(struct rec_recording *rec)
+{
+	if (!rec)
+		return;
+	__atomic_store_n(&rec->magic, 0, __ATOMIC_RELEASE);
+	if (REC__ARMED(recording_free))
+		REC__PROBE2(recording_free, rec->key, rec);
+	free(rec);
+}
+
+static inline uint64_t rec_recording_key(const struct rec_recording *rec)
+{
+	return rec->key;
+}
+
+/* ---- spans ---- */
+
+/*
+ * Initializes a span. Its contextual parent is the span this thread is in, and it
+ * inherits that span's recording. Use REC_SPAN_INIT for the callsite metadata.
+ */
+static inline void rec__span_init(struct rec_span *s, const char *meta)
+{
+	struct rec_span *cur = rec__current;
+
+	s->meta = meta;
+	s->parent = cur;
+	s->prev = NULL;
+	s->entered = 0;
+	s->recording_key = cur ? cur->recording_key : 0;
+	s->recording = cur ? cur->recording : NULL;
+}
+
+/* REC_SPAN_INIT(&span, INFO, "name"): a span created at this callsite. */
+#define REC_SPAN_INIT(span, lvl, name) rec__span_init((span), REC__SPAN_META(lvl, name))
+
+/*
+ * Initializes the recording span of rec: a root span named "recording" with the
+ * fields recording, recorder and subject. It records nothing until entered.
+ * The subject (truncated to REC_SUBJECT_MAX - 1 bytes) labels the recording.
+ */
+static inline void rec_recording_span(struct rec_span *s, struct rec_recording *rec,
+				      const char *subject)
+{
+	size_t n = 0;
+
+	while (subject && n < REC_SUBJECT_MAX - 1 && subject[n]) {
+		rec->subject[n] = subject[n];
+		n++;
+	}
+	rec->subject[n] = '\0';
+	s->meta = REC__META("S", INFO, "recording", "", 3, "recording\0recorder\0subject\0");
+	s->parent = NULL;
+	s->prev = NULL;
+	s->entered = 0;
+	s->recording_key = rec->key;
+	s->recording = rec;
+	if (REC__ARMED(recording_span))
+		REC__PROBE4(recording_span, rec->key, rec, rec->subject, s);
+}
+
+/* Enters s on this thread: it becomes the thread's current span. */
+static inline void rec_span_enter(struct rec_span *s)
+{
+	s->prev = rec__current;
+	s->entered++;
+	rec__current = s;
+	if (REC__ARMED(span_enter))
+		REC__PROBE5(span_enter, s, s->meta, s->recording_key, s->recording, s->prev);
+}
+
+/*
+ * Exits s on this thread. If s is not the current span but is entered further
+ * out on this thread, it is unlinked; if it is not entered on this thread, the
+ * thread's current span is left alone (the BPF side counts the mismatch).
+ */
+static inline void rec_span_exit(struct rec_span *s)
+{
+	struct rec_span *cur = rec__current, *inner = NULL;
+
+	while (cur && cur != s) {
+		inner = cur;
+		cur = cur->prev;
+	}
+	if (cur == s) {
+		if (inner)
+			inner->prev = s->prev;
+		else
+			rec__current = s->prev;
+	}
+	if (s->entered)
+		s->entered--;
+	if (REC__ARMED(span_exit))
+		REC__PROBE4(span_exit, s, s->recording_key, s->recording, s->prev);
+}
+
+/* Closes s: exits it if this thread is still inside it. s may then be reused. */
+static inline void rec_span_close(struct rec_span *s)
+{
+	while (s->entered)
+		rec_span_exit(s);
+}
+
+static inline void rec__span_scope_end(struct rec_span *s)
+{
+	rec_span_close(s);
+}
+
+/* The current span of this thread, or NULL. */
+static inline struct rec_span *rec_current_span(void)
+{
+	return rec__current;
+}
+
+/* True once recorder-attach has armed the event probes of this image. */
+static inline int rec_is_attached(void)
+{
+	return REC__SEMA(event) != 0;
+}
+
+/* ---- events ---- */
+
+/* Field constructors: REC_I64(name, value) and so on; the name is an identifier. */
+#define REC_STR(name, v) (STR, name, v)
+#define REC_I64(name, v) (I64, name, v)
+#define REC_U64(name, v) (U64, name, v)
+#define REC_F64(name, v) (F64, name, v)
+#define REC_BOOL(name, v) (BOOL, name, v)
+/* Errors and debug text are strings. */
+#define REC_ERR(name, v) (STR, name, v)
+
+static inline uint64_t rec__str(const char *s)
+{
+	/* Fault the page in: the BPF side cannot, and a literal may not be touched yet. */
+	if (s)
+		(void)*(const volatile char *)s;
+	return REC__U(s);
+}
+
+static inline uint64_t rec__f64(double d)
+{
+	uint64_t u;
+
+	memcpy(&u, &d, sizeof(u));
+	return u;
+}
+
+#define REC__CONV_STR(v) rec__str(v)
+#define REC__CONV_I64(v) ((uint64_t)(int64_t)(v))
+#define REC__CONV_U64(v) ((uint64_t)(v))
+#define REC__CONV_F64(v) rec__f64(v)
+#define REC__CONV_BOOL(v) ((uint64_t)!!(v))
+
+#define REC__F_TYPE(t, n, v) REC__TYPE_##t
+#define REC__F_NAME(t, n, v) #n "\0"
+#define REC__F_VAL(t, n, v) REC__CONV_##t(v)
+#define REC__TYPE(f) REC__F_TYPE f
+#define REC__NAME(f) REC__F_NAME f
+#define REC__VAL(f) REC__F_VAL f
+
+#define REC__NARG(...) REC__NARG_(__VA_ARGS__, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+#define REC__NARG_(_1, _2, _3, _4, _5, _6, _7, _8, _9, n, ...) n
+#define REC__CAT(a, b) REC__CAT_(a, b)
+#define REC__CAT_(a, b) a##b
+
+#define REC__EMIT(lvl, msg, nf, names, types, v0, v1, v2, v3, v4, v5, v6, v7)                      \
+	do {                                                                                      \
+		if (REC__ARMED(event)) {                                                          \
+			struct rec_span *rec__s = rec__current;                                   \
+			if (rec__s && rec__s->recording_key) {                                    \
+				REC__PROBE12(event,                                               \
+					     REC__META("E", lvl, REC__EVENT_NAME, msg, nf, names),  \
+					     (uint64_t)(types), rec__s->recording_key,            \
+					     rec__s->recording, v0, v1, v2, v3, v4, v5, v6, v7);  \
+			}                                                                         \
+		}                                                                                 \
+	} while (0)
+
+#define REC__T(f, i) ((uint64_t)REC__TYPE(f) << (4 * (i)))
+#define REC__EV1(l, m) REC__EMIT(l, m, 0, "", 0, 0, 0, 0, 0, 0, 0, 0, 0)
+#define REC__EV2(l, m, a) REC__EMIT(l, m, 1, REC__NAME(a), REC__T(a, 0), REC__VAL(a), 0, 0, 0, 0, 0, 0, 0)
+#define REC__EV3(l, m, a, b)                                                                      \
+	REC__EMIT(l, m, 2, REC__NAME(a) REC__NAME(b), REC__T(a, 0) | REC__T(b, 1), REC__VAL(a),   \
+		  REC__VAL(b), 0, 0, 0, 0, 0, 0)
+#define REC__EV4(l, m, a, b, c)                                                                   \
+	REC__EMIT(l, m, 3, REC__NAME(a) REC__NAME(b) REC__NAME(c),                                \
+		  REC__T(a, 0) | REC__T(b, 1) | REC__T(c, 2), REC__VAL(a), REC__VAL(b), REC__VAL(c), \
+		  0, 0, 0, 0, 0)
+#define REC__EV5(l, m, a, b, c, d)                                                                \
+	REC__EMIT(l, m, 4, REC__NAME(a) REC__NAME(b) REC__NAME(c) REC__NAME(d),                   \
+		  REC__T(a, 0) | REC__T(b, 1) | REC__T(c, 2) | REC__T(d, 3), REC__VAL(a),          \
+		  REC__VAL(b), REC__VAL(c), REC__VAL(d), 0, 0, 0, 0)
+#define REC__EV6(l, m, a, b, c, d, e)                                                             \
+	REC__EMIT(l, m, 5, REC__NAME(a) REC__NAME(b) REC__NAME(c) REC__NAME(d) REC__NAME(e),      \
+		  REC__T(a, 0) | REC__T(b, 1) | REC__T(c, 2) | REC__T(d, 3) | REC__T(e, 4),        \
+		  REC__VAL(a), REC__VAL(b), REC__VAL(c), REC__VAL(d), REC__VAL(e), 0, 0, 0)
+#define REC__EV7(l, m, a, b, c, d, e, f)                                                          \
+	REC__EMIT(l, m, 6,                                                                        \
+		  REC__NAME(a) REC__NAME(b) REC__NAME(c) REC__NAME(d) REC__NAME(e) REC__NAME(f),  \
+		  REC__T(a, 0) | REC__T(b, 1) | REC__T(c, 2) | REC__T(d, 3) | REC__T(e, 4) |       \
+			  REC__T(f, 5),                                                           \
+		  REC__VAL(a), REC__VAL(b), REC__VAL(c), REC__VAL(d), REC__VAL(e), REC__VAL(f), 0, \
+		  0)
+#define REC__EV8(l, m, a, b, c, d, e, f, g)                                                       \
+	REC__EMIT(l, m, 7,                                                                        \
+		  REC__NAME(a) REC__NAME(b) REC__NAME(c) REC__NAME(d) REC__NAME(e) REC__NAME(f)   \
+			  REC__NAME(g),                                                           \
+		  REC__T(a, 0) | REC__T(b, 1) | REC__T(c, 2) | REC__T(d, 3) | REC__T(e, 4) |       \
+			  REC__T(f, 5) | REC__T(g, 6),                                            \
+		  REC__VAL(a), REC__VAL(b), REC__VAL(c), REC__VAL(d), REC__VAL(e), REC__VAL(f),    \
+		  REC__VAL(g), 0)
+#define REC__EV9(l, m, a, b, c, d, e, f, g, h)                                                    \
+	REC__EMIT(l, m, 8,                                                                        \
+		  REC__NAME(a) REC__NAME(b) REC__NAME(c) REC__NAME(d) REC__NAME(e) REC__NAME(f)   \
+			  REC__NAME(g) REC__NAME(h),                                              \
+		  REC__T(a, 0) | REC__T(b, 1) | REC__T(c, 2) | REC__T(d, 3) | REC__T(e, 4) |       \
+			  REC__T(f, 5) | REC__T(g, 6) | REC__T(h, 7),                             \
+		  REC__VAL(a), REC__VAL(b), REC__VAL(c), REC__VAL(d), REC__VAL(e), REC__VAL(f),    \
+		  REC__VAL(g), REC__VAL(h))
+
+/*
+ * REC_EVENT(INFO, "message", REC_I64(id, 7), ...): an event with a literal
+ * message and up to 8 typed fields, recorded to the recording of the span this
+ * thread is in. Nothing is evaluated unless a recorder is attached.
+ */
+#define REC_EVENT(lvl, ...) REC__CAT(REC__EV, REC__NARG(__VA_ARGS__))(lvl, __VA_ARGS__)
+#define REC_TRACE(...) REC_EVENT(TRACE, __VA_ARGS__)
+#define REC_DEBUG(...) REC_EVENT(DEBUG, __VA_ARGS__)
+#define REC_INFO(...) REC_EVENT(INFO, __VA_ARGS__)
+#define REC_WARN(...) REC_EVENT(WARN, __VA_ARGS__)
+#define REC_ERROR(...) REC_EVENT(ERROR, __VA_ARGS__)
+
+/*
+ * REC_EVENTF(INFO, "fmt", args...): an event whose message is formatted with
+ * snprintf (at most REC_MESSAGE_MAX - 1 bytes), only while attached.
+ */
+#define REC_EVENTF(lvl, ...)                                                                      \
+	do {                                                                                      \
+		if (REC__ARMED(event)) {                                                          \
+			struct rec_span *rec__s = rec__current;                                   \
+			if (rec__s && rec__s->recording_key) {                                    \
+				char rec__msg[REC_MESSAGE_MAX];                                   \
+				snprintf(rec__msg, sizeof(rec__msg), __VA_ARGS__);                \
+				REC__PROBE12(event,                                               \
+					     REC__META("E", lvl, REC__EVENT_NAME, "", 1,            \
+						       "message\0"),                              \
+					     (uint64_t)REC__TYPE_STR, rec__s->recording_key,      \
+					     rec__s->recording, REC__U(rec__msg), 0, 0, 0, 0, 0,  \
+					     0, 0);                                               \
+			}                                                                         \
+		}                                                                                 \
+	} while (0)
+#define REC_TRACEF(...) REC_EVENTF(TRACE, __VA_ARGS__)
+#define REC_DEBUGF(...) REC_EVENTF(DEBUG, __VA_ARGS__)
+#define REC_INFOF(...) REC_EVENTF(INFO, __VA_ARGS__)
+#define REC_WARNF(...) REC_EVENTF(WARN, __VA_ARGS__)
+#define REC_ERRORF(...) REC_EVENTF(ERROR, __VA_ARGS__)
+
+/*
+ * REC_SPAN_SCOPED(var, INFO, "name"): declares span var, enters it, and exits
+ * and closes it at the end of the enclosing block (cleanup attribute in C,
+ * RAII in C++).
+ */
+#ifdef __cplusplus
+namespace rec {
+class span_guard {
+public:
+	explicit span_guard(struct rec_span *s) : s_(s) { rec_span_enter(s_); }
+	~span_guard() { rec_span_close(s_); }
+	span_guard(const span_guard &) = delete;
+	span_guard &operator=(const span_guard &) = delete;
+
+private:
+	struct rec_span *s_;
+};
+
+class scoped_span {
+public:
+	explicit scoped_span(const char *meta)
+	{
+		rec__span_init(&s_, meta);
+		rec_span_enter(&s_);
+	}
+	~scoped_span() { rec_span_close(&s_); }
+	scoped_span(const scoped_span &) = delete;
+	scoped_span &operator=(const scoped_span &) = delete;
+	struct rec_span *get() { return &s_; }
+
+private:
+	struct rec_span s_;
+};
+} // namespace rec
+#define REC_SPAN_SCOPED(var, lvl, name) rec::scoped_span var(REC__SPAN_META(lvl, name))
+#else
+#define REC_SPAN_SCOPED(var, lvl, name)                                                           \
+	__attribute__((cleanup(rec__span_scope_end))) struct rec_span var;                        \
+	REC_SPAN_INIT(&var, lvl, name);                                                           \
+	rec_span_enter(&var)
+#endif
+
+#endif /* RECORDER_H */

@@ -1,0 +1,31 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Install, with apt-get, every Debian package recorder needs to build, test, demo and
+# benchmark. Only what is missing is installed; a second run does nothing.
+set -eu
+
+PKGS="make gcc g++ clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcmocka-dev
+pkg-config bpftrace binutils"
+
+missing=""
+for p in $PKGS; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+		missing="$missing $p"
+	fi
+done
+
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "install-deps: missing packages:$missing; run as root (or with sudo) to install them" >&2
+	exit 1
+fi
+
+echo "install-deps: installing:$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq || { echo "install-deps: apt-get update failed" >&2; exit 1; }
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >/dev/null || {
+	echo "install-deps: apt-get install failed for:$missing" >&2
+	exit 1
+}

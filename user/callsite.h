@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Callsite metadata: the pointer-free blob that include/recorder.h places in
+ * the target's .rodata for every event and span site (docs/probe-abi.md):
+ *
+ *	"RCS1" NUL kind NUL level NUL name NUL target NUL file NUL line NUL
+ *	message NUL nfields NUL field-name NUL ... (nfields names)
+ *
+ * kind is "E" (event) or "S" (span); level and line and nfields are decimal.
+ */
+#ifndef REC_CALLSITE_H
+#define REC_CALLSITE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define REC_CALLSITE_MAX 2048	/* longest blob read from a target */
+#define REC_NFIELDS 8
+
+enum rec_level {
+	REC_LVL_TRACE = 0,
+	REC_LVL_DEBUG = 1,
+	REC_LVL_INFO = 2,
+	REC_LVL_WARN = 3,
+	REC_LVL_ERROR = 4,
+};
+
+struct rec_callsite {
+	char kind;		/* 'E' or 'S' */
+	enum rec_level level;
+	const char *name;
+	const char *target;
+	const char *file;
+	uint32_t line;
+	const char *message;
+	uint32_t nfields;
+	const char *field_names[REC_NFIELDS];
+	size_t blob_len;	/* bytes of the blob used, last NUL included */
+	char blob[REC_CALLSITE_MAX];	/* the strings above point in here */
+};
+
+/*
+ * Parses the first len bytes of blob (which need not be NUL-terminated and may
+ * hold trailing bytes) into *cs. Returns 0, or -EINVAL if the blob is not a
+ * valid v1 callsite (bad magic, kind, level, line, nfields > 8, or a string
+ * that runs past len).
+ */
+int rec_callsite__parse(struct rec_callsite *cs, const void *blob, size_t len);
+
+/* "TRACE".."ERROR", or "?" for an unknown level. */
+const char *rec_level__name(enum rec_level level);
+/* glog's letter: 'T', 'D', 'I', 'W', 'E', or '?'. */
+char rec_level__letter(enum rec_level level);
+
+#endif /* REC_CALLSITE_H */

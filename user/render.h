@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/* Rendering of events, recording lists and span stacks as glog-style text or JSON. */
+#ifndef REC_RENDER_H
+#define REC_RENDER_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "event.h"
+
+/* Writes s (len bytes, may hold NULs) as a JSON string literal, quotes included. */
+void rec_json__string(FILE *out, const char *s, size_t len);
+
+/*
+ * One glog-style line, newline included:
+ *	I1202 14:03:12.123456 4242 server.c:88] <actor[0]> handled request, id: 7, ok: true
+ * Level letter, local month/day and time with microseconds, tid, basename of the
+ * file, line, the subject in angle brackets (omitted when empty), the message,
+ * then ", name: value" per field. Strings are printed raw, with control
+ * characters escaped as in JSON; a string that was not read whole is followed
+ * by a marker: "…[truncated]", "<unreadable>", "(null)", "<no space>".
+ * f64 uses %g; bool true/false. With cs NULL, the file is "?", the line 0 and
+ * the message "<callsite 0x…>".
+ */
+void rec_render__glog(FILE *out, const struct rec_event_view *ev);
+
+/*
+ * One JSON object per line, keys in this order: pid, tid, recording, recorder,
+ * subject, seq, time, level, target, name, file, line, fields. ns_pid is added
+ * after pid when non-zero. recording and recorder are "0x…" strings (lower-case
+ * hex, no padding), time is RFC 3339 UTC with microseconds
+ * ("2026-12-02T14:03:12.123456Z"), level is "INFO" etc. fields is an object
+ * whose first key is "message" (the callsite's message, or the field named
+ * message when the callsite has none), then each field by name; strings not read
+ * whole carry the marker as in glog. f64 that are not finite print as strings
+ * ("nan", "inf", "-inf").
+ */
+void rec_render__json(FILE *out, const struct rec_event_view *ev);
+
+/* "0x" followed by lower-case hex without padding, into buf (at least 19 bytes). */
+const char *rec_key__format(uint64_t key, char *buf);
+
+#endif /* REC_RENDER_H */
