@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "model.h"
+
+/* Remembered for addresses whose callsite could not be read. */
+static struct rec_callsite unreadable;
+
+static int64_t clock_offset(void)
+{
+	struct timespec rt, mono;
+
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	return (rt.tv_sec - mono.tv_sec) * 1000000000LL + (rt.tv_nsec - mono.tv_nsec);
+}
+
+static pid_t ns_pid_of(pid_t pid)
+{
+	char path[64], *line = NULL;
+	size_t cap = 0;
+	pid_t last = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (getline(&line, &cap, f) > 0) {
+		char *p;
+
+		if (strncmp(line, "NSpid:", 6) != 0)
+			continue;
+		/* The last number is the pid in the innermost namespace. */
+		for (p = strtok(line + 6, " \t\n"); p; p = strtok(NULL, " \t\n"))
+			last = (pid_t)strtol(p, NULL, 10);
+		break;
+	}
+	free(line);
+	fclose(f);
+	return last == pid ? 0 : last;
+}
+
+int rec_proc__init(struct rec_proc *p, pid_t pid)
+{
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	p->alive = 1;
+	p->clock_offset_ns = clock_offset();
+	p->ns_pid = ns_pid_of(pid);
+	return rec_maps__read(&p->maps, pid);
+}
+
+static void rstate_free(struct rec_rstate *rs)
+{
+	rec_spool__free(rs->spool);
+	free(rs);
+}
+
+void rec_proc__fini(struct rec_proc *p)
+{
+	struct rec_rstate *rs, *next;
+
+	for (rs = p->first; rs; rs = next) {
+		next = rs->next;
+		rstate_free(rs);
+	}
+	for (size_t i = 0; i < p->callsites.cap; i++) {
+		uint64_t k = p->callsites.keys[i];
+
+		if (k && k != UINT64_MAX && p->callsites.vals[i] != &unreadable)
+			free(p->callsites.vals[i]);
+	}
+	rec_u64map__free(&p->callsites);
+	rec_u64map__free(&p->recordings);
+	rec_maps__free(&p->maps);
+	free(p->stacks);
+	memset(p, 0, sizeof(*p));
+}
+
+struct rec_rstate *rec_proc__find(struct rec_proc *p, uint64_t key)
+{
+	return rec_u64map__get(&p->recordings, key);
+}
+
+struct rec_rstate *rec_proc__get(struct rec_proc *p, uint64_t key, uint64_t recorder,
+				 uint64_t cap)
+{
+	struct rec_rstate *rs = rec_proc__find(p, key);
+
+	if (rs)
+		return rs;
+	if (cap < 2)
+		cap = 2;
+	if (cap > REC_CAP_MAX)
+		cap = REC_CAP_MAX;
+	rs = calloc(1, sizeof(*rs));
+	if (!rs)
+		return NULL;
+	rs->key = key;
+	rs->recorder = recorder;
+	rs->cap = cap;
+	rs->spool = rec_spool__new(cap, REC_EVENT_REC_MAX);
+	if (!rs->spool || rec_u64map__put(&p->recordings, key, rs)) {
+		rstate_free(rs);
+		return NULL;
+	}
+	if (p->last)
+		p->last->next = rs;
+	else
+		p->first = rs;
+	p->last = rs;
+	return rs;
+}
+
+/* Keeps at most REC_RETIRED_KEEP retired recordings, freeing the oldest. */
+static void trim_retired(struct rec_proc *p)
+{
+	struct rec_rstate **pp, *rs;
+	size_t n = 0;
+
+	for (rs = p->first; rs; rs = rs->next)
+		n += rs->retired;
+	for (pp = &p->first; n > REC_RETIRED_KEEP && *pp;) {
+		rs = *pp;
+		if (!rs->retired) {
+			pp = &rs->next;
+			continue;
+		}
+		*pp = rs->next;
+		rec_u64map__del(&p->recordings, rs->key);
+		rstate_free(rs);
+		n--;
+	}
+	p->last = NULL;
+	for (rs = p->first; rs; rs = rs->next)
+		p->last = rs;
+}
+
+int rec_proc__ingest_recording(struct rec_proc *p, const struct rec_recording_rec *r)
+{
+	struct rec_rstate *rs;
+
+	if (r->key == 0 || (r->state != REC_RS_LIVE && r->state != REC_RS_RETIRED)) {
+		p->malformed++;
+		return -EINVAL;
+	}
+	rs = rec_proc__get(p, r->key, r->recorder, r->cap);
+	if (!rs)
+		return -ENOMEM;
+	if (r->has_subject) {
+		memcpy(rs->subject, r->subject, sizeof(rs->subject));
+		rs->subject[sizeof(rs->subject) - 1] = '\0';
+	}
+	if (r->seq > rs->produced)
+		rs->produced = r->seq;
+	if (r->dropped > rs->dropped)
+		rs->dropped = r->dropped;
+	if (r->state == REC_RS_RETIRED && !rs->retired) {
+		rs->retired = 1;
+		trim_retired(p);
+	}
+	return 0;
+}
+
+int rec_proc__ingest_event(struct rec_proc *p, const void *data, size_t len,
+			   struct rec_decoded *d, struct rec_rstate **rsp)
+{
+	struct rec_rstate *rs;
+	int err;
+
+	err = rec_event__decode(data, len, d);
+	if (err) {
+		p->malformed++;
+		return err;
+	}
+	rs = rec_proc__find(p, d->recording);
+	if (!rs) {
+		p->orphans++;
+		return -ENOENT;
+	}
+	rs->received++;
+	if (d->seq + 1 > rs->produced)
+		rs->produced = d->seq + 1;
+	/* Resolve now: the process may be gone by the time someone asks. */
+	rec_proc__callsite(p, d->meta);
+	*rsp = rs;
+	err = rec_spool__push(rs->spool, d->seq, data, len);
+	if (err == -ESTALE)
+		rs->stale++;
+	return err;
+}
+
+static ssize_t read_live(pid_t pid, uint64_t addr, char *buf, size_t len)
+{
+	size_t got = 0;
+
+	/* Page by page: a read that crosses into an unmapped page fails whole. */
+	while (got < len) {
+		size_t chunk = 4096 - ((addr + got) & 4095);
+		struct iovec local, remote;
+		ssize_t n;
+
+		if (chunk > len - got)
+			chunk = len - got;
+		local.iov_base = buf + got;
+		local.iov_len = chunk;
+		remote.iov_base = (void *)(uintptr_t)(addr + got);
+		remote.iov_len = chunk;
+		n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+		if (n <= 0)
+			break;
+		got += n;
+	}
+	return got ? (ssize_t)got : -1;
+}
+
+static ssize_t read_file(const struct rec_maps *maps, uint64_t addr, char *buf, size_t len)
+{
+	const struct rec_mapping *m = rec_maps__find(maps, addr);
+	ssize_t n;
+	int fd;
+
+	if (!m)
+		return -1;
+	fd = open(m->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = pread(fd, buf, len, (off_t)(addr - m->start + m->offset));
+	close(fd);
+	return n;
+}
+
+const struct rec_callsite *rec_proc__callsite(struct rec_proc *p, uint64_t addr)
+{
+	struct rec_callsite *cs = rec_u64map__get(&p->callsites, addr);
+	char buf[REC_CALLSITE_MAX];
+	ssize_t n = -1;
+
+	if (cs)
+		return cs == &unreadable ? NULL : cs;
+	if (addr == 0 || addr == UINT64_MAX)
+		return NULL;
+	cs = malloc(sizeof(*cs));
+	if (!cs)
+		return NULL;
+	if (p->alive)
+		n = read_live(p->pid, addr, buf, sizeof(buf));
+	if (n <= 0 || rec_callsite__parse(cs, buf, n) != 0) {
+		/* Gone, or a mapping that changed: the file still has the bytes. */
+		n = read_file(&p->maps, addr, buf, sizeof(buf));
+		if (n <= 0 || rec_callsite__parse(cs, buf, n) != 0) {
+			free(cs);
+			/* Only remember failures once the process cannot change any more. */
+			if (!p->alive)
+				rec_u64map__put(&p->callsites, addr, &unreadable);
+			return NULL;
+		}
+	}
+	if (rec_u64map__put(&p->callsites, addr, cs)) {
+		free(cs);
+		return NULL;
+	}
+	return cs;
+}
+
+void rec_proc__set_stacks(struct rec_proc *p, struct rec_thread_stack *v, size_t n)
+{
+	free(p->stacks);
+	p->stacks = v;
+	p->nstacks = n;
+}

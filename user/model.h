@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the loader knows of one traced process: its recordings, each with a
+ * spool of its last cap events, the callsites seen, and the span stacks of its
+ * threads. Nothing here talks to BPF, so a model can also come from a dump.
+ */
+#ifndef REC_MODEL_H
+#define REC_MODEL_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../bpf/recorder.h"
+#include "callsite.h"
+#include "event.h"
+#include "procmaps.h"
+#include "spool.h"
+#include "u64map.h"
+
+/* Caps above this are clamped (a hostile target could ask for 2^63). */
+#define REC_CAP_MAX (1u << 20)
+/* Retired recordings kept per process for their tails; older ones are freed. */
+#define REC_RETIRED_KEEP 64
+/* Bytes of one spool slot: the largest event record. */
+#define REC_EVENT_REC_MAX (sizeof(struct rec_event_rec) + REC_STR_AREA)
+
+struct rec_rstate {
+	uint64_t key;
+	uint64_t recorder;
+	uint64_t cap;
+	char subject[REC_SUBJECT_MAX];
+	int retired;
+	uint64_t produced;	/* events numbered by the BPF side */
+	uint64_t dropped;	/* of those, lost when the ring buffer was full */
+	uint64_t received;	/* delivered to us */
+	uint64_t stale;		/* delivered after newer events had pushed them out */
+	struct rec_spool *spool;
+	struct rec_rstate *next;	/* creation order */
+};
+
+struct rec_thread_stack {
+	uint32_t tid;
+	uint32_t depth;
+	uint32_t overflow;
+	struct rec_frame frames[REC_MAX_DEPTH];
+};
+
+struct rec_proc {
+	pid_t pid;
+	pid_t ns_pid;			/* pid inside its namespace, 0 if the same */
+	int alive;
+	int64_t clock_offset_ns;	/* CLOCK_REALTIME - CLOCK_MONOTONIC */
+	struct rec_maps maps;		/* for callsite reads once the process is gone */
+	struct rec_u64map callsites;	/* address -> struct rec_callsite * */
+	struct rec_u64map recordings;	/* key -> struct rec_rstate * */
+	struct rec_rstate *first, *last;
+	uint64_t malformed;		/* records that failed validation */
+	uint64_t orphans;		/* events of recordings we know nothing of */
+	struct rec_thread_stack *stacks;	/* last snapshot, see rec_proc__set_stacks */
+	size_t nstacks;
+};
+
+/* Initializes p for pid and snapshots its maps. Returns 0 or a negative errno. */
+int rec_proc__init(struct rec_proc *p, pid_t pid);
+void rec_proc__fini(struct rec_proc *p);
+
+/* The recording for key, or NULL. */
+struct rec_rstate *rec_proc__find(struct rec_proc *p, uint64_t key);
+/* The recording for key, created with cap (clamped to 2..REC_CAP_MAX) if new. */
+struct rec_rstate *rec_proc__get(struct rec_proc *p, uint64_t key, uint64_t recorder,
+				 uint64_t cap);
+
+/*
+ * Takes one event record. On success fills *d (string values point into data)
+ * and *rsp, and returns 0. Returns -EINVAL for a malformed record, -ENOENT for an
+ * unknown recording (both counted), -ESTALE if it fell out of the spool window.
+ */
+int rec_proc__ingest_event(struct rec_proc *p, const void *data, size_t len,
+			   struct rec_decoded *d, struct rec_rstate **rsp);
+/* Takes one recording record (announcement, subject, retirement). */
+int rec_proc__ingest_recording(struct rec_proc *p, const struct rec_recording_rec *r);
+
+/*
+ * The callsite at addr, read from the live process or, once it is gone, from the
+ * file that was mapped there. NULL if it cannot be read or parsed (remembered).
+ */
+const struct rec_callsite *rec_proc__callsite(struct rec_proc *p, uint64_t addr);
+
+/* Replaces the stack snapshot (takes ownership of v). */
+void rec_proc__set_stacks(struct rec_proc *p, struct rec_thread_stack *v, size_t n);
+
+#endif /* REC_MODEL_H */

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "procmaps.h"
+
+int rec_maps__read(struct rec_maps *maps, pid_t pid)
+{
+	char path[64], *line = NULL;
+	size_t linecap = 0, cap = 0;
+	FILE *f;
+	int err = 0;
+
+	maps->v = NULL;
+	maps->n = 0;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while (getline(&line, &linecap, f) > 0) {
+		uint64_t start, end, off, inode;
+		char perms[8], *p;
+		int pos = 0;
+
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*x:%*x %" SCNu64 " %n",
+			   &start, &end, perms, &off, &inode, &pos) < 5)
+			continue;
+		p = line + pos;
+		p[strcspn(p, "\n")] = '\0';
+		if (p[0] != '/')
+			continue;
+		if (maps->n == cap) {
+			struct rec_mapping *nv;
+
+			cap = cap ? cap * 2 : 64;
+			nv = realloc(maps->v, cap * sizeof(*nv));
+			if (!nv) {
+				err = -ENOMEM;
+				break;
+			}
+			maps->v = nv;
+		}
+		maps->v[maps->n] = (struct rec_mapping){
+			.start = start, .end = end, .offset = off, .inode = inode,
+			.exec = perms[2] == 'x', .path = strdup(p),
+		};
+		if (!maps->v[maps->n].path) {
+			err = -ENOMEM;
+			break;
+		}
+		maps->n++;
+	}
+	free(line);
+	fclose(f);
+	if (err)
+		rec_maps__free(maps);
+	return err;
+}
+
+const struct rec_mapping *rec_maps__find(const struct rec_maps *maps, uint64_t addr)
+{
+	for (size_t i = 0; i < maps->n; i++)
+		if (addr >= maps->v[i].start && addr < maps->v[i].end)
+			return &maps->v[i];
+	return NULL;
+}
+
+void rec_maps__free(struct rec_maps *maps)
+{
+	for (size_t i = 0; i < maps->n; i++)
+		free(maps->v[i].path);
+	free(maps->v);
+	maps->v = NULL;
+	maps->n = 0;
+}

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/* A snapshot of /proc/PID/maps: which file backs which address. */
+#ifndef REC_PROCMAPS_H
+#define REC_PROCMAPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct rec_mapping {
+	uint64_t start, end, offset;
+	uint64_t inode;
+	int exec;		/* mapped executable */
+	char *path;		/* NULL for anonymous mappings */
+};
+
+struct rec_maps {
+	struct rec_mapping *v;
+	size_t n;
+};
+
+/* Reads /proc/pid/maps into *maps. Returns 0 or a negative errno (-ESRCH if gone). */
+int rec_maps__read(struct rec_maps *maps, pid_t pid);
+/* The file mapping that contains addr, or NULL. */
+const struct rec_mapping *rec_maps__find(const struct rec_maps *maps, uint64_t addr);
+void rec_maps__free(struct rec_maps *maps);
+
+#endif /* REC_PROCMAPS_H */

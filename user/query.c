@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "query.h"
+#include "render.h"
+
+int rec_query__match(const struct rec_query *q, const struct rec_rstate *rs)
+{
+	if ((q->flags & REC_Q_HAS_RECORDING) && rs->key != q->recording)
+		return 0;
+	if (q->subject[0] && strcmp(q->subject, rs->subject) != 0)
+		return 0;
+	return 1;
+}
+
+void rec_query__event(FILE *out, struct rec_proc *p, const struct rec_rstate *rs,
+		      const struct rec_decoded *d, const struct rec_query *q)
+{
+	struct rec_event_view v = {
+		.pid = p->pid,
+		.ns_pid = p->ns_pid,
+		.tid = d->tid,
+		.recording = rs->key,
+		.recorder = rs->recorder,
+		.subject = rs->subject,
+		.seq = d->seq,
+		.time_ns = (int64_t)d->time_ns + p->clock_offset_ns,
+		.cs = rec_proc__callsite(p, d->meta),
+		.meta = d->meta,
+		.nfields = d->nfields,
+		.values = d->values,
+	};
+
+	if (q->flags & REC_Q_JSON)
+		rec_render__json(out, &v);
+	else
+		rec_render__glog(out, &v);
+}
+
+struct tail_walk {
+	FILE *out;
+	struct rec_proc *p;
+	const struct rec_rstate *rs;
+	const struct rec_query *q;
+	uint64_t expect;	/* next seq if nothing was lost */
+	int started;
+};
+
+static void gap_line(struct tail_walk *w, uint64_t from, uint64_t to)
+{
+	if (w->q->flags & REC_Q_JSON)
+		return;
+	fprintf(w->out, "-- %" PRIu64 " event%s lost (seq %" PRIu64 "..%" PRIu64 ") --\n",
+		to - from + 1, to == from ? "" : "s", from, to);
+}
+
+static int tail_visit(uint64_t seq, const void *data, size_t len, void *ctx)
+{
+	struct tail_walk *w = ctx;
+	struct rec_decoded d;
+
+	if (w->started && seq > w->expect)
+		gap_line(w, w->expect, seq - 1);
+	w->started = 1;
+	w->expect = seq + 1;
+	if (rec_event__decode(data, len, &d) != 0)
+		return 0;
+	rec_query__event(w->out, w->p, w->rs, &d, w->q);
+	return 0;
+}
+
+static void recording_header(FILE *out, const struct rec_proc *p, const struct rec_rstate *rs)
+{
+	char kbuf[20];
+
+	fprintf(out, "==> pid %d recording %s <%s> cap %" PRIu64 ", seen %" PRIu64
+		", kept %zu, dropped %" PRIu64 "%s <==\n",
+		(int)p->pid, rec_key__format(rs->key, kbuf), rs->subject, rs->cap, rs->produced,
+		rec_spool__count(rs->spool), rs->dropped, rs->retired ? ", retired" : "");
+}
+
+static int answer_tail(FILE *out, struct rec_proc *p, const struct rec_query *q)
+{
+	size_t n = q->n > 0 ? (size_t)q->n : 0;
+
+	for (struct rec_rstate *rs = p->first; rs; rs = rs->next) {
+		struct tail_walk w = { .out = out, .p = p, .rs = rs, .q = q };
+
+		if (!rec_query__match(q, rs))
+			continue;
+		if (!(q->flags & REC_Q_JSON))
+			recording_header(out, p, rs);
+		rec_spool__tail(rs->spool, n, tail_visit, &w);
+		/* Events numbered after the last one we hold never arrived. */
+		if (w.started && rs->produced > w.expect)
+			gap_line(&w, w.expect, rs->produced - 1);
+	}
+	return 0;
+}
+
+static int answer_list(FILE *out, struct rec_proc *p, const struct rec_query *q)
+{
+	char kbuf[20], rbuf[20];
+
+	if (!(q->flags & REC_Q_JSON))
+		fprintf(out, "%-8s %-20s %-20s %-16s %8s %10s %10s %10s %s\n", "PID", "RECORDING",
+			"RECORDER", "SUBJECT", "CAP", "SEEN", "KEPT", "DROPPED", "STATE");
+	for (struct rec_rstate *rs = p->first; rs; rs = rs->next) {
+		const char *state = rs->retired ? "retired" : "live";
+
+		if (!rec_query__match(q, rs))
+			continue;
+		rec_key__format(rs->key, kbuf);
+		rec_key__format(rs->recorder, rbuf);
+		if (q->flags & REC_Q_JSON) {
+			fprintf(out, "{\"pid\":%d,\"recording\":\"%s\",\"recorder\":\"%s\",\"subject\":",
+				(int)p->pid, kbuf, rbuf);
+			rec_json__string(out, rs->subject, strlen(rs->subject));
+			fprintf(out, ",\"cap\":%" PRIu64 ",\"seen\":%" PRIu64 ",\"kept\":%zu"
+				",\"dropped\":%" PRIu64 ",\"state\":\"%s\"}\n",
+				rs->cap, rs->produced, rec_spool__count(rs->spool), rs->dropped, state);
+		} else {
+			fprintf(out, "%-8d %-20s %-20s %-16s %8" PRIu64 " %10" PRIu64 " %10zu %10" PRIu64
+				" %s\n", (int)p->pid, kbuf, rbuf, rs->subject[0] ? rs->subject : "-",
+				rs->cap, rs->produced, rec_spool__count(rs->spool), rs->dropped, state);
+		}
+	}
+	return 0;
+}
+
+static const char *basename_of(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+static void frame_json(FILE *out, const struct rec_callsite *cs, uint64_t meta)
+{
+	char buf[32];
+
+	if (!cs) {
+		snprintf(buf, sizeof(buf), "<callsite 0x%" PRIx64 ">", meta);
+		fputs("{\"name\":", out);
+		rec_json__string(out, buf, strlen(buf));
+		fputc('}', out);
+		return;
+	}
+	fputs("{\"name\":", out);
+	rec_json__string(out, cs->name, strlen(cs->name));
+	fputs(",\"target\":", out);
+	rec_json__string(out, cs->target, strlen(cs->target));
+	fputs(",\"file\":", out);
+	rec_json__string(out, cs->file, strlen(cs->file));
+	fprintf(out, ",\"line\":%u}", cs->line);
+}
+
+/* One stack: the frames of recording rs on thread ts, leaf first. */
+static void stack_of(FILE *out, struct rec_proc *p, const struct rec_rstate *rs,
+		     const struct rec_thread_stack *ts, const struct rec_query *q)
+{
+	char kbuf[20];
+	int first = 1;
+
+	rec_key__format(rs->key, kbuf);
+	if (q->flags & REC_Q_JSON) {
+		fprintf(out, "{\"pid\":%d,\"tid\":%u,\"recording\":\"%s\",\"subject\":",
+			(int)p->pid, ts->tid, kbuf);
+		rec_json__string(out, rs->subject, strlen(rs->subject));
+		fputs(",\"stack\":[", out);
+	} else {
+		fprintf(out, "pid %d tid %u recording %s <%s>:\n", (int)p->pid, ts->tid, kbuf,
+			rs->subject);
+	}
+	for (int i = (int)ts->depth - 1; i >= 0; i--) {
+		const struct rec_frame *f = &ts->frames[i];
+		const struct rec_callsite *cs;
+
+		if (f->recording != rs->key)
+			continue;
+		cs = rec_proc__callsite(p, f->meta);
+		if (q->flags & REC_Q_JSON) {
+			if (!first)
+				fputc(',', out);
+			frame_json(out, cs, f->meta);
+		} else if (cs) {
+			fprintf(out, "    %s (%s:%u)\n", cs->name, basename_of(cs->file), cs->line);
+		} else {
+			fprintf(out, "    <callsite 0x%" PRIx64 ">\n", (uint64_t)f->meta);
+		}
+		first = 0;
+	}
+	if (q->flags & REC_Q_JSON)
+		fputs("]}\n", out);
+}
+
+static int answer_stacks(FILE *out, struct rec_proc *p, const struct rec_query *q)
+{
+	for (struct rec_rstate *rs = p->first; rs; rs = rs->next) {
+		if (!rec_query__match(q, rs))
+			continue;
+		for (size_t t = 0; t < p->nstacks; t++) {
+			const struct rec_thread_stack *ts = &p->stacks[t];
+			uint32_t d = ts->depth < REC_MAX_DEPTH ? ts->depth : REC_MAX_DEPTH;
+			int in = 0;
+
+			for (uint32_t i = 0; i < d; i++)
+				in |= ts->frames[i].recording == rs->key;
+			if (in)
+				stack_of(out, p, rs, ts, q);
+		}
+	}
+	return 0;
+}
+
+int rec_query__answer(FILE *out, struct rec_proc *p, const struct rec_query *q)
+{
+	if (q->flags & REC_Q_LIST)
+		return answer_list(out, p, q);
+	if (q->flags & REC_Q_STACKS)
+		return answer_stacks(out, p, q);
+	return answer_tail(out, p, q);
+}

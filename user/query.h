@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/* What recorder-tail asks for, and answering it from a process model. */
+#ifndef REC_QUERY_H
+#define REC_QUERY_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "model.h"
+
+enum rec_query_flags {
+	REC_Q_JSON = 1 << 0,
+	REC_Q_LIST = 1 << 1,
+	REC_Q_STACKS = 1 << 2,
+	REC_Q_FOLLOW = 1 << 3,
+	REC_Q_HAS_RECORDING = 1 << 4,
+};
+
+struct rec_query {
+	uint32_t flags;		/* enum rec_query_flags */
+	uint32_t pad;
+	int64_t n;		/* events per recording; <= 0 means all that are kept */
+	uint64_t recording;	/* with REC_Q_HAS_RECORDING: only this recording */
+	char subject[REC_SUBJECT_MAX];	/* non-empty: only recordings with this subject */
+};
+
+/* True if the query selects recording rs. */
+int rec_query__match(const struct rec_query *q, const struct rec_rstate *rs);
+
+/*
+ * Writes the answer to q for process p: the recordings list (REC_Q_LIST), the
+ * span stacks (REC_Q_STACKS) or the tails, as text or JSON lines. Returns 0 or
+ * a negative errno.
+ */
+int rec_query__answer(FILE *out, struct rec_proc *p, const struct rec_query *q);
+
+/* Writes one event (as decoded by rec_proc__ingest_event) the way tails show it. */
+void rec_query__event(FILE *out, struct rec_proc *p, const struct rec_rstate *rs,
+		      const struct rec_decoded *d, const struct rec_query *q);
+
+#endif /* REC_QUERY_H */

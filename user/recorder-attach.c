@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: MIT
+/* recorder-attach: attach the flight recorder to running processes. */
+#include <argp.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "session.h"
+
+#define MAX_PIDS 64
+
+static struct {
+	pid_t pids[MAX_PIDS];
+	int npids;
+	struct rec_session_opts opts;
+} env = {
+	.opts = { .ring_bytes = 8u << 20, .drain_ms = 10 },
+};
+
+const char *argp_program_version = "recorder-attach 0.1";
+static const char doc[] =
+	"Attach the flight recorder to running processes instrumented with recorder.h.\n"
+	"\n"
+	"It finds every recorder probe in each process's executable and loaded shared\n"
+	"libraries, keeps the last events of every recording, and serves them to\n"
+	"recorder-tail over a root-only socket in /run/recorder until the processes exit\n"
+	"or it gets SIGINT or SIGTERM. Needs root.\n"
+	"\n"
+	"USAGE: recorder-attach -p PID [-p PID ...] [OPTION...]\n"
+	"\n"
+	"EXAMPLES:\n"
+	"    recorder-attach -p 4242              # trace pid 4242\n"
+	"    recorder-attach -p 4242 -p 4243      # trace two processes\n"
+	"    recorder-attach -p 4242 --ring-size 33554432   # a 32 MiB ring buffer\n";
+
+enum { OPT_RING = 0x100, OPT_DRAIN, OPT_SOCKDIR };
+
+static const struct argp_option options[] = {
+	{ "pid", 'p', "PID", 0, "Process to trace (repeatable)", 0 },
+	{ "ring-size", OPT_RING, "BYTES", 0,
+	  "Ring buffer size, a power of two from 4096 (default 8388608)", 0 },
+	{ "drain-ms", OPT_DRAIN, "MS", 0, "Drain the ring buffer every MS milliseconds (default 10)",
+	  0 },
+	{ "sock-dir", OPT_SOCKDIR, "DIR", 0, "Directory of control sockets (default /run/recorder)",
+	  0 },
+	{ "verbose", 'v', NULL, 0, "Show libbpf's messages", 0 },
+	{},
+};
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	uint64_t v;
+
+	switch (key) {
+	case 'p':
+		if (rec_cli__parse_u64(arg, 1, INT32_MAX, &v))
+			argp_error(state, "invalid pid '%s': expected a positive integer", arg);
+		if (env.npids == MAX_PIDS)
+			argp_error(state, "too many -p: at most %d", MAX_PIDS);
+		env.pids[env.npids++] = (pid_t)v;
+		break;
+	case OPT_RING:
+		if (rec_cli__parse_u64(arg, 4096, 1u << 30, &v) || (v & (v - 1)))
+			argp_error(state, "invalid --ring-size '%s': expected a power of two "
+				   "from 4096 to 1073741824", arg);
+		env.opts.ring_bytes = v;
+		break;
+	case OPT_DRAIN:
+		if (rec_cli__parse_u64(arg, 1, 10000, &v))
+			argp_error(state, "invalid --drain-ms '%s': expected 1 to 10000", arg);
+		env.opts.drain_ms = (int)v;
+		break;
+	case OPT_SOCKDIR:
+		env.opts.sock_dir = arg;
+		break;
+	case 'v':
+		env.opts.verbose = 1;
+		break;
+	case ARGP_KEY_ARG:
+		argp_error(state, "unexpected argument '%s'", arg);
+		break;
+	case ARGP_KEY_END:
+		if (env.npids == 0)
+			argp_error(state, "no process given: use -p PID");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static void on_exit_pid(pid_t pid, void *ctx)
+{
+	(void)ctx;
+	printf("recorder-attach: pid %d exited\n", (int)pid);
+	fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct argp argp = { options, parse_arg, NULL, doc, NULL, NULL, NULL };
+	struct rec_session *s = NULL;
+	int err;
+
+	err = argp_parse(&argp, argc, argv, 0, NULL, NULL);
+	if (err)
+		return 2;
+	if (geteuid() != 0) {
+		fprintf(stderr, "recorder-attach: must run as root (loading BPF programs and "
+				"attaching uprobes needs CAP_BPF and CAP_PERFMON)\n");
+		return 1;
+	}
+	err = rec_session__open(&s, &env.opts);
+	if (err) {
+		fprintf(stderr, "recorder-attach: failed to load the BPF programs: %s "
+				"(BPF unavailable? the kernel needs BPF, BTF and uprobes; -v shows "
+				"libbpf's messages)\n", strerror(-err));
+		return 1;
+	}
+	for (int i = 0; i < env.npids; i++) {
+		struct rec_attach_info info;
+		pid_t pid = env.pids[i];
+
+		err = rec_session__attach(s, pid, &info);
+		if (err == -ENOENT) {
+			fprintf(stderr, "recorder-attach: pid %d has no recorder probes in its "
+					"executable or loaded libraries\n", (int)pid);
+			goto cleanup;
+		} else if (err) {
+			fprintf(stderr, "recorder-attach: failed to attach to pid %d: %s\n",
+				(int)pid, strerror(-err));
+			goto cleanup;
+		}
+		printf("attached to %d: %u probe sites in %u objects\n", (int)pid, info.sites,
+		       info.objects);
+		fflush(stdout);
+	}
+	err = rec_session__run(s, on_exit_pid, NULL);
+	if (err)
+		fprintf(stderr, "recorder-attach: event loop failed: %s\n", strerror(-err));
+cleanup:
+	rec_session__free(s);
+	return err ? 1 : 0;
+}

@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: MIT
+/* recorder-tail: print what recorder-attach recorded. */
+#include <argp.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "control.h"
+#include "query.h"
+
+static struct {
+	pid_t pid;
+	const char *sock_dir;
+	struct rec_query q;
+} env;
+
+const char *argp_program_version = "recorder-tail 0.1";
+static const char doc[] =
+	"Print the flight recorder of a process traced by recorder-attach: the last events\n"
+	"of each recording, oldest first, with their sequence numbers; the recordings; or\n"
+	"the span stack every thread is in right now. Needs root.\n"
+	"\n"
+	"Text lines are glog-style: level, date, time, thread id, file:line, <subject>,\n"
+	"message and fields. Lost events show as a '-- N events lost --' line.\n"
+	"\n"
+	"USAGE: recorder-tail -p PID [OPTION...]\n"
+	"\n"
+	"EXAMPLES:\n"
+	"    recorder-tail -p 4242                   # every recording's tail\n"
+	"    recorder-tail -p 4242 -n 5 --json       # the last 5 of each, as JSON lines\n"
+	"    recorder-tail -p 4242 --list            # recordings, with seen and dropped\n"
+	"    recorder-tail -p 4242 --stacks          # what each thread is inside\n"
+	"    recorder-tail -p 4242 --subject 'actor[0]' --follow\n";
+
+enum { OPT_RECORDING = 0x100, OPT_SUBJECT, OPT_LIST, OPT_STACKS, OPT_FOLLOW, OPT_JSON,
+       OPT_SOCKDIR };
+
+static const struct argp_option options[] = {
+	{ "pid", 'p', "PID", 0, "Process to read (traced by recorder-attach)", 0 },
+	{ "lines", 'n', "N", 0, "Show only the last N events of each recording", 0 },
+	{ "recording", OPT_RECORDING, "KEY", 0, "Only the recording with this key (0x...)", 0 },
+	{ "subject", OPT_SUBJECT, "S", 0, "Only recordings whose subject is S", 0 },
+	{ "list", OPT_LIST, NULL, 0,
+	  "List the recordings: key, recorder, subject, cap, events seen, kept, dropped", 0 },
+	{ "stacks", OPT_STACKS, NULL, 0,
+	  "Show each active span stack, leaf first, 'recording' last", 0 },
+	{ "follow", OPT_FOLLOW, NULL, 0, "After the tail, print new events as they arrive", 0 },
+	{ "json", OPT_JSON, NULL, 0, "One JSON object per line", 0 },
+	{ "sock-dir", OPT_SOCKDIR, "DIR", 0, "Directory of control sockets (default /run/recorder)",
+	  0 },
+	{},
+};
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	uint64_t v;
+
+	switch (key) {
+	case 'p':
+		if (rec_cli__parse_u64(arg, 1, INT32_MAX, &v))
+			argp_error(state, "invalid pid '%s': expected a positive integer", arg);
+		env.pid = (pid_t)v;
+		break;
+	case 'n':
+		if (rec_cli__parse_u64(arg, 1, INT64_MAX, &v))
+			argp_error(state, "invalid -n '%s': expected a positive integer", arg);
+		env.q.n = (int64_t)v;
+		break;
+	case OPT_RECORDING:
+		if (rec_cli__parse_u64(arg, 1, UINT64_MAX, &v))
+			argp_error(state, "invalid --recording '%s': expected a key such as "
+				   "0x8000000000000001", arg);
+		env.q.recording = v;
+		env.q.flags |= REC_Q_HAS_RECORDING;
+		break;
+	case OPT_SUBJECT:
+		if (strlen(arg) >= sizeof(env.q.subject))
+			argp_error(state, "--subject '%s' is too long: at most %zu bytes", arg,
+				   sizeof(env.q.subject) - 1);
+		strcpy(env.q.subject, arg);
+		break;
+	case OPT_LIST:
+		env.q.flags |= REC_Q_LIST;
+		break;
+	case OPT_STACKS:
+		env.q.flags |= REC_Q_STACKS;
+		break;
+	case OPT_FOLLOW:
+		env.q.flags |= REC_Q_FOLLOW;
+		break;
+	case OPT_JSON:
+		env.q.flags |= REC_Q_JSON;
+		break;
+	case OPT_SOCKDIR:
+		env.sock_dir = arg;
+		break;
+	case ARGP_KEY_ARG:
+		argp_error(state, "unexpected argument '%s'", arg);
+		break;
+	case ARGP_KEY_END:
+		if (!env.pid)
+			argp_error(state, "no process given: use -p PID");
+		if ((env.q.flags & REC_Q_LIST) && (env.q.flags & REC_Q_STACKS))
+			argp_error(state, "--list and --stacks do not go together");
+		if ((env.q.flags & REC_Q_FOLLOW) && (env.q.flags & (REC_Q_LIST | REC_Q_STACKS)))
+			argp_error(state, "--follow goes with tails, not --list or --stacks");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct argp argp = { options, parse_arg, NULL, doc, NULL, NULL, NULL };
+	char path[108], buf[65536], status;
+	ssize_t n;
+	int fd, err;
+
+	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+		return 2;
+	if (rec_control__path(path, sizeof(path), env.sock_dir, env.pid)) {
+		fprintf(stderr, "recorder-tail: socket path for pid %d is too long\n", (int)env.pid);
+		return 1;
+	}
+	fd = rec_control__connect(path);
+	if (fd < 0) {
+		if (fd == -EACCES || (geteuid() != 0 && fd != -ENOENT))
+			fprintf(stderr, "recorder-tail: must run as root: the control socket %s "
+					"is root-only\n", path);
+		else if (fd == -ENOENT && kill(env.pid, 0) && errno == ESRCH)
+			fprintf(stderr, "recorder-tail: no such process: pid %d (and no "
+					"recorder-attach serving it at %s)\n", (int)env.pid, path);
+		else if (fd == -ENOENT)
+			fprintf(stderr, "recorder-tail: no recorder-attach is running for pid %d "
+					"(no socket at %s); start one with: recorder-attach -p %d\n",
+				(int)env.pid, path, (int)env.pid);
+		else
+			fprintf(stderr, "recorder-tail: failed to connect to %s: %s\n", path,
+				strerror(-fd));
+		return 1;
+	}
+	signal(SIGPIPE, SIG_DFL);
+	err = rec_control__send(fd, &env.q);
+	if (err || read(fd, &status, 1) != 1) {
+		fprintf(stderr, "recorder-tail: recorder-attach for pid %d did not answer on %s\n",
+			(int)env.pid, path);
+		return 1;
+	}
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		if (fwrite(buf, 1, n, status == '0' ? stdout : stderr) != (size_t)n)
+			return 1;
+		fflush(status == '0' ? stdout : stderr);
+	}
+	close(fd);
+	return status == '0' ? 0 : 1;
+}

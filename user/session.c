@@ -1,0 +1,625 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "recorder.skel.h"
+
+#include "control.h"
+#include "model.h"
+#include "query.h"
+#include "session.h"
+#include "usdt_notes.h"
+
+enum watch_kind { W_RING, W_SIGNAL, W_PIDFD, W_LISTEN, W_CLIENT };
+
+struct watch {
+	enum watch_kind kind;
+	void *ptr;
+};
+
+struct target {
+	struct rec_proc proc;
+	int pidfd;
+	int listen_fd;
+	char sock_path[108];
+	struct bpf_link **links;
+	size_t nlinks;
+	int done;
+	struct watch w_pidfd, w_listen;
+};
+
+struct client {
+	int fd;
+	FILE *out;
+	struct rec_query q;
+	struct target *t;
+	struct watch w;
+	struct client *next;
+};
+
+struct rec_session {
+	struct recorder_bpf *skel;
+	struct ring_buffer *rb;
+	struct bpf_link *iter_link;
+	int epfd, sigfd;
+	struct target **targets;
+	size_t ntargets;
+	struct client *followers;
+	struct rec_session_opts opts;
+	uint64_t foreign;	/* records of processes we do not trace */
+	struct watch w_ring, w_signal;
+};
+
+static int verbose;
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	if (!verbose && level != LIBBPF_WARN)
+		return 0;
+	if (!verbose)
+		return 0;
+	return vfprintf(stderr, fmt, args);
+}
+
+static struct target *target_of(struct rec_session *s, pid_t pid)
+{
+	for (size_t i = 0; i < s->ntargets; i++)
+		if (s->targets[i]->proc.pid == pid && !s->targets[i]->done)
+			return s->targets[i];
+	return NULL;
+}
+
+static void flush_followers(struct rec_session *s)
+{
+	for (struct client *c = s->followers; c; c = c->next)
+		fflush(c->out);
+}
+
+static void follow_event(struct rec_session *s, struct target *t, const struct rec_rstate *rs,
+			 const struct rec_decoded *d)
+{
+	for (struct client *c = s->followers; c; c = c->next)
+		if (c->t == t && rec_query__match(&c->q, rs))
+			rec_query__event(c->out, &t->proc, rs, d, &c->q);
+}
+
+/* Reads the final counters of a retired recording, then forgets it in BPF. */
+static void finalize_retired(struct rec_session *s, struct target *t, struct rec_rstate *rs)
+{
+	struct rec_rkey k = { .tgid = t->proc.pid, .key = rs->key };
+	struct rec_rval v;
+	int fd = bpf_map__fd(s->skel->maps.recordings);
+
+	if (bpf_map_lookup_elem(fd, &k, &v) == 0) {
+		if (v.seq > rs->produced)
+			rs->produced = v.seq;
+		if (v.dropped > rs->dropped)
+			rs->dropped = v.dropped;
+		bpf_map_delete_elem(fd, &k);
+	}
+}
+
+static int on_record(void *ctx, void *data, size_t size)
+{
+	struct rec_session *s = ctx;
+	struct rec_hdr h;
+	struct target *t;
+
+	if (size < sizeof(h))
+		return 0;
+	memcpy(&h, data, sizeof(h));
+	t = target_of(s, h.tgid);
+	if (!t) {
+		s->foreign++;
+		return 0;
+	}
+	if (h.size != size) {
+		t->proc.malformed++;
+		return 0;
+	}
+	if (h.type == REC_RT_EVENT) {
+		struct rec_rstate *rs;
+		struct rec_decoded d;
+
+		if (rec_proc__ingest_event(&t->proc, data, size, &d, &rs) == 0 && s->followers)
+			follow_event(s, t, rs, &d);
+	} else if (h.type == REC_RT_RECORDING && size == sizeof(struct rec_recording_rec)) {
+		struct rec_recording_rec r;
+		struct rec_rstate *rs;
+
+		memcpy(&r, data, sizeof(r));
+		if (rec_proc__ingest_recording(&t->proc, &r) == 0 && r.state == REC_RS_RETIRED) {
+			rs = rec_proc__find(&t->proc, r.key);
+			if (rs)
+				finalize_retired(s, t, rs);
+		}
+	} else {
+		t->proc.malformed++;
+	}
+	return 0;
+}
+
+static int watch_add(struct rec_session *s, int fd, struct watch *w, enum watch_kind kind,
+		     void *ptr)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = w };
+
+	w->kind = kind;
+	w->ptr = ptr;
+	return epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
+}
+
+int rec_session__open(struct rec_session **sp, const struct rec_session_opts *opts)
+{
+	struct rec_session *s;
+	sigset_t mask;
+	int err;
+
+	verbose = opts->verbose;
+	libbpf_set_print(libbpf_print);
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->opts = *opts;
+	s->epfd = s->sigfd = -1;
+
+	s->skel = recorder_bpf__open();
+	if (!s->skel) {
+		err = -errno;
+		goto fail;
+	}
+	/* Read-only config goes in before load. */
+	s->skel->rodata->wakeup_bytes = opts->ring_bytes / 4;
+	err = bpf_map__set_max_entries(s->skel->maps.events, opts->ring_bytes);
+	if (err)
+		goto fail;
+	err = recorder_bpf__load(s->skel);
+	if (err)
+		goto fail;
+	s->iter_link = bpf_program__attach_iter(s->skel->progs.dump_stacks, NULL);
+	if (!s->iter_link) {
+		err = -errno;
+		goto fail;
+	}
+	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_record, s, NULL);
+	if (!s->rb) {
+		err = -errno;
+		goto fail;
+	}
+	s->epfd = epoll_create1(EPOLL_CLOEXEC);
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	s->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (s->epfd < 0 || s->sigfd < 0) {
+		err = -errno;
+		goto fail;
+	}
+	err = watch_add(s, ring_buffer__epoll_fd(s->rb), &s->w_ring, W_RING, NULL);
+	if (!err)
+		err = watch_add(s, s->sigfd, &s->w_signal, W_SIGNAL, NULL);
+	if (err)
+		goto fail;
+	*sp = s;
+	return 0;
+fail:
+	rec_session__free(s);
+	return err < 0 ? err : -err;
+}
+
+struct probe_prog {
+	const char *name;
+	struct bpf_program *prog;
+};
+
+static size_t probe_progs(struct rec_session *s, struct probe_prog *v)
+{
+	/* "event" comes last: once its semaphore is armed, every other probe is too. */
+	struct probe_prog all[] = {
+		{ "recording_new", s->skel->progs.on_recording_new },
+		{ "recording_span", s->skel->progs.on_recording_span },
+		{ "recording_free", s->skel->progs.on_recording_free },
+		{ "span_enter", s->skel->progs.on_span_enter },
+		{ "span_exit", s->skel->progs.on_span_exit },
+		{ "event", s->skel->progs.on_event },
+	};
+
+	memcpy(v, all, sizeof(all));
+	return sizeof(all) / sizeof(all[0]);
+}
+
+struct object {
+	char path[4096];
+	struct rec_probe_names names;
+};
+
+/* The path to open for a mapping: its own if it is the same file here, else via /proc. */
+static void object_path(char *buf, size_t len, pid_t pid, const struct rec_mapping *m)
+{
+	struct stat st;
+
+	if (stat(m->path, &st) == 0 && st.st_ino == m->inode)
+		snprintf(buf, len, "%s", m->path);
+	else
+		snprintf(buf, len, "/proc/%d/root%s", (int)pid, m->path);
+}
+
+static int find_objects(struct target *t, struct object **objsp, size_t *nobjs)
+{
+	struct object *objs = NULL;
+	size_t n = 0;
+
+	for (size_t i = 0; i < t->proc.maps.n; i++) {
+		const struct rec_mapping *m = &t->proc.maps.v[i];
+		struct object *o;
+		int dup = 0;
+
+		if (!m->exec)
+			continue;
+		for (size_t j = 0; j < i; j++)
+			dup |= t->proc.maps.v[j].inode == m->inode &&
+			       strcmp(t->proc.maps.v[j].path, m->path) == 0 && t->proc.maps.v[j].exec;
+		if (dup)
+			continue;
+		o = realloc(objs, (n + 1) * sizeof(*o));
+		if (!o) {
+			free(objs);
+			return -ENOMEM;
+		}
+		objs = o;
+		object_path(objs[n].path, sizeof(objs[n].path), t->proc.pid, m);
+		/* Not ELF, unreadable, or no notes: not ours to trace. */
+		if (rec_usdt__scan(objs[n].path, "recorder", &objs[n].names) || !objs[n].names.sites)
+			continue;
+		n++;
+	}
+	*objsp = objs;
+	*nobjs = n;
+	return 0;
+}
+
+static int attach_probe(struct target *t, struct bpf_program *prog, const char *path,
+			const char *name)
+{
+	struct bpf_link **links, *link;
+
+	link = bpf_program__attach_usdt(prog, t->proc.pid, path, "recorder", name, NULL);
+	if (!link)
+		return -errno;
+	links = realloc(t->links, (t->nlinks + 1) * sizeof(*links));
+	if (!links) {
+		bpf_link__destroy(link);
+		return -ENOMEM;
+	}
+	t->links = links;
+	t->links[t->nlinks++] = link;
+	return 0;
+}
+
+int rec_session__attach(struct rec_session *s, pid_t pid, struct rec_attach_info *info)
+{
+	struct probe_prog progs[8];
+	size_t nprogs = probe_progs(s, progs), nobjs = 0;
+	struct object *objs = NULL;
+	struct target *t, **targets;
+	int err;
+
+	memset(info, 0, sizeof(*info));
+	if (kill(pid, 0) && errno == ESRCH)
+		return -ESRCH;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->pidfd = t->listen_fd = -1;
+	err = rec_proc__init(&t->proc, pid);
+	if (err)
+		goto fail;
+	err = find_objects(t, &objs, &nobjs);
+	if (err)
+		goto fail;
+	if (nobjs == 0) {
+		err = -ENOENT;
+		goto fail;
+	}
+	for (size_t p = 0; p < nprogs; p++) {
+		for (size_t o = 0; o < nobjs; o++) {
+			for (size_t i = 0; i < objs[o].names.n; i++) {
+				if (strcmp(objs[o].names.v[i].name, progs[p].name) != 0)
+					continue;
+				err = attach_probe(t, progs[p].prog, objs[o].path, progs[p].name);
+				if (err)
+					goto fail;
+				info->sites += objs[o].names.v[i].sites;
+			}
+		}
+	}
+	info->objects = nobjs;
+	t->pidfd = syscall(SYS_pidfd_open, pid, 0);
+	if (t->pidfd < 0) {
+		err = -errno;
+		goto fail;
+	}
+	err = rec_control__path(t->sock_path, sizeof(t->sock_path), s->opts.sock_dir, pid);
+	if (err)
+		goto fail;
+	t->listen_fd = rec_control__listen(t->sock_path);
+	if (t->listen_fd < 0) {
+		err = t->listen_fd;
+		goto fail;
+	}
+	snprintf(info->sock_path, sizeof(info->sock_path), "%s", t->sock_path);
+	err = watch_add(s, t->pidfd, &t->w_pidfd, W_PIDFD, t);
+	if (!err)
+		err = watch_add(s, t->listen_fd, &t->w_listen, W_LISTEN, t);
+	if (err)
+		goto fail;
+	targets = realloc(s->targets, (s->ntargets + 1) * sizeof(*targets));
+	if (!targets) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	s->targets = targets;
+	s->targets[s->ntargets++] = t;
+	free(objs);
+	return 0;
+fail:
+	free(objs);
+	for (size_t i = 0; i < t->nlinks; i++)
+		bpf_link__destroy(t->links[i]);
+	free(t->links);
+	if (t->pidfd >= 0) {
+		epoll_ctl(s->epfd, EPOLL_CTL_DEL, t->pidfd, NULL);
+		close(t->pidfd);
+	}
+	if (t->listen_fd >= 0) {
+		epoll_ctl(s->epfd, EPOLL_CTL_DEL, t->listen_fd, NULL);
+		close(t->listen_fd);
+		unlink(t->sock_path);
+	}
+	rec_proc__fini(&t->proc);
+	free(t);
+	return err;
+}
+
+/* Brings the model up to date: pending records, live counters, span stacks. */
+static void refresh(struct rec_session *s, struct target *t)
+{
+	int fd = bpf_map__fd(s->skel->maps.recordings);
+	struct rec_thread_stack *v = NULL;
+	size_t n = 0, cap = 0;
+	int iter_fd;
+
+	ring_buffer__consume(s->rb);
+	for (struct rec_rstate *rs = t->proc.first; rs; rs = rs->next) {
+		struct rec_rkey k = { .tgid = t->proc.pid, .key = rs->key };
+		struct rec_rval val;
+
+		if (rs->retired || bpf_map_lookup_elem(fd, &k, &val))
+			continue;
+		if (val.seq > rs->produced)
+			rs->produced = val.seq;
+		if (val.dropped > rs->dropped)
+			rs->dropped = val.dropped;
+	}
+	if (!t->proc.alive)
+		return;
+	s->skel->bss->iter_tgid = t->proc.pid;
+	iter_fd = bpf_iter_create(bpf_link__fd(s->iter_link));
+	if (iter_fd < 0)
+		return;
+	for (;;) {
+		struct {
+			struct rec_stack_hdr h;
+			struct rec_frame f[REC_MAX_DEPTH];
+		} r;
+		size_t got = 0;
+		ssize_t m;
+
+		while (got < sizeof(r)) {
+			m = read(iter_fd, (char *)&r + got, sizeof(r) - got);
+			if (m <= 0)
+				break;
+			got += m;
+		}
+		if (got < sizeof(r))
+			break;
+		if (n == cap) {
+			struct rec_thread_stack *nv;
+
+			cap = cap ? cap * 2 : 16;
+			nv = realloc(v, cap * sizeof(*nv));
+			if (!nv)
+				break;
+			v = nv;
+		}
+		v[n].tid = r.h.tid;
+		v[n].depth = r.h.depth < REC_MAX_DEPTH ? r.h.depth : REC_MAX_DEPTH;
+		v[n].overflow = r.h.overflow;
+		memcpy(v[n].frames, r.f, sizeof(r.f));
+		n++;
+	}
+	close(iter_fd);
+	rec_proc__set_stacks(&t->proc, v, n);
+}
+
+static void client_close(struct rec_session *s, struct client *c)
+{
+	struct client **pp;
+
+	for (pp = &s->followers; *pp; pp = &(*pp)->next) {
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	}
+	epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	if (c->out)
+		fclose(c->out);
+	else
+		close(c->fd);
+	free(c);
+}
+
+static void serve(struct rec_session *s, struct target *t)
+{
+	struct timeval tv = { .tv_sec = 2 };
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	struct client *c;
+	int fd, err;
+
+	fd = accept4(t->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd < 0)
+		return;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		close(fd);
+		return;
+	}
+	c->fd = fd;
+	c->t = t;
+	/* Root only, whatever the socket's mode says. */
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) || cred.uid != 0) {
+		dprintf(fd, "1recorder-attach: only root may read pid %d\n", (int)t->proc.pid);
+		goto done;
+	}
+	err = rec_control__recv(fd, &c->q);
+	if (err) {
+		dprintf(fd, "1recorder-attach: malformed request: %s\n", strerror(-err));
+		goto done;
+	}
+	c->out = fdopen(fd, "w");
+	if (!c->out)
+		goto done;
+	refresh(s, t);
+	fputc('0', c->out);
+	rec_query__answer(c->out, &t->proc, &c->q);
+	if (fflush(c->out) == 0 && (c->q.flags & REC_Q_FOLLOW) &&
+	    !(c->q.flags & (REC_Q_LIST | REC_Q_STACKS)) &&
+	    watch_add(s, fd, &c->w, W_CLIENT, c) == 0) {
+		c->next = s->followers;
+		s->followers = c;
+		return;
+	}
+done:
+	if (c->out)
+		fclose(c->out);
+	else
+		close(fd);
+	free(c);
+}
+
+static void target_done(struct rec_session *s, struct target *t)
+{
+	struct client *c, *next;
+
+	/* Everything the process emitted before it died is in the ring now. */
+	ring_buffer__consume(s->rb);
+	t->proc.alive = 0;
+	for (c = s->followers; c; c = next) {
+		next = c->next;
+		if (c->t == t)
+			client_close(s, c);
+	}
+	epoll_ctl(s->epfd, EPOLL_CTL_DEL, t->pidfd, NULL);
+	epoll_ctl(s->epfd, EPOLL_CTL_DEL, t->listen_fd, NULL);
+	close(t->listen_fd);
+	t->listen_fd = -1;
+	unlink(t->sock_path);
+	for (size_t i = 0; i < t->nlinks; i++)
+		bpf_link__destroy(t->links[i]);
+	t->nlinks = 0;
+	t->done = 1;
+}
+
+int rec_session__run(struct rec_session *s, void (*on_exit)(pid_t pid, void *ctx), void *ctx)
+{
+	struct epoll_event evs[16];
+
+	for (;;) {
+		size_t live = 0;
+		int n;
+
+		for (size_t i = 0; i < s->ntargets; i++)
+			live += !s->targets[i]->done;
+		if (!live)
+			return 0;
+		n = epoll_wait(s->epfd, evs, 16, s->opts.drain_ms);
+		if (n < 0 && errno != EINTR)
+			return -errno;
+		ring_buffer__consume(s->rb);
+		for (int i = 0; i < n; i++) {
+			struct watch *w = evs[i].data.ptr;
+			struct signalfd_siginfo si;
+
+			switch (w->kind) {
+			case W_RING:
+				break;
+			case W_SIGNAL:
+				if (read(s->sigfd, &si, sizeof(si)) > 0)
+					return 0;
+				break;
+			case W_PIDFD:
+				target_done(s, w->ptr);
+				if (on_exit)
+					on_exit(((struct target *)w->ptr)->proc.pid, ctx);
+				break;
+			case W_LISTEN:
+				serve(s, w->ptr);
+				break;
+			case W_CLIENT:
+				/* A follower only ever hangs up. */
+				client_close(s, w->ptr);
+				break;
+			}
+		}
+		flush_followers(s);
+	}
+}
+
+void rec_session__free(struct rec_session *s)
+{
+	if (!s)
+		return;
+	while (s->followers)
+		client_close(s, s->followers);
+	for (size_t i = 0; i < s->ntargets; i++) {
+		struct target *t = s->targets[i];
+
+		if (!t->done)
+			target_done(s, t);
+		if (t->pidfd >= 0)
+			close(t->pidfd);
+		free(t->links);
+		rec_proc__fini(&t->proc);
+		free(t);
+	}
+	free(s->targets);
+	ring_buffer__free(s->rb);
+	bpf_link__destroy(s->iter_link);
+	recorder_bpf__destroy(s->skel);
+	if (s->epfd >= 0)
+		close(s->epfd);
+	if (s->sigfd >= 0)
+		close(s->sigfd);
+	free(s);
+}

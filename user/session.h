@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A recording session: the loaded BPF programs, the processes attached to, the
+ * ring-buffer consumer and the control sockets. recorder-attach is a thin CLI
+ * around it.
+ */
+#ifndef REC_SESSION_H
+#define REC_SESSION_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct rec_session;
+
+struct rec_session_opts {
+	size_t ring_bytes;	/* ring buffer size, a power of two >= 4096 */
+	int drain_ms;		/* how often the ring is drained when nobody is woken */
+	int verbose;		/* show libbpf's own messages */
+	const char *sock_dir;	/* NULL = REC_CONTROL_DIR */
+};
+
+struct rec_attach_info {
+	unsigned int sites;	/* probe sites attached */
+	unsigned int objects;	/* executable and libraries that had probes */
+	char sock_path[108];
+};
+
+/* Opens and loads the BPF programs. Returns 0 or a negative errno. */
+int rec_session__open(struct rec_session **sp, const struct rec_session_opts *opts);
+
+/*
+ * Attaches to every recorder probe in pid's executable and loaded libraries and
+ * serves its control socket. Returns 0, -ESRCH if there is no such process,
+ * -ENOENT if it has no recorder probes, or another negative errno.
+ */
+int rec_session__attach(struct rec_session *s, pid_t pid, struct rec_attach_info *info);
+
+/*
+ * Runs until every attached process has exited or SIGINT/SIGTERM arrives.
+ * Calls on_exit (if set) for each process that exits. Returns 0 or -errno.
+ */
+int rec_session__run(struct rec_session *s, void (*on_exit)(pid_t pid, void *ctx), void *ctx);
+
+/* Detaches everything and frees s. */
+void rec_session__free(struct rec_session *s);
+
+#endif /* REC_SESSION_H */
