@@ -1,0 +1,357 @@
+/* SPDX-License-Identifier: MIT */
+/* Unit tests of event record decoding (user/event.c). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include "event.h"
+
+#define REC_SMALL sizeof(struct rec_event_rec)
+#define REC_BIG (sizeof(struct rec_event_rec) + REC_STR_AREA)
+
+/* Room for the biggest record plus an offset to make it unaligned. */
+static union {
+	uint64_t align;
+	unsigned char bytes[REC_BIG + 16];
+} store;
+
+static struct rec_decoded out;
+
+#define T(type, i) ((uint64_t)(type) << (4 * (i)))
+
+/* Writes a record at store.bytes + shift and returns its address; size is its hdr.size. */
+static unsigned char *build(size_t shift, size_t size, uint64_t types, const uint64_t *values,
+			    size_t nvalues)
+{
+	struct rec_event_rec rec;
+	unsigned char *p = store.bytes + shift;
+
+	memset(store.bytes, 0xa5, sizeof(store.bytes));
+	memset(&rec, 0, sizeof(rec));
+	rec.hdr.type = REC_RT_EVENT;
+	rec.hdr.size = (__u16)size;
+	rec.hdr.tgid = 4242;
+	rec.hdr.tid = 4243;
+	rec.hdr.flags = 0;
+	rec.hdr.time_ns = 123456789012ULL;
+	rec.recording = 0x80000001ULL;
+	rec.seq = 7;
+	rec.meta = 0x401000;
+	rec.types = types;
+	if (nvalues)
+		memcpy(rec.values, values, nvalues * sizeof(values[0]));
+	memcpy(p, &rec, sizeof(rec));
+	return p;
+}
+
+/* The string area of a record built at p. */
+static char *strings_of(unsigned char *p)
+{
+	return (char *)p + sizeof(struct rec_event_rec);
+}
+
+static uint64_t f64_bits(double d)
+{
+	uint64_t u;
+
+	memcpy(&u, &d, sizeof(u));
+	return u;
+}
+
+static void assert_invalid(const void *rec, size_t len)
+{
+	memset(&out, 0x5a, sizeof(out));
+	assert_int_equal(rec_event__decode(rec, len, &out), -EINVAL);
+	assert_int_equal(out.nfields, 0);
+	assert_int_equal(out.seq, 0);
+}
+
+static void test_no_fields(void **state)
+{
+	unsigned char *p = build(0, REC_SMALL, 0, NULL, 0);
+
+	(void)state;
+	assert_int_equal(rec_event__decode(p, REC_SMALL, &out), 0);
+	assert_int_equal(out.tgid, 4242);
+	assert_int_equal(out.tid, 4243);
+	assert_int_equal(out.time_ns, 123456789012ULL);
+	assert_int_equal(out.recording, 0x80000001ULL);
+	assert_int_equal(out.seq, 7);
+	assert_int_equal(out.meta, 0x401000);
+	assert_int_equal(out.nfields, 0);
+}
+
+static void test_scalar_types(void **state)
+{
+	const uint64_t values[] = { (uint64_t)-7LL, UINT64_MAX, f64_bits(1.5), 1, 0 };
+	unsigned char *p = build(0, REC_SMALL,
+				 T(REC_FT_I64, 0) | T(REC_FT_U64, 1) | T(REC_FT_F64, 2) |
+					 T(REC_FT_BOOL, 3) | T(REC_FT_BOOL, 4),
+				 values, 5);
+
+	(void)state;
+	assert_int_equal(rec_event__decode(p, REC_SMALL, &out), 0);
+	assert_int_equal(out.nfields, 5);
+	assert_int_equal(out.values[0].type, REC_FT_I64);
+	assert_true(out.values[0].i64 == -7);
+	assert_int_equal(out.values[1].type, REC_FT_U64);
+	assert_true(out.values[1].u64 == UINT64_MAX);
+	assert_int_equal(out.values[2].type, REC_FT_F64);
+	assert_true(out.values[2].f64 == 1.5);
+	assert_int_equal(out.values[3].type, REC_FT_BOOL);
+	assert_true(out.values[3].b);
+	assert_int_equal(out.values[4].type, REC_FT_BOOL);
+	assert_false(out.values[4].b);
+	assert_int_equal(out.values[5].type, REC_FT_NONE);
+}
+
+static void test_f64_special(void **state)
+{
+	const uint64_t values[] = { f64_bits(NAN), f64_bits(-INFINITY), f64_bits(-0.0) };
+	unsigned char *p = build(0, REC_SMALL,
+				 T(REC_FT_F64, 0) | T(REC_FT_F64, 1) | T(REC_FT_F64, 2), values, 3);
+
+	(void)state;
+	assert_int_equal(rec_event__decode(p, REC_SMALL, &out), 0);
+	assert_true(isnan(out.values[0].f64));
+	assert_true(isinf(out.values[1].f64) && out.values[1].f64 < 0);
+	assert_true(out.values[2].f64 == 0 && signbit(out.values[2].f64));
+}
+
+static void test_strings_ok(void **state)
+{
+	const uint64_t values[] = {
+		REC_STR_SLOT(0, 5, REC_STR_OK),
+		42,
+		REC_STR_SLOT(5, 6, REC_STR_OK),
+		REC_STR_SLOT(11, 0, REC_STR_OK),
+	};
+	unsigned char *p = build(0, REC_BIG,
+				 T(REC_FT_STR, 0) | T(REC_FT_I64, 1) | T(REC_FT_STR, 2) |
+					 T(REC_FT_STR, 3),
+				 values, 4);
+
+	(void)state;
+	memcpy(strings_of(p), "helloworld!", 11);
+	assert_int_equal(rec_event__decode(p, REC_BIG, &out), 0);
+	assert_int_equal(out.nfields, 4);
+	assert_int_equal(out.values[0].type, REC_FT_STR);
+	assert_int_equal(out.values[0].str.status, REC_STR_OK);
+	assert_int_equal(out.values[0].str.len, 5);
+	assert_memory_equal(out.values[0].str.ptr, "hello", 5);
+	/* Strings point into the record itself. */
+	assert_ptr_equal(out.values[0].str.ptr, strings_of(p));
+	assert_int_equal(out.values[1].i64, 42);
+	assert_int_equal(out.values[2].str.len, 6);
+	assert_memory_equal(out.values[2].str.ptr, "world!", 6);
+	assert_int_equal(out.values[3].str.len, 0);
+}
+
+static void test_string_statuses(void **state)
+{
+	const uint64_t values[] = {
+		REC_STR_SLOT(0, REC_STR_MAX - 1, REC_STR_TRUNCATED),
+		REC_STR_SLOT(REC_STR_MAX - 1, 0, REC_STR_FAULT),
+		REC_STR_SLOT(REC_STR_MAX - 1, 0, REC_STR_NULL),
+		REC_STR_SLOT(REC_STR_MAX - 1, 0, REC_STR_NOSPACE),
+		REC_STR_SLOT(REC_STR_AREA - 3, 3, REC_STR_OK),
+		REC_STR_SLOT(REC_STR_AREA, 0, REC_STR_NOSPACE),
+	};
+	unsigned char *p = build(0, REC_BIG,
+				 T(REC_FT_STR, 0) | T(REC_FT_STR, 1) | T(REC_FT_STR, 2) |
+					 T(REC_FT_STR, 3) | T(REC_FT_STR, 4) | T(REC_FT_STR, 5),
+				 values, 6);
+
+	(void)state;
+	memset(strings_of(p), 'x', REC_STR_MAX - 1);
+	memcpy(strings_of(p) + REC_STR_AREA - 3, "end", 3);
+	assert_int_equal(rec_event__decode(p, REC_BIG, &out), 0);
+	assert_int_equal(out.nfields, 6);
+	assert_int_equal(out.values[0].str.status, REC_STR_TRUNCATED);
+	assert_int_equal(out.values[0].str.len, REC_STR_MAX - 1);
+	assert_int_equal(out.values[1].str.status, REC_STR_FAULT);
+	assert_int_equal(out.values[1].str.len, 0);
+	assert_int_equal(out.values[2].str.status, REC_STR_NULL);
+	assert_int_equal(out.values[3].str.status, REC_STR_NOSPACE);
+	assert_int_equal(out.values[4].str.status, REC_STR_OK);
+	assert_memory_equal(out.values[4].str.ptr, "end", 3);
+	assert_int_equal(out.values[5].str.status, REC_STR_NOSPACE);
+}
+
+static void test_eight_fields_unaligned(void **state)
+{
+	const uint64_t values[] = { REC_STR_SLOT(0, 2, REC_STR_OK), 1, 2, f64_bits(2.25), 0,
+				    (uint64_t)-1LL, 3, 1 };
+	unsigned char *p = build(3, REC_BIG,
+				 T(REC_FT_STR, 0) | T(REC_FT_I64, 1) | T(REC_FT_U64, 2) |
+					 T(REC_FT_F64, 3) | T(REC_FT_BOOL, 4) | T(REC_FT_I64, 5) |
+					 T(REC_FT_U64, 6) | T(REC_FT_BOOL, 7),
+				 values, 8);
+
+	(void)state;
+	memcpy(strings_of(p), "hi", 2);
+	assert_int_equal(rec_event__decode(p, REC_BIG, &out), 0);
+	assert_int_equal(out.nfields, 8);
+	assert_memory_equal(out.values[0].str.ptr, "hi", 2);
+	assert_true(out.values[3].f64 == 2.25);
+	assert_true(out.values[5].i64 == -1);
+	assert_true(out.values[7].b);
+	assert_int_equal(out.seq, 7);
+}
+
+/* A string area with no string field in it is allowed. */
+static void test_area_without_strings(void **state)
+{
+	const uint64_t values[] = { 9 };
+	unsigned char *p = build(0, REC_BIG, T(REC_FT_U64, 0), values, 1);
+
+	(void)state;
+	assert_int_equal(rec_event__decode(p, REC_BIG, &out), 0);
+	assert_int_equal(out.nfields, 1);
+	assert_int_equal(out.values[0].u64, 9);
+}
+
+static void test_wrong_size(void **state)
+{
+	unsigned char *p;
+
+	(void)state;
+	assert_invalid(NULL, REC_SMALL);
+	p = build(0, REC_SMALL, 0, NULL, 0);
+	assert_invalid(p, 0);
+	assert_invalid(p, sizeof(struct rec_hdr));
+	assert_invalid(p, REC_SMALL - 1);
+	assert_invalid(p, REC_SMALL + 1);
+	assert_invalid(p, REC_BIG);
+	p = build(0, REC_SMALL + 8, 0, NULL, 0);
+	assert_invalid(p, REC_SMALL + 8);
+	assert_invalid(p, REC_SMALL);
+	p = build(0, REC_BIG, 0, NULL, 0);
+	assert_invalid(p, REC_SMALL);
+	assert_invalid(p, REC_BIG - 1);
+	assert_invalid(p, REC_BIG + 1);
+	assert_int_equal(rec_event__decode(p, REC_BIG, &out), 0);
+}
+
+static void test_wrong_type(void **state)
+{
+	unsigned char *p = build(0, REC_SMALL, 0, NULL, 0);
+	__u16 type;
+
+	(void)state;
+	type = REC_RT_RECORDING;
+	memcpy(p + offsetof(struct rec_hdr, type), &type, sizeof(type));
+	assert_invalid(p, REC_SMALL);
+	type = 0;
+	memcpy(p + offsetof(struct rec_hdr, type), &type, sizeof(type));
+	assert_invalid(p, REC_SMALL);
+	type = 0x101;
+	memcpy(p + offsetof(struct rec_hdr, type), &type, sizeof(type));
+	assert_invalid(p, REC_SMALL);
+}
+
+static void test_bad_nibbles(void **state)
+{
+	const uint64_t values[REC_MAX_FIELDS] = { 0 };
+	unsigned char *p;
+
+	(void)state;
+	p = build(0, REC_SMALL, T(6, 0), values, 8);
+	assert_invalid(p, REC_SMALL);
+	p = build(0, REC_SMALL, T(REC_FT_I64, 0) | T(15, 1), values, 8);
+	assert_invalid(p, REC_SMALL);
+	/* A field after the end. */
+	p = build(0, REC_SMALL, T(REC_FT_I64, 1), values, 8);
+	assert_invalid(p, REC_SMALL);
+	p = build(0, REC_SMALL, T(REC_FT_I64, 0) | T(REC_FT_I64, 7), values, 8);
+	assert_invalid(p, REC_SMALL);
+	/* Bits beyond the eighth field. */
+	p = build(0, REC_SMALL, T(REC_FT_I64, 8), values, 8);
+	assert_invalid(p, REC_SMALL);
+	p = build(0, REC_SMALL, T(REC_FT_I64, 0) | (1ULL << 63), values, 8);
+	assert_invalid(p, REC_SMALL);
+}
+
+static void test_bad_bool(void **state)
+{
+	const uint64_t two[] = { 2 }, high[] = { 1ULL << 32 | 1 };
+	unsigned char *p;
+
+	(void)state;
+	p = build(0, REC_SMALL, T(REC_FT_BOOL, 0), two, 1);
+	assert_invalid(p, REC_SMALL);
+	p = build(0, REC_SMALL, T(REC_FT_BOOL, 0), high, 1);
+	assert_invalid(p, REC_SMALL);
+}
+
+/* Builds a record with one string field of slot v and checks that it is refused. */
+static void assert_bad_string(size_t size, uint64_t v)
+{
+	unsigned char *p = build(0, size, T(REC_FT_STR, 0), &v, 1);
+
+	assert_invalid(p, size);
+}
+
+static void test_bad_strings(void **state)
+{
+	(void)state;
+	/* No string area. */
+	assert_bad_string(REC_SMALL, REC_STR_SLOT(0, 1, REC_STR_OK));
+	assert_bad_string(REC_SMALL, REC_STR_SLOT(0, 0, REC_STR_NULL));
+	/* Outside the string area. */
+	assert_bad_string(REC_BIG, REC_STR_SLOT(REC_STR_AREA - 9, 10, REC_STR_OK));
+	assert_bad_string(REC_BIG, REC_STR_SLOT(REC_STR_AREA, 1, REC_STR_OK));
+	assert_bad_string(REC_BIG, REC_STR_SLOT(0xffff, 0xffff, REC_STR_OK));
+	assert_bad_string(REC_BIG, REC_STR_SLOT(REC_STR_AREA + 1, 0, REC_STR_FAULT));
+	/* Longer than a string can be read. */
+	assert_bad_string(REC_BIG, REC_STR_SLOT(0, REC_STR_MAX, REC_STR_OK));
+	assert_bad_string(REC_BIG, REC_STR_SLOT(0, REC_STR_MAX, REC_STR_TRUNCATED));
+	/* Unknown status. */
+	assert_bad_string(REC_BIG, REC_STR_SLOT(0, 1, 5));
+	assert_bad_string(REC_BIG, REC_STR_SLOT(0, 1, 0xff));
+	/* A length with a status that has no text. */
+	assert_bad_string(REC_BIG, REC_STR_SLOT(0, 3, REC_STR_FAULT));
+	assert_bad_string(REC_BIG, REC_STR_SLOT(0, 1, REC_STR_NULL));
+	assert_bad_string(REC_BIG, REC_STR_SLOT(0, 4, REC_STR_NOSPACE));
+	/* Bits REC_STR_SLOT never sets. */
+	assert_bad_string(REC_BIG, REC_STR_SLOT(0, 1, REC_STR_OK) | (1ULL << 40));
+	assert_bad_string(REC_BIG, REC_STR_SLOT(0, 1, REC_STR_OK) | (1ULL << 63));
+}
+
+/* A bad field after good ones still fails the whole record. */
+static void test_bad_late_field(void **state)
+{
+	const uint64_t values[] = { 1, 2, REC_STR_SLOT(0, 1, 9) };
+	uint64_t types = T(REC_FT_I64, 0) | T(REC_FT_BOOL, 1) | T(REC_FT_STR, 2);
+	unsigned char *p = build(0, REC_BIG, types, values, 3);
+
+	(void)state;
+	assert_invalid(p, REC_BIG);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_no_fields),
+		cmocka_unit_test(test_scalar_types),
+		cmocka_unit_test(test_f64_special),
+		cmocka_unit_test(test_strings_ok),
+		cmocka_unit_test(test_string_statuses),
+		cmocka_unit_test(test_eight_fields_unaligned),
+		cmocka_unit_test(test_area_without_strings),
+		cmocka_unit_test(test_wrong_size),
+		cmocka_unit_test(test_wrong_type),
+		cmocka_unit_test(test_bad_nibbles),
+		cmocka_unit_test(test_bad_bool),
+		cmocka_unit_test(test_bad_strings),
+		cmocka_unit_test(test_bad_late_field),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
