@@ -136,7 +136,8 @@ static __always_inline void emit_recording(__u64 key, const struct rec_rval *v, 
  * attach is found here by reading the target's struct rec_recording once: it is
  * live only if its magic is set and its key matches the span's.
  */
-static __always_inline struct rec_rval *find_recording(__u32 tgid, __u64 key, __u64 recp)
+static __always_inline struct rec_rval *find_recording(__u32 tgid, __u64 key, __u64 recp,
+							 __u64 span)
 {
 	struct rec_rkey k = { .tgid = tgid, .key = key };
 	struct target_recording tr;
@@ -150,6 +151,11 @@ static __always_inline struct rec_rval *find_recording(__u32 tgid, __u64 key, __
 		count(REC_C_RETIRED_EVENTS);
 		return NULL;
 	}
+	/* Events pass their span, not the recording: one more read, once per recording. */
+	if (!recp && span &&
+	    bpf_probe_read_user(&recp, sizeof(recp),
+				(const void *)(span + offsetof(struct target_span, recording))))
+		recp = 0;
 	/* A failed read may be transient (page out); try again on the next event. */
 	if (!recp || bpf_probe_read_user(&tr, sizeof(tr), (const void *)recp)) {
 		count(REC_C_UNKNOWN_RECORDING);
@@ -192,7 +198,7 @@ int BPF_USDT(on_recording_new, __u64 key, __u64 recorder, __u64 cap, __u64 recp)
 SEC("usdt")
 int BPF_USDT(on_recording_span, __u64 key, __u64 recp, __u64 subject, __u64 span)
 {
-	struct rec_rval *v = find_recording(bpf_get_current_pid_tgid() >> 32, key, recp);
+	struct rec_rval *v = find_recording(bpf_get_current_pid_tgid() >> 32, key, recp, 0);
 
 	if (v)
 		emit_recording(key, v, subject);
@@ -279,21 +285,25 @@ static __always_inline int emit_event(struct pt_regs *ctx, struct rec_rval *v, _
 	return 0;
 }
 
+static __always_inline struct rec_stack *thread_stack(__u64 chain);
+
 SEC("usdt")
 int on_event(struct pt_regs *ctx)
 {
-	long meta, types, key, recp;
+	long meta, types, key, span;
 	struct rec_rval *v;
 	bool strings = false;
 
 	if (bpf_usdt_arg(ctx, 0, &meta) || bpf_usdt_arg(ctx, 1, &types) ||
-	    bpf_usdt_arg(ctx, 2, &key) || bpf_usdt_arg(ctx, 3, &recp)) {
+	    bpf_usdt_arg(ctx, 2, &key) || bpf_usdt_arg(ctx, 3, &span)) {
 		count(REC_C_BAD_ARG);
 		return 0;
 	}
-	v = find_recording(bpf_get_current_pid_tgid() >> 32, key, recp);
+	v = find_recording(bpf_get_current_pid_tgid() >> 32, key, 0, span);
 	if (!v)
 		return 0;
+	/* A thread that was inside spans at attach time gets its stack now. */
+	thread_stack(span);
 	for (int i = 0; i < REC_MAX_FIELDS; i++)
 		if (((types >> (4 * i)) & 0xf) == REC_FT_STR)
 			strings = true;
@@ -409,6 +419,13 @@ int BPF_USDT(on_span_exit, __u64 span, __u64 key, __u64 recp, __u64 prev)
 		return 0;
 	}
 	count(REC_C_EXIT_UNMATCHED);
+	return 0;
+}
+
+/* rec_is_attached() hits this once everything else is attached; nothing to do. */
+SEC("usdt")
+int on_attached(struct pt_regs *ctx)
+{
 	return 0;
 }
 

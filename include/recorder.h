@@ -96,6 +96,7 @@ REC__DECLARE_SEMA(recording_span);
 REC__DECLARE_SEMA(recording_free);
 REC__DECLARE_SEMA(recorder_new);
 REC__DECLARE_SEMA(recorder_free);
+REC__DECLARE_SEMA(attached);
 __attribute__((weak)) __thread struct rec_span *rec__current;
 __attribute__((weak)) uint64_t rec__key_counter;
 
@@ -145,6 +146,7 @@ __attribute__((weak)) uint64_t rec__key_counter;
 #define REC__U(x) ((uint64_t)(uintptr_t)(x))
 #define REC__ARG(n) "8@%[a" #n "]"
 
+#define REC__PROBE0(name) __asm__ __volatile__(REC__SITE(name, "")::)
 #define REC__PROBE1(name, x0)                                                                     \
 	__asm__ __volatile__(REC__SITE(name, REC__ARG(0))::[a0] "nr"(REC__U(x0)))
 #define REC__PROBE2(name, x0, x1)                                                                 \
@@ -309,7 +311,8 @@ static inline void rec_recording_span(struct rec_span *s, struct rec_recording *
 		n++;
 	}
 	rec->subject[n] = '\0';
-	s->meta = REC__META("S", INFO, "recording", "", 3, "recording\0recorder\0subject\0");
+	s->meta = "RCS1\0S\0" REC__XSTR(REC__LEVEL_INFO) "\0recording\0recorder\0recorder.h\0"
+		  "0\0\0" "3\0recording\0recorder\0subject\0";
 	s->parent = NULL;
 	s->prev = NULL;
 	s->entered = 0;
@@ -372,10 +375,16 @@ static inline struct rec_span *rec_current_span(void)
 	return rec__current;
 }
 
-/* True once recorder-attach has armed the event probes of this image. */
+/*
+ * True once recorder-attach has attached every probe of this image: it arms the
+ * "attached" probe last, after all the others.
+ */
 static inline int rec_is_attached(void)
 {
-	return REC__SEMA(event) != 0;
+	if (!REC__ARMED(attached))
+		return 0;
+	REC__PROBE0(attached);
+	return 1;
 }
 
 /* ---- events ---- */
@@ -430,8 +439,8 @@ static inline uint64_t rec__f64(double d)
 			if (rec__s && rec__s->recording_key) {                                    \
 				REC__PROBE12(event,                                               \
 					     REC__META("E", lvl, REC__EVENT_NAME, msg, nf, names),  \
-					     (uint64_t)(types), rec__s->recording_key,            \
-					     rec__s->recording, v0, v1, v2, v3, v4, v5, v6, v7);  \
+					     (uint64_t)(types), rec__s->recording_key, rec__s,    \
+					     v0, v1, v2, v3, v4, v5, v6, v7);                     \
 			}                                                                         \
 		}                                                                                 \
 	} while (0)
@@ -505,8 +514,7 @@ static inline uint64_t rec__f64(double d)
 					     REC__META("E", lvl, REC__EVENT_NAME, "", 1,            \
 						       "message\0"),                              \
 					     (uint64_t)REC__TYPE_STR, rec__s->recording_key,      \
-					     rec__s->recording, REC__U(rec__msg), 0, 0, 0, 0, 0,  \
-					     0, 0);                                               \
+					     rec__s, REC__U(rec__msg), 0, 0, 0, 0, 0, 0, 0);      \
 			}                                                                         \
 		}                                                                                 \
 	} while (0)

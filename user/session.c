@@ -231,7 +231,7 @@ struct probe_prog {
 
 static size_t probe_progs(struct rec_session *s, struct probe_prog *v)
 {
-	/* "event" comes last: once its semaphore is armed, every other probe is too. */
+	/* "attached" comes last: once its semaphore is armed, every other probe is too. */
 	struct probe_prog all[] = {
 		{ "recording_new", s->skel->progs.on_recording_new },
 		{ "recording_span", s->skel->progs.on_recording_span },
@@ -239,6 +239,7 @@ static size_t probe_progs(struct rec_session *s, struct probe_prog *v)
 		{ "span_enter", s->skel->progs.on_span_enter },
 		{ "span_exit", s->skel->progs.on_span_exit },
 		{ "event", s->skel->progs.on_event },
+		{ "attached", s->skel->progs.on_attached },
 	};
 
 	memcpy(v, all, sizeof(all));

@@ -1,0 +1,99 @@
+# SPDX-License-Identifier: MIT
+# Helpers for the end-to-end tests: real instrumented processes, the real
+# recorder-attach and recorder-tail. Sourced by tests/run-all.sh.
+
+B=build
+SCENARIO=$B/tests/targets/scenario
+BG_PIDS=()
+
+fail() {
+	echo "FAILED: $*"
+	return 1
+}
+
+# wait_for FILE REGEX [SECONDS]: until a line of FILE matches.
+wait_for() {
+	local file=$1 re=$2 secs=${3:-10} i
+	for ((i = 0; i < secs * 50; i++)); do
+		grep -qE -- "$re" "$file" 2>/dev/null && return 0
+		sleep 0.02
+	done
+	echo "timed out after ${secs}s waiting for /$re/ in $file:"
+	sed 's/^/    | /' "$file" 2>/dev/null
+	return 1
+}
+
+# start_target CMD...: runs CMD in the background; sets TARGET_PID from its "pid N" line.
+start_target() {
+	"$@" >"$T/target.out" 2>"$T/target.err" &
+	BG_PIDS+=($!)
+	wait_for "$T/target.out" '^pid [0-9]+' || { cat "$T/target.err"; return 1; }
+	TARGET_PID=$(awk '/^pid /{print $2; exit}' "$T/target.out")
+}
+
+# attach PID... [-- EXTRA ARGS]: starts recorder-attach and waits until it has attached.
+attach() {
+	local args=() p n=0
+	for p in "$@"; do
+		args+=(-p "$p")
+		n=$((n + 1))
+	done
+	$B/recorder-attach "${args[@]}" >"$T/attach.out" 2>"$T/attach.err" &
+	ATTACH_PID=$!
+	BG_PIDS+=($ATTACH_PID)
+	local i
+	for ((i = 0; i < 500; i++)); do
+		[ "$(grep -c '^attached to' "$T/attach.out")" -ge "$n" ] && return 0
+		if ! kill -0 "$ATTACH_PID" 2>/dev/null; then
+			echo "recorder-attach exited before attaching:"
+			cat "$T/attach.out" "$T/attach.err"
+			return 1
+		fi
+		sleep 0.02
+	done
+	echo "recorder-attach did not attach within 10 s:"
+	cat "$T/attach.out" "$T/attach.err"
+	return 1
+}
+
+# The recording key the scenario printed for NAME.
+key_of() {
+	awk -v n="$1" '$1 == "recording" && $2 == n {print $3; exit}' "$T/target.out"
+}
+
+rtail() {
+	$B/recorder-tail -p "$TARGET_PID" "$@"
+}
+
+# expect WHAT EXPECTED ACTUAL: compares two texts, shows a diff when they differ.
+expect() {
+	if [ "$2" != "$3" ]; then
+		echo "FAILED: $1"
+		diff -u <(printf '%s\n' "$2") <(printf '%s\n' "$3") | sed '1,2d' | sed 's/^/    /'
+		return 1
+	fi
+}
+
+stop_target() {
+	kill -TERM "$TARGET_PID" 2>/dev/null
+	wait "$TARGET_PID" 2>/dev/null
+	return 0
+}
+
+cleanup() {
+	local p
+	for p in "${BG_PIDS[@]}"; do
+		kill -KILL "$p" 2>/dev/null
+	done
+	wait 2>/dev/null
+	rm -rf "$T"
+}
+
+# e2e_run TEST_FUNCTION: runs one test in this (sub)shell with its own temp dir.
+e2e_run() {
+	T=$(mktemp -d /tmp/recorder-e2e.XXXXXX)
+	BG_PIDS=()
+	trap cleanup EXIT
+	set -o pipefail
+	"$1"
+}
