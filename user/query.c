@@ -10,6 +10,8 @@ int rec_query__match(const struct rec_query *q, const struct rec_rstate *rs)
 {
 	if ((q->flags & REC_Q_HAS_RECORDING) && rs->key != q->recording)
 		return 0;
+	if ((q->flags & REC_Q_HAS_RECORDER) && rs->recorder != q->recorder)
+		return 0;
 	if (q->subject[0] && strcmp(q->subject, rs->subject) != 0)
 		return 0;
 	return 1;
@@ -185,8 +187,10 @@ static void stack_of(FILE *out, struct rec_proc *p, const struct rec_rstate *rs,
 			if (!first)
 				fputc(',', out);
 			frame_json(out, cs, f->meta);
-		} else if (cs) {
+		} else if (cs && cs->line) {
 			fprintf(out, "    %s (%s:%u)\n", cs->name, basename_of(cs->file), cs->line);
+		} else if (cs) {
+			fprintf(out, "    %s\n", cs->name);
 		} else {
 			fprintf(out, "    <callsite 0x%" PRIx64 ">\n", (uint64_t)f->meta);
 		}

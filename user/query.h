@@ -14,6 +14,7 @@ enum rec_query_flags {
 	REC_Q_STACKS = 1 << 2,
 	REC_Q_FOLLOW = 1 << 3,
 	REC_Q_HAS_RECORDING = 1 << 4,
+	REC_Q_HAS_RECORDER = 1 << 5,
 };
 
 struct rec_query {
@@ -21,6 +22,7 @@ struct rec_query {
 	uint32_t pad;
 	int64_t n;		/* events per recording; <= 0 means all that are kept */
 	uint64_t recording;	/* with REC_Q_HAS_RECORDING: only this recording */
+	uint64_t recorder;	/* with REC_Q_HAS_RECORDER: only this recorder's recordings */
 	char subject[REC_SUBJECT_MAX];	/* non-empty: only recordings with this subject */
 };
 

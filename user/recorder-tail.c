@@ -36,13 +36,15 @@ static const char doc[] =
 	"    recorder-tail -p 4242 --stacks          # what each thread is inside\n"
 	"    recorder-tail -p 4242 --subject 'actor[0]' --follow\n";
 
-enum { OPT_RECORDING = 0x100, OPT_SUBJECT, OPT_LIST, OPT_STACKS, OPT_FOLLOW, OPT_JSON,
+enum { OPT_RECORDER = 0x100, OPT_RECORDING, OPT_SUBJECT, OPT_LIST, OPT_STACKS, OPT_FOLLOW, OPT_JSON,
        OPT_SOCKDIR };
 
 static const struct argp_option options[] = {
 	{ "pid", 'p', "PID", 0, "Process to read (traced by recorder-attach)", 0 },
 	{ "lines", 'n', "N", 0, "Show only the last N events of each recording", 0 },
 	{ "recording", OPT_RECORDING, "KEY", 0, "Only the recording with this key (0x...)", 0 },
+	{ "recorder", OPT_RECORDER, "KEY", 0, "Only the recordings of the recorder with this key",
+	  0 },
 	{ "subject", OPT_SUBJECT, "S", 0, "Only recordings whose subject is S", 0 },
 	{ "list", OPT_LIST, NULL, 0,
 	  "List the recordings: key, recorder, subject, cap, events seen, kept, dropped", 0 },
@@ -76,6 +78,13 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 				   "0x8000000000000001", arg);
 		env.q.recording = v;
 		env.q.flags |= REC_Q_HAS_RECORDING;
+		break;
+	case OPT_RECORDER:
+		if (rec_cli__parse_u64(arg, 1, UINT64_MAX, &v))
+			argp_error(state, "invalid --recorder '%s': expected a key such as "
+				   "0x8000000000000001", arg);
+		env.q.recorder = v;
+		env.q.flags |= REC_Q_HAS_RECORDER;
 		break;
 	case OPT_SUBJECT:
 		if (strlen(arg) >= sizeof(env.q.subject))

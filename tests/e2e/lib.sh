@@ -27,8 +27,8 @@ wait_for() {
 start_target() {
 	"$@" >"$T/target.out" 2>"$T/target.err" &
 	BG_PIDS+=($!)
-	wait_for "$T/target.out" '^pid [0-9]+' || { cat "$T/target.err"; return 1; }
-	TARGET_PID=$(awk '/^pid /{print $2; exit}' "$T/target.out")
+	wait_for "$T/target.out" '^([a-z-]+: )?pid [0-9]+' || { cat "$T/target.err"; return 1; }
+	TARGET_PID=$(sed -nE 's/^([a-z-]+: )?pid ([0-9]+).*/\2/p' "$T/target.out" | head -1)
 }
 
 # attach PID... [-- EXTRA ARGS]: starts recorder-attach and waits until it has attached.

@@ -1,0 +1,163 @@
+# SPDX-License-Identifier: MIT
+# End-to-end tests beyond the seed: attach mid-span, threads, shared libraries,
+# retired recordings, every field type, recorders, following, errors.
+
+# Replaces the parts of a glog line that change from run to run.
+normalize_glog() {
+	sed -E 's/^([TDIWE])[0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6} [0-9]+ /\1MMDD hh:mm:ss.us TID /; s/\.c:[0-9]+\]/.c:L]/'
+}
+
+test_attach_mid_span() {
+	start_target $SCENARIO attach_mid_span || return 1
+	wait_for "$T/target.out" '^inside' || return 1
+	attach "$TARGET_PID" || return 1
+	wait_for "$T/target.out" '^ready' || return 1
+	expect "events after the attach go to the recording created before it" \
+'{"subject":"mid","seq":0,"fields":{"message":"after attach","n":1}}
+{"subject":"mid","seq":1,"fields":{"message":"after attach","n":2}}' \
+		"$(rtail --json | jq -c '{subject, seq, fields}')" || return 1
+	expect "the stack entered before the attach is known" \
+		'{"subject":"mid","stack":["before_attach","recording"]}' \
+		"$(rtail --stacks --json | jq -c '{subject, stack: [.stack[].name]}')"
+}
+
+test_threads_have_no_cross_talk() {
+	start_target $SCENARIO threads || return 1
+	attach "$TARGET_PID" || return 1
+	wait_for "$T/target.out" '^ready' || return 1
+	local expected i j
+	expected=$(for i in 0 1 2 3 4 5 6 7; do
+		for j in $(seq 0 49); do echo "thread[$i] $j $i $j"; done
+	done)
+	expect "each thread's 50 events, in order, only in its own recording" "$expected" \
+		"$(rtail --json | jq -r '"\(.subject) \(.seq) \(.fields.thread) \(.fields.n)"' |
+			sort -s -t' ' -k1,1)" || return 1
+	expect "8 recordings of 50 events, none dropped" \
+		"$(for i in 0 1 2 3 4 5 6 7; do echo "thread[$i] 50 50 0"; done)" \
+		"$(rtail --list --json | jq -r '"\(.subject) \(.seen) \(.kept) \(.dropped)"' | sort)"
+}
+
+test_shared_library_probes() {
+	start_target $SCENARIO shared_library || return 1
+	attach "$TARGET_PID" || return 1
+	wait_for "$T/target.out" '^ready' || return 1
+	grep -qE "^attached to $TARGET_PID: [0-9]+ probe sites in 2 objects$" "$T/attach.out" ||
+		fail "expected probes in 2 objects: $(cat "$T/attach.out")" || return 1
+	expect "events from the library and the executable, in order" \
+'shlib.c from shared library {"i":0}
+shlib.c from shared library {"i":1}
+shlib.c from shared library {"i":2}
+scenario.c back in main {}' \
+		"$(rtail --json | jq -r '"\(.file | split("/") | last) \(.fields.message) \(.fields | del(.message) | tojson)"')"
+}
+
+test_retired_recordings_ignore_their_spans() {
+	start_target $SCENARIO retired || return 1
+	attach "$TARGET_PID" || return 1
+	wait_for "$T/target.out" '^ready' || return 1
+	expect "the old recording keeps what came before its free, the new one starts afresh" \
+'{"subject":"old","seq":0,"fields":{"message":"kept"}}
+{"subject":"new","seq":0,"fields":{"message":"fresh"}}' \
+		"$(rtail --json | jq -c '{subject, seq, fields}')" || return 1
+	expect "the list shows the old one retired" \
+'{"subject":"old","seen":1,"state":"retired"}
+{"subject":"new","seen":1,"state":"live"}' \
+		"$(rtail --list --json | jq -c '{subject, seen, state}')" || return 1
+	[ "$(key_of old)" != "$(key_of new)" ] || fail "the new recording reused the old key"
+}
+
+test_all_field_types_render() {
+	start_target $SCENARIO all_fields || return 1
+	attach "$TARGET_PID" || return 1
+	wait_for "$T/target.out" '^ready' || return 1
+	expect "glog lines" \
+'==> pid PID recording KEY <fields> cap 10, seen 5, kept 5, dropped 0 <==
+IMMDD hh:mm:ss.us TID scenario.c:L] <fields> all types, s: text, i: -42, u: 42, f: 1.5, b: true, err: bad thing, quote: a "quoted"\nline, last: 8
+WMMDD hh:mm:ss.us TID scenario.c:L] <fields> warned
+EMMDD hh:mm:ss.us TID scenario.c:L] <fields> failed, code: 7
+DMMDD hh:mm:ss.us TID scenario.c:L] <fields> debugging
+TMMDD hh:mm:ss.us TID scenario.c:L] <fields> tracing' \
+		"$(rtail | normalize_glog | sed -E "s/pid $TARGET_PID recording 0x[0-9a-f]+/pid PID recording KEY/")" || return 1
+	expect "JSON keys, levels and typed fields" \
+'{"keys":["pid","tid","recording","recorder","subject","seq","time","level","target","name","file","line","fields"],"level":"INFO","fields":{"message":"all types","s":"text","i":-42,"u":42,"f":1.5,"b":true,"err":"bad thing","quote":"a \"quoted\"\nline","last":8}}
+{"keys":["pid","tid","recording","recorder","subject","seq","time","level","target","name","file","line","fields"],"level":"WARN","fields":{"message":"warned"}}
+{"keys":["pid","tid","recording","recorder","subject","seq","time","level","target","name","file","line","fields"],"level":"ERROR","fields":{"message":"failed","code":7}}
+{"keys":["pid","tid","recording","recorder","subject","seq","time","level","target","name","file","line","fields"],"level":"DEBUG","fields":{"message":"debugging"}}
+{"keys":["pid","tid","recording","recorder","subject","seq","time","level","target","name","file","line","fields"],"level":"TRACE","fields":{"message":"tracing"}}' \
+		"$(rtail --json | jq -c '{keys: keys_unsorted, level, fields}')" || return 1
+	rtail --json | jq -e -r '.time' | grep -qvE '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z$' &&
+		fail "a time is not RFC 3339 with microseconds: $(rtail --json | jq -r .time)"
+	rtail -n 2 --json | jq -r .fields.message | tr '\n' ' ' | grep -qx 'debugging tracing ' ||
+		fail "-n 2 did not give the last two events"
+}
+
+test_recordings_belong_to_one_recorder() {
+	start_target $SCENARIO recorders || return 1
+	attach "$TARGET_PID" || return 1
+	wait_for "$T/target.out" '^ready' || return 1
+	local r1 r2
+	r1=$(awk '$1 == "recorder" && $2 == "r1" {print $3}' "$T/target.out")
+	r2=$(awk '$1 == "recorder" && $2 == "r2" {print $3}' "$T/target.out")
+	[ -n "$r1" ] && [ -n "$r2" ] && [ "$r1" != "$r2" ] || fail "recorder keys r1=$r1 r2=$r2"
+	expect "each recording is labelled with its recorder's key" \
+"r1 $r1
+r2 $r2" "$(rtail --list --json | jq -r '"\(.subject) \(.recorder)"')" || return 1
+	expect "asking for r1's recordings shows none of r2's" '["from r1"]' \
+		"$(rtail --json --recorder "$r1" | jq -sc 'map(.fields.message)')" || return 1
+	expect "and the other way round" '["from r2"]' \
+		"$(rtail --json --recorder "$r2" | jq -sc 'map(.fields.message)')"
+}
+
+test_follow_streams_new_events() {
+	start_target $B/workload --wait-attach --events 40 --rate 40 --cap 100 --fields 1 || return 1
+	attach "$TARGET_PID" || return 1
+	$B/recorder-tail -p "$TARGET_PID" --follow --json >"$T/follow.out" 2>"$T/follow.err" &
+	local tail_pid=$!
+	BG_PIDS+=($tail_pid)
+	# The workload exits after its last event; recorder-attach then ends the follow.
+	wait_for "$T/attach.out" 'pid [0-9]+ exited' 20 || return 1
+	wait "$tail_pid"
+	expect "every event once, in order, while it happened" "$(seq 0 39)" \
+		"$(jq -r .seq "$T/follow.out")"
+}
+
+test_errors_name_what_failed() {
+	local out dead
+	sleep 30 &
+	local plain=$!
+	BG_PIDS+=($plain)
+	out=$($B/recorder-attach -p "$plain" 2>&1)
+	expect "no probes" "recorder-attach: pid $plain has no recorder probes in its executable or loaded libraries" "$out" || return 1
+	out=$($B/recorder-tail -p "$plain" 2>&1)
+	expect "nobody attached" "recorder-tail: no recorder-attach is running for pid $plain (no socket at /run/recorder/$plain.sock); start one with: recorder-attach -p $plain" "$out" || return 1
+	true &
+	dead=$!
+	wait "$dead"
+	out=$($B/recorder-attach -p "$dead" 2>&1)
+	expect "no such process" "recorder-attach: failed to attach to pid $dead: No such process" "$out" || return 1
+	out=$($B/recorder-tail -p "$dead" 2>&1)
+	expect "tail of no such process" "recorder-tail: no such process: pid $dead (and no recorder-attach serving it at /run/recorder/$dead.sock)" "$out" || return 1
+	out=$(setpriv --reuid=65534 --regid=65534 --clear-groups $B/recorder-attach -p "$plain" 2>&1)
+	expect "not root" "recorder-attach: must run as root (loading BPF programs and attaching uprobes needs CAP_BPF and CAP_PERFMON)" "$out" || return 1
+	mkdir -p /run/recorder
+	out=$(setpriv --reuid=65534 --regid=65534 --clear-groups $B/recorder-tail -p "$plain" 2>&1)
+	expect "tail not root" "recorder-tail: must run as root: the control socket /run/recorder/$plain.sock is root-only" "$out" || return 1
+	out=$($B/recorder-tail -p abc 2>&1)
+	echo "$out" | grep -q "invalid pid 'abc': expected a positive integer" ||
+		fail "bad pid message: $out" || return 1
+	out=$($B/recorder-attach 2>&1)
+	echo "$out" | grep -q "no process given: use -p PID" || fail "missing -p message: $out"
+}
+
+test_workload_report_matches_tail() {
+	start_target $B/workload --wait-attach --threads 2 --recordings 3 --events 25 --cap 10 \
+		--depth 2 --fields 8 --hold 30 --report "$T/report.json" || return 1
+	attach "$TARGET_PID" || return 1
+	wait_for "$T/report.json" 'last_seq' 20 || return 1
+	expect "the last seq of every recording is the one the workload reported" \
+		"$(jq -r '.recordings[] | "\(.key) \(.subject) \(.last_seq)"' "$T/report.json" | sort)" \
+		"$(rtail --json -n 1 | jq -r '"\(.recording) \(.subject) \(.seq)"' | sort)" || return 1
+	expect "6 stacks, each depth2 > depth1 > recording" \
+		"$(for i in 1 2 3 4 5 6; do echo '["depth2","depth1","recording"]'; done)" \
+		"$(rtail --stacks --json | jq -c '[.stack[].name]')"
+}

@@ -1,0 +1,61 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# make demo: start the shipped workload, attach the recorder, and show what it
+# holds: the recordings, their tails, the span stacks, a JSON line. Ends by itself.
+set -u
+cd "$(dirname "$0")/.."
+B=build
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "demo: recorder-attach loads BPF programs and must run as root (try: sudo make demo)" >&2
+	exit 1
+fi
+
+tmp=$(mktemp -d)
+cleanup() {
+	kill "${workload:-}" "${attach:-}" 2>/dev/null
+	wait 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+run() {
+	echo
+	echo "\$ $*"
+	"$@"
+}
+
+echo "\$ $B/workload --threads 2 --recordings 2 --events 25 --cap 10 --depth 2 --fields 3 --rate 200 --wait-attach --hold 30 --report $tmp/report.json &"
+$B/workload --threads 2 --recordings 2 --events 25 --cap 10 --depth 2 --fields 3 --rate 200 \
+	--wait-attach --hold 30 --report "$tmp/report.json" >"$tmp/workload.out" &
+workload=$!
+for _ in $(seq 100); do grep -q 'pid' "$tmp/workload.out" && break; sleep 0.05; done
+cat "$tmp/workload.out"
+
+echo "\$ $B/recorder-attach -p $workload &"
+$B/recorder-attach -p "$workload" >"$tmp/attach.out" 2>&1 &
+attach=$!
+for _ in $(seq 200); do
+	grep -q '^attached' "$tmp/attach.out" && break
+	if ! kill -0 "$attach" 2>/dev/null; then
+		cat "$tmp/attach.out"
+		exit 1
+	fi
+	sleep 0.05
+done
+cat "$tmp/attach.out"
+
+# The workload writes its report after its last event, then holds inside its spans.
+for _ in $(seq 200); do [ -s "$tmp/report.json" ] && break; sleep 0.05; done
+
+run $B/recorder-tail -p "$workload" --list
+run $B/recorder-tail -p "$workload" -n 3
+run $B/recorder-tail -p "$workload" --stacks --subject 'actor[0]'
+run $B/recorder-tail -p "$workload" -n 1 --json --subject 'actor[3]'
+
+echo
+echo "\$ kill $workload    # recorder-attach notices the exit"
+kill -TERM "$workload"
+wait "$workload" 2>/dev/null
+for _ in $(seq 100); do grep -q exited "$tmp/attach.out" && break; sleep 0.05; done
+grep exited "$tmp/attach.out"
