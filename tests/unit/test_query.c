@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Stack reconstruction, tails with gaps, lists and record validation, on a
+ * process model built by hand. Callsites are real blobs from recorder.h, read
+ * back from this very process the way the loader reads a target.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define REC_TARGET "srv"
+#include "recorder.h"
+
+#include "model.h"
+#include "query.h"
+
+#define KEY_A 0x8000000000000002ULL
+#define KEY_B 0x8000000000000003ULL
+
+static const char *rec_meta = "RCS1\0S\0" "2\0recording\0recorder\0recorder.h\0" "0\0\0"
+			      "3\0recording\0recorder\0subject\0";
+static const char *child_meta = REC__SPAN_META(INFO, "child_span"); static const int child_line = __LINE__;
+static const char *inner_meta = REC__SPAN_META(DEBUG, "inner"); static const int inner_line = __LINE__;
+static const char *event_meta = REC__META("E", INFO, "event x.c:1", "hello", 1, "n\0");
+
+static void add_recording(struct rec_proc *p, uint64_t key, const char *subject, uint64_t cap)
+{
+	struct rec_recording_rec r = { .key = key, .recorder = 0x80000001, .cap = cap,
+				       .state = REC_RS_LIVE, .has_subject = 1 };
+
+	strcpy(r.subject, subject);
+	assert_int_equal(rec_proc__ingest_recording(p, &r), 0);
+}
+
+static int ingest(struct rec_proc *p, uint64_t key, uint64_t seq, uint64_t n)
+{
+	struct rec_event_rec e = {
+		.hdr = { .type = REC_RT_EVENT, .size = sizeof(e), .tgid = p->pid, .tid = 7 },
+		.recording = key, .seq = seq, .meta = (uintptr_t)event_meta,
+		.types = REC_FT_U64, .values = { n },
+	};
+	struct rec_decoded d;
+	struct rec_rstate *rs;
+
+	return rec_proc__ingest_event(p, &e, sizeof(e), &d, &rs);
+}
+
+static void frame(struct rec_thread_stack *t, const char *meta, uint64_t key)
+{
+	t->frames[t->depth++] = (struct rec_frame){
+		.span = 0x1000 + t->depth, .meta = (uintptr_t)meta, .recording = key,
+	};
+}
+
+static char *answer(struct rec_proc *p, uint32_t flags, const char *subject)
+{
+	struct rec_query q = { .flags = flags };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (subject)
+		strcpy(q.subject, subject);
+	assert_int_equal(rec_query__answer(f, p, &q), 0);
+	fclose(f);
+	return buf;
+}
+
+static int setup(void **state)
+{
+	struct rec_proc *p = malloc(sizeof(*p));
+
+	assert_int_equal(rec_proc__init(p, getpid()), 0);
+	add_recording(p, KEY_A, "a", 10);
+	add_recording(p, KEY_B, "b", 10);
+	*state = p;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	rec_proc__fini(*state);
+	free(*state);
+	return 0;
+}
+
+/* A ⊃ B on one thread: each recording sees only its own spans, leaf first (rules 5, 6). */
+static void test_nested_recordings_split_stacks(void **state)
+{
+	struct rec_proc *p = *state;
+	struct rec_thread_stack *v = calloc(1, sizeof(*v));
+	char *out;
+
+	v->tid = 42;
+	frame(v, rec_meta, KEY_A);
+	frame(v, child_meta, KEY_A);
+	frame(v, rec_meta, KEY_B);
+	frame(v, inner_meta, KEY_B);
+	rec_proc__set_stacks(p, v, 1);
+	out = answer(p, REC_Q_STACKS | REC_Q_JSON, "a");
+	{
+		char expect[512];
+
+		snprintf(expect, sizeof(expect),
+			 "{\"pid\":%d,\"tid\":42,\"recording\":\"0x8000000000000002\",\"subject\":\"a\","
+			 "\"stack\":[{\"name\":\"child_span\",\"target\":\"srv\",\"file\":\"%s\",\"line\":%d},"
+			 "{\"name\":\"recording\",\"target\":\"recorder\",\"file\":\"recorder.h\",\"line\":0}]}\n",
+			 (int)getpid(), __FILE__, child_line);
+		assert_string_equal(out, expect);
+	}
+	free(out);
+	out = answer(p, REC_Q_STACKS, "b");
+	{
+		char expect[512];
+
+		snprintf(expect, sizeof(expect),
+			 "pid %d tid 42 recording 0x8000000000000003 <b>:\n"
+			 "    inner (test_query.c:%d)\n"
+			 "    recording\n", (int)getpid(), inner_line);
+		assert_string_equal(out, expect);
+	}
+	free(out);
+}
+
+/* Two threads in one recording give two stacks; a thread outside it gives none. */
+static void test_one_stack_per_thread(void **state)
+{
+	struct rec_proc *p = *state;
+	struct rec_thread_stack *v = calloc(3, sizeof(*v));
+	char *out, *line;
+	int n = 0;
+
+	v[0].tid = 1;
+	frame(&v[0], rec_meta, KEY_A);
+	v[1].tid = 2;
+	frame(&v[1], rec_meta, KEY_A);
+	frame(&v[1], child_meta, KEY_A);
+	v[2].tid = 3;
+	frame(&v[2], rec_meta, KEY_B);
+	rec_proc__set_stacks(p, v, 3);
+	out = answer(p, REC_Q_STACKS | REC_Q_JSON, "a");
+	for (line = out; (line = strchr(line, '\n')); line++)
+		n++;
+	assert_int_equal(n, 2);
+	assert_non_null(strstr(out, "\"tid\":1,"));
+	assert_non_null(strstr(out, "\"tid\":2,"));
+	assert_null(strstr(out, "\"tid\":3,"));
+	free(out);
+}
+
+/* Dropped seqs show as gaps, including after the last event kept. */
+static void test_tail_shows_gaps(void **state)
+{
+	struct rec_proc *p = *state;
+	struct rec_rstate *rs = rec_proc__find(p, KEY_A);
+	char *out;
+
+	assert_int_equal(ingest(p, KEY_A, 0, 0), 0);
+	assert_int_equal(ingest(p, KEY_A, 1, 1), 0);
+	assert_int_equal(ingest(p, KEY_A, 4, 4), 0);
+	rs->produced = 7;
+	rs->dropped = 4;
+	out = answer(p, 0, "a");
+	assert_non_null(strstr(out, "] <a> hello, n: 1\n-- 2 events lost (seq 2..3) --\n"));
+	assert_non_null(strstr(out, "] <a> hello, n: 4\n-- 2 events lost (seq 5..6) --\n"));
+	assert_non_null(strstr(out, "cap 10, seen 7, kept 3, dropped 4 <==\n"));
+	free(out);
+	out = answer(p, REC_Q_LIST | REC_Q_JSON, "a");
+	assert_string_equal(strstr(out, "\"subject\""),
+			    "\"subject\":\"a\",\"cap\":10,\"seen\":7,\"kept\":3,\"dropped\":4,"
+			    "\"state\":\"live\"}\n");
+	free(out);
+}
+
+/* Events are refused, and counted, when malformed or of an unknown recording. */
+static void test_ingest_validates(void **state)
+{
+	struct rec_proc *p = *state;
+	struct rec_event_rec e = { .hdr = { .type = REC_RT_EVENT, .size = sizeof(e) },
+				   .recording = KEY_A, .types = 0x9 };
+	struct rec_decoded d;
+	struct rec_rstate *rs;
+
+	assert_int_equal(rec_proc__ingest_event(p, &e, sizeof(e), &d, &rs), -EINVAL);
+	assert_int_equal(rec_proc__ingest_event(p, &e, 10, &d, &rs), -EINVAL);
+	assert_int_equal(p->malformed, 2);
+	assert_int_equal(ingest(p, 0x1234, 0, 0), -ENOENT);
+	assert_int_equal(p->orphans, 1);
+	assert_int_equal(ingest(p, KEY_B, 20, 0), 0);
+	assert_int_equal(ingest(p, KEY_B, 5, 0), -ESTALE);
+	assert_int_equal(rec_proc__find(p, KEY_B)->stale, 1);
+}
+
+/* A retired recording stays listed as retired; caps are clamped. */
+static void test_retire_and_clamp(void **state)
+{
+	struct rec_proc *p = *state;
+	struct rec_recording_rec r = { .key = KEY_A, .recorder = 1, .cap = 10, .seq = 12,
+				       .dropped = 1, .state = REC_RS_RETIRED };
+
+	assert_int_equal(rec_proc__ingest_recording(p, &r), 0);
+	assert_true(rec_proc__find(p, KEY_A)->retired);
+	assert_int_equal(rec_proc__find(p, KEY_A)->produced, 12);
+	assert_int_equal(rec_proc__get(p, 77, 1, UINT64_MAX)->cap, REC_CAP_MAX);
+	assert_int_equal(rec_proc__get(p, 78, 1, 0)->cap, 2);
+	r.state = 9;
+	assert_int_equal(rec_proc__ingest_recording(p, &r), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_nested_recordings_split_stacks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_one_stack_per_thread, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tail_shows_gaps, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ingest_validates, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_retire_and_clamp, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
