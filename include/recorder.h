@@ -82,12 +82,14 @@ struct rec_span {
 };
 
 /*
- * One definition per linked image (weak): the semaphores the kernel bumps while a
- * probe is attached, the thread's current span and the key counter.
+ * The semaphores the kernel bumps while a probe is attached: one per linked image
+ * (weak, hidden), since each image's notes name its own. The thread's current span
+ * and the key counter are shared by the whole process (weak, default visibility).
  */
 #define REC__SEMA(name) recorder_##name##_semaphore
 #define REC__DECLARE_SEMA(name)                                                                   \
-	__attribute__((weak, section(".probes"))) volatile unsigned short REC__SEMA(name)
+	__attribute__((weak, visibility("hidden"), section(".probes"))) volatile unsigned short   \
+	REC__SEMA(name)
 REC__DECLARE_SEMA(event);
 REC__DECLARE_SEMA(span_enter);
 REC__DECLARE_SEMA(span_exit);

@@ -2,6 +2,7 @@
 /* recorder-attach: attach the flight recorder to running processes. */
 #include <argp.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +106,8 @@ int main(int argc, char **argv)
 	struct rec_session *s = NULL;
 	int err;
 
+	/* Detach helpers (see destroy_links) are never waited for. */
+	signal(SIGCHLD, SIG_IGN);
 	err = argp_parse(&argp, argc, argv, 0, NULL, NULL);
 	if (err)
 		return 2;

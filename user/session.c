@@ -529,6 +529,27 @@ done:
 	free(c);
 }
 
+/*
+ * Each uprobe detach waits for a grace period (about 100 ms here), one site after
+ * the other, so a few hundred sites take seconds. A forked child keeps the last
+ * references and pays for that; our own closes then return at once.
+ */
+static void destroy_links(struct bpf_link **links, size_t n)
+{
+	pid_t pid;
+
+	if (!n)
+		return;
+	pid = fork();
+	if (pid == 0) {
+		for (size_t i = 0; i < n; i++)
+			bpf_link__destroy(links[i]);
+		_exit(0);
+	}
+	for (size_t i = 0; i < n; i++)
+		bpf_link__destroy(links[i]);
+}
+
 static void target_done(struct rec_session *s, struct target *t)
 {
 	struct client *c, *next;
@@ -546,9 +567,6 @@ static void target_done(struct rec_session *s, struct target *t)
 	close(t->listen_fd);
 	t->listen_fd = -1;
 	unlink(t->sock_path);
-	for (size_t i = 0; i < t->nlinks; i++)
-		bpf_link__destroy(t->links[i]);
-	t->nlinks = 0;
 	t->done = 1;
 }
 
@@ -583,6 +601,10 @@ int rec_session__run(struct rec_session *s, void (*on_exit)(pid_t pid, void *ctx
 				target_done(s, w->ptr);
 				if (on_exit)
 					on_exit(((struct target *)w->ptr)->proc.pid, ctx);
+				/* Only after reporting: detaching takes a while. */
+				destroy_links(((struct target *)w->ptr)->links,
+					      ((struct target *)w->ptr)->nlinks);
+				((struct target *)w->ptr)->nlinks = 0;
 				break;
 			case W_LISTEN:
 				serve(s, w->ptr);
@@ -608,6 +630,7 @@ void rec_session__free(struct rec_session *s)
 
 		if (!t->done)
 			target_done(s, t);
+		destroy_links(t->links, t->nlinks);
 		if (t->pidfd >= 0)
 			close(t->pidfd);
 		free(t->links);

@@ -81,7 +81,20 @@ stop_target() {
 }
 
 cleanup() {
-	local p
+	local p i
+	# TERM first: recorder-attach then detaches in the background instead of
+	# making its own exit wait for every uprobe to go.
+	for p in "${BG_PIDS[@]}"; do
+		kill -TERM "$p" 2>/dev/null
+	done
+	for ((i = 0; i < 100; i++)); do
+		local alive=0
+		for p in "${BG_PIDS[@]}"; do
+			kill -0 "$p" 2>/dev/null && alive=1
+		done
+		[ $alive -eq 0 ] && break
+		sleep 0.02
+	done
 	for p in "${BG_PIDS[@]}"; do
 		kill -KILL "$p" 2>/dev/null
 	done

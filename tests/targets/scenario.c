@@ -1,0 +1,451 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * scenario.c: the instrumented target of the end-to-end tests. Each scenario
+ * twins a test of the reference recorder (shared/seed/recorder.rs) or checks
+ * something the seed did not need. The tests drive it from the shell:
+ *
+ *	scenario NAME
+ *	  -> "pid N"
+ *	  waits until recorder-attach arms the probes (attach_mid_span: later)
+ *	  runs the scenario
+ *	  -> "recording SUBJECT 0xKEY" per recording ("recorder ..." for recorders)
+ *	  -> "ready"
+ *	  waits for SIGTERM or SIGINT, then leaves its spans, frees everything, exits 0
+ *
+ * Exit status: 0 done, 2 usage, 3 nothing attached within 20 s, 1 other errors.
+ */
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <recorder.h>
+
+#include "lib/shlib.h"
+
+#define ATTACH_TIMEOUT_MS 20000
+#define MAX_RECORDINGS 8
+#define MAX_OPEN_SPANS 4
+#define NTHREADS 8
+#define THREAD_EVENTS 50
+
+struct named_key {
+	const char *name;
+	uint64_t key;
+};
+
+/*
+ * What a scenario leaves behind for the common epilogue: the lines to print,
+ * the spans still entered on the main thread (outermost first) and what to free.
+ */
+struct scenario {
+	struct named_key recorder_lines[2];
+	int nrecorder_lines;
+	struct named_key recording_lines[MAX_RECORDINGS];
+	int nrecording_lines;
+	struct rec_span *open[MAX_OPEN_SPANS];
+	int nopen;
+	struct rec_recording *recordings[MAX_RECORDINGS];
+	int nrecordings;
+	struct rec_recorder *recorders[2];
+	int nrecorders;
+};
+
+/* Spans that stay entered until SIGTERM must outlive the scenario function. */
+static struct rec_span held_spans[MAX_OPEN_SPANS];
+
+static void die_oom(void)
+{
+	perror("scenario: out of memory");
+	exit(1);
+}
+
+static struct rec_recorder *new_recorder(struct scenario *sc)
+{
+	struct rec_recorder *r = rec_recorder_new();
+
+	if (!r)
+		die_oom();
+	sc->recorders[sc->nrecorders++] = r;
+	return r;
+}
+
+/* A recording that the epilogue frees and announces as "recording NAME 0xKEY". */
+static struct rec_recording *new_recording(struct scenario *sc, struct rec_recorder *r,
+					   size_t cap, const char *name)
+{
+	struct rec_recording *rec = rec_recording_new(r, cap);
+
+	if (!rec)
+		die_oom();
+	sc->recordings[sc->nrecordings++] = rec;
+	sc->recording_lines[sc->nrecording_lines++] = (struct named_key){
+		.name = name,
+		.key = rec_recording_key(rec),
+	};
+	return rec;
+}
+
+/* Frees a recording now; its line is still printed (the key was taken at creation). */
+static void free_recording_early(struct scenario *sc, struct rec_recording *rec)
+{
+	for (int i = 0; i < sc->nrecordings; i++) {
+		if (sc->recordings[i] == rec)
+			sc->recordings[i] = NULL;
+	}
+	rec_recording_free(rec);
+}
+
+/* Enters s and leaves it entered until the epilogue. */
+static void hold_span(struct scenario *sc, struct rec_span *s)
+{
+	rec_span_enter(s);
+	sc->open[sc->nopen++] = s;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void wait_for_attach(void)
+{
+	const struct timespec tick = { .tv_nsec = 1000000 };
+	uint64_t deadline = now_ms() + ATTACH_TIMEOUT_MS;
+
+	while (!rec_is_attached()) {
+		if (now_ms() >= deadline) {
+			fprintf(stderr, "scenario: no recorder attached after %d s\n",
+				ATTACH_TIMEOUT_MS / 1000);
+			exit(3);
+		}
+		nanosleep(&tick, NULL);
+	}
+}
+
+static void sc_events_are_recorded(struct scenario *sc)
+{
+	struct rec_recording *rec = new_recording(sc, new_recorder(sc), 10, "test");
+	struct rec_span span;
+
+	rec_recording_span(&span, rec, "test");
+	rec_span_enter(&span);
+	REC_INFO("This event should be recorded");
+	REC_INFO("another event");
+	rec_span_exit(&span);
+}
+
+static void sc_last_n_entries(struct scenario *sc)
+{
+	struct rec_recording *rec = new_recording(sc, new_recorder(sc), 5, "test");
+	struct rec_span span;
+
+	rec_recording_span(&span, rec, "test");
+	rec_span_enter(&span);
+	for (int i = 0; i < 10; i++)
+		REC_INFOF("event %d", i);
+	rec_span_exit(&span);
+}
+
+static void sc_events_outside_span_are_not_recorded(struct scenario *sc)
+{
+	struct rec_recording *rec = new_recording(sc, new_recorder(sc), 10, "test");
+	struct rec_span span;
+
+	/* Initialised but never entered: the event below belongs to no recording. */
+	rec_recording_span(&span, rec, "test");
+	REC_INFO("This event should NOT be recorded");
+}
+
+static void sc_child_span_inherits_recorder(struct scenario *sc)
+{
+	struct rec_recording *rec = new_recording(sc, new_recorder(sc), 10, "test");
+	struct rec_span outer;
+
+	rec_recording_span(&outer, rec, "test");
+	rec_span_enter(&outer);
+	{
+		REC_SPAN_SCOPED(inner, INFO, "child_span");
+		REC_INFO("Event from inner span");
+	}
+	rec_span_exit(&outer);
+}
+
+static void sc_recording_spans_are_isolated(struct scenario *sc)
+{
+	struct rec_recorder *r = new_recorder(sc);
+	struct rec_recording *rec_a = new_recording(sc, r, 10, "test_a");
+	struct rec_recording *rec_b = new_recording(sc, r, 10, "test_b");
+	struct rec_span span_a, span_b;
+
+	rec_recording_span(&span_a, rec_a, "test_a");
+	rec_span_enter(&span_a);
+	REC_INFO("event_from_a");
+	{
+		rec_recording_span(&span_b, rec_b, "test_b");
+		rec_span_enter(&span_b);
+		REC_INFO("event_from_b");
+		rec_span_exit(&span_b);
+	}
+	rec_span_exit(&span_a);
+}
+
+static void sc_active_spans(struct scenario *sc)
+{
+	struct rec_recording *rec = new_recording(sc, new_recorder(sc), 10, "test");
+	struct rec_span *outer = &held_spans[0], *child = &held_spans[1];
+
+	rec_recording_span(outer, rec, "test");
+	hold_span(sc, outer);
+	REC_SPAN_INIT(child, INFO, "child_span");
+	hold_span(sc, child);
+	REC_INFO("inside child");
+	/* Both spans stay entered while the test asks for the stacks. */
+}
+
+static void sc_attach_mid_span(struct scenario *sc)
+{
+	struct rec_recording *rec = new_recording(sc, new_recorder(sc), 10, "mid");
+	struct rec_span *outer = &held_spans[0], *child = &held_spans[1];
+
+	rec_recording_span(outer, rec, "mid");
+	hold_span(sc, outer);
+	REC_SPAN_INIT(child, INFO, "before_attach");
+	hold_span(sc, child);
+	REC_INFO("before attach, not recorded");
+	/* The test attaches only now: the recorder must learn both spans mid-flight. */
+	printf("inside\n");
+	fflush(stdout);
+	wait_for_attach();
+	REC_INFO("after attach", REC_U64(n, 1));
+	REC_INFO("after attach", REC_U64(n, 2));
+}
+
+struct thread_arg {
+	int index;
+	struct rec_recorder *recorder;
+	pthread_barrier_t *barrier;
+	struct rec_recording *recording;
+	char subject[32];
+};
+
+static void *thread_main(void *p)
+{
+	struct thread_arg *arg = p;
+	struct rec_span span;
+
+	arg->recording = rec_recording_new(arg->recorder, 100);
+	if (!arg->recording)
+		die_oom();
+	rec_recording_span(&span, arg->recording, arg->subject);
+	rec_span_enter(&span);
+	/* Every thread is inside its span before any emits, so the events interleave. */
+	pthread_barrier_wait(arg->barrier);
+	for (uint64_t j = 0; j < THREAD_EVENTS; j++)
+		REC_INFO("thread event", REC_U64(thread, arg->index), REC_U64(n, j));
+	rec_span_exit(&span);
+	return NULL;
+}
+
+static void sc_threads(struct scenario *sc)
+{
+	static struct thread_arg args[NTHREADS];
+	struct rec_recorder *r = new_recorder(sc);
+	pthread_t threads[NTHREADS];
+	pthread_barrier_t barrier;
+	int err;
+
+	pthread_barrier_init(&barrier, NULL, NTHREADS);
+	for (int i = 0; i < NTHREADS; i++) {
+		args[i].index = i;
+		args[i].recorder = r;
+		args[i].barrier = &barrier;
+		snprintf(args[i].subject, sizeof(args[i].subject), "thread[%d]", i);
+		err = pthread_create(&threads[i], NULL, thread_main, &args[i]);
+		if (err) {
+			fprintf(stderr, "scenario: pthread_create: %s\n", strerror(err));
+			exit(1);
+		}
+	}
+	for (int i = 0; i < NTHREADS; i++)
+		pthread_join(threads[i], NULL);
+	pthread_barrier_destroy(&barrier);
+	for (int i = 0; i < NTHREADS; i++) {
+		sc->recordings[sc->nrecordings++] = args[i].recording;
+		sc->recording_lines[sc->nrecording_lines++] = (struct named_key){
+			.name = args[i].subject,
+			.key = rec_recording_key(args[i].recording),
+		};
+	}
+}
+
+static void sc_shared_library(struct scenario *sc)
+{
+	struct rec_recording *rec = new_recording(sc, new_recorder(sc), 10, "shlib");
+	struct rec_span span;
+
+	rec_recording_span(&span, rec, "shlib");
+	rec_span_enter(&span);
+	shlib_emit(3);
+	REC_INFO("back in main");
+	rec_span_exit(&span);
+}
+
+static void sc_retired(struct scenario *sc)
+{
+	struct rec_recorder *r = new_recorder(sc);
+	struct rec_recording *old = new_recording(sc, r, 10, "old");
+	struct rec_recording *fresh;
+	struct rec_span s1, s2;
+
+	rec_recording_span(&s1, old, "old");
+	rec_span_enter(&s1);
+	REC_INFO("kept");
+	/* The span outlives its recording: from here on its events must be ignored. */
+	free_recording_early(sc, old);
+	REC_INFO("after free, ignored");
+	{
+		REC_SPAN_SCOPED(orphan, INFO, "orphan");
+		REC_INFO("orphan, ignored");
+	}
+	rec_span_exit(&s1);
+
+	fresh = new_recording(sc, r, 10, "new");
+	rec_recording_span(&s2, fresh, "new");
+	rec_span_enter(&s2);
+	REC_INFO("fresh");
+	rec_span_exit(&s2);
+}
+
+static void sc_all_fields(struct scenario *sc)
+{
+	struct rec_recording *rec = new_recording(sc, new_recorder(sc), 10, "fields");
+	struct rec_span span;
+
+	rec_recording_span(&span, rec, "fields");
+	rec_span_enter(&span);
+	REC_INFO("all types", REC_STR(s, "text"), REC_I64(i, -42), REC_U64(u, 42), REC_F64(f, 1.5),
+		 REC_BOOL(b, 1), REC_ERR(err, "bad thing"), REC_STR(quote, "a \"quoted\"\nline"),
+		 REC_U64(last, 8));
+	REC_WARN("warned");
+	REC_ERROR("failed", REC_I64(code, 7));
+	REC_DEBUG("debugging");
+	REC_TRACE("tracing");
+	rec_span_exit(&span);
+}
+
+static void sc_recorders(struct scenario *sc)
+{
+	struct rec_recorder *r1 = new_recorder(sc), *r2 = new_recorder(sc);
+	struct rec_recording *rec1 = new_recording(sc, r1, 10, "r1");
+	struct rec_recording *rec2 = new_recording(sc, r2, 10, "r2");
+	struct rec_span s1, s2;
+
+	sc->recorder_lines[sc->nrecorder_lines++] =
+		(struct named_key){ .name = "r1", .key = rec_recorder_key(r1) };
+	sc->recorder_lines[sc->nrecorder_lines++] =
+		(struct named_key){ .name = "r2", .key = rec_recorder_key(r2) };
+
+	rec_recording_span(&s1, rec1, "r1");
+	rec_span_enter(&s1);
+	REC_INFO("from r1");
+	rec_span_exit(&s1);
+
+	rec_recording_span(&s2, rec2, "r2");
+	rec_span_enter(&s2);
+	REC_INFO("from r2");
+	rec_span_exit(&s2);
+}
+
+static const struct {
+	const char *name;
+	void (*run)(struct scenario *sc);
+	bool attaches_itself;	/* waits for the attach at its own moment */
+} scenarios[] = {
+	{ "events_are_recorded", sc_events_are_recorded, false },
+	{ "last_n_entries", sc_last_n_entries, false },
+	{ "events_outside_span_are_not_recorded", sc_events_outside_span_are_not_recorded, false },
+	{ "child_span_inherits_recorder", sc_child_span_inherits_recorder, false },
+	{ "recording_spans_are_isolated_across_nested_recordings", sc_recording_spans_are_isolated,
+	  false },
+	{ "active_spans", sc_active_spans, false },
+	{ "attach_mid_span", sc_attach_mid_span, true },
+	{ "threads", sc_threads, false },
+	{ "shared_library", sc_shared_library, false },
+	{ "retired", sc_retired, false },
+	{ "all_fields", sc_all_fields, false },
+	{ "recorders", sc_recorders, false },
+};
+
+#define NSCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: scenario NAME\nscenarios:\n");
+	for (size_t i = 0; i < NSCENARIOS; i++)
+		fprintf(stderr, "  %s\n", scenarios[i].name);
+}
+
+int main(int argc, char **argv)
+{
+	struct scenario sc = { 0 };
+	sigset_t stop;
+	size_t which;
+	int sig;
+
+	if (argc != 2) {
+		usage();
+		return 2;
+	}
+	for (which = 0; which < NSCENARIOS; which++) {
+		if (!strcmp(argv[1], scenarios[which].name))
+			break;
+	}
+	if (which == NSCENARIOS) {
+		fprintf(stderr, "scenario: unknown scenario '%s'\n", argv[1]);
+		usage();
+		return 2;
+	}
+
+	/* Blocked before any thread exists, so every thread inherits the mask and
+	 * the signal stays pending for sigwait() instead of killing the process. */
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &stop, NULL);
+
+	printf("pid %d\n", (int)getpid());
+	fflush(stdout);
+	if (!scenarios[which].attaches_itself)
+		wait_for_attach();
+
+	scenarios[which].run(&sc);
+
+	for (int i = 0; i < sc.nrecorder_lines; i++)
+		printf("recorder %s 0x%" PRIx64 "\n", sc.recorder_lines[i].name,
+		       sc.recorder_lines[i].key);
+	for (int i = 0; i < sc.nrecording_lines; i++)
+		printf("recording %s 0x%" PRIx64 "\n", sc.recording_lines[i].name,
+		       sc.recording_lines[i].key);
+	printf("ready\n");
+	fflush(stdout);
+
+	while (sigwait(&stop, &sig) != 0)
+		;
+
+	for (int i = sc.nopen - 1; i >= 0; i--)
+		rec_span_exit(sc.open[i]);
+	for (int i = 0; i < sc.nrecordings; i++)
+		rec_recording_free(sc.recordings[i]);
+	for (int i = 0; i < sc.nrecorders; i++)
+		rec_recorder_free(sc.recorders[i]);
+	return 0;
+}
