@@ -34,6 +34,8 @@ TARGET_SRCS := $(wildcard tests/targets/*.c)
 TARGET_BINS := $(patsubst tests/targets/%.c,$(BUILD)/tests/targets/%,$(TARGET_SRCS))
 SHLIB_SRCS := $(wildcard tests/targets/lib/*.c)
 SHLIB := $(BUILD)/tests/targets/librecshared.so
+# Loaded with dlopen after the attach, never linked.
+LATELIB := $(BUILD)/tests/targets/librecdlopen.so
 
 BINS := $(BUILD)/recorder-attach $(BUILD)/recorder-tail $(BUILD)/workload
 
@@ -84,19 +86,22 @@ $(LIB): $(LIB_OBJS)
 	$(AR) rcs $@ $^
 
 $(BUILD)/recorder-%: $(BUILD)/user/recorder-%.o $(LIB)
-	$(CC) $(USER_CFLAGS) $^ $(LIBBPF_LIBS) -lelf -lz -o $@
+	$(CC) $(USER_CFLAGS) $^ $(LIBBPF_LIBS) -lelf -lz -ljson-c -o $@
 
 $(BUILD)/workload: tools/workload.c include/recorder.h | $(BUILD)
 	$(CC) $(TARGET_CFLAGS) $< -o $@
 
 $(BUILD)/tests/unit/%: tests/unit/%.c $(LIB) | $(BUILD)/tests/unit
-	$(CC) $(USER_CFLAGS) -Iuser $< $(LIB) $(LIBBPF_LIBS) -lelf -lz -lcmocka -o $@
+	$(CC) $(USER_CFLAGS) -Iuser $< $(LIB) $(LIBBPF_LIBS) -lelf -lz -ljson-c -lcmocka -o $@
 
 $(SHLIB): $(SHLIB_SRCS) include/recorder.h | $(BUILD)/tests/targets
 	$(CC) $(TARGET_CFLAGS) -fPIC -shared $(SHLIB_SRCS) -o $@
 
+$(LATELIB): $(wildcard tests/targets/dlopen/*.c) include/recorder.h | $(BUILD)/tests/targets
+	$(CC) $(TARGET_CFLAGS) -fPIC -shared $(wildcard tests/targets/dlopen/*.c) -o $@
+
 # Every target may use the shared library; it is found next to the binary.
-$(BUILD)/tests/targets/%: tests/targets/%.c include/recorder.h $(SHLIB) | $(BUILD)/tests/targets
+$(BUILD)/tests/targets/%: tests/targets/%.c include/recorder.h $(SHLIB) $(LATELIB) | $(BUILD)/tests/targets
 	$(CC) $(TARGET_CFLAGS) $< -L$(BUILD)/tests/targets -Wl,--no-as-needed -lrecshared \
 		-Wl,--as-needed -Wl,-rpath,'$$ORIGIN' -ldl -o $@
 

@@ -62,6 +62,14 @@ struct {
 	__type(value, __u8);
 } retired SEC(".maps");
 
+/* Processes being traced (tgid): only their exits are reported. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u8);
+} traced SEC(".maps");
+
 /* Task-local, so a thread's stack is freed with the thread. */
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -285,14 +293,14 @@ static __always_inline int emit_event(struct pt_regs *ctx, struct rec_rval *v, _
 	return 0;
 }
 
-static __always_inline struct rec_stack *thread_stack(__u64 chain);
+static __always_inline struct rec_stack *thread_stack(__u64 chain, bool *seeded);
 
 SEC("usdt")
 int on_event(struct pt_regs *ctx)
 {
 	long meta, types, key, span;
 	struct rec_rval *v;
-	bool strings = false;
+	bool strings = false, seeded;
 
 	if (bpf_usdt_arg(ctx, 0, &meta) || bpf_usdt_arg(ctx, 1, &types) ||
 	    bpf_usdt_arg(ctx, 2, &key) || bpf_usdt_arg(ctx, 3, &span)) {
@@ -303,7 +311,7 @@ int on_event(struct pt_regs *ctx)
 	if (!v)
 		return 0;
 	/* A thread that was inside spans at attach time gets its stack now. */
-	thread_stack(span);
+	thread_stack(span, &seeded);
 	for (int i = 0; i < REC_MAX_FIELDS; i++)
 		if (((types >> (4 * i)) & 0xf) == REC_FT_STR)
 			strings = true;
@@ -345,10 +353,12 @@ static __always_inline void seed_stack(struct rec_stack *st, __u64 span)
 	st->depth = n;
 }
 
-static __always_inline struct rec_stack *thread_stack(__u64 chain)
+/* This thread's stack; *seeded says whether it was just read from the target. */
+static __always_inline struct rec_stack *thread_stack(__u64 chain, bool *seeded)
 {
 	struct rec_stack *st;
 
+	*seeded = false;
 	st = bpf_task_storage_get(&stacks, bpf_get_current_task_btf(), 0,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!st) {
@@ -358,6 +368,7 @@ static __always_inline struct rec_stack *thread_stack(__u64 chain)
 	if (!st->seeded) {
 		st->seeded = 1;
 		seed_stack(st, chain);
+		*seeded = true;
 	}
 	return st;
 }
@@ -365,7 +376,8 @@ static __always_inline struct rec_stack *thread_stack(__u64 chain)
 SEC("usdt")
 int BPF_USDT(on_span_enter, __u64 span, __u64 meta, __u64 key, __u64 recp, __u64 prev)
 {
-	struct rec_stack *st = thread_stack(prev);
+	bool seeded;
+	struct rec_stack *st = thread_stack(prev, &seeded);
 	__u32 d;
 
 	if (!st)
@@ -384,12 +396,16 @@ int BPF_USDT(on_span_enter, __u64 span, __u64 meta, __u64 key, __u64 recp, __u64
 }
 
 SEC("usdt")
-int BPF_USDT(on_span_exit, __u64 span, __u64 key, __u64 recp, __u64 prev)
+int BPF_USDT(on_span_exit, __u64 span, __u64 key, __u64 recp, __u64 current)
 {
-	struct rec_stack *st = thread_stack(span);
+	bool seeded;
+	struct rec_stack *st = thread_stack(current, &seeded);
 	__u32 d;
 
 	if (!st)
+		return 0;
+	/* Seeded from the chain as it is after this exit: already up to date. */
+	if (seeded && st->depth)
 		return 0;
 	/* Enters past the limit were not kept; their exits come first. */
 	if (st->overflow) {
@@ -448,5 +464,53 @@ int dump_stacks(struct bpf_iter__task *ctx)
 	h.overflow = st->overflow;
 	bpf_seq_write(ctx->meta->seq, &h, sizeof(h));
 	bpf_seq_write(ctx->meta->seq, st->frames, sizeof(st->frames));
+	return 0;
+}
+
+#define SIGNAL_GROUP_EXIT 0x00000004
+
+/*
+ * Every exiting thread of a traced process reports the stack it dies in; the
+ * storage is still there, it goes with the task struct. The thread that takes
+ * signal->live to zero is the last one: it reports how the process ended.
+ * Its records are in the ring before the process's pidfd becomes readable.
+ */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_sched_exit, struct task_struct *task)
+{
+	__u32 tgid = BPF_CORE_READ(task, tgid);
+	struct signal_struct *sig;
+	struct rec_exit_rec *x;
+	struct rec_stack *st;
+
+	if (!bpf_map_lookup_elem(&traced, &tgid))
+		return 0;
+	st = bpf_task_storage_get(&stacks, task, 0, 0);
+	if (st && (st->depth || st->overflow)) {
+		struct rec_stack_rec *r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+
+		if (r) {
+			fill_hdr(&r->hdr, REC_RT_STACK, sizeof(*r));
+			r->depth = st->depth;
+			r->overflow = st->overflow;
+			__builtin_memcpy(r->frames, st->frames, sizeof(r->frames));
+			bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
+		} else {
+			count(REC_C_RING_FULL);
+		}
+	}
+	sig = BPF_CORE_READ(task, signal);
+	if (BPF_CORE_READ(sig, live.counter) != 0)
+		return 0;
+	x = bpf_ringbuf_reserve(&events, sizeof(*x), 0);
+	if (!x) {
+		count(REC_C_RING_FULL);
+		return 0;
+	}
+	fill_hdr(&x->hdr, REC_RT_EXIT, sizeof(*x));
+	x->group_exit = !!(BPF_CORE_READ(sig, flags) & SIGNAL_GROUP_EXIT);
+	x->status = x->group_exit ? BPF_CORE_READ(sig, group_exit_code)
+				  : BPF_CORE_READ(task, exit_code);
+	bpf_ringbuf_submit(x, BPF_RB_FORCE_WAKEUP);
 	return 0;
 }

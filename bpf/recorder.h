@@ -49,6 +49,8 @@ enum rec_str_status {
 enum rec_record_type {
 	REC_RT_EVENT = 1,
 	REC_RT_RECORDING = 2,
+	REC_RT_STACK = 3,	/* a thread's span stack as it exits */
+	REC_RT_EXIT = 4,	/* the last thread of a traced process exited */
 };
 
 struct rec_hdr {
@@ -118,6 +120,21 @@ struct rec_stack {
 	__u32 seeded;		/* the chain of spans entered before attach was read */
 	__u32 pad;
 	struct rec_frame frames[REC_MAX_DEPTH];
+};
+
+/* The stack a thread was in when it exited: what it was doing when it died. */
+struct rec_stack_rec {
+	struct rec_hdr hdr;
+	__u32 depth;
+	__u32 overflow;
+	struct rec_frame frames[REC_MAX_DEPTH];
+};
+
+/* How a traced process ended: a wait status, as from waitpid(). */
+struct rec_exit_rec {
+	struct rec_hdr hdr;
+	__s32 status;		/* exit code << 8, or the signal (| 0x80 if it dumped core) */
+	__u32 group_exit;	/* the whole group was told to exit (exit_group, fatal signal) */
 };
 
 /* What the stack iterator writes per thread: this header, then REC_MAX_DEPTH frames. */

@@ -356,7 +356,7 @@ static inline void rec_span_exit(struct rec_span *s)
 	if (s->entered)
 		s->entered--;
 	if (REC__ARMED(span_exit))
-		REC__PROBE4(span_exit, s, s->recording_key, s->recording, s->prev);
+		REC__PROBE4(span_exit, s, s->recording_key, s->recording, rec__current);
 }
 
 /* Closes s: exits it if this thread is still inside it. s may then be reused. */

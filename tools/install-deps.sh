@@ -5,7 +5,7 @@
 set -eu
 
 PKGS="make gcc g++ clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcmocka-dev
-pkg-config bpftrace binutils jq util-linux"
+pkg-config bpftrace binutils jq util-linux libjson-c-dev"
 
 missing=""
 for p in $PKGS; do

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +83,7 @@ void rec_proc__fini(struct rec_proc *p)
 	rec_u64map__free(&p->recordings);
 	rec_maps__free(&p->maps);
 	free(p->stacks);
+	free(p->death);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -276,4 +278,74 @@ void rec_proc__set_stacks(struct rec_proc *p, struct rec_thread_stack *v, size_t
 	free(p->stacks);
 	p->stacks = v;
 	p->nstacks = n;
+}
+
+int rec_proc__ingest_stack(struct rec_proc *p, const struct rec_stack_rec *r)
+{
+	struct rec_thread_stack *v, *t;
+
+	if (r->depth > REC_MAX_DEPTH) {
+		p->malformed++;
+		return -EINVAL;
+	}
+	v = realloc(p->death, (p->ndeath + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	p->death = v;
+	t = &v[p->ndeath++];
+	t->tid = r->hdr.tid;
+	t->depth = r->depth;
+	t->overflow = r->overflow;
+	memcpy(t->frames, r->frames, sizeof(t->frames));
+	return 0;
+}
+
+void rec_proc__ingest_exit(struct rec_proc *p, const struct rec_exit_rec *r)
+{
+	if ((r->status & 0x7f) == 0) {
+		p->end = REC_END_EXIT;
+		p->end_code = (r->status >> 8) & 0xff;
+		p->end_core = 0;
+	} else {
+		p->end = REC_END_SIGNAL;
+		p->end_code = r->status & 0x7f;
+		p->end_core = !!(r->status & 0x80);
+	}
+}
+
+void rec_proc__died(struct rec_proc *p)
+{
+	p->alive = 0;
+	if (p->end == REC_END_RUNNING)
+		p->end = REC_END_UNKNOWN;
+	rec_proc__set_stacks(p, p->death, p->ndeath);
+	p->death = NULL;
+	p->ndeath = 0;
+}
+
+const char *rec_proc__describe_end(const struct rec_proc *p, char *buf, size_t len)
+{
+	const char *abbrev;
+
+	switch (p->end) {
+	case REC_END_RUNNING:
+		snprintf(buf, len, "running");
+		break;
+	case REC_END_EXIT:
+		snprintf(buf, len, "exited with status %d", p->end_code);
+		break;
+	case REC_END_SIGNAL:
+		abbrev = sigabbrev_np(p->end_code);
+		if (abbrev)
+			snprintf(buf, len, "killed by SIG%s%s", abbrev,
+				 p->end_core ? " (core dumped)" : "");
+		else
+			snprintf(buf, len, "killed by signal %d%s", p->end_code,
+				 p->end_core ? " (core dumped)" : "");
+		break;
+	default:
+		snprintf(buf, len, "ended (how was not seen)");
+		break;
+	}
+	return buf;
 }

@@ -32,7 +32,7 @@ struct rec_rstate {
 	int retired;
 	uint64_t produced;	/* events numbered by the BPF side */
 	uint64_t dropped;	/* of those, lost when the ring buffer was full */
-	uint64_t received;	/* delivered to us */
+	uint64_t received;	/* delivered to us ("kept"): produced = received + dropped */
 	uint64_t stale;		/* delivered after newer events had pushed them out */
 	struct rec_spool *spool;
 	struct rec_rstate *next;	/* creation order */
@@ -45,10 +45,20 @@ struct rec_thread_stack {
 	struct rec_frame frames[REC_MAX_DEPTH];
 };
 
+enum rec_end {
+	REC_END_RUNNING = 0,	/* still running (a dump asked for while alive) */
+	REC_END_EXIT = 1,	/* exited with status end_code */
+	REC_END_SIGNAL = 2,	/* killed by signal end_code */
+	REC_END_UNKNOWN = 3,	/* gone, but how was not seen */
+};
+
 struct rec_proc {
 	pid_t pid;
 	pid_t ns_pid;			/* pid inside its namespace, 0 if the same */
 	int alive;
+	enum rec_end end;
+	int end_code;			/* exit status or signal number */
+	int end_core;			/* the signal dumped core */
 	int64_t clock_offset_ns;	/* CLOCK_REALTIME - CLOCK_MONOTONIC */
 	struct rec_maps maps;		/* for callsite reads once the process is gone */
 	struct rec_u64map callsites;	/* address -> struct rec_callsite * */
@@ -58,6 +68,10 @@ struct rec_proc {
 	uint64_t orphans;		/* events of recordings we know nothing of */
 	struct rec_thread_stack *stacks;	/* last snapshot, see rec_proc__set_stacks */
 	size_t nstacks;
+	struct rec_thread_stack *death;	/* stacks threads were in as they exited */
+	size_t ndeath;
+	uint64_t counters[REC_C_MAX];	/* the BPF side's error counters (all processes) */
+	uint64_t bpf_recordings;	/* entries of this process in the BPF recordings table */
 };
 
 /* Initializes p for pid and snapshots its maps. Returns 0 or a negative errno. */
@@ -85,6 +99,15 @@ int rec_proc__ingest_recording(struct rec_proc *p, const struct rec_recording_re
  * file that was mapped there. NULL if it cannot be read or parsed (remembered).
  */
 const struct rec_callsite *rec_proc__callsite(struct rec_proc *p, uint64_t addr);
+
+/* Takes the stack a thread exited in. Returns 0, -EINVAL or -ENOMEM. */
+int rec_proc__ingest_stack(struct rec_proc *p, const struct rec_stack_rec *r);
+/* Takes how the process ended (a wait status). */
+void rec_proc__ingest_exit(struct rec_proc *p, const struct rec_exit_rec *r);
+/* The process is gone: its stacks become the ones its threads died in. */
+void rec_proc__died(struct rec_proc *p);
+/* "exited with status 7", "killed by SIGKILL (core dumped)", "running", ... */
+const char *rec_proc__describe_end(const struct rec_proc *p, char *buf, size_t len);
 
 /* Replaces the stack snapshot (takes ownership of v). */
 void rec_proc__set_stacks(struct rec_proc *p, struct rec_thread_stack *v, size_t n);

@@ -77,15 +77,24 @@ static void recording_header(FILE *out, const struct rec_proc *p, const struct r
 {
 	char kbuf[20];
 
-	fprintf(out, "==> pid %d recording %s <%s> cap %" PRIu64 ", seen %" PRIu64
-		", kept %zu, dropped %" PRIu64 "%s <==\n",
-		(int)p->pid, rec_key__format(rs->key, kbuf), rs->subject, rs->cap, rs->produced,
-		rec_spool__count(rs->spool), rs->dropped, rs->retired ? ", retired" : "");
+	char ns[32] = "";
+
+	if (p->ns_pid)
+		snprintf(ns, sizeof(ns), " (ns pid %d)", (int)p->ns_pid);
+	fprintf(out, "==> pid %d%s recording %s <%s> cap %" PRIu64 ", seen %" PRIu64
+		", kept %" PRIu64 ", dropped %" PRIu64 "%s <==\n",
+		(int)p->pid, ns, rec_key__format(rs->key, kbuf), rs->subject, rs->cap, rs->produced,
+		rs->received, rs->dropped, rs->retired ? ", retired" : "");
 }
 
 static int answer_tail(FILE *out, struct rec_proc *p, const struct rec_query *q)
 {
 	size_t n = q->n > 0 ? (size_t)q->n : 0;
+	char how[64];
+
+	if (!p->alive && !(q->flags & REC_Q_JSON))
+		fprintf(out, "==> pid %d %s <==\n", (int)p->pid,
+			rec_proc__describe_end(p, how, sizeof(how)));
 
 	for (struct rec_rstate *rs = p->first; rs; rs = rs->next) {
 		struct tail_walk w = { .out = out, .p = p, .rs = rs, .q = q };
@@ -107,8 +116,9 @@ static int answer_list(FILE *out, struct rec_proc *p, const struct rec_query *q)
 	char kbuf[20], rbuf[20];
 
 	if (!(q->flags & REC_Q_JSON))
-		fprintf(out, "%-8s %-20s %-20s %-16s %8s %10s %10s %10s %s\n", "PID", "RECORDING",
-			"RECORDER", "SUBJECT", "CAP", "SEEN", "KEPT", "DROPPED", "STATE");
+		fprintf(out, "%-8s %-20s %-20s %-16s %8s %10s %10s %10s %8s %s\n", "PID",
+			"RECORDING", "RECORDER", "SUBJECT", "CAP", "SEEN", "KEPT", "DROPPED", "TAIL",
+			"STATE");
 	for (struct rec_rstate *rs = p->first; rs; rs = rs->next) {
 		const char *state = rs->retired ? "retired" : "live";
 
@@ -120,13 +130,15 @@ static int answer_list(FILE *out, struct rec_proc *p, const struct rec_query *q)
 			fprintf(out, "{\"pid\":%d,\"recording\":\"%s\",\"recorder\":\"%s\",\"subject\":",
 				(int)p->pid, kbuf, rbuf);
 			rec_json__string(out, rs->subject, strlen(rs->subject));
-			fprintf(out, ",\"cap\":%" PRIu64 ",\"seen\":%" PRIu64 ",\"kept\":%zu"
-				",\"dropped\":%" PRIu64 ",\"state\":\"%s\"}\n",
-				rs->cap, rs->produced, rec_spool__count(rs->spool), rs->dropped, state);
+			fprintf(out, ",\"cap\":%" PRIu64 ",\"seen\":%" PRIu64 ",\"kept\":%" PRIu64
+				",\"dropped\":%" PRIu64 ",\"tail\":%zu,\"state\":\"%s\"}\n",
+				rs->cap, rs->produced, rs->received, rs->dropped,
+				rec_spool__count(rs->spool), state);
 		} else {
-			fprintf(out, "%-8d %-20s %-20s %-16s %8" PRIu64 " %10" PRIu64 " %10zu %10" PRIu64
-				" %s\n", (int)p->pid, kbuf, rbuf, rs->subject[0] ? rs->subject : "-",
-				rs->cap, rs->produced, rec_spool__count(rs->spool), rs->dropped, state);
+			fprintf(out, "%-8d %-20s %-20s %-16s %8" PRIu64 " %10" PRIu64 " %10" PRIu64
+				" %10" PRIu64 " %8zu %s\n", (int)p->pid, kbuf, rbuf,
+				rs->subject[0] ? rs->subject : "-", rs->cap, rs->produced, rs->received,
+				rs->dropped, rec_spool__count(rs->spool), state);
 		}
 	}
 	return 0;
@@ -219,8 +231,55 @@ static int answer_stacks(FILE *out, struct rec_proc *p, const struct rec_query *
 	return 0;
 }
 
+static const char *const counter_names[REC_C_MAX] = {
+	[REC_C_RING_FULL] = "ring_full",
+	[REC_C_STR_FAULT] = "str_fault",
+	[REC_C_DEPTH_OVERFLOW] = "depth_overflow",
+	[REC_C_EXIT_UNMATCHED] = "exit_unmatched",
+	[REC_C_EXIT_OUT_OF_ORDER] = "exit_out_of_order",
+	[REC_C_RETIRED_EVENTS] = "retired_events",
+	[REC_C_UNKNOWN_RECORDING] = "unknown_recording",
+	[REC_C_NO_STORAGE] = "no_storage",
+	[REC_C_BAD_ARG] = "bad_arg",
+};
+
+const char *rec_counter__name(enum rec_counter c)
+{
+	return (unsigned int)c < REC_C_MAX && counter_names[c] ? counter_names[c] : "unknown";
+}
+
+/* The loss and error counters: per process, then the BPF side's (all processes). */
+static int answer_stats(FILE *out, struct rec_proc *p, const struct rec_query *q)
+{
+	char how[64];
+	int json = q->flags & REC_Q_JSON;
+
+	rec_proc__describe_end(p, how, sizeof(how));
+	if (json)
+		fprintf(out, "{\"pid\":%d,\"state\":\"%s\",\"malformed\":%" PRIu64
+			",\"orphans\":%" PRIu64 ",\"bpf_recordings\":%" PRIu64 ",\"counters\":{",
+			(int)p->pid, how, p->malformed, p->orphans, p->bpf_recordings);
+	else
+		fprintf(out, "pid %d: %s\nmalformed records: %" PRIu64 "\norphan events: %" PRIu64
+			"\nentries in the BPF recordings table: %" PRIu64
+			"\nBPF counters (all traced processes):\n", (int)p->pid, how, p->malformed,
+			p->orphans, p->bpf_recordings);
+	for (int c = 0; c < REC_C_MAX; c++) {
+		if (json)
+			fprintf(out, "%s\"%s\":%" PRIu64, c ? "," : "", rec_counter__name(c),
+				p->counters[c]);
+		else
+			fprintf(out, "    %-20s %" PRIu64 "\n", rec_counter__name(c), p->counters[c]);
+	}
+	if (json)
+		fputs("}}\n", out);
+	return 0;
+}
+
 int rec_query__answer(FILE *out, struct rec_proc *p, const struct rec_query *q)
 {
+	if (q->flags & REC_Q_STATS)
+		return answer_stats(out, p, q);
 	if (q->flags & REC_Q_LIST)
 		return answer_list(out, p, q);
 	if (q->flags & REC_Q_STACKS)

@@ -15,6 +15,8 @@ enum rec_query_flags {
 	REC_Q_FOLLOW = 1 << 3,
 	REC_Q_HAS_RECORDING = 1 << 4,
 	REC_Q_HAS_RECORDER = 1 << 5,
+	REC_Q_STATS = 1 << 6,	/* the loss and error counters */
+	REC_Q_DUMP = 1 << 7,	/* write a dump now and answer with its path */
 };
 
 struct rec_query {
@@ -35,6 +37,9 @@ int rec_query__match(const struct rec_query *q, const struct rec_rstate *rs);
  * a negative errno.
  */
 int rec_query__answer(FILE *out, struct rec_proc *p, const struct rec_query *q);
+
+/* Names of enum rec_counter: "ring_full", ... */
+const char *rec_counter__name(enum rec_counter c);
 
 /* Writes one event (as decoded by rec_proc__ingest_event) the way tails show it. */
 void rec_query__event(FILE *out, struct rec_proc *p, const struct rec_rstate *rs,

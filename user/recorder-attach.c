@@ -18,7 +18,7 @@ static struct {
 	int npids;
 	struct rec_session_opts opts;
 } env = {
-	.opts = { .ring_bytes = 8u << 20, .drain_ms = 10 },
+	.opts = { .ring_bytes = 8u << 20, .drain_ms = 10, .dump_dir = "/var/lib/recorder" },
 };
 
 const char *argp_program_version = "recorder-attach 0.1";
@@ -30,14 +30,19 @@ static const char doc[] =
 	"recorder-tail over a root-only socket in /run/recorder until the processes exit\n"
 	"or it gets SIGINT or SIGTERM. Needs root.\n"
 	"\n"
+	"When a process ends, even by SIGKILL, its black box (every recording's tail, the\n"
+	"span stacks its threads died in, and how it ended) is written as JSON into the\n"
+	"dump directory; read it with recorder-tail --file.\n"
+	"\n"
 	"USAGE: recorder-attach -p PID [-p PID ...] [OPTION...]\n"
 	"\n"
 	"EXAMPLES:\n"
 	"    recorder-attach -p 4242              # trace pid 4242\n"
 	"    recorder-attach -p 4242 -p 4243      # trace two processes\n"
-	"    recorder-attach -p 4242 --ring-size 33554432   # a 32 MiB ring buffer\n";
+	"    recorder-attach -p 4242 --ring-size 33554432   # a 32 MiB ring buffer\n"
+	"    recorder-attach -p 4242 --dump-dir /tmp/boxes  # black boxes go there\n";
 
-enum { OPT_RING = 0x100, OPT_DRAIN, OPT_SOCKDIR };
+enum { OPT_RING = 0x100, OPT_DRAIN, OPT_SOCKDIR, OPT_DUMPDIR, OPT_NODUMP };
 
 static const struct argp_option options[] = {
 	{ "pid", 'p', "PID", 0, "Process to trace (repeatable)", 0 },
@@ -47,6 +52,9 @@ static const struct argp_option options[] = {
 	  0 },
 	{ "sock-dir", OPT_SOCKDIR, "DIR", 0, "Directory of control sockets (default /run/recorder)",
 	  0 },
+	{ "dump-dir", OPT_DUMPDIR, "DIR", 0,
+	  "Where black boxes are written when a process ends (default /var/lib/recorder)", 0 },
+	{ "no-dump", OPT_NODUMP, NULL, 0, "Write no black box when a process ends", 0 },
 	{ "verbose", 'v', NULL, 0, "Show libbpf's messages", 0 },
 	{},
 };
@@ -77,6 +85,14 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_SOCKDIR:
 		env.opts.sock_dir = arg;
 		break;
+	case OPT_DUMPDIR:
+		if (!*arg)
+			argp_error(state, "--dump-dir needs a directory");
+		env.opts.dump_dir = arg;
+		break;
+	case OPT_NODUMP:
+		env.opts.dump_dir = NULL;
+		break;
 	case 'v':
 		env.opts.verbose = 1;
 		break;
@@ -93,10 +109,16 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-static void on_exit_pid(pid_t pid, void *ctx)
+static void on_exit_pid(const struct rec_exit_info *info, void *ctx)
 {
 	(void)ctx;
-	printf("recorder-attach: pid %d exited\n", (int)pid);
+	printf("recorder-attach: pid %d exited: %s\n", (int)info->pid, info->how);
+	if (info->dump_err == 0)
+		printf("recorder-attach: black box of pid %d written to %s\n", (int)info->pid,
+		       info->dump_path);
+	else if (env.opts.dump_dir)
+		fprintf(stderr, "recorder-attach: failed to write the black box of pid %d into %s: "
+				"%s\n", (int)info->pid, env.opts.dump_dir, strerror(-info->dump_err));
 	fflush(stdout);
 }
 

@@ -10,11 +10,13 @@
 
 #include "cli.h"
 #include "control.h"
+#include "dump.h"
 #include "query.h"
 
 static struct {
 	pid_t pid;
 	const char *sock_dir;
+	const char *file;
 	struct rec_query q;
 } env;
 
@@ -27,16 +29,22 @@ static const char doc[] =
 	"Text lines are glog-style: level, date, time, thread id, file:line, <subject>,\n"
 	"message and fields. Lost events show as a '-- N events lost --' line.\n"
 	"\n"
+	"With --file, reads a black box written by recorder-attach when a process ended;\n"
+	"every other option works the same on it.\n"
+	"\n"
 	"USAGE: recorder-tail -p PID [OPTION...]\n"
+	"       recorder-tail --file DUMP [OPTION...]\n"
 	"\n"
 	"EXAMPLES:\n"
 	"    recorder-tail -p 4242                   # every recording's tail\n"
 	"    recorder-tail -p 4242 -n 5 --json       # the last 5 of each, as JSON lines\n"
 	"    recorder-tail -p 4242 --list            # recordings, with seen and dropped\n"
 	"    recorder-tail -p 4242 --stacks          # what each thread is inside\n"
-	"    recorder-tail -p 4242 --subject 'actor[0]' --follow\n";
+	"    recorder-tail -p 4242 --subject 'actor[0]' --follow\n"
+	"    recorder-tail -p 4242 --dump            # write a black box now, print its path\n"
+	"    recorder-tail --file /var/lib/recorder/recorder-4242-….json --stacks\n";
 
-enum { OPT_RECORDER = 0x100, OPT_RECORDING, OPT_SUBJECT, OPT_LIST, OPT_STACKS, OPT_FOLLOW, OPT_JSON,
+enum { OPT_FILE = 0x100, OPT_DUMP, OPT_STATS, OPT_RECORDER, OPT_RECORDING, OPT_SUBJECT, OPT_LIST, OPT_STACKS, OPT_FOLLOW, OPT_JSON,
        OPT_SOCKDIR };
 
 static const struct argp_option options[] = {
@@ -52,6 +60,9 @@ static const struct argp_option options[] = {
 	  "Show each active span stack, leaf first, 'recording' last", 0 },
 	{ "follow", OPT_FOLLOW, NULL, 0, "After the tail, print new events as they arrive", 0 },
 	{ "json", OPT_JSON, NULL, 0, "One JSON object per line", 0 },
+	{ "stats", OPT_STATS, NULL, 0, "Show the loss and error counters", 0 },
+	{ "file", OPT_FILE, "DUMP", 0, "Read a black box (dump) instead of a live process", 0 },
+	{ "dump", OPT_DUMP, NULL, 0, "Ask recorder-attach to write a black box now", 0 },
 	{ "sock-dir", OPT_SOCKDIR, "DIR", 0, "Directory of control sockets (default /run/recorder)",
 	  0 },
 	{},
@@ -104,6 +115,15 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_JSON:
 		env.q.flags |= REC_Q_JSON;
 		break;
+	case OPT_STATS:
+		env.q.flags |= REC_Q_STATS;
+		break;
+	case OPT_FILE:
+		env.file = arg;
+		break;
+	case OPT_DUMP:
+		env.q.flags |= REC_Q_DUMP;
+		break;
 	case OPT_SOCKDIR:
 		env.sock_dir = arg;
 		break;
@@ -111,15 +131,47 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		argp_error(state, "unexpected argument '%s'", arg);
 		break;
 	case ARGP_KEY_END:
-		if (!env.pid)
-			argp_error(state, "no process given: use -p PID");
-		if ((env.q.flags & REC_Q_LIST) && (env.q.flags & REC_Q_STACKS))
-			argp_error(state, "--list and --stacks do not go together");
-		if ((env.q.flags & REC_Q_FOLLOW) && (env.q.flags & (REC_Q_LIST | REC_Q_STACKS)))
-			argp_error(state, "--follow goes with tails, not --list or --stacks");
+		if (!env.pid && !env.file)
+			argp_error(state, "no process given: use -p PID or --file DUMP");
+		if (env.pid && env.file)
+			argp_error(state, "-p and --file do not go together");
+		if (__builtin_popcount(env.q.flags & (REC_Q_LIST | REC_Q_STACKS | REC_Q_STATS |
+						      REC_Q_DUMP)) > 1)
+			argp_error(state, "--list, --stacks, --stats and --dump do not go together");
+		if ((env.q.flags & REC_Q_FOLLOW) &&
+		    (env.file || (env.q.flags & (REC_Q_LIST | REC_Q_STACKS | REC_Q_STATS | REC_Q_DUMP))))
+			argp_error(state, "--follow goes with live tails only");
+		if (env.file && (env.q.flags & REC_Q_DUMP))
+			argp_error(state, "--dump asks a live recorder-attach; it does not go with --file");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+/* A dump is shown by the same code that answers for live processes. */
+static int show_file(const char *path)
+{
+	struct rec_dump_counters counters;
+	struct rec_proc p;
+	char err[256];
+	int rc;
+
+	rc = rec_dump__read(path, &p, &counters, err, sizeof(err));
+	if (rc == -EINVAL) {
+		fprintf(stderr, "recorder-tail: %s is not a valid recorder dump: %s\n", path, err);
+		return 1;
+	} else if (rc) {
+		fprintf(stderr, "recorder-tail: failed to read %s: %s\n", path, strerror(-rc));
+		return 1;
+	}
+	memcpy(p.counters, counters.v, sizeof(p.counters));
+	rc = rec_query__answer(stdout, &p, &env.q);
+	rec_proc__fini(&p);
+	if (fflush(stdout) || rc) {
+		fprintf(stderr, "recorder-tail: failed to write the output\n");
+		return 1;
 	}
 	return 0;
 }
@@ -133,6 +185,8 @@ int main(int argc, char **argv)
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return 2;
+	if (env.file)
+		return show_file(env.file);
 	if (rec_control__path(path, sizeof(path), env.sock_dir, env.pid)) {
 		fprintf(stderr, "recorder-tail: socket path for pid %d is too long\n", (int)env.pid);
 		return 1;

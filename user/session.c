@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -20,6 +21,7 @@
 #include "recorder.skel.h"
 
 #include "control.h"
+#include "dump.h"
 #include "model.h"
 #include "query.h"
 #include "session.h"
@@ -32,8 +34,15 @@ struct watch {
 	void *ptr;
 };
 
+struct object_id {
+	uint64_t inode;
+	char *path;
+};
+
 struct target {
 	struct rec_proc proc;
+	struct object_id *objs;	/* objects whose probes are attached */
+	size_t nobjs;
 	int pidfd;
 	int listen_fd;
 	char sock_path[108];
@@ -52,10 +61,20 @@ struct client {
 	struct client *next;
 };
 
+static void target_free_objs(struct target *t)
+{
+	for (size_t i = 0; i < t->nobjs; i++)
+		free(t->objs[i].path);
+	free(t->objs);
+	t->objs = NULL;
+	t->nobjs = 0;
+}
+
 struct rec_session {
 	struct recorder_bpf *skel;
 	struct ring_buffer *rb;
 	struct bpf_link *iter_link;
+	struct bpf_link *exit_link;	/* sched_process_exit: stacks at death, how it ended */
 	int epfd, sigfd;
 	struct target **targets;
 	size_t ntargets;
@@ -98,20 +117,30 @@ static void follow_event(struct rec_session *s, struct target *t, const struct r
 			rec_query__event(c->out, &t->proc, rs, d, &c->q);
 }
 
-/* Reads the final counters of a retired recording, then forgets it in BPF. */
-static void finalize_retired(struct rec_session *s, struct target *t, struct rec_rstate *rs)
+/* Takes the final counters of a retired recording into r, then forgets it in BPF. */
+static void finalize_retired(struct rec_session *s, struct target *t, struct rec_recording_rec *r)
 {
-	struct rec_rkey k = { .tgid = t->proc.pid, .key = rs->key };
+	struct rec_rkey k = { .tgid = t->proc.pid, .key = r->key };
 	struct rec_rval v;
 	int fd = bpf_map__fd(s->skel->maps.recordings);
 
 	if (bpf_map_lookup_elem(fd, &k, &v) == 0) {
-		if (v.seq > rs->produced)
-			rs->produced = v.seq;
-		if (v.dropped > rs->dropped)
-			rs->dropped = v.dropped;
+		if (v.seq > r->seq)
+			r->seq = v.seq;
+		if (v.dropped > r->dropped)
+			r->dropped = v.dropped;
 		bpf_map_delete_elem(fd, &k);
 	}
+}
+
+static int recover_recording(struct rec_session *s, struct target *t, uint64_t key)
+{
+	struct rec_rkey k = { .tgid = t->proc.pid, .key = key };
+	struct rec_rval v;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.recordings), &k, &v))
+		return -ENOENT;
+	return rec_proc__get(&t->proc, key, v.recorder, v.cap) ? 0 : -ENOMEM;
 }
 
 static int on_record(void *ctx, void *data, size_t size)
@@ -135,19 +164,33 @@ static int on_record(void *ctx, void *data, size_t size)
 	if (h.type == REC_RT_EVENT) {
 		struct rec_rstate *rs;
 		struct rec_decoded d;
+		int err;
 
-		if (rec_proc__ingest_event(&t->proc, data, size, &d, &rs) == 0 && s->followers)
+		err = rec_proc__ingest_event(&t->proc, data, size, &d, &rs);
+		/* Its announcement was lost (ring full): the BPF table still knows it. */
+		if (err == -ENOENT && recover_recording(s, t, d.recording) == 0) {
+			t->proc.orphans--;
+			err = rec_proc__ingest_event(&t->proc, data, size, &d, &rs);
+		}
+		if (err == 0 && s->followers)
 			follow_event(s, t, rs, &d);
-	} else if (h.type == REC_RT_RECORDING && size == sizeof(struct rec_recording_rec)) {
-		struct rec_recording_rec r;
-		struct rec_rstate *rs;
+	} else if (h.type == REC_RT_STACK && size == sizeof(struct rec_stack_rec)) {
+		struct rec_stack_rec r;
 
 		memcpy(&r, data, sizeof(r));
-		if (rec_proc__ingest_recording(&t->proc, &r) == 0 && r.state == REC_RS_RETIRED) {
-			rs = rec_proc__find(&t->proc, r.key);
-			if (rs)
-				finalize_retired(s, t, rs);
-		}
+		rec_proc__ingest_stack(&t->proc, &r);
+	} else if (h.type == REC_RT_EXIT && size == sizeof(struct rec_exit_rec)) {
+		struct rec_exit_rec r;
+
+		memcpy(&r, data, sizeof(r));
+		rec_proc__ingest_exit(&t->proc, &r);
+	} else if (h.type == REC_RT_RECORDING && size == sizeof(struct rec_recording_rec)) {
+		struct rec_recording_rec r;
+
+		memcpy(&r, data, sizeof(r));
+		if (r.state == REC_RS_RETIRED)
+			finalize_retired(s, t, &r);
+		rec_proc__ingest_recording(&t->proc, &r);
 	} else {
 		t->proc.malformed++;
 	}
@@ -193,6 +236,11 @@ int rec_session__open(struct rec_session **sp, const struct rec_session_opts *op
 		goto fail;
 	s->iter_link = bpf_program__attach_iter(s->skel->progs.dump_stacks, NULL);
 	if (!s->iter_link) {
+		err = -errno;
+		goto fail;
+	}
+	s->exit_link = bpf_program__attach(s->skel->progs.on_sched_exit);
+	if (!s->exit_link) {
 		err = -errno;
 		goto fail;
 	}
@@ -262,27 +310,72 @@ static void object_path(char *buf, size_t len, pid_t pid, const struct rec_mappi
 		snprintf(buf, len, "/proc/%d/root%s", (int)pid, m->path);
 }
 
-static int find_objects(struct target *t, struct object **objsp, size_t *nobjs)
+/*
+ * Each uprobe detach waits for a grace period (about 100 ms here), one site after
+ * the other, so a few hundred sites take seconds. A forked child keeps the last
+ * references and pays for that; our own closes then return at once.
+ */
+static void destroy_links(struct bpf_link **links, size_t n)
+{
+	pid_t pid;
+
+	if (!n)
+		return;
+	pid = fork();
+	if (pid == 0) {
+		for (size_t i = 0; i < n; i++)
+			bpf_link__destroy(links[i]);
+		_exit(0);
+	}
+	for (size_t i = 0; i < n; i++)
+		bpf_link__destroy(links[i]);
+}
+
+static int object_known(const struct target *t, const struct rec_mapping *m)
+{
+	for (size_t i = 0; i < t->nobjs; i++)
+		if (t->objs[i].inode == m->inode && strcmp(t->objs[i].path, m->path) == 0)
+			return 1;
+	return 0;
+}
+
+static int remember_object(struct target *t, const struct rec_mapping *m)
+{
+	struct object_id *v = realloc(t->objs, (t->nobjs + 1) * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	t->objs = v;
+	v[t->nobjs].inode = m->inode;
+	v[t->nobjs].path = strdup(m->path);
+	if (!v[t->nobjs].path)
+		return -ENOMEM;
+	t->nobjs++;
+	return 0;
+}
+
+/* The executable objects in maps that have recorder probes and are not attached yet. */
+static int find_objects(struct target *t, const struct rec_maps *maps, struct object **objsp,
+			size_t *nobjs)
 {
 	struct object *objs = NULL;
 	size_t n = 0;
+	int err;
 
-	for (size_t i = 0; i < t->proc.maps.n; i++) {
-		const struct rec_mapping *m = &t->proc.maps.v[i];
+	for (size_t i = 0; i < maps->n; i++) {
+		const struct rec_mapping *m = &maps->v[i];
 		struct object *o;
-		int dup = 0;
 
-		if (!m->exec)
+		if (!m->exec || object_known(t, m))
 			continue;
-		for (size_t j = 0; j < i; j++)
-			dup |= t->proc.maps.v[j].inode == m->inode &&
-			       strcmp(t->proc.maps.v[j].path, m->path) == 0 && t->proc.maps.v[j].exec;
-		if (dup)
-			continue;
+		/* Seen now, probes or not: scan each file once. */
+		err = remember_object(t, m);
+		if (err)
+			goto fail;
 		o = realloc(objs, (n + 1) * sizeof(*o));
 		if (!o) {
-			free(objs);
-			return -ENOMEM;
+			err = -ENOMEM;
+			goto fail;
 		}
 		objs = o;
 		object_path(objs[n].path, sizeof(objs[n].path), t->proc.pid, m);
@@ -294,6 +387,9 @@ static int find_objects(struct target *t, struct object **objsp, size_t *nobjs)
 	*objsp = objs;
 	*nobjs = n;
 	return 0;
+fail:
+	free(objs);
+	return err;
 }
 
 static int attach_probe(struct target *t, struct bpf_program *prog, const char *path,
@@ -314,12 +410,44 @@ static int attach_probe(struct target *t, struct bpf_program *prog, const char *
 	return 0;
 }
 
-int rec_session__attach(struct rec_session *s, pid_t pid, struct rec_attach_info *info)
+/*
+ * Attaches every probe of the objects in maps not attached yet, "attached" last.
+ * Counts sites and objects into info.
+ */
+static int attach_objects(struct rec_session *s, struct target *t, const struct rec_maps *maps,
+			  struct rec_attach_info *info)
 {
 	struct probe_prog progs[8];
 	size_t nprogs = probe_progs(s, progs), nobjs = 0;
 	struct object *objs = NULL;
+	int err;
+
+	err = find_objects(t, maps, &objs, &nobjs);
+	if (err)
+		return err;
+	for (size_t p = 0; p < nprogs; p++) {
+		for (size_t o = 0; o < nobjs; o++) {
+			for (size_t i = 0; i < objs[o].names.n; i++) {
+				if (strcmp(objs[o].names.v[i].name, progs[p].name) != 0)
+					continue;
+				err = attach_probe(t, progs[p].prog, objs[o].path, progs[p].name);
+				if (err)
+					goto out;
+				info->sites += objs[o].names.v[i].sites;
+			}
+		}
+	}
+	info->objects += nobjs;
+out:
+	free(objs);
+	return err;
+}
+
+int rec_session__attach(struct rec_session *s, pid_t pid, struct rec_attach_info *info)
+{
 	struct target *t, **targets;
+	__u8 one = 1;
+	__u32 tgid = pid;
 	int err;
 
 	memset(info, 0, sizeof(*info));
@@ -332,26 +460,17 @@ int rec_session__attach(struct rec_session *s, pid_t pid, struct rec_attach_info
 	err = rec_proc__init(&t->proc, pid);
 	if (err)
 		goto fail;
-	err = find_objects(t, &objs, &nobjs);
+	/* Before the probes: the exit of a process that dies right away is seen. */
+	err = bpf_map_update_elem(bpf_map__fd(s->skel->maps.traced), &tgid, &one, BPF_ANY);
 	if (err)
 		goto fail;
-	if (nobjs == 0) {
+	err = attach_objects(s, t, &t->proc.maps, info);
+	if (err)
+		goto fail;
+	if (info->objects == 0) {
 		err = -ENOENT;
 		goto fail;
 	}
-	for (size_t p = 0; p < nprogs; p++) {
-		for (size_t o = 0; o < nobjs; o++) {
-			for (size_t i = 0; i < objs[o].names.n; i++) {
-				if (strcmp(objs[o].names.v[i].name, progs[p].name) != 0)
-					continue;
-				err = attach_probe(t, progs[p].prog, objs[o].path, progs[p].name);
-				if (err)
-					goto fail;
-				info->sites += objs[o].names.v[i].sites;
-			}
-		}
-	}
-	info->objects = nobjs;
 	t->pidfd = syscall(SYS_pidfd_open, pid, 0);
 	if (t->pidfd < 0) {
 		err = -errno;
@@ -378,12 +497,10 @@ int rec_session__attach(struct rec_session *s, pid_t pid, struct rec_attach_info
 	}
 	s->targets = targets;
 	s->targets[s->ntargets++] = t;
-	free(objs);
 	return 0;
 fail:
-	free(objs);
-	for (size_t i = 0; i < t->nlinks; i++)
-		bpf_link__destroy(t->links[i]);
+	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.traced), &tgid);
+	destroy_links(t->links, t->nlinks);
 	free(t->links);
 	if (t->pidfd >= 0) {
 		epoll_ctl(s->epfd, EPOLL_CTL_DEL, t->pidfd, NULL);
@@ -394,8 +511,125 @@ fail:
 		close(t->listen_fd);
 		unlink(t->sock_path);
 	}
+	target_free_objs(t);
 	rec_proc__fini(&t->proc);
 	free(t);
+	return err;
+}
+
+/*
+ * Libraries loaded after the attach (dlopen) have probes too: look for new
+ * objects and attach them. The maps snapshot grows, so callsites of a library
+ * that was unloaded can still be read from its file.
+ */
+static void rescan(struct rec_session *s, struct target *t)
+{
+	struct rec_attach_info info = {};
+	struct rec_maps maps;
+
+	if (rec_maps__read(&maps, t->proc.pid))
+		return;
+	attach_objects(s, t, &maps, &info);
+	for (size_t i = 0; i < maps.n; i++) {
+		struct rec_mapping *m = &maps.v[i], *v;
+
+		if (rec_maps__find(&t->proc.maps, m->start))
+			continue;
+		v = realloc(t->proc.maps.v, (t->proc.maps.n + 1) * sizeof(*v));
+		if (!v)
+			break;
+		t->proc.maps.v = v;
+		v[t->proc.maps.n++] = *m;
+		m->path = NULL;
+	}
+	rec_maps__free(&maps);
+}
+
+static void read_counters(struct rec_session *s, uint64_t *out)
+{
+	int fd = bpf_map__fd(s->skel->maps.counters), ncpu = libbpf_num_possible_cpus();
+	uint64_t vals[512];
+
+	if (ncpu <= 0 || ncpu > 512)
+		return;
+	for (__u32 c = 0; c < REC_C_MAX; c++) {
+		out[c] = 0;
+		if (bpf_map_lookup_elem(fd, &c, vals))
+			continue;
+		for (int i = 0; i < ncpu; i++)
+			out[c] += vals[i];
+	}
+}
+
+/* How many entries pid has in the BPF recordings table: shows nothing leaks. */
+static uint64_t count_recordings(struct rec_session *s, pid_t pid)
+{
+	int fd = bpf_map__fd(s->skel->maps.recordings);
+	struct rec_rkey k, next;
+	uint64_t n = 0;
+	void *prev = NULL;
+
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		n += next.tgid == (__u32)pid;
+		k = next;
+		prev = &k;
+	}
+	return n;
+}
+
+static int mkdir_p(const char *dir)
+{
+	char buf[4096];
+
+	if (snprintf(buf, sizeof(buf), "%s", dir) >= (int)sizeof(buf))
+		return -ENAMETOOLONG;
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0755) && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(buf, 0700) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/* Writes t's black box into the dump directory; the path goes into path. */
+static int write_dump(struct rec_session *s, struct target *t, char *path, size_t len)
+{
+	struct rec_dump_counters counters;
+	char tmp[4200], stamp[32];
+	struct timespec now;
+	struct tm tm;
+	FILE *f;
+	int err;
+
+	if (!s->opts.dump_dir)
+		return -ENOENT;
+	err = mkdir_p(s->opts.dump_dir);
+	if (err)
+		return err;
+	clock_gettime(CLOCK_REALTIME, &now);
+	gmtime_r(&now.tv_sec, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%S", &tm);
+	if (snprintf(path, len, "%s/recorder-%d-%s.%06ldZ.json", s->opts.dump_dir,
+		     (int)t->proc.pid, stamp, now.tv_nsec / 1000) >= (int)len)
+		return -ENAMETOOLONG;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "wxe");
+	if (!f)
+		return -errno;
+	memcpy(counters.v, t->proc.counters, sizeof(counters.v));
+	err = rec_dump__write(f, &t->proc, &counters,
+			      now.tv_sec * 1000000000LL + now.tv_nsec);
+	if (fclose(f) && !err)
+		err = -errno;
+	if (!err && rename(tmp, path))
+		err = -errno;
+	if (err)
+		unlink(tmp);
 	return err;
 }
 
@@ -419,6 +653,8 @@ static void refresh(struct rec_session *s, struct target *t)
 		if (val.dropped > rs->dropped)
 			rs->dropped = val.dropped;
 	}
+	read_counters(s, t->proc.counters);
+	t->proc.bpf_recordings = count_recordings(s, t->proc.pid);
 	if (!t->proc.alive)
 		return;
 	s->skel->bss->iter_tgid = t->proc.pid;
@@ -512,6 +748,19 @@ static void serve(struct rec_session *s, struct target *t)
 	if (!c->out)
 		goto done;
 	refresh(s, t);
+	if (c->q.flags & REC_Q_DUMP) {
+		char path[4096];
+
+		err = write_dump(s, t, path, sizeof(path));
+		if (err)
+			fprintf(c->out, "1recorder-attach: failed to write the dump of pid %d into "
+					"%s: %s\n", (int)t->proc.pid,
+				s->opts.dump_dir ? s->opts.dump_dir : "(no --dump-dir)",
+				strerror(-err));
+		else
+			fprintf(c->out, "0%s\n", path);
+		goto done;
+	}
 	fputc('0', c->out);
 	rec_query__answer(c->out, &t->proc, &c->q);
 	if (fflush(c->out) == 0 && (c->q.flags & REC_Q_FOLLOW) &&
@@ -529,34 +778,20 @@ done:
 	free(c);
 }
 
-/*
- * Each uprobe detach waits for a grace period (about 100 ms here), one site after
- * the other, so a few hundred sites take seconds. A forked child keeps the last
- * references and pays for that; our own closes then return at once.
- */
-static void destroy_links(struct bpf_link **links, size_t n)
+static void target_done(struct rec_session *s, struct target *t, struct rec_exit_info *info)
 {
-	pid_t pid;
-
-	if (!n)
-		return;
-	pid = fork();
-	if (pid == 0) {
-		for (size_t i = 0; i < n; i++)
-			bpf_link__destroy(links[i]);
-		_exit(0);
-	}
-	for (size_t i = 0; i < n; i++)
-		bpf_link__destroy(links[i]);
-}
-
-static void target_done(struct rec_session *s, struct target *t)
-{
+	__u32 tgid = t->proc.pid;
 	struct client *c, *next;
 
 	/* Everything the process emitted before it died is in the ring now. */
-	ring_buffer__consume(s->rb);
-	t->proc.alive = 0;
+	refresh(s, t);
+	rec_proc__died(&t->proc);
+	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.traced), &tgid);
+	if (info) {
+		info->pid = t->proc.pid;
+		rec_proc__describe_end(&t->proc, info->how, sizeof(info->how));
+		info->dump_err = write_dump(s, t, info->dump_path, sizeof(info->dump_path));
+	}
 	for (c = s->followers; c; c = next) {
 		next = c->next;
 		if (c->t == t)
@@ -570,11 +805,25 @@ static void target_done(struct rec_session *s, struct target *t)
 	t->done = 1;
 }
 
-int rec_session__run(struct rec_session *s, void (*on_exit)(pid_t pid, void *ctx), void *ctx)
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* How often the targets' maps are looked at for newly loaded libraries. */
+#define RESCAN_MS 200
+
+int rec_session__run(struct rec_session *s,
+		     void (*on_exit)(const struct rec_exit_info *info, void *ctx), void *ctx)
 {
 	struct epoll_event evs[16];
+	int64_t last_scan = now_ms();
 
 	for (;;) {
+		struct rec_exit_info info;
 		size_t live = 0;
 		int n;
 
@@ -586,6 +835,12 @@ int rec_session__run(struct rec_session *s, void (*on_exit)(pid_t pid, void *ctx
 		if (n < 0 && errno != EINTR)
 			return -errno;
 		ring_buffer__consume(s->rb);
+		if (now_ms() - last_scan >= RESCAN_MS) {
+			for (size_t i = 0; i < s->ntargets; i++)
+				if (!s->targets[i]->done)
+					rescan(s, s->targets[i]);
+			last_scan = now_ms();
+		}
 		for (int i = 0; i < n; i++) {
 			struct watch *w = evs[i].data.ptr;
 			struct signalfd_siginfo si;
@@ -598,9 +853,9 @@ int rec_session__run(struct rec_session *s, void (*on_exit)(pid_t pid, void *ctx
 					return 0;
 				break;
 			case W_PIDFD:
-				target_done(s, w->ptr);
+				target_done(s, w->ptr, &info);
 				if (on_exit)
-					on_exit(((struct target *)w->ptr)->proc.pid, ctx);
+					on_exit(&info, ctx);
 				/* Only after reporting: detaching takes a while. */
 				destroy_links(((struct target *)w->ptr)->links,
 					      ((struct target *)w->ptr)->nlinks);
@@ -629,8 +884,9 @@ void rec_session__free(struct rec_session *s)
 		struct target *t = s->targets[i];
 
 		if (!t->done)
-			target_done(s, t);
+			target_done(s, t, NULL);
 		destroy_links(t->links, t->nlinks);
+		target_free_objs(t);
 		if (t->pidfd >= 0)
 			close(t->pidfd);
 		free(t->links);
@@ -640,6 +896,7 @@ void rec_session__free(struct rec_session *s)
 	free(s->targets);
 	ring_buffer__free(s->rb);
 	bpf_link__destroy(s->iter_link);
+	bpf_link__destroy(s->exit_link);
 	recorder_bpf__destroy(s->skel);
 	if (s->epfd >= 0)
 		close(s->epfd);

@@ -18,6 +18,15 @@ struct rec_session_opts {
 	int drain_ms;		/* how often the ring is drained when nobody is woken */
 	int verbose;		/* show libbpf's own messages */
 	const char *sock_dir;	/* NULL = REC_CONTROL_DIR */
+	const char *dump_dir;	/* where black boxes are written; NULL = none */
+};
+
+/* What became of a process: how it ended, and its dump (path, or err < 0). */
+struct rec_exit_info {
+	pid_t pid;
+	char how[64];
+	char dump_path[4096];
+	int dump_err;
 };
 
 struct rec_attach_info {
@@ -37,10 +46,12 @@ int rec_session__open(struct rec_session **sp, const struct rec_session_opts *op
 int rec_session__attach(struct rec_session *s, pid_t pid, struct rec_attach_info *info);
 
 /*
- * Runs until every attached process has exited or SIGINT/SIGTERM arrives.
- * Calls on_exit (if set) for each process that exits. Returns 0 or -errno.
+ * Runs until every attached process has exited or SIGINT/SIGTERM arrives. When a
+ * process exits, drains everything it emitted, writes its dump (if dump_dir is
+ * set), then calls on_exit (if set). Returns 0 or -errno.
  */
-int rec_session__run(struct rec_session *s, void (*on_exit)(pid_t pid, void *ctx), void *ctx);
+int rec_session__run(struct rec_session *s,
+		     void (*on_exit)(const struct rec_exit_info *info, void *ctx), void *ctx);
 
 /* Detaches everything and frees s. */
 void rec_session__free(struct rec_session *s);

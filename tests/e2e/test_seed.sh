@@ -27,9 +27,9 @@ test_last_n_entries() {
 8 event 8
 9 event 9' \
 		"$(rtail --json | jq -r '"\(.seq) \(.fields.message)"')" || return 1
-	expect "the list counts 10 seen, 5 kept, 0 dropped" \
-		'{"subject":"test","cap":5,"seen":10,"kept":5,"dropped":0}' \
-		"$(rtail --list --json | jq -c '{subject, cap, seen, kept, dropped}')"
+	expect "the list counts 10 seen, 10 kept, 0 dropped, 5 in the tail" \
+		'{"subject":"test","cap":5,"seen":10,"kept":10,"dropped":0,"tail":5}' \
+		"$(rtail --list --json | jq -c '{subject, cap, seen, kept, dropped, tail}')"
 }
 
 test_events_outside_span_are_not_recorded() {

@@ -14,7 +14,9 @@
  *
  * Exit status: 0 done, 2 usage, 3 nothing attached within 20 s, 1 other errors.
  */
+#include <dlfcn.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -365,6 +367,128 @@ static void sc_recorders(struct scenario *sc)
 	rec_span_exit(&s2);
 }
 
+static void *exit_elsewhere(void *span)
+{
+	rec_span_exit(span);
+	return NULL;
+}
+
+/*
+ * Every unbalanced case of docs/probe-abi.md, inside one recording span that
+ * stays entered: an exit on another thread, a close while entered, an exit
+ * without an enter, an out-of-order exit, and nesting past the 32-frame limit.
+ * Afterwards the thread is exactly inside the recording span again.
+ */
+static void sc_unbalanced(struct scenario *sc)
+{
+	struct rec_recording *rec = new_recording(sc, new_recorder(sc), 100, "unbalanced");
+	static struct rec_span deep[40];
+	struct rec_span cross, closed, never, x, y;
+	pthread_t th;
+
+	rec_recording_span(&held_spans[0], rec, "unbalanced");
+	hold_span(sc, &held_spans[0]);
+
+	REC_SPAN_INIT(&cross, INFO, "cross_thread");
+	rec_span_enter(&cross);
+	if (pthread_create(&th, NULL, exit_elsewhere, &cross) || pthread_join(th, NULL))
+		die_oom();
+	REC_INFO("still inside cross_thread");
+	rec_span_exit(&cross);
+
+	REC_SPAN_INIT(&closed, INFO, "closed_while_entered");
+	rec_span_enter(&closed);
+	rec_span_close(&closed);
+
+	REC_SPAN_INIT(&never, INFO, "never_entered");
+	rec_span_exit(&never);
+
+	REC_SPAN_INIT(&x, INFO, "outer_x");
+	rec_span_enter(&x);
+	REC_SPAN_INIT(&y, INFO, "inner_y");
+	rec_span_enter(&y);
+	rec_span_exit(&x);
+	REC_INFO("inside inner_y only");
+	rec_span_exit(&y);
+
+	for (int i = 0; i < 40; i++) {
+		REC_SPAN_INIT(&deep[i], DEBUG, "deep");
+		rec_span_enter(&deep[i]);
+	}
+	REC_INFO("forty deep");
+	for (int i = 39; i >= 0; i--)
+		rec_span_exit(&deep[i]);
+	REC_INFO("balanced again");
+}
+
+static void *churn_thread(void *arg)
+{
+	struct rec_recording *rec = rec_recording_new(arg, 2);
+	struct rec_span span;
+
+	if (!rec)
+		return NULL;
+	rec_recording_span(&span, rec, "churn");
+	rec_span_enter(&span);
+	REC_INFO("churn");
+	/* Half the threads die inside their span: their stacks must go with them. */
+	if ((uintptr_t)&span & 16)
+		rec_span_exit(&span);
+	rec_recording_free(rec);
+	return NULL;
+}
+
+/* 10,000 short-lived threads, each with its own recording, in batches of 50. */
+static void sc_thread_churn(struct scenario *sc)
+{
+	struct rec_recorder *r = new_recorder(sc);
+	pthread_t th[50];
+
+	for (int b = 0; b < 200; b++) {
+		for (int i = 0; i < 50; i++)
+			if (pthread_create(&th[i], NULL, churn_thread, r))
+				die_oom();
+		for (int i = 0; i < 50; i++)
+			pthread_join(th[i], NULL);
+	}
+}
+
+/* Loads a library with probes only now, after the attach, and uses it. */
+static void sc_dlopen(struct scenario *sc)
+{
+	struct rec_recording *rec = new_recording(sc, new_recorder(sc), 10, "late");
+	char exe[PATH_MAX], path[PATH_MAX + 32];
+	int (*wait_attached)(int);
+	void (*emit)(int);
+	struct rec_span span;
+	ssize_t n;
+	void *h;
+
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		die_oom();
+	exe[n] = '\0';
+	*strrchr(exe, '/') = '\0';
+	snprintf(path, sizeof(path), "%s/librecdlopen.so", exe);
+	rec_recording_span(&span, rec, "late");
+	rec_span_enter(&span);
+	REC_INFO("before dlopen");
+	h = dlopen(path, RTLD_NOW);
+	if (!h) {
+		fprintf(stderr, "scenario: dlopen %s: %s\n", path, dlerror());
+		exit(1);
+	}
+	*(void **)&wait_attached = dlsym(h, "late_wait_attached");
+	*(void **)&emit = dlsym(h, "late_emit");
+	if (!wait_attached || !emit || !wait_attached(10000)) {
+		fprintf(stderr, "scenario: the late library's probes were not attached in 10 s\n");
+		exit(3);
+	}
+	emit(2);
+	REC_INFO("after dlopen");
+	rec_span_exit(&span);
+}
+
 static const struct {
 	const char *name;
 	void (*run)(struct scenario *sc);
@@ -383,6 +507,9 @@ static const struct {
 	{ "retired", sc_retired, false },
 	{ "all_fields", sc_all_fields, false },
 	{ "recorders", sc_recorders, false },
+	{ "unbalanced", sc_unbalanced, false },
+	{ "thread_churn", sc_thread_churn, false },
+	{ "dlopen", sc_dlopen, false },
 };
 
 #define NSCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))

@@ -175,7 +175,7 @@ static void test_tail_shows_gaps(void **state)
 	out = answer(p, REC_Q_LIST | REC_Q_JSON, "a");
 	assert_string_equal(strstr(out, "\"subject\""),
 			    "\"subject\":\"a\",\"cap\":10,\"seen\":7,\"kept\":3,\"dropped\":4,"
-			    "\"state\":\"live\"}\n");
+			    "\"tail\":3,\"state\":\"live\"}\n");
 	free(out);
 }
 

@@ -1,0 +1,183 @@
+# SPDX-License-Identifier: MIT
+# The black box: what recorder-attach keeps and writes when the target dies, and
+# everything about the target's life (threads, unbalanced spans, many processes,
+# libraries loaded late, loss accounting).
+
+# attach_dumping PID...: attach with dumps going to $T/dumps.
+attach_dumping() {
+	local args=() p
+	for p in "$@"; do args+=(-p "$p"); done
+	$B/recorder-attach "${args[@]}" --dump-dir "$T/dumps" >"$T/attach.out" 2>"$T/attach.err" &
+	ATTACH_PID=$!
+	BG_PIDS+=($ATTACH_PID)
+	wait_for "$T/attach.out" '^attached to' || { cat "$T/attach.err"; return 1; }
+}
+
+# dump_of PID: the path recorder-attach printed for PID's black box (waits for it).
+dump_of() {
+	wait_for "$T/attach.out" "black box of pid $1 written to " 30 >&2 || return 1
+	sed -n "s/^recorder-attach: black box of pid $1 written to //p" "$T/attach.out"
+}
+
+# die_and_compare HOW SIGNAL: a workload bursts, dies by HOW, and the black box must
+# end with the last event it reported, for every recording.
+die_and_compare() {
+	start_target $B/workload --wait-attach --threads 2 --recordings 2 --events 5000 --cap 50 \
+		--depth 2 --fields 1 --die "$1" --report "$T/report.json" || return 1
+	attach_dumping "$TARGET_PID" || return 1
+	local dump
+	dump=$(dump_of "$TARGET_PID") || return 1
+	[ -s "$dump" ] || fail "no dump at '$dump'" || return 1
+	expect "the process ended by $2" "recorder-attach: pid $TARGET_PID exited: killed by $2" \
+		"$(grep "^recorder-attach: pid $TARGET_PID exited" "$T/attach.out" | sed 's/ (core dumped)//')" || return 1
+	expect "each recording's tail ends with the last event the target reported" \
+		"$(jq -r '.recordings[] | "\(.key) \(.subject) \(.last_seq) \(.emitted)"' "$T/report.json" | sort)" \
+		"$($B/recorder-tail --file "$dump" --json -n 1 | jq -r '"\(.recording) \(.subject) \(.seq) \(.seq + 1)"' | sort)" || return 1
+	expect "every event was kept: seen = kept = emitted, nothing dropped" \
+		"$(jq -r '.recordings[] | "\(.key) \(.emitted) \(.emitted) 0 50"' "$T/report.json" | sort)" \
+		"$($B/recorder-tail --file "$dump" --list --json | jq -r '"\(.recording) \(.seen) \(.kept) \(.dropped) \(.tail)"' | sort)" || return 1
+	expect "the text says how it ended" "==> pid $TARGET_PID killed by $2 <==" \
+		"$($B/recorder-tail --file "$dump" -n 1 | head -1 | sed 's/ (core dumped)//')"
+}
+
+test_kill_9_during_a_burst_keeps_the_last_event() {
+	die_and_compare kill SIGKILL || return 1
+	# The threads died inside their spans: the dump has those stacks, one per
+	# recording (2 threads x 2 recordings), each depth2 > depth1 > recording.
+	expect "the stacks the threads died in" \
+		"$(for i in 1 2 3 4; do echo '["depth2","depth1","recording"]'; done)" \
+		"$($B/recorder-tail --file "$(dump_of "$TARGET_PID")" --stacks --json | jq -c '[.stack[].name]')"
+}
+
+test_segfault_keeps_the_black_box() {
+	die_and_compare segv SIGSEGV
+}
+
+test_abort_keeps_the_black_box() {
+	die_and_compare abort SIGABRT
+}
+
+test_dump_on_request_matches_live_tail() {
+	start_target $SCENARIO all_fields || return 1
+	attach_dumping "$TARGET_PID" || return 1
+	wait_for "$T/target.out" '^ready' || return 1
+	local dump opt
+	dump=$($B/recorder-tail -p "$TARGET_PID" --dump) || fail "--dump failed: $dump" || return 1
+	[ -s "$dump" ] || fail "--dump printed '$dump', which is no file" || return 1
+	for opt in "" "--json" "-n 2" "--list" "--list --json" "--stacks --json" "--subject fields --json"; do
+		# shellcheck disable=SC2086
+		expect "--file gives what -p gives for: $opt" "$(rtail $opt)" \
+			"$($B/recorder-tail --file "$dump" $opt | grep -v '^==> pid .* running <==$')" || return 1
+	done
+	expect "a live dump says the process was running" "running" \
+		"$(jq -r '.ended.how' "$dump")"
+}
+
+test_bad_dump_files_get_clear_errors() {
+	echo '{"format":"something else"}' >"$T/bad.json"
+	local out
+	out=$($B/recorder-tail --file "$T/bad.json" 2>&1)
+	echo "$out" | grep -q "^recorder-tail: $T/bad.json is not a valid recorder dump: " ||
+		fail "unexpected: $out" || return 1
+	out=$($B/recorder-tail --file "$T/none.json" 2>&1)
+	expect "missing file" "recorder-tail: failed to read $T/none.json: No such file or directory" "$out"
+}
+
+test_overflow_accounting_is_exact() {
+	# A 4 KiB ring holds a handful of events: most of a flat-out burst is lost.
+	start_target $B/workload --wait-attach --threads 2 --recordings 2 --events 20000 --cap 100 \
+		--fields 3 --report "$T/report.json" || return 1
+	$B/recorder-attach -p "$TARGET_PID" --ring-size 4096 --dump-dir "$T/dumps" \
+		>"$T/attach.out" 2>"$T/attach.err" &
+	BG_PIDS+=($!)
+	local dump
+	dump=$(dump_of "$TARGET_PID") || { cat "$T/attach.err"; return 1; }
+	local rows
+	rows=$($B/recorder-tail --file "$dump" --list --json | jq -r '"\(.recording) \(.seen) \(.kept) \(.dropped)"' | sort)
+	expect "seen is what the target emitted" \
+		"$(jq -r '.recordings[] | "\(.key) \(.emitted)"' "$T/report.json" | sort)" \
+		"$(echo "$rows" | awk '{print $1, $2}')" || return 1
+	echo "$rows" | awk '$2 != $3 + $4 { bad = 1; print "seen " $2 " != kept " $3 " + dropped " $4 " for " $1 } END { exit bad }' ||
+		fail "produced = kept + dropped does not hold" || return 1
+	echo "$rows" | awk '{ d += $4 } END { exit !(d > 0) }' ||
+		fail "nothing was dropped with a 4 KiB ring; the test did not overflow: $rows" || return 1
+	[ "$($B/recorder-tail --file "$dump" --stats --json | jq '.counters.ring_full')" -gt 0 ] ||
+		fail "the ring_full counter did not count the losses"
+}
+
+test_unbalanced_spans_are_counted() {
+	start_target $SCENARIO unbalanced || return 1
+	attach "$TARGET_PID" || return 1
+	wait_for "$T/target.out" '^ready' || return 1
+	expect "after all of it, the thread is inside the recording span only" \
+		'["recording"]' "$(rtail --stacks --json | jq -c '[.stack[].name]')" || return 1
+	expect "each case counted" \
+		'{"depth_overflow":9,"exit_unmatched":2,"exit_out_of_order":1}' \
+		"$(rtail --stats --json | jq -c '.counters | {depth_overflow, exit_unmatched, exit_out_of_order}')" || return 1
+	expect "events went to the recording throughout" \
+		'["still inside cross_thread","inside inner_y only","forty deep","balanced again"]' \
+		"$(rtail --json | jq -sc 'map(.fields.message)')"
+}
+
+test_short_lived_threads_leave_nothing_behind() {
+	start_target $SCENARIO thread_churn || return 1
+	attach "$TARGET_PID" || return 1
+	wait_for "$T/target.out" '^ready' 120 || return 1
+	expect "no stale stacks from 10,000 dead threads" "" "$(rtail --stacks --json)" || return 1
+	local n
+	n=$(rtail --list --json | jq -s 'length')
+	[ "$n" -le 64 ] || fail "$n retired recordings kept; at most 64 should be" || return 1
+	expect "every churn recording was seen with its one event" "0" \
+		"$(rtail --list --json | jq -s 'map(select(.seen != 1)) | length')" || return 1
+	expect "the BPF recordings table holds nothing of it any more" "0" \
+		"$(rtail --stats --json | jq .bpf_recordings)"
+}
+
+test_two_processes_labelled_by_pid() {
+	$SCENARIO events_are_recorded >"$T/a.out" 2>&1 &
+	BG_PIDS+=($!)
+	$SCENARIO last_n_entries >"$T/b.out" 2>&1 &
+	BG_PIDS+=($!)
+	wait_for "$T/a.out" '^pid' && wait_for "$T/b.out" '^pid' || return 1
+	local a b
+	a=$(awk '/^pid/{print $2}' "$T/a.out")
+	b=$(awk '/^pid/{print $2}' "$T/b.out")
+	attach "$a" "$b" || return 1
+	wait_for "$T/a.out" '^ready' && wait_for "$T/b.out" '^ready' || return 1
+	expect "process A's events, labelled with its pid" "$a $a $a" \
+		"$($B/recorder-tail -p "$a" --json | jq -r .pid | tr '\n' ' ')$a" || return 1
+	expect "process B's events, labelled with its pid" "$b 5" \
+		"$($B/recorder-tail -p "$b" --json | jq -r .pid | sort -u) $($B/recorder-tail -p "$b" --json | jq -s length)"
+}
+
+test_library_loaded_after_attach() {
+	start_target $SCENARIO dlopen || return 1
+	attach "$TARGET_PID" || return 1
+	wait_for "$T/target.out" '^ready' 20 || { cat "$T/target.err"; return 1; }
+	expect "events from the late library are recorded, in order" \
+'before dlopen scenario.c
+from a library loaded late late.c
+from a library loaded late late.c
+after dlopen scenario.c' \
+		"$(rtail --json | jq -r '"\(.fields.message) \(.file | split("/") | last)"')"
+}
+
+test_pid_namespace_shows_both_pids() {
+	unshare --pid --fork --mount-proc $SCENARIO events_are_recorded >"$T/target.out" 2>"$T/target.err" &
+	BG_PIDS+=($!)
+	wait_for "$T/target.out" '^pid' || return 1
+	local outer=$! host
+	for _ in $(seq 100); do
+		host=$(pgrep -P "$outer" -f "$SCENARIO" | head -1)
+		[ -n "$host" ] && break
+		sleep 0.02
+	done
+	[ -n "$host" ] || fail "could not find the host pid of the namespaced target" || return 1
+	TARGET_PID=$host
+	attach "$host" || return 1
+	wait_for "$T/target.out" '^ready' || return 1
+	expect "host pid and namespace pid" "$host 1" \
+		"$(rtail --json -n 1 | jq -r '"\(.pid) \(.ns_pid)"')" || return 1
+	rtail | head -1 | grep -q "^==> pid $host (ns pid 1) " ||
+		fail "the text header does not show the namespace pid: $(rtail | head -1)"
+}

@@ -1,0 +1,867 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Black-box dumps: a model built by hand (callsites are real blobs from
+ * recorder.h, read back from this very process) is written, read back, and must
+ * answer every query byte for byte as the live model does. Malformed dumps are
+ * refused with a message that names the offending path.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define REC_TARGET "srv"
+#include "recorder.h"
+
+#include "dump.h"
+#include "model.h"
+#include "query.h"
+
+#define KEY_A 0x8000000000000002ULL
+#define KEY_B 0x8000000000000003ULL
+#define KEY_C 0x8000000000000004ULL
+#define UNKNOWN_META 0xdead0000ULL
+#define NOW_NS 1796220192123456789LL
+
+static const char *rec_meta = "RCS1\0S\0" "2\0recording\0recorder\0recorder.h\0" "0\0\0"
+			      "3\0recording\0recorder\0subject\0";
+static const char *span_meta = REC__SPAN_META(INFO, "handle");
+static const char *req_meta = REC__META("E", WARN, "event a", "request done", 5,
+					"path\0status\0ms\0ok\0delta\0");
+static const char *quote_meta = REC__META("E", ERROR, "event b", "bad \"q\" \\ x\ty \xc3\xa9", 0,
+					  "");
+static const char *str_meta = REC__META("E", INFO, "event c", "", 5, "message\0t\0f\0n\0s\0");
+static const char *num_meta = REC__META("E", DEBUG, "event d", "numbers", 8,
+					"a\0b\0c\0d\0e\0f\0g\0h\0");
+
+/* ---- building a live model ---- */
+
+struct ev {
+	int n;
+	uint32_t off;
+	int has_str;
+	union {
+		struct rec_event_rec e;
+		unsigned char bytes[REC_EVENT_REC_MAX];
+	} u;
+};
+
+static void ev_init(struct ev *ev, uint64_t key, uint64_t seq, uint64_t meta)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->u.e.hdr.type = REC_RT_EVENT;
+	ev->u.e.hdr.tgid = getpid();
+	ev->u.e.hdr.tid = 77 + (uint32_t)(seq & 1);
+	ev->u.e.hdr.time_ns = 5000000000ULL + seq * 1234567ULL;
+	ev->u.e.recording = key;
+	ev->u.e.seq = seq;
+	ev->u.e.meta = meta;
+}
+
+static void ev_raw(struct ev *ev, enum rec_field_type type, uint64_t raw)
+{
+	ev->u.e.types |= (uint64_t)type << (4 * ev->n);
+	ev->u.e.values[ev->n++] = raw;
+}
+
+static void ev_f64(struct ev *ev, double v)
+{
+	uint64_t raw;
+
+	memcpy(&raw, &v, sizeof(raw));
+	ev_raw(ev, REC_FT_F64, raw);
+}
+
+static void ev_str(struct ev *ev, const char *s, enum rec_str_status st)
+{
+	uint32_t len = (uint32_t)strlen(s);
+
+	ev->has_str = 1;
+	if (st != REC_STR_OK && st != REC_STR_TRUNCATED) {
+		ev_raw(ev, REC_FT_STR, REC_STR_SLOT(0, 0, st));
+		return;
+	}
+	memcpy(ev->u.bytes + sizeof(ev->u.e) + ev->off, s, len);
+	ev_raw(ev, REC_FT_STR, REC_STR_SLOT(ev->off, len, st));
+	ev->off += len + 1;
+}
+
+static int ev_ingest(struct rec_proc *p, struct ev *ev)
+{
+	size_t size = sizeof(ev->u.e) + (ev->has_str ? REC_STR_AREA : 0);
+	struct rec_decoded d;
+	struct rec_rstate *rs;
+
+	ev->u.e.hdr.size = (uint16_t)size;
+	return rec_proc__ingest_event(p, ev->u.bytes, size, &d, &rs);
+}
+
+static void add_recording(struct rec_proc *p, uint64_t key, const char *subject, uint64_t cap,
+			  uint32_t state, uint64_t seq, uint64_t dropped)
+{
+	struct rec_recording_rec r = { .key = key, .recorder = 0x80000001, .cap = cap,
+				       .seq = seq, .dropped = dropped, .state = state,
+				       .has_subject = 1 };
+
+	strcpy(r.subject, subject);
+	assert_int_equal(rec_proc__ingest_recording(p, &r), 0);
+}
+
+static void frame(struct rec_stack_rec *t, uint64_t meta, uint64_t key)
+{
+	t->frames[t->depth++] = (struct rec_frame){
+		.span = 0x7f0000001000ULL + t->depth * 64, .meta = meta, .recording = key,
+	};
+}
+
+static uint64_t addr(const char *meta)
+{
+	return (uintptr_t)meta;
+}
+
+/*
+ * The model of a process that just died, as the loader holds it when it writes
+ * the dump: every kind of value, gap and string status, a callsite that can't be
+ * read, and the stacks its threads exited in.
+ */
+static void build_live(struct rec_proc *p)
+{
+	char longstr[REC_STR_MAX];
+	struct rec_stack_rec st[2] = {
+		{ .hdr = { .type = REC_RT_STACK, .size = sizeof(st[0]), .tid = 77 } },
+		{ .hdr = { .type = REC_RT_STACK, .size = sizeof(st[0]), .tid = 78 },
+		  .overflow = 3 },
+	};
+	struct rec_exit_rec ex = { .hdr = { .type = REC_RT_EXIT, .size = sizeof(ex) },
+				   .status = SIGSEGV | 0x80 };
+	struct ev ev;
+
+	assert_int_equal(rec_proc__init(p, getpid()), 0);
+	add_recording(p, KEY_A, "a", 4, REC_RS_LIVE, 8, 1);
+	add_recording(p, KEY_B, "b \"quoted\"\tand\\more", 10, REC_RS_LIVE, 0, 0);
+	add_recording(p, KEY_C, "", 2, REC_RS_RETIRED, 3, 3);
+
+	/* A: seqs 0..6 with 3 lost; cap 4 keeps 2, 4, 5, 6. */
+	for (uint64_t seq = 0; seq < 7; seq++) {
+		if (seq == 3)
+			continue;
+		ev_init(&ev, KEY_A, seq, seq == 5 ? UNKNOWN_META : addr(req_meta));
+		ev_str(&ev, seq == 4 ? "" : "/index.html", REC_STR_OK);
+		ev_raw(&ev, REC_FT_U64, 200 + seq);
+		ev_f64(&ev, 1.5 * (double)seq);
+		ev_raw(&ev, REC_FT_BOOL, seq & 1);
+		ev_raw(&ev, REC_FT_I64, (uint64_t)(int64_t)-42);
+		assert_int_equal(ev_ingest(p, &ev), 0);
+	}
+	/* Late: counted as stale. */
+	ev_init(&ev, KEY_A, 0, addr(req_meta));
+	assert_int_equal(ev_ingest(p, &ev), -ESTALE);
+
+	/* B: every string status, then every kind of number. */
+	memset(longstr, 'x', sizeof(longstr) - 1);
+	longstr[sizeof(longstr) - 1] = '\0';
+	ev_init(&ev, KEY_B, 0, addr(str_meta));
+	ev_str(&ev, "hello\nworld \"\\\x01", REC_STR_OK);
+	ev_str(&ev, longstr, REC_STR_TRUNCATED);
+	ev_str(&ev, "", REC_STR_FAULT);
+	ev_str(&ev, "", REC_STR_NULL);
+	ev_str(&ev, "", REC_STR_NOSPACE);
+	assert_int_equal(ev_ingest(p, &ev), 0);
+	ev_init(&ev, KEY_B, 1, addr(num_meta));
+	ev_f64(&ev, NAN);
+	ev_f64(&ev, INFINITY);
+	ev_f64(&ev, -INFINITY);
+	ev_f64(&ev, -0.0);
+	ev_f64(&ev, 0.1);
+	ev_f64(&ev, 1e300);
+	ev_raw(&ev, REC_FT_U64, UINT64_MAX);
+	ev_raw(&ev, REC_FT_I64, (uint64_t)INT64_MIN);
+	assert_int_equal(ev_ingest(p, &ev), 0);
+	ev_init(&ev, KEY_B, 2, addr(quote_meta));
+	assert_int_equal(ev_ingest(p, &ev), 0);
+
+	/* An orphan and a malformed record are counted. */
+	ev_init(&ev, 0x1234, 0, addr(req_meta));
+	assert_int_equal(ev_ingest(p, &ev), -ENOENT);
+	ev_init(&ev, KEY_A, 7, addr(req_meta));
+	ev.u.e.types = 0x9;
+	assert_int_equal(ev_ingest(p, &ev), -EINVAL);
+
+	/* It dies: the stacks its threads exited in, its wait status, then gone. */
+	frame(&st[0], addr(rec_meta), KEY_A);
+	frame(&st[0], addr(span_meta), KEY_A);
+	frame(&st[0], UNKNOWN_META, KEY_A);
+	frame(&st[1], addr(rec_meta), KEY_B);
+	frame(&st[1], addr(span_meta), KEY_B);
+	frame(&st[1], addr(span_meta), 0);
+	assert_int_equal(rec_proc__ingest_stack(p, &st[0]), 0);
+	assert_int_equal(rec_proc__ingest_stack(p, &st[1]), 0);
+	rec_proc__ingest_exit(p, &ex);
+	rec_proc__died(p);
+}
+
+/* ---- helpers ---- */
+
+static char tmp_path[64];
+
+static int setup_tmp(void **state)
+{
+	int fd;
+
+	(void)state;
+	strcpy(tmp_path, "/tmp/test_dump.XXXXXX");
+	fd = mkstemp(tmp_path);
+	assert_true(fd >= 0);
+	close(fd);
+	return 0;
+}
+
+static int teardown_tmp(void **state)
+{
+	(void)state;
+	unlink(tmp_path);
+	return 0;
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	int c;
+
+	assert_non_null(f);
+	while ((c = fgetc(f)) != EOF)
+		fputc(c, m);
+	fclose(f);
+	fclose(m);
+	return buf;
+}
+
+/* Writes p to tmp_path and returns the dump's text. */
+static char *dump_to_file(struct rec_proc *p, const struct rec_dump_counters *counters)
+{
+	FILE *f = fopen(tmp_path, "w");
+
+	assert_non_null(f);
+	assert_int_equal(rec_dump__write(f, p, counters, NOW_NS), 0);
+	fclose(f);
+	return slurp(tmp_path);
+}
+
+static void text_to_file(const char *text)
+{
+	FILE *f = fopen(tmp_path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static char *answer(struct rec_proc *p, uint32_t flags, int64_t n)
+{
+	struct rec_query q = { .flags = flags, .n = n };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_int_equal(rec_query__answer(f, p, &q), 0);
+	fclose(f);
+	return buf;
+}
+
+/* Replaces the first occurrence of from in *s with to (which must be found). */
+static void replace(char **s, const char *from, const char *to)
+{
+	char *at = strstr(*s, from);
+	char *out;
+
+	if (!at)
+		fail_msg("\"%s\" not in the dump", from);
+	assert_true(asprintf(&out, "%.*s%s%s", (int)(at - *s), *s, to, at + strlen(from)) > 0);
+	free(*s);
+	*s = out;
+}
+
+/* ---- round trip ---- */
+
+static void test_round_trip_answers_identically(void **state)
+{
+	static const uint32_t flags[] = {
+		0, REC_Q_JSON, REC_Q_LIST, REC_Q_LIST | REC_Q_JSON, REC_Q_STACKS,
+		REC_Q_STACKS | REC_Q_JSON, REC_Q_STATS, REC_Q_STATS | REC_Q_JSON,
+	};
+	struct rec_dump_counters counters, back_counters;
+	struct rec_proc live, back;
+	char err[256], *text, *text2;
+
+	(void)state;
+	for (int c = 0; c < REC_C_MAX; c++)
+		counters.v[c] = 100 + c;
+	counters.v[REC_C_RING_FULL] = UINT64_MAX;
+	build_live(&live);
+	memcpy(live.counters, counters.v, sizeof(live.counters));
+	text = dump_to_file(&live, &counters);
+	assert_int_equal(rec_dump__read(tmp_path, &back, &back_counters, err, sizeof(err)), 0);
+	assert_string_equal(err, "");
+	assert_memory_equal(&counters, &back_counters, sizeof(counters));
+	assert_memory_equal(counters.v, back.counters, sizeof(back.counters));
+
+	assert_false(back.alive);
+	assert_int_equal(back.pid, live.pid);
+	assert_int_equal(back.ns_pid, live.ns_pid);
+	assert_int_equal(back.clock_offset_ns, live.clock_offset_ns);
+	assert_int_equal(back.malformed, 1);
+	assert_int_equal(back.orphans, 1);
+	assert_int_equal(back.end, REC_END_SIGNAL);
+	assert_int_equal(back.end_code, SIGSEGV);
+	assert_int_equal(back.end_core, 1);
+	assert_int_equal(rec_proc__find(&back, KEY_A)->stale, 1);
+	assert_true(rec_proc__find(&back, KEY_C)->retired);
+	assert_int_equal(back.maps.n, 0);
+
+	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+		for (int64_t n = 0; n <= 2; n += 2) {
+			char *a = answer(&live, flags[i], n), *b = answer(&back, flags[i], n);
+
+			assert_string_equal(a, b);
+			free(a);
+			free(b);
+		}
+	}
+
+	/* The dump of the dump is the same dump. */
+	text2 = dump_to_file(&back, &back_counters);
+	assert_string_equal(text, text2);
+	free(text2);
+
+	/* Spot checks of the text and of what the queries showed. */
+	assert_non_null(strstr(text, "{\"format\":\"recorder-dump\",\"version\":1,"));
+	assert_non_null(strstr(text, "\"ended\":{\"how\":\"signal\",\"signal\":11,"
+				     "\"name\":\"SIGSEGV\",\"core_dumped\":true}"));
+	assert_non_null(strstr(text, "\"dumped_at\":\"2026-12-02T"));
+	assert_non_null(strstr(text, "\"counters\":{\"ring_full\":18446744073709551615,"
+				     "\"str_fault\":101,"));
+	assert_non_null(strstr(text, "\"bad_arg\":108}"));
+	assert_non_null(strstr(text, "\"status\":\"truncated\""));
+	assert_non_null(strstr(text, "{\"type\":\"str\",\"value\":\"\",\"status\":\"fault\"},"
+				     "{\"type\":\"str\",\"value\":\"\",\"status\":\"null\"},"
+				     "{\"type\":\"str\",\"value\":\"\",\"status\":\"nospace\"}"));
+	assert_non_null(strstr(text, "{\"type\":\"f64\",\"value\":\"nan\"},"
+				     "{\"type\":\"f64\",\"value\":\"inf\"},"
+				     "{\"type\":\"f64\",\"value\":\"-inf\"},"
+				     "{\"type\":\"f64\",\"value\":-0.0},"
+				     "{\"type\":\"f64\",\"value\":0.1},"
+				     "{\"type\":\"f64\",\"value\":1e+300},"
+				     "{\"type\":\"u64\",\"value\":18446744073709551615},"
+				     "{\"type\":\"i64\",\"value\":-9223372036854775808}"));
+	assert_non_null(strstr(text, "\"subject\":\"b \\\"quoted\\\"\\tand\\\\more\""));
+	/* The unreadable callsite is referenced but not listed. */
+	assert_non_null(strstr(text, "\"callsite\":\"0xdead0000\""));
+	assert_null(strstr(text, "\"addr\":\"0xdead0000\""));
+	{
+		char *tail = answer(&back, 0, 0);
+
+		assert_non_null(strstr(tail, "<callsite 0xdead0000>"));
+		assert_non_null(strstr(tail, "hello\\nworld"));
+		assert_non_null(strstr(tail, "request done, path: /index.html"));
+		free(tail);
+	}
+	free(text);
+	rec_proc__fini(&live);
+	rec_proc__fini(&back);
+}
+
+/* Decodes the one event the spool holds into ctx, and stops. */
+static int decode_one(uint64_t seq, const void *data, size_t len, void *ctx)
+{
+	(void)seq;
+	assert_int_equal(rec_event__decode(data, len, ctx), 0);
+	return 1;
+}
+
+/* Values come back bit for bit, including nan/inf and -0.0. */
+static void test_values_exact(void **state)
+{
+	struct rec_proc live, back;
+	struct rec_rstate *rs;
+	struct rec_decoded d;
+	struct ev ev;
+	char err[256];
+	static const double f[] = { NAN, INFINITY, -INFINITY, -0.0, 0.1, 1e-310, 123456789.125,
+			     -2.5e-7 };
+
+	(void)state;
+	assert_int_equal(rec_proc__init(&live, getpid()), 0);
+	add_recording(&live, KEY_A, "f", 2, REC_RS_LIVE, 0, 0);
+	ev_init(&ev, KEY_A, 0, addr(num_meta));
+	for (int i = 0; i < 8; i++)
+		ev_f64(&ev, f[i]);
+	assert_int_equal(ev_ingest(&live, &ev), 0);
+	free(dump_to_file(&live, NULL));
+	assert_int_equal(rec_dump__read(tmp_path, &back, NULL, err, sizeof(err)), 0);
+
+	rs = rec_proc__find(&back, KEY_A);
+	assert_int_equal(rec_spool__tail(rs->spool, 0, decode_one, &d), 1);
+	assert_int_equal(d.nfields, 8);
+	assert_true(isnan(d.values[0].f64));
+	for (int i = 1; i < 8; i++)
+		assert_memory_equal(&d.values[i].f64, &f[i], sizeof(double));
+	assert_int_equal(d.tid, 77);
+	assert_int_equal(d.time_ns, 5000000000ULL);
+	assert_int_equal(d.meta, addr(num_meta));
+	assert_int_equal(d.tgid, getpid());
+	rec_proc__fini(&live);
+	rec_proc__fini(&back);
+}
+
+static void test_ended_variants(void **state)
+{
+	static const struct {
+		enum rec_end end;
+		int code, core;
+		const char *text;
+	} cases[] = {
+		{ REC_END_EXIT, 3, 0, "\"ended\":{\"how\":\"exit\",\"code\":3}" },
+		{ REC_END_SIGNAL, SIGKILL, 0, "\"ended\":{\"how\":\"signal\",\"signal\":9,"
+					      "\"name\":\"SIGKILL\",\"core_dumped\":false}" },
+		{ REC_END_SIGNAL, SIGABRT, 1, "\"name\":\"SIGABRT\",\"core_dumped\":true}" },
+		{ REC_END_SIGNAL, 40, 0, "\"signal\":40,\"name\":\"SIG40\"" },
+		{ REC_END_RUNNING, 0, 0, "\"ended\":{\"how\":\"running\"}" },
+		{ REC_END_UNKNOWN, 0, 0, "\"ended\":{\"how\":\"unknown\"}" },
+	};
+	struct rec_proc p, back;
+	char err[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *text;
+
+		memset(&p, 0, sizeof(p));
+		p.pid = 4242;
+		p.ns_pid = 7;
+		p.end = cases[i].end;
+		p.end_code = cases[i].code;
+		p.end_core = cases[i].core;
+		text = dump_to_file(&p, NULL);
+		assert_non_null(strstr(text, cases[i].text));
+		assert_null(strstr(text, "\"counters\""));
+		assert_int_equal(rec_dump__read(tmp_path, &back, NULL, err, sizeof(err)), 0);
+		assert_int_equal(back.end, cases[i].end);
+		assert_int_equal(back.end_code, cases[i].code);
+		assert_int_equal(back.end_core, cases[i].core);
+		assert_int_equal(back.pid, 4242);
+		assert_int_equal(back.ns_pid, 7);
+		assert_false(back.alive);
+		free(text);
+		rec_proc__fini(&back);
+	}
+}
+
+static void test_counter_names(void **state)
+{
+	(void)state;
+	assert_string_equal(rec_counter__name(REC_C_RING_FULL), "ring_full");
+	assert_string_equal(rec_counter__name(REC_C_EXIT_OUT_OF_ORDER), "exit_out_of_order");
+	assert_string_equal(rec_counter__name(REC_C_BAD_ARG), "bad_arg");
+}
+
+/* ---- reading hand-written dumps ---- */
+
+static const char base_dump[] =
+	"{\"format\":\"recorder-dump\",\"version\":1,\"pid\":42,\"ns_pid\":0,\n"
+	"\"ended\":{\"how\":\"exit\",\"code\":0},\n"
+	"\"dumped_at\":\"2026-12-02T14:03:12.123456Z\",\"clock_offset_ns\":5,\n"
+	"\"malformed\":0,\"orphans\":0,\n"
+	"\"callsites\":[{\"addr\":\"0x1000\",\"kind\":\"E\",\"level\":2,\"name\":\"ev\","
+	"\"target\":\"t\",\"file\":\"f.c\",\"line\":12,\"message\":\"hi\","
+	"\"fields\":[\"a\",\"b\"]}],\n"
+	"\"recordings\":[{\"key\":\"0x8000000000000002\",\"recorder\":\"0x1\",\"subject\":\"s\","
+	"\"cap\":4,\"state\":\"live\",\"seen\":6,\"kept\":3,\"dropped\":3,\"stale\":0,"
+	"\"events\":[\n"
+	"{\"seq\":1,\"tid\":7,\"time_ns\":100,\"callsite\":\"0x1000\",\"values\":["
+	"{\"type\":\"str\",\"value\":\"x\",\"status\":\"ok\"},{\"type\":\"i64\",\"value\":-1}]},\n"
+	"{\"seq\":2,\"tid\":7,\"time_ns\":200,\"callsite\":\"0x1000\",\"values\":[]}]}],\n"
+	"\"stacks\":[{\"tid\":7,\"overflow\":0,\"frames\":["
+	"{\"span\":\"0x10\",\"callsite\":\"0x1000\","
+	"\"recording\":\"0x8000000000000002\"}]}]}\n";
+
+static int read_text(const char *text, struct rec_proc *p, struct rec_dump_counters *c,
+		     char *err, size_t errlen)
+{
+	text_to_file(text);
+	return rec_dump__read(tmp_path, p, c, err, errlen);
+}
+
+static void test_reads_hand_written_dump(void **state)
+{
+	struct rec_dump_counters c;
+	struct rec_proc p;
+	char err[256], *out;
+
+	(void)state;
+	memset(&c, 0xff, sizeof(c));
+	assert_int_equal(read_text(base_dump, &p, &c, err, sizeof(err)), 0);
+	for (int i = 0; i < REC_C_MAX; i++)
+		assert_int_equal(c.v[i], 0);
+	out = answer(&p, 0, 0);
+	assert_non_null(strstr(out, "==> pid 42 recording 0x8000000000000002 <s> cap 4, seen 6, "
+				    "kept 3, dropped 3 <==\n"));
+	assert_non_null(strstr(out, " 7 f.c:12] <s> hi, a: x, b: -1\n"));
+	assert_non_null(strstr(out, "-- 3 events lost (seq 3..5) --\n"));
+	free(out);
+	out = answer(&p, REC_Q_STACKS, 0);
+	assert_string_equal(out, "pid 42 tid 7 recording 0x8000000000000002 <s>:\n"
+				 "    ev (f.c:12)\n");
+	free(out);
+	rec_proc__fini(&p);
+}
+
+/* Keys this version does not know are ignored; an unknown callsite address is fine. */
+static void test_reader_tolerates(void **state)
+{
+	struct rec_dump_counters c;
+	struct rec_proc p;
+	char err[256], *text = strdup(base_dump), *out;
+
+	(void)state;
+	replace(&text, "{\"format\"", "{\"future\":{\"x\":[1,2.5,null]},\"format\"");
+	replace(&text, "\"seq\":2,", "\"seq\":2,\"extra\":true,");
+	replace(&text, "\"callsite\":\"0x1000\",\"values\":[]",
+		"\"callsite\":\"0x9999\",\"values\":[]");
+	replace(&text, "\"malformed\"",
+		"\"counters\":{\"str_fault\":3,\"new_one\":9},\"malformed\"");
+	assert_int_equal(read_text(text, &p, &c, err, sizeof(err)), 0);
+	assert_int_equal(c.v[REC_C_STR_FAULT], 3);
+	assert_int_equal(c.v[REC_C_RING_FULL], 0);
+	out = answer(&p, 0, 0);
+	assert_non_null(strstr(out, "<callsite 0x9999>"));
+	free(out);
+	free(text);
+	rec_proc__fini(&p);
+}
+
+static char *repeat(const char *s, int n, const char *sep)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	for (int i = 0; i < n; i++)
+		fprintf(f, "%s%s", i ? sep : "", s);
+	fclose(f);
+	return buf;
+}
+
+struct bad_case {
+	const char *edits[6];	/* from, to pairs applied to base_dump; NULL ends */
+	const char *expect;	/* substring of the message */
+};
+
+static void check_bad(const char *text, const char *expect)
+{
+	struct rec_dump_counters c;
+	struct rec_proc p, zero;
+	char err[256];
+	int ret;
+
+	memset(&zero, 0, sizeof(zero));
+	memset(&c, 0xff, sizeof(c));
+	ret = read_text(text, &p, &c, err, sizeof(err));
+	if (ret != -EINVAL || !strstr(err, expect))
+		fail_msg("expected -EINVAL and \"%s\", got %d and \"%s\"", expect, ret, err);
+	assert_memory_equal(&p, &zero, sizeof(p));
+	for (int i = 0; i < REC_C_MAX; i++)
+		assert_int_equal(c.v[i], 0);
+}
+
+/* Each case edits base_dump and must be refused with the message given. */
+static const struct bad_case bad_cases[] = {
+	{ { "{\"format\":\"recorder-dump\",", "[1,2]\n{\"a\":1," },
+	  "not JSON: " },
+	{ { "\"format\":\"recorder-dump\",", "" }, "not a recorder dump: missing \"format\"" },
+	{ { "\"recorder-dump\"", "\"black-box\"" },
+	  "not a recorder dump: \"format\" is not \"recorder-dump\"" },
+	{ { "\"version\":1", "\"version\":2" },
+	  "version 2 is not supported (this build reads version 1)" },
+	{ { "\"version\":1,", "" }, "missing \"version\"" },
+	{ { "\"pid\":42,", "" }, "missing \"pid\"" },
+	{ { "\"pid\":42", "\"pid\":\"42\"" }, "pid: expected an unsigned integer" },
+	{ { "\"pid\":42", "\"pid\":0" }, "pid: 0 is out of range (1..2147483647)" },
+	{ { "\"ns_pid\":0", "\"ns_pid\":-1" }, "ns_pid: expected an unsigned integer" },
+	{ { "\"how\":\"exit\",\"code\":0", "\"how\":\"vanished\"" },
+	  "ended.how: expected \"exit\", \"signal\", \"running\" or \"unknown\"" },
+	{ { "\"code\":0", "\"code\":256" }, "ended.code: 256 is out of range (0..255)" },
+	{ { "\"how\":\"exit\",\"code\":0", "\"how\":\"signal\",\"signal\":9" },
+	  "ended: missing \"core_dumped\"" },
+	{ { "\"ended\":{\"how\":\"exit\",\"code\":0}", "\"ended\":[]" },
+	  "ended: expected an object" },
+	{ { "\"clock_offset_ns\":5", "\"clock_offset_ns\":5.5" },
+	  "clock_offset_ns: expected an integer" },
+	{ { "\"malformed\":0", "\"malformed\":true" },
+	  "malformed: expected an unsigned integer" },
+	{ { "\"malformed\"", "\"counters\":{\"ring_full\":-1},\"malformed\"" },
+	  "counters.ring_full: expected an unsigned integer" },
+	{ { "\"line\":12", "\"line\":\"12\"" },
+	  "callsites[0].line: expected an unsigned integer" },
+	{ { "\"line\":12", "\"line\":4294967296" },
+	  "callsites[0].line: 4294967296 is out of range" },
+	{ { "\"kind\":\"E\"", "\"kind\":\"X\"" }, "callsites[0].kind: expected \"E\" or \"S\"" },
+	{ { "\"level\":2", "\"level\":5" }, "callsites[0].level: 5 is out of range (0..4)" },
+	{ { "[\"a\",\"b\"]", "[\"a\",\"\"]" }, "callsites[0].fields[1]: empty field name" },
+	{ { "[\"a\",\"b\"]", "[\"a\",7]" }, "callsites[0].fields[1]: expected a string" },
+	{ { "\"name\":\"ev\"", "\"name\":\"e\\u0000v\"" },
+	  "callsites[0].name: contains a NUL byte" },
+	{ { "\"addr\":\"0x1000\"", "\"addr\":\"4096\"" },
+	  "callsites[0].addr: expected a \"0x\" hex string" },
+	{ { "\"addr\":\"0x1000\"", "\"addr\":\"0x10000000000000000\"" },
+	  "callsites[0].addr: expected a \"0x\" hex string of at most 16 digits" },
+	{ { "\"callsites\":[{", "\"callsites\":[{\"addr\":\"0x1000\",\"kind\":\"S\","
+	    "\"level\":0,\"name\":\"n\",\"target\":\"t\",\"file\":\"f\",\"line\":0,"
+	    "\"message\":\"\",\"fields\":[]},{" },
+	  "callsites[1].addr: duplicate 0x1000" },
+	{ { "\"callsites\":[", "\"callsites\":[\"x\"," }, "callsites[0]: expected an object" },
+	{ { "\"recordings\":[", "\"recordings\":{\"a\":[", "]}],\n\"stacks\"",
+	    "]}]},\n\"stacks\"" },
+	  "recordings: expected an array" },
+	{ { "\"cap\":4", "\"cap\":-4" }, "recordings[0].cap: expected an unsigned integer" },
+	{ { "\"cap\":4", "\"cap\":1" }, "recordings[0].cap: 1 is out of range (2..1048576)" },
+	{ { "\"key\":\"0x8000000000000002\"", "\"key\":\"0xzz\"" },
+	  "recordings[0].key: expected a \"0x\" hex string" },
+	{ { "\"key\":\"0x8000000000000002\"", "\"key\":\"0x0\"" },
+	  "recordings[0].key: 0x0 is not a recording key" },
+	{ { "\"recordings\":[{", "\"recordings\":[{\"key\":\"0x8000000000000002\","
+	    "\"recorder\":\"0x1\",\"subject\":\"\",\"cap\":2,\"state\":\"live\",\"seen\":0,"
+	    "\"kept\":0,\"dropped\":0,\"stale\":0,\"events\":[]},{" },
+	  "recordings[1].key: duplicate 0x8000000000000002" },
+	{ { "\"state\":\"live\"", "\"state\":\"dead\"" },
+	  "recordings[0].state: expected \"live\" or \"retired\"" },
+	{ { "\"stale\":0,", "" }, "recordings[0]: missing \"stale\"" },
+	{ { "\"seq\":2,", "\"seq\":1," }, "recordings[0].events[1].seq: duplicate seq 1" },
+	{ { "\"seq\":2,", "\"seq\":6," }, "recordings[0].events[1].seq: 6 is not below seen (6)" },
+	{ { "\"seen\":6", "\"seen\":60", "\"seq\":1,", "\"seq\":50,", "\"seq\":2,",
+	    "\"seq\":1," },
+	  "recordings[0].events[1].seq: seq 1 is older than the last 4 (cap) events" },
+	{ { "\"cap\":4", "\"cap\":2", "\"values\":[]}", "\"values\":[]},{\"seq\":3,\"tid\":7,"
+	    "\"time_ns\":300,\"callsite\":\"0x1000\",\"values\":[]}" },
+	  "recordings[0].events: 3 elements, more than 2" },
+	{ { "\"tid\":7,\"time_ns\":100", "\"time_ns\":100" },
+	  "recordings[0].events[0]: missing \"tid\"" },
+	{ { "\"tid\":7,\"time_ns\":100", "\"tid\":4294967296,\"time_ns\":100" },
+	  "recordings[0].events[0].tid: 4294967296 is out of range" },
+	{ { "\"time_ns\":100", "\"time_ns\":-100" },
+	  "recordings[0].events[0].time_ns: expected an unsigned integer" },
+	{ { "\"type\":\"i64\"", "\"type\":\"i32\"" },
+	  "recordings[0].events[0].values[1].type: expected \"str\", \"i64\", \"u64\", \"f64\" "
+	  "or \"bool\"" },
+	{ { "\"type\":\"i64\"", "\"type\":\"u64\"" },
+	  "recordings[0].events[0].values[1].value: expected an unsigned integer" },
+	{ { "\"type\":\"i64\",\"value\":-1", "\"type\":\"i64\",\"value\":9223372036854775808" },
+	  "recordings[0].events[0].values[1].value: 9223372036854775808 is out of range" },
+	{ { "\"type\":\"i64\",\"value\":-1", "\"type\":\"bool\",\"value\":1" },
+	  "recordings[0].events[0].values[1].value: expected true or false" },
+	{ { "\"type\":\"i64\",\"value\":-1", "\"type\":\"f64\",\"value\":\"nope\"" },
+	  "recordings[0].events[0].values[1].value: expected a number, \"nan\", \"inf\" or "
+	  "\"-inf\"" },
+	{ { "\"type\":\"i64\",\"value\":-1", "\"type\":\"i64\"" },
+	  "recordings[0].events[0].values[1]: missing \"value\"" },
+	{ { "\"status\":\"ok\"", "\"status\":\"fault\"" },
+	  "recordings[0].events[0].values[0].value: must be \"\" when the status is \"fault\"" },
+	{ { ",\"status\":\"ok\"", "" }, "recordings[0].events[0].values[0]: missing \"status\"" },
+	{ { "\"status\":\"ok\"", "\"status\":\"weird\"" },
+	  "recordings[0].events[0].values[0].status: expected \"ok\"" },
+	{ { "\"value\":\"x\"", "\"value\":3" },
+	  "recordings[0].events[0].values[0].value: expected a string" },
+	{ { "\"values\":[{", "\"values\":[[],{" },
+	  "recordings[0].events[0].values[0]: expected an object" },
+	{ { "\"stacks\":[{\"tid\"", "\"stacks\":[7,{\"tid\"" }, "stacks[0]: expected an object" },
+	{ { "\"overflow\":0", "\"overflow\":-1" },
+	  "stacks[0].overflow: expected an unsigned integer" },
+	{ { "\"span\":\"0x10\"", "\"span\":16" },
+	  "stacks[0].frames[0].span: expected a string" },
+	{ { "\"stacks\":[", "\"stacks\":[{\"tid\":1,\"overflow\":0,\"frames\":[]},", "\"span\"",
+	    "\"spam\"" },
+	  "stacks[1].frames[0]: missing \"span\"" },
+};
+
+static void test_rejects_malformed(void **state)
+{
+	char *text;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++) {
+		text = strdup(base_dump);
+		for (int e = 0; e < 6 && bad_cases[i].edits[e]; e += 2)
+			replace(&text, bad_cases[i].edits[e], bad_cases[i].edits[e + 1]);
+		check_bad(text, bad_cases[i].expect);
+		free(text);
+	}
+}
+
+/* Malformed dumps that are easier to generate than to write down. */
+static void test_rejects_generated(void **state)
+{
+	char *text, *long_str, *vals, *strs, *frames, *to;
+
+	(void)state;
+	check_bad("hello", "not JSON: ");
+	check_bad("", "not JSON: ");
+	check_bad("{\"format\":\"recorder-dump\",", "not JSON: the document ends early");
+	text = strdup(base_dump);
+	replace(&text, "}]}]}\n", "}]}]} x\n");
+	check_bad(text, "not JSON: ");
+	free(text);
+
+	/* A string value of 256 bytes. */
+	long_str = repeat("x", REC_STR_MAX, "");
+	assert_true(asprintf(&to, "\"value\":\"%s\"", long_str) > 0);
+	text = strdup(base_dump);
+	replace(&text, "\"value\":\"x\"", to);
+	check_bad(text, "recordings[0].events[0].values[0].value: string longer than 255 bytes");
+	free(text);
+	free(to);
+	free(long_str);
+
+	/* Four strings of 255 bytes: three fill the string area, the fourth does not fit. */
+	long_str = repeat("y", REC_STR_MAX - 1, "");
+	assert_true(asprintf(&to, "{\"type\":\"str\",\"value\":\"%s\",\"status\":\"ok\"}",
+			     long_str) > 0);
+	strs = repeat(to, 4, ",");
+	free(to);
+	assert_true(asprintf(&to, "\"values\":[%s]", strs) > 0);
+	text = strdup(base_dump);
+	replace(&text, "\"values\":[]", to);
+	check_bad(text, "recordings[0].events[1].values[3].value: the event's strings take more "
+			"than the 768 bytes of its string area");
+	free(text);
+	free(to);
+	free(strs);
+
+	/* ...while three of them are fine. */
+	strs = repeat("{\"type\":\"str\",\"value\":\"abc\",\"status\":\"truncated\"}", 3, ",");
+	assert_true(asprintf(&to, "\"values\":[%s]", strs) > 0);
+	text = strdup(base_dump);
+	replace(&text, "\"values\":[]", to);
+	{
+		struct rec_proc p;
+		char err[256];
+
+		assert_int_equal(read_text(text, &p, NULL, err, sizeof(err)), 0);
+		rec_proc__fini(&p);
+	}
+	free(text);
+	free(to);
+	free(strs);
+	free(long_str);
+
+	/* Nine values. */
+	vals = repeat("{\"type\":\"u64\",\"value\":1}", 9, ",");
+	assert_true(asprintf(&to, "\"values\":[%s]", vals) > 0);
+	text = strdup(base_dump);
+	replace(&text, "\"values\":[]", to);
+	check_bad(text, "recordings[0].events[1].values: 9 elements, more than 8");
+	free(text);
+	free(to);
+	free(vals);
+
+	/* Nine field names. */
+	vals = repeat("\"f\"", 9, ",");
+	assert_true(asprintf(&to, "\"fields\":[%s]", vals) > 0);
+	text = strdup(base_dump);
+	replace(&text, "\"fields\":[\"a\",\"b\"]", to);
+	check_bad(text, "callsites[0].fields: 9 elements, more than 8");
+	free(text);
+	free(to);
+	free(vals);
+
+	/* A callsite too long to be one. */
+	long_str = repeat("m", REC_CALLSITE_MAX, "");
+	assert_true(asprintf(&to, "\"message\":\"%s\"", long_str) > 0);
+	text = strdup(base_dump);
+	replace(&text, "\"message\":\"hi\"", to);
+	check_bad(text, "callsites[0]: longer than the 2048 bytes a callsite may take");
+	free(text);
+	free(to);
+	free(long_str);
+
+	/* A subject of 64 bytes. */
+	long_str = repeat("s", REC_SUBJECT_MAX, "");
+	assert_true(asprintf(&to, "\"subject\":\"%s\"", long_str) > 0);
+	text = strdup(base_dump);
+	replace(&text, "\"subject\":\"s\"", to);
+	check_bad(text, "recordings[0].subject: longer than 63 bytes");
+	free(text);
+	free(to);
+	free(long_str);
+
+	/* A stack of 33 frames. */
+	frames = repeat("{\"span\":\"0x1\",\"callsite\":\"0x1\",\"recording\":\"0x1\"}",
+			REC_MAX_DEPTH + 1, ",");
+	assert_true(asprintf(&to, "\"frames\":[%s]", frames) > 0);
+	text = strdup(base_dump);
+	replace(&text, "\"frames\":[", "\"frames\":[],\"old\":[");
+	replace(&text, "\"frames\":[]", to);
+	check_bad(text, "stacks[0].frames: 33 elements, more than 32");
+	free(text);
+	free(to);
+	free(frames);
+}
+
+static void test_missing_file(void **state)
+{
+	struct rec_proc p;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(rec_dump__read("/nonexistent/dump.json", &p, NULL, err, sizeof(err)),
+			 -ENOENT);
+	assert_non_null(strstr(err, "/nonexistent/dump.json: "));
+	/* No room for a message is fine too. */
+	text_to_file("nope");
+	assert_int_equal(rec_dump__read(tmp_path, &p, NULL, NULL, 0), -EINVAL);
+}
+
+/* A failing stream is reported. */
+static void test_write_error(void **state)
+{
+	struct rec_proc p;
+	FILE *f = fopen("/dev/full", "w");
+
+	(void)state;
+	if (!f)
+		skip();
+	memset(&p, 0, sizeof(p));
+	p.pid = 1;
+	assert_int_equal(rec_dump__write(f, &p, NULL, 0), -EIO);
+	fclose(f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_round_trip_answers_identically, setup_tmp,
+						teardown_tmp),
+		cmocka_unit_test_setup_teardown(test_values_exact, setup_tmp, teardown_tmp),
+		cmocka_unit_test_setup_teardown(test_ended_variants, setup_tmp, teardown_tmp),
+		cmocka_unit_test(test_counter_names),
+		cmocka_unit_test_setup_teardown(test_reads_hand_written_dump, setup_tmp,
+						teardown_tmp),
+		cmocka_unit_test_setup_teardown(test_reader_tolerates, setup_tmp, teardown_tmp),
+		cmocka_unit_test_setup_teardown(test_rejects_malformed, setup_tmp, teardown_tmp),
+		cmocka_unit_test_setup_teardown(test_rejects_generated, setup_tmp, teardown_tmp),
+		cmocka_unit_test_setup_teardown(test_missing_file, setup_tmp, teardown_tmp),
+		cmocka_unit_test(test_write_error),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Black-box dumps: everything the loader holds about one process, written as one
+ * JSON document when it dies (or when asked), and read back into a process model
+ * so that recorder-tail --file shows it exactly as it showed the live process.
+ * The format is in docs/dump-format.md.
+ */
+#ifndef REC_DUMP_H
+#define REC_DUMP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "model.h"
+
+#define REC_DUMP_VERSION 1
+
+/* Loader-wide counters recorded in a dump (the BPF counters map, summed). */
+struct rec_dump_counters {
+	uint64_t v[REC_C_MAX];
+};
+
+/*
+ * Writes p as a dump to out. counters may be NULL. now_ns is the CLOCK_REALTIME
+ * time of the dump. Looks up (and so caches) the callsite of every event and frame
+ * it writes. Returns 0, -ENOMEM, or -EIO if a write failed.
+ */
+int rec_dump__write(FILE *out, struct rec_proc *p, const struct rec_dump_counters *counters,
+		    int64_t now_ns);
+
+/*
+ * Reads a dump into p (which it initializes; the caller frees it with
+ * rec_proc__fini) and, if counters is not NULL, the counters. Returns 0, or
+ * -EINVAL with a message in err (e.g. "recordings[2].events[5].seq: expected an
+ * unsigned integer") for a malformed dump, -EFBIG past 1 GiB, -ENOMEM, or -errno
+ * if the file can't be read.
+ * Never trusts the file: every type, length, enum and key is checked, and
+ * events are validated exactly as live records are.
+ */
+int rec_dump__read(const char *path, struct rec_proc *p, struct rec_dump_counters *counters,
+		   char *err, size_t errlen);
+
+#endif /* REC_DUMP_H */
