@@ -86,13 +86,13 @@ $(LIB): $(LIB_OBJS)
 	$(AR) rcs $@ $^
 
 $(BUILD)/recorder-%: $(BUILD)/user/recorder-%.o $(LIB)
-	$(CC) $(USER_CFLAGS) $^ $(LIBBPF_LIBS) -lelf -lz -ljson-c -o $@
+	$(CC) $(USER_CFLAGS) $^ $(LIBBPF_LIBS) -lelf -lz -ljson-c -pthread -o $@
 
 $(BUILD)/workload: tools/workload.c include/recorder.h | $(BUILD)
 	$(CC) $(TARGET_CFLAGS) $< -o $@
 
 $(BUILD)/tests/unit/%: tests/unit/%.c $(LIB) | $(BUILD)/tests/unit
-	$(CC) $(USER_CFLAGS) -Iuser $< $(LIB) $(LIBBPF_LIBS) -lelf -lz -ljson-c -lcmocka -o $@
+	$(CC) $(USER_CFLAGS) -Iuser $< $(LIB) $(LIBBPF_LIBS) -lelf -lz -ljson-c -lcmocka -pthread -o $@
 
 $(SHLIB): $(SHLIB_SRCS) include/recorder.h | $(BUILD)/tests/targets
 	$(CC) $(TARGET_CFLAGS) -fPIC -shared $(SHLIB_SRCS) -o $@

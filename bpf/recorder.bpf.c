@@ -20,6 +20,9 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 /* Wake the consumer only once this many bytes wait in the ring (set before load). */
 const volatile __u64 wakeup_bytes = 1 << 20;
 
+/* --binary: probes fire in processes nobody named; adopt each on its first probe. */
+const volatile bool follow_new = false;
+
 /* Which process the stack iterator reports (set by user space before each read). */
 __u32 iter_tgid;
 
@@ -114,6 +117,29 @@ static __always_inline void fill_hdr(struct rec_hdr *h, __u16 type, __u16 size)
 	h->time_ns = bpf_ktime_get_ns();
 }
 
+/*
+ * With --binary, the first probe of a process marks it traced (so its exit is
+ * reported) and wakes user space at once, to adopt it while it is alive.
+ */
+static __always_inline void adopt_process(void)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct rec_hdr *h;
+	__u8 one = 1;
+
+	if (!follow_new || bpf_map_lookup_elem(&traced, &tgid))
+		return;
+	if (bpf_map_update_elem(&traced, &tgid, &one, BPF_NOEXIST))
+		return;
+	h = bpf_ringbuf_reserve(&events, sizeof(*h), 0);
+	if (!h) {
+		count(REC_C_RING_FULL);
+		return;
+	}
+	fill_hdr(h, REC_RT_HELLO, sizeof(*h));
+	bpf_ringbuf_submit(h, BPF_RB_FORCE_WAKEUP);
+}
+
 /* subject is a user pointer to a C string, or 0 when there is none to report. */
 static __always_inline void emit_recording(__u64 key, const struct rec_rval *v, __u64 subject)
 {
@@ -196,6 +222,7 @@ int BPF_USDT(on_recording_new, __u64 key, __u64 recorder, __u64 cap, __u64 recp)
 	struct rec_rkey k = { .tgid = bpf_get_current_pid_tgid() >> 32, .key = key };
 	struct rec_rval v = { .recorder = recorder, .cap = cap, .state = REC_RS_LIVE };
 
+	adopt_process();
 	if (cap < 2)
 		return 0;
 	if (bpf_map_update_elem(&recordings, &k, &v, BPF_NOEXIST) == 0)
@@ -206,7 +233,10 @@ int BPF_USDT(on_recording_new, __u64 key, __u64 recorder, __u64 cap, __u64 recp)
 SEC("usdt")
 int BPF_USDT(on_recording_span, __u64 key, __u64 recp, __u64 subject, __u64 span)
 {
-	struct rec_rval *v = find_recording(bpf_get_current_pid_tgid() >> 32, key, recp, 0);
+	struct rec_rval *v;
+
+	adopt_process();
+	v = find_recording(bpf_get_current_pid_tgid() >> 32, key, recp, 0);
 
 	if (v)
 		emit_recording(key, v, subject);
@@ -307,6 +337,7 @@ int on_event(struct pt_regs *ctx)
 		count(REC_C_BAD_ARG);
 		return 0;
 	}
+	adopt_process();
 	v = find_recording(bpf_get_current_pid_tgid() >> 32, key, 0, span);
 	if (!v)
 		return 0;
@@ -377,9 +408,11 @@ SEC("usdt")
 int BPF_USDT(on_span_enter, __u64 span, __u64 meta, __u64 key, __u64 recp, __u64 prev)
 {
 	bool seeded;
-	struct rec_stack *st = thread_stack(prev, &seeded);
+	struct rec_stack *st;
 	__u32 d;
 
+	adopt_process();
+	st = thread_stack(prev, &seeded);
 	if (!st)
 		return 0;
 	d = st->depth;

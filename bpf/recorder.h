@@ -51,6 +51,7 @@ enum rec_record_type {
 	REC_RT_RECORDING = 2,
 	REC_RT_STACK = 3,	/* a thread's span stack as it exits */
 	REC_RT_EXIT = 4,	/* the last thread of a traced process exited */
+	REC_RT_HELLO = 5,	/* --binary: a new process hit its first probe (header only) */
 };
 
 struct rec_hdr {

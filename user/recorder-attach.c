@@ -16,6 +16,8 @@
 static struct {
 	pid_t pids[MAX_PIDS];
 	int npids;
+	const char *binaries[8];
+	int nbinaries;
 	struct rec_session_opts opts;
 } env = {
 	.opts = { .ring_bytes = 8u << 20, .drain_ms = 10, .dump_dir = "/var/lib/recorder" },
@@ -34,18 +36,25 @@ static const char doc[] =
 	"span stacks its threads died in, and how it ended) is written as JSON into the\n"
 	"dump directory; read it with recorder-tail --file.\n"
 	"\n"
+	"With --binary, every process that runs the executable is traced, those running\n"
+	"now and those started later (fork, exec), until recorder-attach is stopped.\n"
+	"\n"
 	"USAGE: recorder-attach -p PID [-p PID ...] [OPTION...]\n"
+	"       recorder-attach --binary PATH [OPTION...]\n"
 	"\n"
 	"EXAMPLES:\n"
 	"    recorder-attach -p 4242              # trace pid 4242\n"
 	"    recorder-attach -p 4242 -p 4243      # trace two processes\n"
+	"    recorder-attach --binary ./server    # every server process, now and later\n"
 	"    recorder-attach -p 4242 --ring-size 33554432   # a 32 MiB ring buffer\n"
 	"    recorder-attach -p 4242 --dump-dir /tmp/boxes  # black boxes go there\n";
 
-enum { OPT_RING = 0x100, OPT_DRAIN, OPT_SOCKDIR, OPT_DUMPDIR, OPT_NODUMP };
+enum { OPT_BINARY = 0x100, OPT_RING, OPT_DRAIN, OPT_SOCKDIR, OPT_DUMPDIR, OPT_NODUMP };
 
 static const struct argp_option options[] = {
 	{ "pid", 'p', "PID", 0, "Process to trace (repeatable)", 0 },
+	{ "binary", OPT_BINARY, "PATH", 0,
+	  "Trace every process running this executable, now and later (repeatable)", 0 },
 	{ "ring-size", OPT_RING, "BYTES", 0,
 	  "Ring buffer size, a power of two from 4096 (default 8388608)", 0 },
 	{ "drain-ms", OPT_DRAIN, "MS", 0, "Drain the ring buffer every MS milliseconds (default 10)",
@@ -70,6 +79,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (env.npids == MAX_PIDS)
 			argp_error(state, "too many -p: at most %d", MAX_PIDS);
 		env.pids[env.npids++] = (pid_t)v;
+		break;
+	case OPT_BINARY:
+		if (env.nbinaries == 8)
+			argp_error(state, "too many --binary: at most 8");
+		env.binaries[env.nbinaries++] = arg;
 		break;
 	case OPT_RING:
 		if (rec_cli__parse_u64(arg, 4096, 1u << 30, &v) || (v & (v - 1)))
@@ -100,13 +114,20 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		argp_error(state, "unexpected argument '%s'", arg);
 		break;
 	case ARGP_KEY_END:
-		if (env.npids == 0)
-			argp_error(state, "no process given: use -p PID");
+		if (env.npids == 0 && env.nbinaries == 0)
+			argp_error(state, "no process given: use -p PID or --binary PATH");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
 	}
 	return 0;
+}
+
+static void on_adopt(pid_t pid, const char *binary, void *ctx)
+{
+	(void)ctx;
+	printf("recorder-attach: tracing pid %d (%s)\n", (int)pid, binary);
+	fflush(stdout);
 }
 
 static void on_exit_pid(const struct rec_exit_info *info, void *ctx)
@@ -138,6 +159,8 @@ int main(int argc, char **argv)
 				"attaching uprobes needs CAP_BPF and CAP_PERFMON)\n");
 		return 1;
 	}
+	env.opts.on_adopt = on_adopt;
+	env.opts.follow_binaries = env.nbinaries > 0;
 	err = rec_session__open(&s, &env.opts);
 	if (err) {
 		fprintf(stderr, "recorder-attach: failed to load the BPF programs: %s "
@@ -161,6 +184,23 @@ int main(int argc, char **argv)
 		}
 		printf("attached to %d: %u probe sites in %u objects\n", (int)pid, info.sites,
 		       info.objects);
+		fflush(stdout);
+	}
+	for (int i = 0; i < env.nbinaries; i++) {
+		struct rec_attach_info info;
+
+		err = rec_session__attach_binary(s, env.binaries[i], &info);
+		if (err == -ENOENT) {
+			fprintf(stderr, "recorder-attach: %s has no recorder probes\n",
+				env.binaries[i]);
+			goto cleanup;
+		} else if (err) {
+			fprintf(stderr, "recorder-attach: failed to attach to %s: %s\n",
+				env.binaries[i], strerror(-err));
+			goto cleanup;
+		}
+		printf("attached to %s: %u probe sites, in every process that runs it\n",
+		       env.binaries[i], info.sites);
 		fflush(stdout);
 	}
 	err = rec_session__run(s, on_exit_pid, NULL);

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -25,7 +27,10 @@
 #include "model.h"
 #include "query.h"
 #include "session.h"
+#include "usdt_multi.h"
 #include "usdt_notes.h"
+
+#define MAX_BINARIES 8
 
 enum watch_kind { W_RING, W_SIGNAL, W_PIDFD, W_LISTEN, W_CLIENT };
 
@@ -46,7 +51,7 @@ struct target {
 	int pidfd;
 	int listen_fd;
 	char sock_path[108];
-	struct bpf_link **links;
+	int *links;		/* uprobe_multi link fds */
 	size_t nlinks;
 	int done;
 	struct watch w_pidfd, w_listen;
@@ -81,6 +86,13 @@ struct rec_session {
 	struct client *followers;
 	struct rec_session_opts opts;
 	uint64_t foreign;	/* records of processes we do not trace */
+	struct object_id bins[MAX_BINARIES];	/* --binary files */
+	dev_t bin_devs[MAX_BINARIES];
+	size_t nbins;
+	int *bin_links;
+	size_t nbin_links;
+	struct rec_usdt_specs specs;
+	struct rec_u64map rejected;	/* pid + 1 of processes that could not be adopted */
 	struct watch w_ring, w_signal;
 };
 
@@ -143,6 +155,8 @@ static int recover_recording(struct rec_session *s, struct target *t, uint64_t k
 	return rec_proc__get(&t->proc, key, v.recorder, v.cap) ? 0 : -ENOMEM;
 }
 
+static struct target *adopt(struct rec_session *s, pid_t pid);
+
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct rec_session *s = ctx;
@@ -153,6 +167,8 @@ static int on_record(void *ctx, void *data, size_t size)
 		return 0;
 	memcpy(&h, data, sizeof(h));
 	t = target_of(s, h.tgid);
+	if (!t && s->nbins)
+		t = adopt(s, h.tgid);
 	if (!t) {
 		s->foreign++;
 		return 0;
@@ -174,6 +190,8 @@ static int on_record(void *ctx, void *data, size_t size)
 		}
 		if (err == 0 && s->followers)
 			follow_event(s, t, rs, &d);
+	} else if (h.type == REC_RT_HELLO && size == sizeof(h)) {
+		/* Adopted above: nothing more to it. */
 	} else if (h.type == REC_RT_STACK && size == sizeof(struct rec_stack_rec)) {
 		struct rec_stack_rec r;
 
@@ -209,6 +227,7 @@ static int watch_add(struct rec_session *s, int fd, struct watch *w, enum watch_
 
 int rec_session__open(struct rec_session **sp, const struct rec_session_opts *opts)
 {
+	struct bpf_program *prog;
 	struct rec_session *s;
 	sigset_t mask;
 	int err;
@@ -228,12 +247,19 @@ int rec_session__open(struct rec_session **sp, const struct rec_session_opts *op
 	}
 	/* Read-only config goes in before load. */
 	s->skel->rodata->wakeup_bytes = opts->ring_bytes / 4;
+	s->skel->rodata->follow_new = !!opts->follow_binaries;
 	err = bpf_map__set_max_entries(s->skel->maps.events, opts->ring_bytes);
 	if (err)
 		goto fail;
+	/* Attached with uprobe_multi links (usdt_multi.h), not libbpf's per-site uprobes. */
+	bpf_object__for_each_program(prog, s->skel->obj)
+		if (bpf_program__type(prog) == BPF_PROG_TYPE_KPROBE)
+			bpf_program__set_expected_attach_type(prog, 48 /* UPROBE_MULTI */);
 	err = recorder_bpf__load(s->skel);
 	if (err)
 		goto fail;
+	s->specs.map_fd = bpf_map__fd(s->skel->maps.__bpf_usdt_specs);
+	s->specs.max = bpf_map__max_entries(s->skel->maps.__bpf_usdt_specs);
 	s->iter_link = bpf_program__attach_iter(s->skel->progs.dump_stacks, NULL);
 	if (!s->iter_link) {
 		err = -errno;
@@ -315,7 +341,61 @@ static void object_path(char *buf, size_t len, pid_t pid, const struct rec_mappi
  * the other, so a few hundred sites take seconds. A forked child keeps the last
  * references and pays for that; our own closes then return at once.
  */
-static void destroy_links(struct bpf_link **links, size_t n)
+struct fd_closer {
+	int *fds;
+	size_t n;
+	size_t next;	/* atomic */
+};
+
+static void *close_fds(void *arg)
+{
+	struct fd_closer *c = arg;
+	size_t i;
+
+	while ((i = __atomic_fetch_add(&c->next, 1, __ATOMIC_RELAXED)) < c->n)
+		close(c->fds[i]);
+	return NULL;
+}
+
+/*
+ * In the reaper: closes every file it inherited from many threads at once. A
+ * uprobe site is held by a perf event and its bpf_link; whichever reference goes
+ * last does the slow part, and closed together those waits overlap.
+ */
+static void close_all_fds(void)
+{
+	struct fd_closer c = {};
+	pthread_t tids[32];
+	size_t started = 0, cap = 0;
+	struct dirent *de;
+	DIR *d = opendir("/proc/self/fd");
+
+	while (d && (de = readdir(d))) {
+		int fd = atoi(de->d_name);
+
+		if (fd <= 2 || fd == dirfd(d))
+			continue;
+		if (c.n == cap) {
+			int *v = realloc(c.fds, (cap = cap ? cap * 2 : 256) * sizeof(*v));
+
+			if (!v)
+				break;
+			c.fds = v;
+		}
+		c.fds[c.n++] = fd;
+	}
+	if (d)
+		closedir(d);
+	for (size_t i = 0; i < 32 && i < c.n; i++)
+		if (pthread_create(&tids[started], NULL, close_fds, &c) == 0)
+			started++;
+	close_fds(&c);
+	for (size_t i = 0; i < started; i++)
+		pthread_join(tids[i], NULL);
+	free(c.fds);
+}
+
+static void destroy_links(int *links, size_t n)
 {
 	pid_t pid;
 
@@ -323,12 +403,11 @@ static void destroy_links(struct bpf_link **links, size_t n)
 		return;
 	pid = fork();
 	if (pid == 0) {
-		for (size_t i = 0; i < n; i++)
-			bpf_link__destroy(links[i]);
+		close_all_fds();
 		_exit(0);
 	}
 	for (size_t i = 0; i < n; i++)
-		bpf_link__destroy(links[i]);
+		close(links[i]);
 }
 
 static int object_known(const struct target *t, const struct rec_mapping *m)
@@ -392,22 +471,31 @@ fail:
 	return err;
 }
 
-static int attach_probe(struct target *t, struct bpf_program *prog, const char *path,
-			const char *name)
+static int add_link(int **links, size_t *n, int fd)
 {
-	struct bpf_link **links, *link;
+	int *v = realloc(*links, (*n + 1) * sizeof(*v));
 
-	link = bpf_program__attach_usdt(prog, t->proc.pid, path, "recorder", name, NULL);
-	if (!link)
-		return -errno;
-	links = realloc(t->links, (t->nlinks + 1) * sizeof(*links));
-	if (!links) {
-		bpf_link__destroy(link);
+	if (!v) {
+		close(fd);
 		return -ENOMEM;
 	}
-	t->links = links;
-	t->links[t->nlinks++] = link;
+	*links = v;
+	v[(*n)++] = fd;
 	return 0;
+}
+
+/* One link for every site of provider "recorder", probe name, in the file at path. */
+static int attach_probe(struct rec_session *s, int **links, size_t *nlinks,
+			struct bpf_program *prog, const char *path, const char *name, pid_t pid)
+{
+	unsigned int nsites;
+	int fd;
+
+	fd = rec_usdt__attach_multi(&s->specs, bpf_program__fd(prog), path, "recorder", name, pid,
+				    &nsites);
+	if (fd < 0)
+		return fd;
+	return add_link(links, nlinks, fd);
 }
 
 /*
@@ -430,7 +518,8 @@ static int attach_objects(struct rec_session *s, struct target *t, const struct 
 			for (size_t i = 0; i < objs[o].names.n; i++) {
 				if (strcmp(objs[o].names.v[i].name, progs[p].name) != 0)
 					continue;
-				err = attach_probe(t, progs[p].prog, objs[o].path, progs[p].name);
+				err = attach_probe(s, &t->links, &t->nlinks, progs[p].prog,
+						   objs[o].path, progs[p].name, t->proc.pid);
 				if (err)
 					goto out;
 				info->sites += objs[o].names.v[i].sites;
@@ -443,62 +532,10 @@ out:
 	return err;
 }
 
-int rec_session__attach(struct rec_session *s, pid_t pid, struct rec_attach_info *info)
+static void target_discard(struct rec_session *s, struct target *t)
 {
-	struct target *t, **targets;
-	__u8 one = 1;
-	__u32 tgid = pid;
-	int err;
+	__u32 tgid = t->proc.pid;
 
-	memset(info, 0, sizeof(*info));
-	if (kill(pid, 0) && errno == ESRCH)
-		return -ESRCH;
-	t = calloc(1, sizeof(*t));
-	if (!t)
-		return -ENOMEM;
-	t->pidfd = t->listen_fd = -1;
-	err = rec_proc__init(&t->proc, pid);
-	if (err)
-		goto fail;
-	/* Before the probes: the exit of a process that dies right away is seen. */
-	err = bpf_map_update_elem(bpf_map__fd(s->skel->maps.traced), &tgid, &one, BPF_ANY);
-	if (err)
-		goto fail;
-	err = attach_objects(s, t, &t->proc.maps, info);
-	if (err)
-		goto fail;
-	if (info->objects == 0) {
-		err = -ENOENT;
-		goto fail;
-	}
-	t->pidfd = syscall(SYS_pidfd_open, pid, 0);
-	if (t->pidfd < 0) {
-		err = -errno;
-		goto fail;
-	}
-	err = rec_control__path(t->sock_path, sizeof(t->sock_path), s->opts.sock_dir, pid);
-	if (err)
-		goto fail;
-	t->listen_fd = rec_control__listen(t->sock_path);
-	if (t->listen_fd < 0) {
-		err = t->listen_fd;
-		goto fail;
-	}
-	snprintf(info->sock_path, sizeof(info->sock_path), "%s", t->sock_path);
-	err = watch_add(s, t->pidfd, &t->w_pidfd, W_PIDFD, t);
-	if (!err)
-		err = watch_add(s, t->listen_fd, &t->w_listen, W_LISTEN, t);
-	if (err)
-		goto fail;
-	targets = realloc(s->targets, (s->ntargets + 1) * sizeof(*targets));
-	if (!targets) {
-		err = -ENOMEM;
-		goto fail;
-	}
-	s->targets = targets;
-	s->targets[s->ntargets++] = t;
-	return 0;
-fail:
 	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.traced), &tgid);
 	destroy_links(t->links, t->nlinks);
 	free(t->links);
@@ -514,7 +551,183 @@ fail:
 	target_free_objs(t);
 	rec_proc__fini(&t->proc);
 	free(t);
-	return err;
+}
+
+/* A process to trace: its model, and its exit reported by the BPF side. */
+static int target_open(struct rec_session *s, pid_t pid, struct target **tp)
+{
+	__u32 tgid = pid;
+	__u8 one = 1;
+	struct target *t;
+	int err;
+
+	if (kill(pid, 0) && errno == ESRCH)
+		return -ESRCH;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->pidfd = t->listen_fd = -1;
+	err = rec_proc__init(&t->proc, pid);
+	/* Before the probes: the exit of a process that dies right away is seen. */
+	if (!err && bpf_map_update_elem(bpf_map__fd(s->skel->maps.traced), &tgid, &one, BPF_ANY))
+		err = -errno;
+	if (err) {
+		rec_proc__fini(&t->proc);
+		free(t);
+		return err;
+	}
+	*tp = t;
+	return 0;
+}
+
+/* Starts watching t's exit and serving its control socket. */
+static int target_serve(struct rec_session *s, struct target *t)
+{
+	struct target **targets;
+	int err;
+
+	t->pidfd = syscall(SYS_pidfd_open, t->proc.pid, 0);
+	if (t->pidfd < 0)
+		return -errno;
+	err = rec_control__path(t->sock_path, sizeof(t->sock_path), s->opts.sock_dir,
+				t->proc.pid);
+	if (err)
+		return err;
+	t->listen_fd = rec_control__listen(t->sock_path);
+	if (t->listen_fd < 0)
+		return t->listen_fd;
+	err = watch_add(s, t->pidfd, &t->w_pidfd, W_PIDFD, t);
+	if (!err)
+		err = watch_add(s, t->listen_fd, &t->w_listen, W_LISTEN, t);
+	if (err)
+		return err;
+	targets = realloc(s->targets, (s->ntargets + 1) * sizeof(*targets));
+	if (!targets)
+		return -ENOMEM;
+	s->targets = targets;
+	s->targets[s->ntargets++] = t;
+	return 0;
+}
+
+int rec_session__attach(struct rec_session *s, pid_t pid, struct rec_attach_info *info)
+{
+	struct target *t;
+	int err;
+
+	memset(info, 0, sizeof(*info));
+	err = target_open(s, pid, &t);
+	if (err)
+		return err;
+	err = attach_objects(s, t, &t->proc.maps, info);
+	if (!err && info->objects == 0)
+		err = -ENOENT;
+	if (!err)
+		err = target_serve(s, t);
+	if (err) {
+		target_discard(s, t);
+		return err;
+	}
+	snprintf(info->sock_path, sizeof(info->sock_path), "%s", t->sock_path);
+	return 0;
+}
+
+/* The --binary file pid runs, or NULL. */
+static const struct object_id *binary_of(struct rec_session *s, pid_t pid)
+{
+	char exe[64];
+	struct stat st;
+
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
+	if (stat(exe, &st))
+		return NULL;
+	for (size_t i = 0; i < s->nbins; i++)
+		if (s->bins[i].inode == st.st_ino && s->bin_devs[i] == st.st_dev)
+			return &s->bins[i];
+	return NULL;
+}
+
+/*
+ * A process running a --binary file: its probes in that file are attached for
+ * every process already, so only its libraries are left to the rescans.
+ */
+static struct target *adopt(struct rec_session *s, pid_t pid)
+{
+	const struct object_id *bin;
+	struct rec_mapping m = {};
+	__u32 tgid = pid;
+	struct target *t;
+
+	/* Asked once per process: its records keep coming, the answer won't change. */
+	if (rec_u64map__get(&s->rejected, (uint64_t)pid + 1))
+		return NULL;
+	bin = binary_of(s, pid);
+	if (!bin || target_open(s, pid, &t)) {
+		bpf_map_delete_elem(bpf_map__fd(s->skel->maps.traced), &tgid);
+		rec_u64map__put(&s->rejected, (uint64_t)pid + 1, s);
+		return NULL;
+	}
+	m.inode = bin->inode;
+	for (size_t i = 0; i < t->proc.maps.n; i++)
+		if (t->proc.maps.v[i].inode == bin->inode && t->proc.maps.v[i].exec)
+			m.path = t->proc.maps.v[i].path;
+	if ((m.path && remember_object(t, &m)) || target_serve(s, t)) {
+		target_discard(s, t);
+		rec_u64map__put(&s->rejected, (uint64_t)pid + 1, s);
+		return NULL;
+	}
+	if (s->opts.on_adopt)
+		s->opts.on_adopt(pid, bin->path, s->opts.ctx);
+	return t;
+}
+
+int rec_session__attach_binary(struct rec_session *s, const char *path,
+			       struct rec_attach_info *info)
+{
+	struct probe_prog progs[8];
+	size_t nprogs = probe_progs(s, progs);
+	struct rec_probe_names names;
+	char real[4096];
+	struct stat st;
+	DIR *proc;
+	int err;
+
+	memset(info, 0, sizeof(*info));
+	if (!realpath(path, real) || stat(real, &st))
+		return -errno;
+	if (s->nbins == MAX_BINARIES)
+		return -E2BIG;
+	err = rec_usdt__scan(real, "recorder", &names);
+	if (err)
+		return err;
+	if (!names.sites)
+		return -ENOENT;
+	/* No pid: every process that maps the file, now or later, through fork and exec. */
+	for (size_t p = 0; p < nprogs; p++) {
+		for (size_t i = 0; i < names.n; i++) {
+			if (strcmp(names.v[i].name, progs[p].name) != 0)
+				continue;
+			err = attach_probe(s, &s->bin_links, &s->nbin_links, progs[p].prog, real,
+					   progs[p].name, 0);
+			if (err)
+				return err;
+			info->sites += names.v[i].sites;
+		}
+	}
+	info->objects = 1;
+	s->bins[s->nbins].inode = st.st_ino;
+	s->bins[s->nbins].path = strdup(real);
+	s->bin_devs[s->nbins++] = st.st_dev;
+	/* Those running it already; later ones are adopted by their first record. */
+	proc = opendir("/proc");
+	for (struct dirent *de; proc && (de = readdir(proc));) {
+		pid_t pid = (pid_t)strtol(de->d_name, NULL, 10);
+
+		if (pid > 0 && !target_of(s, pid))
+			adopt(s, pid);
+	}
+	if (proc)
+		closedir(proc);
+	return 0;
 }
 
 /*
@@ -829,7 +1042,8 @@ int rec_session__run(struct rec_session *s,
 
 		for (size_t i = 0; i < s->ntargets; i++)
 			live += !s->targets[i]->done;
-		if (!live)
+		/* With --binary, processes come and go until we are stopped. */
+		if (!live && !s->nbins)
 			return 0;
 		n = epoll_wait(s->epfd, evs, 16, s->opts.drain_ms);
 		if (n < 0 && errno != EINTR)
@@ -894,6 +1108,12 @@ void rec_session__free(struct rec_session *s)
 		free(t);
 	}
 	free(s->targets);
+	destroy_links(s->bin_links, s->nbin_links);
+	free(s->bin_links);
+	for (size_t i = 0; i < s->nbins; i++)
+		free(s->bins[i].path);
+	rec_u64map__free(&s->rejected);
+	free(s->specs.args);
 	ring_buffer__free(s->rb);
 	bpf_link__destroy(s->iter_link);
 	bpf_link__destroy(s->exit_link);

@@ -19,6 +19,10 @@ struct rec_session_opts {
 	int verbose;		/* show libbpf's own messages */
 	const char *sock_dir;	/* NULL = REC_CONTROL_DIR */
 	const char *dump_dir;	/* where black boxes are written; NULL = none */
+	int follow_binaries;	/* rec_session__attach_binary will be used */
+	/* Called when a process running a --binary file starts being traced. */
+	void (*on_adopt)(pid_t pid, const char *binary, void *ctx);
+	void *ctx;
 };
 
 /* What became of a process: how it ended, and its dump (path, or err < 0). */
@@ -46,7 +50,17 @@ int rec_session__open(struct rec_session **sp, const struct rec_session_opts *op
 int rec_session__attach(struct rec_session *s, pid_t pid, struct rec_attach_info *info);
 
 /*
- * Runs until every attached process has exited or SIGINT/SIGTERM arrives. When a
+ * Attaches to the recorder probes of the executable at path for every process
+ * that runs it, now and later (fork, exec), until the session ends. Each gets its
+ * own recordings, control socket and dump. Returns 0, -ENOENT if the file has no
+ * recorder probes, -E2BIG past 8 binaries, or another negative errno.
+ */
+int rec_session__attach_binary(struct rec_session *s, const char *path,
+			       struct rec_attach_info *info);
+
+/*
+ * Runs until every attached process has exited (never, with a --binary) or
+ * SIGINT/SIGTERM arrives. When a
  * process exits, drains everything it emitted, writes its dump (if dump_dir is
  * set), then calls on_exit (if set). Returns 0 or -errno.
  */

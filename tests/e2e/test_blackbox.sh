@@ -173,6 +173,8 @@ test_pid_namespace_shows_both_pids() {
 		sleep 0.02
 	done
 	[ -n "$host" ] || fail "could not find the host pid of the namespaced target" || return 1
+	# Killing unshare would not end its child.
+	BG_PIDS+=($host)
 	TARGET_PID=$host
 	attach "$host" || return 1
 	wait_for "$T/target.out" '^ready' || return 1
@@ -180,4 +182,26 @@ test_pid_namespace_shows_both_pids() {
 		"$(rtail --json -n 1 | jq -r '"\(.pid) \(.ns_pid)"')" || return 1
 	rtail | head -1 | grep -q "^==> pid $host (ns pid 1) " ||
 		fail "the text header does not show the namespace pid: $(rtail | head -1)"
+}
+
+test_binary_follows_new_processes_and_fork_exec() {
+	$B/recorder-attach --binary $B/workload --dump-dir "$T/dumps" >"$T/attach.out" 2>"$T/attach.err" &
+	ATTACH_PID=$!
+	BG_PIDS+=($ATTACH_PID)
+	wait_for "$T/attach.out" '^attached to .* in every process that runs it' ||
+		{ cat "$T/attach.err"; return 1; }
+	# Started after the attach, and run through a shell that forks and execs it.
+	$B/workload --wait-attach --events 7 --cap 10 --subject first >"$T/w1.out" 2>&1 || return 1
+	sh -c "exec $B/workload --wait-attach --events 9 --cap 10 --subject child --die kill" \
+		>"$T/w2.out" 2>&1
+	local p1 p2 d1 d2
+	p1=$(awk '{print $3}' "$T/w1.out")
+	p2=$(awk '{print $3}' "$T/w2.out")
+	d1=$(dump_of "$p1") && d2=$(dump_of "$p2") || return 1
+	grep -q "^recorder-attach: tracing pid $p1 " "$T/attach.out" ||
+		fail "no 'tracing pid $p1' line: $(cat "$T/attach.out")" || return 1
+	expect "the first process's black box" "first[0] 6 exited with status 0" \
+		"$($B/recorder-tail --file "$d1" --json -n 1 | jq -r '"\(.subject) \(.seq)"') $(jq -r 'if .ended.how == "exit" then "exited with status \(.ended.code)" else .ended.how end' "$d1")" || return 1
+	expect "the fork+exec child's own black box" "child[0] 8 SIGKILL" \
+		"$($B/recorder-tail --file "$d2" --json -n 1 | jq -r '"\(.subject) \(.seq)"') $(jq -r '.ended.name' "$d2")"
 }
