@@ -114,33 +114,6 @@ static void write_time(FILE *out, int64_t time_ns)
 		tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (long)(ns / 1000));
 }
 
-/*
- * A finite double as the shortest JSON number that reads back to the same bits
- * (always with a '.' or an exponent, so that it reads back as a double), or the
- * strings "nan", "inf", "-inf".
- */
-static void write_f64(FILE *out, double v)
-{
-	char buf[40];
-
-	if (isnan(v)) {
-		fputs("\"nan\"", out);
-		return;
-	}
-	if (isinf(v)) {
-		fputs(v < 0 ? "\"-inf\"" : "\"inf\"", out);
-		return;
-	}
-	for (int prec = 15; prec <= 17; prec++) {
-		snprintf(buf, sizeof(buf), "%.*g", prec, v);
-		if (strtod(buf, NULL) == v)
-			break;
-	}
-	if (!strpbrk(buf, ".e"))
-		strcat(buf, ".0");
-	fputs(buf, out);
-}
-
 static const char *str_status_name(enum rec_str_status st)
 {
 	switch (st) {
@@ -174,7 +147,7 @@ static void write_value(FILE *out, const struct rec_value *v)
 		break;
 	case REC_FT_F64:
 		fputs("{\"type\":\"f64\",\"value\":", out);
-		write_f64(out, v->f64);
+		rec_json__f64(out, v->f64);
 		fputc('}', out);
 		break;
 	case REC_FT_BOOL:

@@ -252,23 +252,25 @@ void rec_render__glog(FILE *out, const struct rec_event_view *ev)
 	fputc('\n', out);
 }
 
-/* Writes f as a JSON number that reads back as f, or as a string if it is not finite. */
-static void json_f64(FILE *out, double f)
+void rec_json__f64(FILE *out, double v)
 {
-	char buf[32];
+	char buf[40];
 
-	if (isnan(f)) {
+	if (isnan(v)) {
 		fputs("\"nan\"", out);
 		return;
 	}
-	if (isinf(f)) {
-		fputs(f < 0 ? "\"-inf\"" : "\"inf\"", out);
+	if (isinf(v)) {
+		fputs(v < 0 ? "\"-inf\"" : "\"inf\"", out);
 		return;
 	}
-	/* The shortest of the two precisions that round-trips. */
-	snprintf(buf, sizeof(buf), "%.15g", f);
-	if (strtod(buf, NULL) != f)
-		snprintf(buf, sizeof(buf), "%.17g", f);
+	for (int prec = 15; prec <= 17; prec++) {
+		snprintf(buf, sizeof(buf), "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	if (!strpbrk(buf, ".e"))
+		strcat(buf, ".0");
 	fputs(buf, out);
 }
 
@@ -288,7 +290,7 @@ static void json_value(FILE *out, const struct rec_value *v)
 		fprintf(out, "%" PRIu64, v->u64);
 		break;
 	case REC_FT_F64:
-		json_f64(out, v->f64);
+		rec_json__f64(out, v->f64);
 		break;
 	case REC_FT_BOOL:
 		fputs(v->b ? "true" : "false", out);

@@ -12,6 +12,13 @@
 void rec_json__string(FILE *out, const char *s, size_t len);
 
 /*
+ * Writes v as the shortest JSON number that reads back to the same bits, always
+ * with a '.' or an exponent so that it reads back as a double; "nan", "inf" and
+ * "-inf" as strings.
+ */
+void rec_json__f64(FILE *out, double v);
+
+/*
  * One glog-style line, newline included:
  *	I1202 14:03:12.123456 4242 server.c:88] <actor[0]> handled request, id: 7, ok: true
  * Level letter, local month/day and time with microseconds, tid, basename of the

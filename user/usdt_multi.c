@@ -12,6 +12,7 @@
 #include <linux/bpf.h>
 
 #include "usdt_multi.h"
+#include "usdt_notes.h"
 
 #define MAX_ARGS 12
 #define ATTACH_UPROBE_MULTI 48	/* BPF_TRACE_UPROBE_MULTI, newer than these headers */
@@ -230,11 +231,43 @@ static int add_site(struct sites *s, uint64_t off, uint64_t ref, uint64_t cookie
 	return 0;
 }
 
+struct collect_ctx {
+	Elf *elf;
+	struct rec_usdt_specs *specs;
+	const char *provider, *name;
+	uint64_t base_addr;	/* where .stapsdt.base is, 0 if absent */
+	struct sites *out;
+};
+
+static int collect_note(const struct rec_usdt_note *n, void *arg)
+{
+	struct collect_ctx *c = arg;
+	uint64_t pc = n->pc, sema = n->sema, pc_off = 0, sema_off = 0, id = 0;
+	int err;
+
+	if (strcmp(n->provider, c->provider) || strcmp(n->name, c->name))
+		return 0;
+	/* Prelinked files moved .stapsdt.base; the notes did not. */
+	if (n->base && c->base_addr) {
+		pc += c->base_addr - n->base;
+		if (sema)
+			sema += c->base_addr - n->base;
+	}
+	err = file_offset(c->elf, pc, true, &pc_off);
+	if (!err && sema)
+		err = file_offset(c->elf, sema, false, &sema_off);
+	if (!err)
+		err = spec_id(c->specs, n->args, &id);
+	if (!err)
+		err = add_site(c->out, pc_off, sema_off, id);
+	return err;
+}
+
 /* Collects the sites of provider:name from the notes, with their spec ids. */
 static int collect(Elf *elf, struct rec_usdt_specs *specs, const char *provider,
 		   const char *name, struct sites *out)
 {
-	uint64_t base_addr = 0;
+	struct collect_ctx c = { elf, specs, provider, name, 0, out };
 	size_t shstrndx;
 	Elf_Scn *scn = NULL;
 	int err;
@@ -247,57 +280,11 @@ static int collect(Elf *elf, struct rec_usdt_specs *specs, const char *provider,
 
 		if (gelf_getshdr(scn, &sh) && (sname = elf_strptr(elf, shstrndx, sh.sh_name)) &&
 		    strcmp(sname, ".stapsdt.base") == 0)
-			base_addr = sh.sh_addr;
+			c.base_addr = sh.sh_addr;
 	}
-	while ((scn = elf_nextscn(elf, scn))) {
-		size_t off = 0, name_off, desc_off;
-		const char *sname;
-		GElf_Nhdr nhdr;
-		Elf_Data *data;
-		GElf_Shdr sh;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
-			continue;
-		sname = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (!sname || strcmp(sname, ".note.stapsdt") != 0 || !(data = elf_getdata(scn, NULL)))
-			continue;
-		while ((off = gelf_getnote(data, off, &nhdr, &name_off, &desc_off)) > 0) {
-			const char *desc = (const char *)data->d_buf + desc_off, *end;
-			const char *prov, *pname, *args;
-			uint64_t pc, base, sema, pc_off = 0, sema_off = 0, id = 0;
-
-			end = desc + nhdr.n_descsz;
-			if (nhdr.n_type != 3 || nhdr.n_descsz < 27)
-				continue;
-			memcpy(&pc, desc, 8);
-			memcpy(&base, desc + 8, 8);
-			memcpy(&sema, desc + 16, 8);
-			prov = desc + 24;
-			pname = memchr(prov, '\0', end - prov);
-			if (!pname || ++pname >= end)
-				continue;
-			args = memchr(pname, '\0', end - pname);
-			if (!args || ++args >= end || !memchr(args, '\0', end - args))
-				continue;
-			if (strcmp(prov, provider) || strcmp(pname, name))
-				continue;
-			/* Prelinked files moved .stapsdt.base; the notes did not. */
-			if (base && base_addr) {
-				pc += base_addr - base;
-				if (sema)
-					sema += base_addr - base;
-			}
-			err = file_offset(elf, pc, true, &pc_off);
-			if (!err && sema)
-				err = file_offset(elf, sema, false, &sema_off);
-			if (!err)
-				err = spec_id(specs, args, &id);
-			if (!err)
-				err = add_site(out, pc_off, sema_off, id);
-			if (err)
-				return err;
-		}
-	}
+	err = rec_usdt__for_each_note(elf, collect_note, &c);
+	if (err)
+		return err;
 	return out->n ? 0 : -ENOENT;
 }
 

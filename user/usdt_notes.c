@@ -27,40 +27,67 @@ static int add_site(struct rec_probe_names *out, const char *name)
 	return 0;
 }
 
-/* One .note.stapsdt section: each note's descriptor is pc, base, semaphore, then strings. */
-static int scan_notes(Elf_Data *data, size_t addr_size, const char *provider,
-		      struct rec_probe_names *out)
+int rec_usdt__for_each_note(Elf *elf, rec_usdt_note_fn fn, void *ctx)
 {
-	size_t off = 0, name_off, desc_off;
-	GElf_Nhdr nhdr;
-	int err;
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	int ret;
 
-	while ((off = gelf_getnote(data, off, &nhdr, &name_off, &desc_off)) > 0) {
-		const char *desc = (const char *)data->d_buf + desc_off;
-		const char *prov, *name, *end = desc + nhdr.n_descsz;
+	if (elf_getshdrstrndx(elf, &shstrndx) || gelf_getclass(elf) != ELFCLASS64)
+		return -ENOEXEC;
+	while ((scn = elf_nextscn(elf, scn))) {
+		size_t off = 0, name_off, desc_off;
+		const char *sname;
+		GElf_Nhdr nhdr;
+		Elf_Data *data;
+		GElf_Shdr sh;
 
-		if (nhdr.n_type != 3 || nhdr.n_namesz != 8 ||
-		    memcmp((const char *)data->d_buf + name_off, "stapsdt", 8) != 0)
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
 			continue;
-		if (nhdr.n_descsz < 3 * addr_size + 3)
+		sname = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!sname || strcmp(sname, ".note.stapsdt") != 0 || !(data = elf_getdata(scn, NULL)))
 			continue;
-		prov = desc + 3 * addr_size;
-		name = memchr(prov, '\0', end - prov);
-		if (!name || ++name >= end || !memchr(name, '\0', end - name))
-			continue;
-		if (strcmp(prov, provider) != 0)
-			continue;
-		err = add_site(out, name);
-		if (err)
-			return err;
+		/* Each descriptor: pc, base, semaphore (8 bytes each), then three strings. */
+		while ((off = gelf_getnote(data, off, &nhdr, &name_off, &desc_off)) > 0) {
+			const char *desc = (const char *)data->d_buf + desc_off;
+			const char *end = desc + nhdr.n_descsz;
+			struct rec_usdt_note n;
+
+			if (nhdr.n_type != 3 || nhdr.n_namesz != 8 || nhdr.n_descsz < 27 ||
+			    memcmp((const char *)data->d_buf + name_off, "stapsdt", 8) != 0)
+				continue;
+			memcpy(&n.pc, desc, 8);
+			memcpy(&n.base, desc + 8, 8);
+			memcpy(&n.sema, desc + 16, 8);
+			n.provider = desc + 24;
+			n.name = memchr(n.provider, '\0', end - n.provider);
+			if (!n.name || ++n.name >= end)
+				continue;
+			n.args = memchr(n.name, '\0', end - n.name);
+			if (!n.args || ++n.args >= end || !memchr(n.args, '\0', end - n.args))
+				continue;
+			ret = fn(&n, ctx);
+			if (ret)
+				return ret;
+		}
 	}
 	return 0;
 }
 
+struct scan_ctx {
+	const char *provider;
+	struct rec_probe_names *out;
+};
+
+static int scan_note(const struct rec_usdt_note *n, void *arg)
+{
+	struct scan_ctx *c = arg;
+
+	return strcmp(n->provider, c->provider) == 0 ? add_site(c->out, n->name) : 0;
+}
+
 int rec_usdt__scan(const char *path, const char *provider, struct rec_probe_names *out)
 {
-	size_t shstrndx, addr_size;
-	Elf_Scn *scn = NULL;
 	Elf *elf;
 	int fd, err = 0;
 
@@ -71,28 +98,11 @@ int rec_usdt__scan(const char *path, const char *provider, struct rec_probe_name
 	if (fd < 0)
 		return -errno;
 	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getshdrstrndx(elf, &shstrndx)) {
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
 		err = -ENOEXEC;
 		goto out;
 	}
-	addr_size = gelf_getclass(elf) == ELFCLASS32 ? 4 : 8;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		const char *sname;
-		Elf_Data *data;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
-			continue;
-		sname = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (!sname || strcmp(sname, ".note.stapsdt") != 0)
-			continue;
-		data = elf_getdata(scn, NULL);
-		if (!data)
-			continue;
-		err = scan_notes(data, addr_size, provider, out);
-		if (err)
-			break;
-	}
+	err = rec_usdt__for_each_note(elf, scan_note, &(struct scan_ctx){ provider, out });
 out:
 	if (elf)
 		elf_end(elf);

@@ -3,7 +3,9 @@
 #ifndef REC_USDT_NOTES_H
 #define REC_USDT_NOTES_H
 
+#include <libelf.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define REC_PROBE_NAME_MAX 64
 #define REC_PROBE_NAMES_MAX 32
@@ -16,6 +18,25 @@ struct rec_probe_names {
 	size_t n;
 	unsigned int sites;	/* all sites of the provider */
 };
+
+/* One stapsdt note of a 64-bit ELF file. */
+struct rec_usdt_note {
+	uint64_t pc;		/* the site's address */
+	uint64_t base;		/* .stapsdt.base as the note saw it */
+	uint64_t sema;		/* the semaphore's address, 0 if none */
+	const char *provider;
+	const char *name;
+	const char *args;
+};
+
+/* Return non-zero to stop; rec_usdt__for_each_note() returns that value. */
+typedef int (*rec_usdt_note_fn)(const struct rec_usdt_note *note, void *ctx);
+
+/*
+ * Calls fn for every well-formed note in the .note.stapsdt sections of elf
+ * (malformed ones are skipped). Returns 0, fn's non-zero value, or -ENOEXEC.
+ */
+int rec_usdt__for_each_note(Elf *elf, rec_usdt_note_fn fn, void *ctx);
 
 /*
  * Collects the probe names of provider in the ELF file at path, with how many
