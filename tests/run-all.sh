@@ -36,7 +36,7 @@ header_checks() {
 			local name="header: ${cc%% *} ${cc#* } $opt"
 			# shellcheck disable=SC2086
 			$cc $opt -Wall -Wextra -Werror -pedantic -Iinclude "$src" -o "$out/a.out" \
-				>"$out/log" 2>&1
+				>"$out/log" 2>&1 && "$out/a.out" >>"$out/log" 2>&1
 			local rc=$?
 			[ $rc -ne 0 ] && cat "$out/log"
 			record "$name" $rc

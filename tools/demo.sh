@@ -32,8 +32,8 @@ workload=$!
 for _ in $(seq 100); do grep -q 'pid' "$tmp/workload.out" && break; sleep 0.05; done
 cat "$tmp/workload.out"
 
-echo "\$ $B/recorder-attach -p $workload &"
-$B/recorder-attach -p "$workload" >"$tmp/attach.out" 2>&1 &
+echo "\$ $B/recorder-attach -p $workload --dump-dir $tmp/dumps &"
+$B/recorder-attach -p "$workload" --dump-dir "$tmp/dumps" >"$tmp/attach.out" 2>&1 &
 attach=$!
 for _ in $(seq 200); do
 	grep -q '^attached' "$tmp/attach.out" && break
@@ -54,8 +54,12 @@ run $B/recorder-tail -p "$workload" --stacks --subject 'actor[0]'
 run $B/recorder-tail -p "$workload" -n 1 --json --subject 'actor[3]'
 
 echo
-echo "\$ kill $workload    # recorder-attach notices the exit"
-kill -TERM "$workload"
+echo "\$ kill -9 $workload    # the black box survives"
+kill -KILL "$workload"
 wait "$workload" 2>/dev/null
-for _ in $(seq 100); do grep -q exited "$tmp/attach.out" && break; sleep 0.05; done
-grep exited "$tmp/attach.out"
+for _ in $(seq 100); do grep -q 'black box' "$tmp/attach.out" && break; sleep 0.05; done
+grep -E 'exited|black box' "$tmp/attach.out"
+dump=$(sed -n 's/^recorder-attach: black box of pid [0-9]* written to //p' "$tmp/attach.out")
+[ -n "$dump" ] || { cat "$tmp/attach.out"; exit 1; }
+run $B/recorder-tail --file "$dump" -n 2 --subject 'actor[1]'
+run $B/recorder-tail --file "$dump" --stacks --subject 'actor[1]'

@@ -142,6 +142,9 @@ test_errors_name_what_failed() {
 	mkdir -p /run/recorder
 	out=$(setpriv --reuid=65534 --regid=65534 --clear-groups $B/recorder-tail -p "$plain" 2>&1)
 	expect "tail not root" "recorder-tail: must run as root: the control socket /run/recorder/$plain.sock is root-only" "$out" || return 1
+	# Root by uid but without capabilities: loading BPF genuinely fails.
+	out=$(unshare --user --map-root-user $B/recorder-attach -p "$plain" 2>&1)
+	expect "BPF unavailable" "recorder-attach: failed to load the BPF programs: Operation not permitted (BPF unavailable? the kernel needs BPF, BTF and uprobes; -v shows libbpf's messages)" "$out" || return 1
 	out=$($B/recorder-tail -p abc 2>&1)
 	echo "$out" | grep -q "invalid pid 'abc': expected a positive integer" ||
 		fail "bad pid message: $out" || return 1
