@@ -13,7 +13,9 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <json-c/json.h>
 
@@ -1208,4 +1210,56 @@ int rec_dump__read(const char *path, struct rec_proc *p, struct rec_dump_counter
 			memset(counters, 0, sizeof(*counters));
 	}
 	return ret;
+}
+
+static int mkdir_p(const char *dir)
+{
+	char buf[4096];
+
+	if (snprintf(buf, sizeof(buf), "%s", dir) >= (int)sizeof(buf))
+		return -ENAMETOOLONG;
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0755) && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(buf, 0700) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+int rec_dump__write_file(const char *dir, struct rec_proc *p,
+			 const struct rec_dump_counters *counters, char *path, size_t len)
+{
+	char tmp[4200], stamp[32];
+	struct timespec now;
+	struct tm tm;
+	FILE *f;
+	int err;
+
+	err = mkdir_p(dir);
+	if (err)
+		return err;
+	clock_gettime(CLOCK_REALTIME, &now);
+	gmtime_r(&now.tv_sec, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%S", &tm);
+	if (snprintf(path, len, "%s/recorder-%d-%s.%06ldZ.json", dir, (int)p->pid, stamp,
+		     now.tv_nsec / 1000) >= (int)len)
+		return -ENAMETOOLONG;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "wxe");
+	if (!f)
+		return -errno;
+	err = rec_dump__write(f, p, counters, now.tv_sec * 1000000000LL + now.tv_nsec);
+	if (fclose(f) && !err)
+		err = -errno;
+	/* Renamed only when whole: a reader never sees half a dump. */
+	if (!err && rename(tmp, path))
+		err = -errno;
+	if (err)
+		unlink(tmp);
+	return err;
 }

@@ -30,6 +30,14 @@ int rec_dump__write(FILE *out, struct rec_proc *p, const struct rec_dump_counter
 		    int64_t now_ns);
 
 /*
+ * Writes p's dump into dir (created 0700 if missing) as
+ * recorder-PID-YYYYmmddTHHMMSS.uuuuuuZ.json, atomically (a temporary file, then a
+ * rename), and puts its path into path. Returns 0 or a negative errno.
+ */
+int rec_dump__write_file(const char *dir, struct rec_proc *p,
+			 const struct rec_dump_counters *counters, char *path, size_t len);
+
+/*
  * Reads a dump into p (which it initializes; the caller frees it with
  * rec_proc__fini) and, if counters is not NULL, the counters. Returns 0, or
  * -EINVAL with a message in err (e.g. "recordings[2].events[5].seq: expected an

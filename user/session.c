@@ -24,6 +24,7 @@
 
 #include "control.h"
 #include "dump.h"
+#include "reaper.h"
 #include "model.h"
 #include "query.h"
 #include "session.h"
@@ -336,80 +337,6 @@ static void object_path(char *buf, size_t len, pid_t pid, const struct rec_mappi
 		snprintf(buf, len, "/proc/%d/root%s", (int)pid, m->path);
 }
 
-/*
- * Each uprobe detach waits for a grace period (about 100 ms here), one site after
- * the other, so a few hundred sites take seconds. A forked child keeps the last
- * references and pays for that; our own closes then return at once.
- */
-struct fd_closer {
-	int *fds;
-	size_t n;
-	size_t next;	/* atomic */
-};
-
-static void *close_fds(void *arg)
-{
-	struct fd_closer *c = arg;
-	size_t i;
-
-	while ((i = __atomic_fetch_add(&c->next, 1, __ATOMIC_RELAXED)) < c->n)
-		close(c->fds[i]);
-	return NULL;
-}
-
-/*
- * In the reaper: closes every file it inherited from many threads at once. A
- * uprobe site is held by a perf event and its bpf_link; whichever reference goes
- * last does the slow part, and closed together those waits overlap.
- */
-static void close_all_fds(void)
-{
-	struct fd_closer c = {};
-	pthread_t tids[32];
-	size_t started = 0, cap = 0;
-	struct dirent *de;
-	DIR *d = opendir("/proc/self/fd");
-
-	while (d && (de = readdir(d))) {
-		int fd = atoi(de->d_name);
-
-		if (fd <= 2 || fd == dirfd(d))
-			continue;
-		if (c.n == cap) {
-			int *v = realloc(c.fds, (cap = cap ? cap * 2 : 256) * sizeof(*v));
-
-			if (!v)
-				break;
-			c.fds = v;
-		}
-		c.fds[c.n++] = fd;
-	}
-	if (d)
-		closedir(d);
-	for (size_t i = 0; i < 32 && i < c.n; i++)
-		if (pthread_create(&tids[started], NULL, close_fds, &c) == 0)
-			started++;
-	close_fds(&c);
-	for (size_t i = 0; i < started; i++)
-		pthread_join(tids[i], NULL);
-	free(c.fds);
-}
-
-static void destroy_links(int *links, size_t n)
-{
-	pid_t pid;
-
-	if (!n)
-		return;
-	pid = fork();
-	if (pid == 0) {
-		close_all_fds();
-		_exit(0);
-	}
-	for (size_t i = 0; i < n; i++)
-		close(links[i]);
-}
-
 static int object_known(const struct target *t, const struct rec_mapping *m)
 {
 	for (size_t i = 0; i < t->nobjs; i++)
@@ -537,7 +464,7 @@ static void target_discard(struct rec_session *s, struct target *t)
 	__u32 tgid = t->proc.pid;
 
 	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.traced), &tgid);
-	destroy_links(t->links, t->nlinks);
+	rec_reaper__close_links(t->links, t->nlinks);
 	free(t->links);
 	if (t->pidfd >= 0) {
 		epoll_ctl(s->epfd, EPOLL_CTL_DEL, t->pidfd, NULL);
@@ -790,60 +717,15 @@ static uint64_t count_recordings(struct rec_session *s, pid_t pid)
 	return n;
 }
 
-static int mkdir_p(const char *dir)
-{
-	char buf[4096];
-
-	if (snprintf(buf, sizeof(buf), "%s", dir) >= (int)sizeof(buf))
-		return -ENAMETOOLONG;
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, 0755) && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(buf, 0700) && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
 /* Writes t's black box into the dump directory; the path goes into path. */
 static int write_dump(struct rec_session *s, struct target *t, char *path, size_t len)
 {
 	struct rec_dump_counters counters;
-	char tmp[4200], stamp[32];
-	struct timespec now;
-	struct tm tm;
-	FILE *f;
-	int err;
 
 	if (!s->opts.dump_dir)
 		return -ENOENT;
-	err = mkdir_p(s->opts.dump_dir);
-	if (err)
-		return err;
-	clock_gettime(CLOCK_REALTIME, &now);
-	gmtime_r(&now.tv_sec, &tm);
-	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%S", &tm);
-	if (snprintf(path, len, "%s/recorder-%d-%s.%06ldZ.json", s->opts.dump_dir,
-		     (int)t->proc.pid, stamp, now.tv_nsec / 1000) >= (int)len)
-		return -ENAMETOOLONG;
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "wxe");
-	if (!f)
-		return -errno;
 	memcpy(counters.v, t->proc.counters, sizeof(counters.v));
-	err = rec_dump__write(f, &t->proc, &counters,
-			      now.tv_sec * 1000000000LL + now.tv_nsec);
-	if (fclose(f) && !err)
-		err = -errno;
-	if (!err && rename(tmp, path))
-		err = -errno;
-	if (err)
-		unlink(tmp);
-	return err;
+	return rec_dump__write_file(s->opts.dump_dir, &t->proc, &counters, path, len);
 }
 
 /* Brings the model up to date: pending records, live counters, span stacks. */
@@ -1071,7 +953,7 @@ int rec_session__run(struct rec_session *s,
 				if (on_exit)
 					on_exit(&info, ctx);
 				/* Only after reporting: detaching takes a while. */
-				destroy_links(((struct target *)w->ptr)->links,
+				rec_reaper__close_links(((struct target *)w->ptr)->links,
 					      ((struct target *)w->ptr)->nlinks);
 				((struct target *)w->ptr)->nlinks = 0;
 				break;
@@ -1099,7 +981,7 @@ void rec_session__free(struct rec_session *s)
 
 		if (!t->done)
 			target_done(s, t, NULL);
-		destroy_links(t->links, t->nlinks);
+		rec_reaper__close_links(t->links, t->nlinks);
 		target_free_objs(t);
 		if (t->pidfd >= 0)
 			close(t->pidfd);
@@ -1108,7 +990,7 @@ void rec_session__free(struct rec_session *s)
 		free(t);
 	}
 	free(s->targets);
-	destroy_links(s->bin_links, s->nbin_links);
+	rec_reaper__close_links(s->bin_links, s->nbin_links);
 	free(s->bin_links);
 	for (size_t i = 0; i < s->nbins; i++)
 		free(s->bins[i].path);
