@@ -294,17 +294,13 @@ int rec_usdt__attach_multi(struct rec_usdt_specs *specs, int prog_fd, const char
 {
 	struct link_create_uprobe_multi attr = {};
 	struct sites s = {};
-	Elf *elf = NULL;
+	Elf *elf;
 	int fd, err;
 
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -EINVAL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	err = elf && elf_kind(elf) == ELF_K_ELF ? collect(elf, specs, provider, name, &s)
-						: -ENOEXEC;
+	err = rec_elf__open(path, &fd, &elf);
+	if (err)
+		return err;
+	err = collect(elf, specs, provider, name, &s);
 	if (err)
 		goto out;
 	attr.prog_fd = prog_fd;
@@ -321,9 +317,7 @@ int rec_usdt__attach_multi(struct rec_usdt_specs *specs, int prog_fd, const char
 	else
 		*nsites = s.n;
 out:
-	if (elf)
-		elf_end(elf);
-	close(fd);
+	rec_elf__close(fd, elf);
 	free(s.offsets);
 	free(s.ref_ctrs);
 	free(s.cookies);

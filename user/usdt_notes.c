@@ -86,26 +86,38 @@ static int scan_note(const struct rec_usdt_note *n, void *arg)
 	return strcmp(n->provider, c->provider) == 0 ? add_site(c->out, n->name) : 0;
 }
 
-int rec_usdt__scan(const char *path, const char *provider, struct rec_probe_names *out)
+int rec_elf__open(const char *path, int *fd, Elf **elf)
 {
-	Elf *elf;
-	int fd, err = 0;
-
-	memset(out, 0, sizeof(*out));
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -EINVAL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0)
 		return -errno;
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		err = -ENOEXEC;
-		goto out;
+	*elf = elf_begin(*fd, ELF_C_READ, NULL);
+	if (!*elf || elf_kind(*elf) != ELF_K_ELF) {
+		rec_elf__close(*fd, *elf);
+		return -ENOEXEC;
 	}
-	err = rec_usdt__for_each_note(elf, scan_note, &(struct scan_ctx){ provider, out });
-out:
+	return 0;
+}
+
+void rec_elf__close(int fd, Elf *elf)
+{
 	if (elf)
 		elf_end(elf);
 	close(fd);
+}
+
+int rec_usdt__scan(const char *path, const char *provider, struct rec_probe_names *out)
+{
+	Elf *elf;
+	int fd, err;
+
+	memset(out, 0, sizeof(*out));
+	err = rec_elf__open(path, &fd, &elf);
+	if (err)
+		return err;
+	err = rec_usdt__for_each_note(elf, scan_note, &(struct scan_ctx){ provider, out });
+	rec_elf__close(fd, elf);
 	return err;
 }

@@ -38,6 +38,10 @@ typedef int (*rec_usdt_note_fn)(const struct rec_usdt_note *note, void *ctx);
  */
 int rec_usdt__for_each_note(Elf *elf, rec_usdt_note_fn fn, void *ctx);
 
+/* Opens path as an ELF file. Returns 0, -ENOEXEC if it is not ELF, or -errno. */
+int rec_elf__open(const char *path, int *fd, Elf **elf);
+void rec_elf__close(int fd, Elf *elf);
+
 /*
  * Collects the probe names of provider in the ELF file at path, with how many
  * sites each has. Returns 0 (out->sites may be 0), -ENOEXEC if the file is not
