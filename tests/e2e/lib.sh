@@ -38,7 +38,7 @@ attach() {
 		args+=(-p "$p")
 		n=$((n + 1))
 	done
-	$B/recorder-attach "${args[@]}" >"$T/attach.out" 2>"$T/attach.err" &
+	$B/recorder-attach "${args[@]}" --dump-dir "$T/dumps" >"$T/attach.out" 2>"$T/attach.err" &
 	ATTACH_PID=$!
 	BG_PIDS+=($ATTACH_PID)
 	local i
