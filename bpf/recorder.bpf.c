@@ -88,6 +88,52 @@ struct {
 	__type(value, __u64);
 } counters SEC(".maps");
 
+/*
+ * Every argument of this probe hit at once: one spec lookup and one copy of the
+ * registers, where bpf_usdt_arg() does both for each argument. The spec id is
+ * the site's BPF cookie (see user/usdt_multi.c). Returns the argument count or
+ * a negative errno; v[i] is 0 past the count.
+ */
+#define PT_REGS_WORDS (sizeof(struct pt_regs) / 8)
+static __always_inline int read_args(struct pt_regs *ctx, long *v)
+{
+	__u32 id = bpf_get_attach_cookie(ctx);
+	struct __bpf_usdt_spec *spec = bpf_map_lookup_elem(&__bpf_usdt_specs, &id);
+	__u64 regs[PT_REGS_WORDS];
+	int n;
+
+	if (!spec)
+		return -ESRCH;
+	if (bpf_probe_read_kernel(regs, sizeof(regs), ctx))
+		return -EFAULT;
+	n = spec->arg_cnt;
+	for (int i = 0; i < BPF_USDT_MAX_ARG_CNT; i++) {
+		struct __bpf_usdt_arg_spec *a = &spec->args[i];
+		__u32 r = (__u32)a->reg_off / 8;
+		__u64 val;
+
+		v[i] = 0;
+		if (i >= n)
+			continue;
+		if (a->arg_type == BPF_USDT_ARG_CONST) {
+			val = a->val_off;
+		} else if (r >= PT_REGS_WORDS) {
+			return -EINVAL;
+		} else if (a->arg_type == BPF_USDT_ARG_REG) {
+			val = regs[r];
+		} else if (bpf_probe_read_user(&val, sizeof(val), (void *)(regs[r] + a->val_off))) {
+			return -EFAULT;
+		}
+		val <<= a->arg_bitshift;
+		if (a->arg_signed)
+			val = ((long)val) >> a->arg_bitshift;
+		else
+			val >>= a->arg_bitshift;
+		v[i] = val;
+	}
+	return n;
+}
+
 static __always_inline void count(enum rec_counter c)
 {
 	__u32 k = c;
@@ -285,7 +331,7 @@ static __always_inline __u64 read_str(struct rec_event_rec *e, __u32 *offp, __u6
 }
 
 /* Two record sizes, each a constant for the verifier: with and without strings. */
-static __always_inline int emit_event(struct pt_regs *ctx, struct rec_rval *v, __u64 key,
+static __always_inline int emit_event(const long *args, struct rec_rval *v, __u64 key,
 				      __u64 meta, __u64 types, const bool strings)
 {
 	const __u32 size = sizeof(struct rec_event_rec) + (strings ? REC_STR_AREA : 0);
@@ -307,13 +353,11 @@ static __always_inline int emit_event(struct pt_regs *ctx, struct rec_rval *v, _
 	e->types = types;
 	for (int i = 0; i < REC_MAX_FIELDS; i++) {
 		__u32 t = (types >> (4 * i)) & 0xf;
-		long val = 0;
+		long val = args[4 + i];
 
 		e->values[i] = 0;
 		if (!t)
 			continue;
-		if (bpf_usdt_arg(ctx, 4 + i, &val))
-			count(REC_C_BAD_ARG);
 		if (strings && t == REC_FT_STR)
 			e->values[i] = read_str(e, &off, val);
 		else
@@ -328,15 +372,19 @@ static __always_inline struct rec_stack *thread_stack(__u64 chain, bool *seeded)
 SEC("usdt")
 int on_event(struct pt_regs *ctx)
 {
+	bool strings = false, seeded;
+	long args[BPF_USDT_MAX_ARG_CNT];
 	long meta, types, key, span;
 	struct rec_rval *v;
-	bool strings = false, seeded;
 
-	if (bpf_usdt_arg(ctx, 0, &meta) || bpf_usdt_arg(ctx, 1, &types) ||
-	    bpf_usdt_arg(ctx, 2, &key) || bpf_usdt_arg(ctx, 3, &span)) {
+	if (read_args(ctx, args) < 4) {
 		count(REC_C_BAD_ARG);
 		return 0;
 	}
+	meta = args[0];
+	types = args[1];
+	key = args[2];
+	span = args[3];
 	adopt_process();
 	v = find_recording(bpf_get_current_pid_tgid() >> 32, key, 0, span);
 	if (!v)
@@ -347,8 +395,8 @@ int on_event(struct pt_regs *ctx)
 		if (((types >> (4 * i)) & 0xf) == REC_FT_STR)
 			strings = true;
 	if (strings)
-		return emit_event(ctx, v, key, meta, types, true);
-	return emit_event(ctx, v, key, meta, types, false);
+		return emit_event(args, v, key, meta, types, true);
+	return emit_event(args, v, key, meta, types, false);
 }
 
 /*
@@ -405,12 +453,22 @@ static __always_inline struct rec_stack *thread_stack(__u64 chain, bool *seeded)
 }
 
 SEC("usdt")
-int BPF_USDT(on_span_enter, __u64 span, __u64 meta, __u64 key, __u64 recp, __u64 prev)
+int on_span_enter(struct pt_regs *ctx)
 {
-	bool seeded;
+	long args[BPF_USDT_MAX_ARG_CNT];
+	__u64 span, meta, key, prev;
 	struct rec_stack *st;
+	bool seeded;
 	__u32 d;
 
+	if (read_args(ctx, args) < 5) {
+		count(REC_C_BAD_ARG);
+		return 0;
+	}
+	span = args[0];
+	meta = args[1];
+	key = args[2];
+	prev = args[4];
 	adopt_process();
 	st = thread_stack(prev, &seeded);
 	if (!st)
@@ -429,12 +487,21 @@ int BPF_USDT(on_span_enter, __u64 span, __u64 meta, __u64 key, __u64 recp, __u64
 }
 
 SEC("usdt")
-int BPF_USDT(on_span_exit, __u64 span, __u64 key, __u64 recp, __u64 current)
+int on_span_exit(struct pt_regs *ctx)
 {
+	long args[BPF_USDT_MAX_ARG_CNT];
+	struct rec_stack *st;
+	__u64 span;
 	bool seeded;
-	struct rec_stack *st = thread_stack(current, &seeded);
 	__u32 d;
 
+	if (read_args(ctx, args) < 4) {
+		count(REC_C_BAD_ARG);
+		return 0;
+	}
+	span = args[0];
+	/* args[3]: the thread's current span after this exit */
+	st = thread_stack(args[3], &seeded);
 	if (!st)
 		return 0;
 	/* Seeded from the chain as it is after this exit: already up to date. */

@@ -1,0 +1,414 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# The recorder benchmark suite (root). See docs/BENCHMARKS.md for what it measures.
+#
+#   tools/bench/run.sh            R rounds (default 5, env ROUNDS); every round runs
+#                                 every configuration once, in a fixed order, each as
+#                                 its own process. Writes build/bench/results.json,
+#                                 build/bench/raw.jsonl and docs/BENCHMARKS.md.
+#   tools/bench/run.sh --smoke    1 round, tiny counts, quick peers only, results in a
+#                                 temp dir. Fails only if the harness itself breaks.
+#
+# Missing peers (bpftrace, sys/sdt.h, LTTng) are installed with apt-get in a full run;
+# if that fails, or in --smoke, they are reported as skipped with the reason.
+set -u
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+BUILD=$ROOT/build
+
+SMOKE=0
+[ "${1:-}" = "--smoke" ] && SMOKE=1
+
+if [ "$SMOKE" = 1 ]; then
+	OUT=$(mktemp -d /tmp/recorder-bench-smoke.XXXXXX)
+	BIN=$OUT/bin
+	ROUNDS=1
+	IT_WORK=20000 IT_EVENT=20000 IT_SDT=20000
+	TP_EVENTS=20000 SITES=300 RSS_RECS=10 RSS_EVENTS=100
+else
+	OUT=$BUILD/bench
+	BIN=$BUILD/bench
+	ROUNDS=${ROUNDS:-5}
+	IT_WORK=${IT_WORK:-4000000} IT_EVENT=${IT_EVENT:-1000000} IT_SDT=${IT_SDT:-1000000}
+	# ~5 s flat out for 2 threads at ~1.3 M events/s on this machine.
+	TP_EVENTS=${TP_EVENTS:-3500000} SITES=5000 RSS_RECS=100 RSS_EVENTS=1000
+fi
+WORK_BYTES=${WORK_BYTES:-112}
+RAW=$OUT/raw.jsonl
+LOG=$OUT/log
+mkdir -p "$OUT" "$BIN" "$LOG"
+: >"$RAW"
+SKIPS=$OUT/skipped.jsonl
+: >"$SKIPS"
+
+die() {
+	echo "bench: $*" >&2
+	exit 1
+}
+note() { echo "bench: $*" >&2; }
+
+[ "$(id -u)" -eq 0 ] || die "needs root (it loads BPF programs)"
+for b in recorder-attach recorder-tail workload; do
+	[ -x "$BUILD/$b" ] || die "$BUILD/$b is missing: run 'make all' first"
+done
+
+# ---- process bookkeeping: every process we start is killed by pid on exit ----
+PIDS=()
+STARTED_SESSIOND=""
+LTTNG_SESSION=""
+cleanup() {
+	local p
+	for p in "${PIDS[@]}"; do
+		kill -TERM "$p" 2>/dev/null
+	done
+	for p in "${PIDS[@]}"; do
+		# give each a moment, then SIGKILL
+		for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$p" 2>/dev/null || break; sleep 0.05; done
+		kill -KILL "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	PIDS=()
+	if [ -n "$LTTNG_SESSION" ]; then
+		lttng destroy "$LTTNG_SESSION" >/dev/null 2>&1
+		LTTNG_SESSION=""
+	fi
+	if [ -n "$STARTED_SESSIOND" ]; then
+		kill -TERM "$STARTED_SESSIOND" 2>/dev/null
+		STARTED_SESSIOND=""
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+forget() { # pid: drop from PIDS after we waited for it
+	local p keep=()
+	for p in "${PIDS[@]}"; do [ "$p" != "$1" ] && keep+=("$p"); done
+	PIDS=("${keep[@]}")
+}
+
+stop() { # pid [signal]: signal, wait (bounded), forget
+	local p=$1 sig=${2:-TERM}
+	kill -"$sig" "$p" 2>/dev/null
+	for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.05; done
+	kill -KILL "$p" 2>/dev/null
+	wait "$p" 2>/dev/null
+	forget "$p"
+}
+
+wait_for() { # file regex timeout_s
+	local i n=$(($3 * 100))
+	for ((i = 0; i < n; i++)); do
+		grep -qE "$2" "$1" 2>/dev/null && return 0
+		sleep 0.01
+	done
+	return 1
+}
+
+now() { date +%s.%N; }
+
+emit() { # config key value [more json]
+	printf '{"round": %d, "config": "%s", "%s": %s%s}\n' "$ROUND" "$1" "$2" "$3" "${4:-}" >>"$RAW"
+}
+
+skip() { # config reason
+	grep -q "\"config\": \"$1\"" "$SKIPS" 2>/dev/null && return
+	printf '{"config": "%s", "reason": "%s"}\n' "$1" "$(echo "$2" | tr -d '"\\' | tr '\n' ' ')" >>"$SKIPS"
+	note "skipped $1: $2"
+}
+
+# ---- peers ----
+have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
+ensure_pkgs() { # name pkg...: installs only what's missing; non-zero if still missing
+	local name=$1 missing=()
+	shift
+	for p in "$@"; do have_pkg "$p" || missing+=("$p"); done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	if [ "$SMOKE" = 1 ]; then
+		echo "not installed (${missing[*]}); --smoke installs nothing"
+		return 1
+	fi
+	note "installing ${missing[*]} for $name"
+	if ! DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}" >"$LOG/apt-$name.log" 2>&1; then
+		echo "apt-get install ${missing[*]} failed (see $LOG/apt-$name.log)"
+		return 1
+	fi
+}
+
+HAVE_BPFTRACE=1 HAVE_SDT=1 HAVE_LTTNG=1
+if ! r=$(ensure_pkgs bpftrace bpftrace) || ! command -v bpftrace >/dev/null; then
+	HAVE_BPFTRACE=0
+	for c in floor bpftrace_count bpftrace_sdt; do skip $c "bpftrace unavailable: $r"; done
+fi
+if ! r=$(ensure_pkgs sdt systemtap-sdt-dev); then
+	HAVE_SDT=0
+	skip bpftrace_sdt "sys/sdt.h unavailable: $r"
+fi
+if [ "$SMOKE" = 1 ]; then
+	HAVE_LTTNG=0
+	skip lttng "not run in --smoke (needs a session daemon; too slow for the smoke budget)"
+	skip bpftrace_sdt "not run in --smoke (only the quick peers run)"
+	skip bpftrace_count "not run in --smoke (only the quick peers run)"
+elif ! r=$(ensure_pkgs lttng liblttng-ust-dev lttng-tools); then
+	HAVE_LTTNG=0
+	skip lttng "LTTng unavailable: $r"
+fi
+
+# ---- build ----
+CC=${CC:-cc}
+CFLAGS_B="-g -O2 -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -I$ROOT/include -pthread"
+$CC $CFLAGS_B tools/bench/bench.c -o "$BIN/bench" 2>"$LOG/build-bench.log" ||
+	die "building bench failed: $(cat "$LOG/build-bench.log")"
+if [ "$HAVE_SDT" = 1 ] && ! nm "$BIN/bench" >/dev/null 2>&1; then HAVE_SDT=0; fi
+if [ "$HAVE_SDT" = 1 ] && ! readelf -n "$BIN/bench" | grep -q 'Name: hit'; then
+	HAVE_SDT=0
+	skip bpftrace_sdt "bench was built without a sys/sdt.h probe"
+fi
+if [ "$HAVE_LTTNG" = 1 ]; then
+	if ! $CC -g -O2 -std=gnu11 -D_GNU_SOURCE -Itools/bench tools/bench/bench_lttng.c \
+		-o "$BIN/bench_lttng" -llttng-ust -ldl 2>"$LOG/build-lttng.log"; then
+		HAVE_LTTNG=0
+		skip lttng "building the LTTng peer failed: $(head -c 300 "$LOG/build-lttng.log")"
+	fi
+fi
+tools/bench/gen_sites.sh "$SITES" >"$BIN/sites.c" || die "gen_sites.sh failed"
+$CC -O1 -g0 -I"$ROOT/include" "$BIN/sites.c" -o "$BIN/sites" 2>"$LOG/build-sites.log" ||
+	die "building the $SITES-site program failed: $(head -c 300 "$LOG/build-sites.log")"
+nsites=$(readelf -n "$BIN/sites" | grep -c 'Name: event')
+[ "$nsites" -eq "$SITES" ] || die "sites program has $nsites event sites, expected $SITES"
+
+# ---- LTTng session daemon ----
+if [ "$HAVE_LTTNG" = 1 ]; then
+	if ! lttng list >/dev/null 2>&1; then
+		lttng-sessiond --daemonize >"$LOG/sessiond.log" 2>&1
+		for _ in $(seq 50); do [ -s /var/run/lttng/lttng-sessiond.pid ] && break; sleep 0.1; done
+		STARTED_SESSIOND=$(cat /var/run/lttng/lttng-sessiond.pid 2>/dev/null)
+	fi
+	LTTNG_SESSION=recbench$$
+	if ! { lttng create "$LTTNG_SESSION" --snapshot && lttng enable-event -u -s "$LTTNG_SESSION" bench:event &&
+		lttng start "$LTTNG_SESSION"; } >"$LOG/lttng-session.log" 2>&1; then
+		HAVE_LTTNG=0
+		skip lttng "could not set up the snapshot session: $(tail -c 300 "$LOG/lttng-session.log")"
+	fi
+fi
+
+# ---- one configuration = one process ----
+start_bench() { # outfile cmd...: starts, sets BP and TPID
+	"${@:2}" >"$1" 2>&1 &
+	BP=$!
+	PIDS+=("$BP")
+	wait_for "$1" '^bench: pid' 5 || return 1
+	TPID=$(awk '/^bench: pid/{print $3}' "$1")
+}
+
+finish_bench() { # outfile config: wait for the result line, record it
+	local f=$1 cfg=$2 ns
+	for _ in $(seq 6000); do kill -0 "$BP" 2>/dev/null || break; sleep 0.01; done
+	wait "$BP" 2>/dev/null
+	forget "$BP"
+	ns=$(awk '/^ns_per_iter/{print $2}' "$f")
+	if [ -z "$ns" ]; then
+		note "$cfg round $ROUND: no result: $(tr '\n' ' ' <"$f" | head -c 300)"
+		return 1
+	fi
+	NS=$ns
+	TOTAL=$(awk '/^ns_per_iter/{print $6}' "$f")
+	return 0
+}
+
+run_plain() { # config mode
+	local f=$LOG/$1.r$ROUND
+	start_bench "$f" "$BIN/bench" "$2" --no-wait --iters "$IT_WORK" --work-bytes "$WORK_BYTES" || return
+	finish_bench "$f" "$1" && emit "$1" ns "$NS"
+}
+
+run_attached() { # config mode
+	local f=$LOG/$1.r$ROUND a=$LOG/$1.attach.r$ROUND ap
+	start_bench "$f" "$BIN/bench" "$2" --iters "$IT_EVENT" || return
+	"$BUILD/recorder-attach" -p "$TPID" --no-dump >"$a" 2>&1 &
+	ap=$!
+	PIDS+=("$ap")
+	if ! wait_for "$a" '^attached to' 20; then
+		note "$1: recorder-attach did not attach: $(head -c 300 "$a")"
+		stop "$ap"
+		stop "$BP"
+		return
+	fi
+	kill -USR1 "$TPID"
+	finish_bench "$f" "$1" && emit "$1" ns "$NS"
+	stop "$ap"
+}
+
+run_bpftrace() { # config mode probe action [verify-count]
+	local cfg=$1 f=$LOG/$1.r$ROUND t=$LOG/$1.bt.r$ROUND tp c wait=""
+	[ "$2" != sdt ] && wait=--wait-sema
+	start_bench "$f" "$BIN/bench" "$2" --iters "$IT_SDT" $wait || return
+	# BEGIN runs after every probe is attached.
+	timeout 120 bpftrace -p "$TPID" -e "BEGIN { printf(\"ready\\n\"); } usdt:$BIN/bench:$3 $4" >"$t" 2>&1 &
+	tp=$!
+	PIDS+=("$tp")
+	if ! wait_for "$t" '^ready' 30 || grep -q 'Error attaching' "$t"; then
+		note "$cfg: bpftrace did not attach: $(grep -v RLIMIT "$t" | head -c 300)"
+		stop "$tp" INT
+		stop "$BP"
+		return
+	fi
+	kill -USR1 "$TPID"
+	finish_bench "$f" "$cfg" || { stop "$tp" INT; return; }
+	stop "$tp" INT
+	if [ "${5:-}" = verify ]; then
+		c=$(awk '/^@c:/{print $2}' "$t")
+		if [ -z "$c" ] || [ "$c" -lt "$TOTAL" ]; then
+			note "$cfg round $ROUND: bpftrace counted ${c:-nothing} of $TOTAL hits; result dropped"
+			return
+		fi
+	fi
+	emit "$cfg" ns "$NS"
+}
+
+run_lttng() {
+	local f=$LOG/lttng.r$ROUND
+	"$BIN/bench_lttng" --iters "$IT_EVENT" >"$f" 2>&1 &
+	BP=$!
+	PIDS+=("$BP")
+	wait_for "$f" '^bench: pid' 5 || return
+	TPID=$(awk '/^bench: pid/{print $3}' "$f")
+	kill -USR1 "$TPID"
+	finish_bench "$f" lttng && emit lttng ns "$NS"
+}
+
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null; }
+
+run_throughput() {
+	local w=$LOG/tp.w.r$ROUND a=$LOG/tp.a.r$ROUND rep=$LOG/tp.report.r$ROUND.json wp ap wpid t1 t2 c1 c2 list
+	rm -f "$rep"
+	"$BUILD/workload" --wait-attach --threads 2 --events "$TP_EVENTS" --rate 0 --fields 3 --cap 1000 \
+		--report "$rep" --hold 30 >"$w" 2>&1 &
+	wp=$!
+	PIDS+=("$wp")
+	wait_for "$w" 'pid [0-9]+' 5 || { note "throughput: workload did not start"; stop "$wp"; return; }
+	wpid=$(grep -oE 'pid [0-9]+' "$w" | awk '{print $2}')
+	"$BUILD/recorder-attach" -p "$wpid" --no-dump >"$a" 2>&1 &
+	ap=$!
+	PIDS+=("$ap")
+	if ! wait_for "$a" '^attached to' 20; then
+		note "throughput: recorder-attach did not attach: $(head -c 300 "$a")"
+		stop "$ap"; stop "$wp"; return
+	fi
+	t1=$(now); c1=$(ticks "$ap")
+	wait_for "$rep" 'last_seq' 120 || { note "throughput: no report"; stop "$ap"; stop "$wp"; return; }
+	t2=$(now); c2=$(ticks "$ap")
+	sleep 0.2 # let the 10 ms drain catch up before reading the counts
+	list=$("$BUILD/recorder-tail" -p "$wpid" --list --json 2>>"$LOG/tp.tail.err")
+	stop "$ap"
+	stop "$wp"
+	python3 - "$rep" "$t1" "$t2" "$c1" "$c2" "$(getconf CLK_TCK)" "$ROUND" "$list" >>"$RAW" <<'EOF' ||
+import json, sys
+rep, t1, t2, c1, c2, hz, rnd, lst = sys.argv[1:]
+emitted = sum(r["emitted"] for r in json.load(open(rep))["recordings"])
+rows = [json.loads(l) for l in lst.splitlines() if l.strip()]
+seen = sum(r["seen"] for r in rows); kept = sum(r["kept"] for r in rows); dropped = sum(r["dropped"] for r in rows)
+wall = float(t2) - float(t1); cpu = (int(c2) - int(c1)) / int(hz)
+print(json.dumps({"round": int(rnd), "config": "throughput", "emitted": emitted, "produced": seen,
+                  "kept": kept, "dropped": dropped, "wall_s": wall, "events_per_s": kept / wall,
+                  "consumer_cpu_s": cpu, "consumer_cpu_pct": 100 * cpu / wall}))
+EOF
+		note "throughput: could not parse the counts: $list"
+}
+
+run_attach_sites() {
+	local s=$LOG/sites.r$ROUND a=$LOG/sites.a.r$ROUND sp ap t0 t1
+	"$BIN/sites" >"$s" 2>&1 &
+	sp=$!
+	PIDS+=("$sp")
+	wait_for "$s" '^sites: pid' 5 || { stop "$sp"; return; }
+	t0=$(now)
+	"$BUILD/recorder-attach" -p "$sp" --no-dump >"$a" 2>&1 &
+	ap=$!
+	PIDS+=("$ap")
+	local ok=0
+	for _ in $(seq 12000); do
+		grep -q '^attached to' "$a" 2>/dev/null && { ok=1; break; }
+		kill -0 "$ap" 2>/dev/null || break
+		sleep 0.005
+	done
+	t1=$(now)
+	if [ $ok = 1 ]; then
+		emit attach_sites seconds "$(echo "$t1 - $t0" | bc -l)" ", \"sites\": $SITES, \"line\": \"$(head -1 "$a")\""
+	else
+		note "attach_sites: no 'attached to' line: $(head -c 300 "$a")"
+	fi
+	stop "$ap"
+	stop "$sp"
+}
+
+run_rss() {
+	local w=$LOG/rss.w.r$ROUND a=$LOG/rss.a.r$ROUND rep=$LOG/rss.report.r$ROUND.json wp ap wpid rss hwm
+	rm -f "$rep"
+	"$BUILD/workload" --wait-attach --threads 1 --recordings "$RSS_RECS" --cap 1000 \
+		--events "$RSS_EVENTS" --report "$rep" --hold 60 >"$w" 2>&1 &
+	wp=$!
+	PIDS+=("$wp")
+	wait_for "$w" 'pid [0-9]+' 5 || { stop "$wp"; return; }
+	wpid=$(grep -oE 'pid [0-9]+' "$w" | awk '{print $2}')
+	"$BUILD/recorder-attach" -p "$wpid" --no-dump >"$a" 2>&1 &
+	ap=$!
+	PIDS+=("$ap")
+	if wait_for "$a" '^attached to' 20 && wait_for "$rep" 'last_seq' 60; then
+		sleep 0.3
+		rss=$(awk '/^VmRSS/{print $2}' "/proc/$ap/status")
+		hwm=$(awk '/^VmHWM/{print $2}' "/proc/$ap/status")
+		emit loader_rss kib "$rss" ", \"hwm_kib\": $hwm, \"recordings\": $RSS_RECS, \"cap\": 1000"
+	else
+		note "loader_rss: attach or workload failed: $(head -c 300 "$a")"
+	fi
+	stop "$ap"
+	stop "$wp"
+}
+
+# ---- the rounds ----
+START=$(now)
+for ((ROUND = 1; ROUND <= ROUNDS; ROUND++)); do
+	note "round $ROUND of $ROUNDS"
+	run_plain baseline baseline
+	run_plain detached detached
+	run_attached event event
+	run_attached span span
+	run_attached nested nested
+	if [ "$HAVE_BPFTRACE" = 1 ]; then
+		run_bpftrace floor event 'recorder:event' '{}'
+		if [ "$SMOKE" = 0 ]; then
+			run_bpftrace bpftrace_count event 'recorder:event' '{ @c = count(); }' verify
+			[ "$HAVE_SDT" = 1 ] && run_bpftrace bpftrace_sdt sdt 'benchsdt:hit' '{ @c = count(); }' verify
+		fi
+	fi
+	[ "$HAVE_LTTNG" = 1 ] && run_lttng
+	run_throughput
+	run_attach_sites
+	run_rss
+done
+END=$(now)
+cleanup
+
+ARGS=(--raw "$RAW" --skipped "$SKIPS" --json "$OUT/results.json" --rounds "$ROUNDS"
+	--elapsed "$(echo "$END - $START" | bc -l)" --work-bytes "$WORK_BYTES"
+	--iters "work=$IT_WORK,event=$IT_EVENT,bpftrace=$IT_SDT,throughput_events_per_thread=$TP_EVENTS,sites=$SITES,rss_recordings=$RSS_RECS")
+if [ "$SMOKE" = 1 ]; then
+	python3 tools/bench/report.py "${ARGS[@]}" --md "$OUT/BENCHMARKS.md" --smoke || die "report.py failed"
+	# The smoke checks the harness, never the numbers: every configuration that ran
+	# must have produced a value.
+	python3 - "$OUT/results.json" <<'EOF' || die "smoke: configurations without results (see $LOG)"
+import json, sys
+r = json.load(open(sys.argv[1]))
+missing = [k for k in ("baseline_ns", "detached_ns", "event_ns", "span_pair_ns", "nested_event_ns",
+                       "produced", "attach_5000_s", "loader_rss_mib") if r.get(k) is None]
+if r.get("skipped", {}).get("floor") is None and r.get("floor_ns") is None:
+    missing.append("floor_ns")
+if missing:
+    print("smoke: missing " + ", ".join(missing), file=sys.stderr); sys.exit(1)
+EOF
+	echo "bench smoke: ok ($OUT)"
+else
+	python3 tools/bench/report.py "${ARGS[@]}" --md docs/BENCHMARKS.md || die "report.py failed"
+	echo "bench: wrote $OUT/results.json and docs/BENCHMARKS.md"
+fi
