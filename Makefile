@@ -64,6 +64,11 @@ demo: deps
 	@$(MAKE) --no-print-directory all
 	@./tools/demo.sh
 
+# Benchmarks (root): several interleaved rounds; writes docs/BENCHMARKS.md and
+# build/bench/results.json. tools/bench/run.sh --smoke is the quick check.
+bench: all
+	@./tools/bench/run.sh
+
 $(BUILD) $(BUILD)/user $(BUILD)/tests/unit $(BUILD)/tests/targets:
 	@mkdir -p $@
 

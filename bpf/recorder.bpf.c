@@ -9,8 +9,12 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 
-/* Big programs have many distinct argument specs; libbpf's default is 256. */
-#define BPF_USDT_MAX_SPEC_CNT 4096
+/*
+ * Big programs have many distinct argument specs (registers and immediates vary
+ * per site); libbpf's default is 256. User space shrinks the IP map, unused with
+ * cookies, to one entry.
+ */
+#define BPF_USDT_MAX_SPEC_CNT 16384
 #include <bpf/usdt.bpf.h>
 
 #include "recorder.h"

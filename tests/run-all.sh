@@ -88,8 +88,21 @@ if [ "$mode" != e2e ]; then
 	header_checks
 	unit_tests
 fi
+bench_smoke() {
+	# A few seconds of make bench, so that the harness cannot rot unnoticed. It
+	# fails only if the harness breaks, never because of the numbers.
+	local log
+	log=$(mktemp)
+	./tools/bench/run.sh --smoke >"$log" 2>&1
+	local rc=$?
+	[ $rc -ne 0 ] && sed 's/^/    /' "$log"
+	rm -f "$log"
+	record "bench: smoke" $rc
+}
+
 if [ "$mode" != unit ]; then
 	e2e_tests
+	[ "$(id -u)" -eq 0 ] && [ -z "$filter" ] && bench_smoke
 fi
 
 echo

@@ -177,6 +177,11 @@ int main(int argc, char **argv)
 			fprintf(stderr, "recorder-attach: pid %d has no recorder probes in its "
 					"executable or loaded libraries\n", (int)pid);
 			goto cleanup;
+		} else if (err == -E2BIG) {
+			fprintf(stderr, "recorder-attach: failed to attach to pid %d: its probes have "
+					"more distinct argument layouts than the %d this build holds\n",
+				(int)pid, 16384);
+			goto cleanup;
 		} else if (err) {
 			fprintf(stderr, "recorder-attach: failed to attach to pid %d: %s\n",
 				(int)pid, strerror(-err));

@@ -252,6 +252,10 @@ int rec_session__open(struct rec_session **sp, const struct rec_session_opts *op
 	err = bpf_map__set_max_entries(s->skel->maps.events, opts->ring_bytes);
 	if (err)
 		goto fail;
+	/* Sites find their spec by cookie; the IP-to-spec map is never used. */
+	err = bpf_map__set_max_entries(s->skel->maps.__bpf_usdt_ip_to_spec_id, 1);
+	if (err)
+		goto fail;
 	/* Attached with uprobe_multi links (usdt_multi.h), not libbpf's per-site uprobes. */
 	bpf_object__for_each_program(prog, s->skel->obj)
 		if (bpf_program__type(prog) == BPF_PROG_TYPE_KPROBE)

@@ -41,12 +41,13 @@ mkdir -p "$OUT" "$BIN" "$LOG"
 : >"$RAW"
 SKIPS=$OUT/skipped.jsonl
 : >"$SKIPS"
+: >"$OUT/notes.txt"
 
 die() {
 	echo "bench: $*" >&2
 	exit 1
 }
-note() { echo "bench: $*" >&2; }
+note() { echo "bench: $*" >&2; echo "$*" | tr '\n' ' ' >>"$OUT/notes.txt"; echo >>"$OUT/notes.txt"; }
 
 [ "$(id -u)" -eq 0 ] || die "needs root (it loads BPF programs)"
 for b in recorder-attach recorder-tail workload; do
@@ -106,6 +107,7 @@ wait_for() { # file regex timeout_s
 }
 
 now() { date +%s.%N; }
+sub() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.6f", a - b }'; }
 
 emit() { # config key value [more json]
 	printf '{"round": %d, "config": "%s", "%s": %s%s}\n' "$ROUND" "$1" "$2" "$3" "${4:-}" >>"$RAW"
@@ -147,8 +149,6 @@ fi
 if [ "$SMOKE" = 1 ]; then
 	HAVE_LTTNG=0
 	skip lttng "not run in --smoke (needs a session daemon; too slow for the smoke budget)"
-	skip bpftrace_sdt "not run in --smoke (only the quick peers run)"
-	skip bpftrace_count "not run in --smoke (only the quick peers run)"
 elif ! r=$(ensure_pkgs lttng liblttng-ust-dev lttng-tools); then
 	HAVE_LTTNG=0
 	skip lttng "LTTng unavailable: $r"
@@ -286,8 +286,8 @@ run_throughput() {
 		--report "$rep" --hold 30 >"$w" 2>&1 &
 	wp=$!
 	PIDS+=("$wp")
-	wait_for "$w" 'pid [0-9]+' 5 || { note "throughput: workload did not start"; stop "$wp"; return; }
-	wpid=$(grep -oE 'pid [0-9]+' "$w" | awk '{print $2}')
+	wait_for "$w" '^workload: pid [0-9]+$' 5 || { note "throughput: workload did not start"; stop "$wp"; return; }
+	wpid=$(awk '/^workload: pid [0-9]+$/{print $3; exit}' "$w")
 	"$BUILD/recorder-attach" -p "$wpid" --no-dump >"$a" 2>&1 &
 	ap=$!
 	PIDS+=("$ap")
@@ -334,7 +334,7 @@ run_attach_sites() {
 	done
 	t1=$(now)
 	if [ $ok = 1 ]; then
-		emit attach_sites seconds "$(echo "$t1 - $t0" | bc -l)" ", \"sites\": $SITES, \"line\": \"$(head -1 "$a")\""
+		emit attach_sites seconds "$(sub "$t1" "$t0")" ", \"sites\": $SITES, \"line\": \"$(head -1 "$a")\""
 	else
 		note "attach_sites: no 'attached to' line: $(head -c 300 "$a")"
 	fi
@@ -349,8 +349,8 @@ run_rss() {
 		--events "$RSS_EVENTS" --report "$rep" --hold 60 >"$w" 2>&1 &
 	wp=$!
 	PIDS+=("$wp")
-	wait_for "$w" 'pid [0-9]+' 5 || { stop "$wp"; return; }
-	wpid=$(grep -oE 'pid [0-9]+' "$w" | awk '{print $2}')
+	wait_for "$w" '^workload: pid [0-9]+$' 5 || { stop "$wp"; return; }
+	wpid=$(awk '/^workload: pid [0-9]+$/{print $3; exit}' "$w")
 	"$BUILD/recorder-attach" -p "$wpid" --no-dump >"$a" 2>&1 &
 	ap=$!
 	PIDS+=("$ap")
@@ -377,10 +377,8 @@ for ((ROUND = 1; ROUND <= ROUNDS; ROUND++)); do
 	run_attached nested nested
 	if [ "$HAVE_BPFTRACE" = 1 ]; then
 		run_bpftrace floor event 'recorder:event' '{}'
-		if [ "$SMOKE" = 0 ]; then
-			run_bpftrace bpftrace_count event 'recorder:event' '{ @c = count(); }' verify
-			[ "$HAVE_SDT" = 1 ] && run_bpftrace bpftrace_sdt sdt 'benchsdt:hit' '{ @c = count(); }' verify
-		fi
+		run_bpftrace bpftrace_count event 'recorder:event' '{ @c = count(); }' verify
+		[ "$HAVE_SDT" = 1 ] && run_bpftrace bpftrace_sdt sdt 'benchsdt:hit' '{ @c = count(); }' verify
 	fi
 	[ "$HAVE_LTTNG" = 1 ] && run_lttng
 	run_throughput
@@ -390,8 +388,8 @@ done
 END=$(now)
 cleanup
 
-ARGS=(--raw "$RAW" --skipped "$SKIPS" --json "$OUT/results.json" --rounds "$ROUNDS"
-	--elapsed "$(echo "$END - $START" | bc -l)" --work-bytes "$WORK_BYTES"
+ARGS=(--raw "$RAW" --skipped "$SKIPS" --notes "$OUT/notes.txt" --json "$OUT/results.json" --rounds "$ROUNDS"
+	--elapsed "$(sub "$END" "$START")" --work-bytes "$WORK_BYTES"
 	--iters "work=$IT_WORK,event=$IT_EVENT,bpftrace=$IT_SDT,throughput_events_per_thread=$TP_EVENTS,sites=$SITES,rss_recordings=$RSS_RECS")
 if [ "$SMOKE" = 1 ]; then
 	python3 tools/bench/report.py "${ARGS[@]}" --md "$OUT/BENCHMARKS.md" --smoke || die "report.py failed"
