@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
