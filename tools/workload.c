@@ -355,7 +355,11 @@ static void emit(struct stream *st, uint64_t w, uint64_t k)
 	st->emitted++;
 }
 
-/* Sleeps until start + i / rate seconds, so the rate holds however long emits take. */
+/*
+ * Sleeps until start + i / rate seconds, so the rate holds however long emits
+ * take. A sleep costs at least the timer slack (about 50 us), so it only sleeps
+ * once it is a millisecond ahead: high rates come in short bursts, on schedule.
+ */
 static void pace(const struct timespec *start, uint64_t i)
 {
 	uint64_t ns = (i % opts.rate) * NSEC_PER_SEC / opts.rate;
@@ -363,11 +367,15 @@ static void pace(const struct timespec *start, uint64_t i)
 		.tv_sec = start->tv_sec + (time_t)(i / opts.rate),
 		.tv_nsec = start->tv_nsec + (long)ns,
 	};
+	struct timespec now;
 
 	if (at.tv_nsec >= (long)NSEC_PER_SEC) {
 		at.tv_sec++;
 		at.tv_nsec -= NSEC_PER_SEC;
 	}
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if ((at.tv_sec - now.tv_sec) * (int64_t)NSEC_PER_SEC + (at.tv_nsec - now.tv_nsec) < 1000000)
+		return;
 	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL) == EINTR)
 		;
 }

@@ -113,6 +113,14 @@ else:
     for k in ("produced", "kept", "dropped", "events_per_s", "consumer_cpu_pct"):
         res[k] = None
 
+# The drop target is at 1 M events/s: the paced run (2 x 500,000/s) decides it.
+tp1 = [r for r in rows if r["config"] == "throughput_1m"]
+if tp1:
+    res["paced_events_per_s"] = stats("throughput_1m", "events_per_s")["median"]
+    res["paced_dropped_all_rounds"] = sum(r["dropped"] for r in tp1)
+    res["paced_produced_eq_kept_plus_dropped"] = all(
+        r["produced"] == r["kept"] + r["dropped"] for r in tp1)
+
 at = stats("attach_sites", "seconds")
 res["attach_5000_s"] = at["median"] if at else None
 res["attach_5000_s_min"], res["attach_5000_s_max"] = (at["min"], at["max"]) if at else (None, None)
@@ -196,7 +204,18 @@ tp_v = verdict(tp_ok)
 if drp is not None and eps is not None and eps < 1e6:
     tp_v = ("not reached: 0 drops but below 1 M/s" if res["dropped_all_rounds"] == 0
             else "**missed** (drops below 1 M/s)")
-L.append(f"| drops at 1 M events/s, default settings | 0 | {tp_txt} | {tp_v} |")
+if res.get("paced_dropped_all_rounds") is not None:
+    peps = res["paced_events_per_s"]
+    pdrop = res["paced_dropped_all_rounds"]
+    ptxt = f"{pdrop:,} dropped in all rounds, paced at {f(peps / 1e6, 2)} M events/s"
+    if peps < 0.95e6:
+        pv = "not reached: the producers did not sustain 1 M/s" if pdrop == 0 else "**missed**"
+    else:
+        pv = verdict(pdrop == 0)
+    L.append(f"| drops at 1 M events/s, default settings | 0 | {ptxt} | {pv} |")
+    L.append(f"| (flat out, for reference) | — | {tp_txt} | — |")
+else:
+    L.append(f"| drops at 1 M events/s, default settings | 0 | {tp_txt} | {tp_v} |")
 a5 = res["attach_5000_s"]
 L.append(f"| attach, {res['attach_sites'] or 5000} sites | < 1 s | {f(a5, 3)} s | {verdict(None if a5 is None else a5 < 1)} |")
 rm = res["loader_rss_mib"]

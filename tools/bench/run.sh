@@ -279,11 +279,14 @@ run_lttng() {
 
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null; }
 
+# run_throughput CONFIG RATE: 2 producer threads, RATE events/s each (0 = flat out).
 run_throughput() {
-	local w=$LOG/tp.w.r$ROUND a=$LOG/tp.a.r$ROUND rep=$LOG/tp.report.r$ROUND.json wp ap wpid t1 t2 c1 c2 list
+	local cfg=$1 rate=$2
+	local w=$LOG/$cfg.w.r$ROUND a=$LOG/$cfg.a.r$ROUND rep=$LOG/$cfg.report.r$ROUND.json
+	local wp ap wpid t1 t2 c1 c2 list
 	rm -f "$rep"
-	"$BUILD/workload" --wait-attach --threads 2 --events "$TP_EVENTS" --rate 0 --fields 3 --cap 1000 \
-		--report "$rep" --hold 30 >"$w" 2>&1 &
+	"$BUILD/workload" --wait-attach --threads 2 --events "$TP_EVENTS" --rate "$rate" --fields 3 \
+		--cap 1000 --report "$rep" --hold 30 >"$w" 2>&1 &
 	wp=$!
 	PIDS+=("$wp")
 	wait_for "$w" '^workload: pid [0-9]+$' 5 || { note "throughput: workload did not start"; stop "$wp"; return; }
@@ -302,14 +305,14 @@ run_throughput() {
 	list=$("$BUILD/recorder-tail" -p "$wpid" --list --json 2>>"$LOG/tp.tail.err")
 	stop "$ap"
 	stop "$wp"
-	python3 - "$rep" "$t1" "$t2" "$c1" "$c2" "$(getconf CLK_TCK)" "$ROUND" "$list" >>"$RAW" <<'EOF' ||
+	python3 - "$rep" "$t1" "$t2" "$c1" "$c2" "$(getconf CLK_TCK)" "$ROUND" "$list" "$cfg" >>"$RAW" <<'EOF' ||
 import json, sys
-rep, t1, t2, c1, c2, hz, rnd, lst = sys.argv[1:]
+rep, t1, t2, c1, c2, hz, rnd, lst, cfg = sys.argv[1:]
 emitted = sum(r["emitted"] for r in json.load(open(rep))["recordings"])
 rows = [json.loads(l) for l in lst.splitlines() if l.strip()]
 seen = sum(r["seen"] for r in rows); kept = sum(r["kept"] for r in rows); dropped = sum(r["dropped"] for r in rows)
 wall = float(t2) - float(t1); cpu = (int(c2) - int(c1)) / int(hz)
-print(json.dumps({"round": int(rnd), "config": "throughput", "emitted": emitted, "produced": seen,
+print(json.dumps({"round": int(rnd), "config": cfg, "emitted": emitted, "produced": seen,
                   "kept": kept, "dropped": dropped, "wall_s": wall, "events_per_s": kept / wall,
                   "consumer_cpu_s": cpu, "consumer_cpu_pct": 100 * cpu / wall}))
 EOF
@@ -381,7 +384,9 @@ for ((ROUND = 1; ROUND <= ROUNDS; ROUND++)); do
 		[ "$HAVE_SDT" = 1 ] && run_bpftrace bpftrace_sdt sdt 'benchsdt:hit' '{ @c = count(); }' verify
 	fi
 	[ "$HAVE_LTTNG" = 1 ] && run_lttng
-	run_throughput
+	run_throughput throughput 0
+	# The target's rate: 2 threads x 500,000 events/s.
+	run_throughput throughput_1m 500000
 	run_attach_sites
 	run_rss
 done
