@@ -28,6 +28,8 @@
 
 #include <recorder.h>
 
+#include "bench_time.h"
+
 #if defined(__has_include)
 #if __has_include(<sys/sdt.h>)
 #include <sys/sdt.h>
@@ -38,14 +40,6 @@
 static volatile uint64_t sink;
 static unsigned char buf[4096];
 static size_t work_bytes = 64;
-
-static inline uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 /* The real work of the detached loops: FNV-1a over work_bytes bytes. */
 static inline uint64_t fnv(uint64_t i)
@@ -123,7 +117,7 @@ static int usage(void)
 
 int main(int argc, char **argv)
 {
-	uint64_t iters = 1000000, warm;
+	uint64_t iters = 1000000;
 	int wait_sig = 1, wait_sema = 0;
 	const char *mode;
 	void (*loop)(uint64_t);
@@ -207,16 +201,7 @@ int main(int argc, char **argv)
 		}
 	}
 
-	/* Warm up: the first hit of a nop5 site traps, later ones take the trampoline. */
-	warm = iters / 10 + 1;
-	loop(warm);
-	uint64_t t0 = now_ns();
-	loop(iters);
-	uint64_t t1 = now_ns();
-
-	printf("ns_per_iter %.3f iters %" PRIu64 " total %" PRIu64 "\n",
-	       (double)(t1 - t0) / (double)iters, iters, iters + warm);
-	fflush(stdout);
+	bench_time(loop, iters);
 
 	for (int d = depth - 1; d >= 0; d--)
 		rec_span_exit(&kids[d]);

@@ -9,6 +9,8 @@
 #define LTTNG_UST_TRACEPOINT_DEFINE
 #include "bench_tp.h"
 
+#include "bench_time.h"
+
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -16,14 +18,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 __attribute__((noinline)) static void loop(uint64_t n)
 {
@@ -33,7 +27,7 @@ __attribute__((noinline)) static void loop(uint64_t n)
 
 int main(int argc, char **argv)
 {
-	uint64_t iters = 1000000, warm, deadline;
+	uint64_t iters = 1000000, deadline;
 	sigset_t set;
 	int sig;
 
@@ -59,12 +53,6 @@ int main(int argc, char **argv)
 		}
 		usleep(1000);
 	}
-	warm = iters / 10 + 1;
-	loop(warm);
-	uint64_t t0 = now_ns();
-	loop(iters);
-	uint64_t t1 = now_ns();
-	printf("ns_per_iter %.3f iters %" PRIu64 " total %" PRIu64 "\n",
-	       (double)(t1 - t0) / (double)iters, iters, iters + warm);
+	bench_time(loop, iters);
 	return 0;
 }
