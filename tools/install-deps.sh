@@ -5,7 +5,7 @@
 set -eu
 
 PKGS="make gcc g++ clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcmocka-dev
-pkg-config bpftrace binutils jq util-linux libjson-c-dev python3 systemtap-sdt-dev"
+pkg-config bpftrace binutils jq util-linux libjson-c-dev python3 systemtap-sdt-dev procps"
 
 missing=""
 for p in $PKGS; do
