@@ -310,7 +310,8 @@ int BPF_USDT(on_recording_free, __u64 key, __u64 recp)
 	return 0;
 }
 
-static __always_inline __u64 read_str(struct rec_event_rec *e, __u32 *offp, __u64 ptr)
+static __always_inline __u64 read_str(struct rec_event_rec *e, __u32 *offp, __u64 ptr,
+				      const __u32 area)
 {
 	__u32 off = *offp;
 	__u32 status = REC_STR_OK;
@@ -319,7 +320,7 @@ static __always_inline __u64 read_str(struct rec_event_rec *e, __u32 *offp, __u6
 
 	if (!ptr)
 		return REC_STR_SLOT(0, 0, REC_STR_NULL);
-	if (off > REC_STR_AREA - REC_STR_MAX)
+	if (off > area - REC_STR_MAX)
 		return REC_STR_SLOT(0, 0, REC_STR_NOSPACE);
 	n = bpf_probe_read_user_str(&e->strings[off], REC_STR_MAX, (const void *)ptr);
 	if (n <= 0) {
@@ -334,11 +335,14 @@ static __always_inline __u64 read_str(struct rec_event_rec *e, __u32 *offp, __u6
 	return REC_STR_SLOT(off, n - 1, status);
 }
 
-/* Two record sizes, each a constant for the verifier: with and without strings. */
+/*
+ * Three record sizes, each a constant for the verifier: no strings, one string
+ * (the common case: a formatted message), or room for several.
+ */
 static __always_inline int emit_event(const long *args, struct rec_rval *v, __u64 key,
-				      __u64 meta, __u64 types, const bool strings)
+				      __u64 meta, __u64 types, const __u32 area)
 {
-	const __u32 size = sizeof(struct rec_event_rec) + (strings ? REC_STR_AREA : 0);
+	const __u32 size = sizeof(struct rec_event_rec) + area;
 	struct rec_event_rec *e;
 	__u32 off = 0;
 	__u64 seq;
@@ -362,8 +366,8 @@ static __always_inline int emit_event(const long *args, struct rec_rval *v, __u6
 		e->values[i] = 0;
 		if (!t)
 			continue;
-		if (strings && t == REC_FT_STR)
-			e->values[i] = read_str(e, &off, val);
+		if (area && t == REC_FT_STR)
+			e->values[i] = read_str(e, &off, val, area);
 		else
 			e->values[i] = val;
 	}
@@ -376,7 +380,8 @@ static __always_inline struct rec_stack *thread_stack(__u64 chain, bool *seeded)
 SEC("usdt")
 int on_event(struct pt_regs *ctx)
 {
-	bool strings = false, seeded;
+	__u32 nstr = 0;
+	bool seeded;
 	long args[BPF_USDT_MAX_ARG_CNT];
 	long meta, types, key, span;
 	struct rec_rval *v;
@@ -397,10 +402,12 @@ int on_event(struct pt_regs *ctx)
 	thread_stack(span, &seeded);
 	for (int i = 0; i < REC_MAX_FIELDS; i++)
 		if (((types >> (4 * i)) & 0xf) == REC_FT_STR)
-			strings = true;
-	if (strings)
-		return emit_event(args, v, key, meta, types, true);
-	return emit_event(args, v, key, meta, types, false);
+			nstr++;
+	if (nstr > 1)
+		return emit_event(args, v, key, meta, types, REC_STR_AREA);
+	if (nstr == 1)
+		return emit_event(args, v, key, meta, types, REC_STR_MAX);
+	return emit_event(args, v, key, meta, types, 0);
 }
 
 /*

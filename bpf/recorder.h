@@ -19,7 +19,12 @@
 #define REC_MAX_DEPTH 32
 /* A string field is read with at most this many bytes, NUL included. */
 #define REC_STR_MAX 256
-/* Bytes for all string fields of one event; strings are packed in order. */
+/*
+ * Bytes for all string fields of one event; strings are packed in order. An
+ * event with exactly one string field has a smaller area, REC_STR_MAX bytes:
+ * event records are sizeof(struct rec_event_rec) plus 0, REC_STR_MAX or
+ * REC_STR_AREA bytes.
+ */
 #define REC_STR_AREA 768
 
 enum rec_field_type {

@@ -8,8 +8,11 @@
 /* Bits of a string value slot that REC_STR_SLOT() may set: offset, length, status. */
 #define REC_STR_SLOT_MASK ((1ULL << 40) - 1)
 
-/* Decodes the string slot v; strings is the record's string area, or NULL if it has none. */
-static int decode_str(uint64_t v, const char *strings, struct rec_value *val)
+/*
+ * Decodes the string slot v; strings is the record's string area of area bytes,
+ * or NULL if it has none.
+ */
+static int decode_str(uint64_t v, const char *strings, uint32_t area, struct rec_value *val)
 {
 	uint32_t off = REC_STR_SLOT_OFF(v);
 	uint32_t len = REC_STR_SLOT_LEN(v);
@@ -17,7 +20,7 @@ static int decode_str(uint64_t v, const char *strings, struct rec_value *val)
 
 	if (!strings || (v & ~REC_STR_SLOT_MASK))
 		return -EINVAL;
-	if (off + len > REC_STR_AREA)
+	if (off + len > area)
 		return -EINVAL;
 	switch (status) {
 	case REC_STR_OK:
@@ -40,14 +43,14 @@ static int decode_str(uint64_t v, const char *strings, struct rec_value *val)
 	return 0;
 }
 
-/* Decodes field value v of type type into *val. */
-static int decode_value(unsigned int type, uint64_t v, const char *strings,
+/* Decodes field value v of type type into *val; strings as for decode_str(). */
+static int decode_value(unsigned int type, uint64_t v, const char *strings, uint32_t area,
 			struct rec_value *val)
 {
 	val->type = (enum rec_field_type)type;
 	switch (type) {
 	case REC_FT_STR:
-		return decode_str(v, strings, val);
+		return decode_str(v, strings, area, val);
 	case REC_FT_I64:
 		val->i64 = (int64_t)v;
 		return 0;
@@ -77,17 +80,19 @@ int rec_event__decode(const void *rec, size_t len, struct rec_decoded *out)
 {
 	struct rec_event_rec ev;
 	const char *strings = NULL;
-	uint32_t i, nfields = 0;
+	uint32_t i, nfields = 0, area = 0;
 	bool ended = false;
 	int err;
 
 	memset(out, 0, sizeof(*out));
 	if (!rec)
 		return -EINVAL;
-	if (len == sizeof(ev) + REC_STR_AREA)
+	if (len == sizeof(ev) + REC_STR_AREA || len == sizeof(ev) + REC_STR_MAX) {
 		strings = (const char *)rec + sizeof(ev);
-	else if (len != sizeof(ev))
+		area = len - sizeof(ev);
+	} else if (len != sizeof(ev)) {
 		return -EINVAL;
+	}
 	/* The record may be unaligned: copy its fixed part before reading it. */
 	memcpy(&ev, rec, sizeof(ev));
 	if (ev.hdr.type != REC_RT_EVENT || ev.hdr.size != len)
@@ -104,7 +109,7 @@ int rec_event__decode(const void *rec, size_t len, struct rec_decoded *out)
 		}
 		if (ended)
 			goto invalid;
-		err = decode_value(type, ev.values[i], strings, &out->values[i]);
+		err = decode_value(type, ev.values[i], strings, area, &out->values[i]);
 		if (err)
 			goto invalid;
 		nfields++;

@@ -14,6 +14,8 @@
 
 #define REC_SMALL sizeof(struct rec_event_rec)
 #define REC_BIG (sizeof(struct rec_event_rec) + REC_STR_AREA)
+/* An event with exactly one string field. */
+#define REC_ONE (sizeof(struct rec_event_rec) + REC_STR_MAX)
 
 /* Room for the biggest record plus an offset to make it unaligned. */
 static union {
@@ -151,6 +153,28 @@ static void test_strings_ok(void **state)
 	assert_int_equal(out.values[2].str.len, 6);
 	assert_memory_equal(out.values[2].str.ptr, "world!", 6);
 	assert_int_equal(out.values[3].str.len, 0);
+}
+
+static void assert_bad_string(size_t size, uint64_t v);
+
+/* The one-string size: its area is REC_STR_MAX bytes, and strings must stay in it. */
+static void test_one_string_record(void **state)
+{
+	const uint64_t ok = REC_STR_SLOT(0, REC_STR_MAX - 1, REC_STR_TRUNCATED);
+	unsigned char *p = build(0, REC_ONE, T(REC_FT_STR, 0) | T(REC_FT_BOOL, 1),
+				 (const uint64_t[]){ ok, 1 }, 2);
+
+	(void)state;
+	memset(strings_of(p), 'x', REC_STR_MAX - 1);
+	assert_int_equal(rec_event__decode(p, REC_ONE, &out), 0);
+	assert_int_equal(out.values[0].str.len, REC_STR_MAX - 1);
+	assert_int_equal(out.values[0].str.status, REC_STR_TRUNCATED);
+	assert_true(out.values[1].b);
+	assert_bad_string(REC_ONE, REC_STR_SLOT(2, REC_STR_MAX - 1, REC_STR_OK));
+	assert_bad_string(REC_ONE, REC_STR_SLOT(REC_STR_MAX + 1, 0, REC_STR_NULL));
+	/* Sizes between the three are not records. */
+	p = build(0, REC_ONE + 1, 0, NULL, 0);
+	assert_invalid(p, REC_ONE + 1);
 }
 
 static void test_string_statuses(void **state)
@@ -342,6 +366,7 @@ int main(void)
 		cmocka_unit_test(test_scalar_types),
 		cmocka_unit_test(test_f64_special),
 		cmocka_unit_test(test_strings_ok),
+		cmocka_unit_test(test_one_string_record),
 		cmocka_unit_test(test_string_statuses),
 		cmocka_unit_test(test_eight_fields_unaligned),
 		cmocka_unit_test(test_area_without_strings),
