@@ -173,11 +173,15 @@ static __always_inline void fill_hdr(struct rec_hdr *h, __u16 type, __u16 size)
  */
 static __always_inline void adopt_process(void)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct rec_hdr *h;
 	__u8 one = 1;
+	__u32 tgid;
 
-	if (!follow_new || bpf_map_lookup_elem(&traced, &tgid))
+	/* A constant: without --binary the verifier drops the rest. */
+	if (!follow_new)
+		return;
+	tgid = bpf_get_current_pid_tgid() >> 32;
+	if (bpf_map_lookup_elem(&traced, &tgid))
 		return;
 	if (bpf_map_update_elem(&traced, &tgid, &one, BPF_NOEXIST))
 		return;
