@@ -87,6 +87,14 @@ void rec_proc__fini(struct rec_proc *p)
 	memset(p, 0, sizeof(*p));
 }
 
+void rec_rstate__update_counts(struct rec_rstate *rs, uint64_t produced, uint64_t dropped)
+{
+	if (produced > rs->produced)
+		rs->produced = produced;
+	if (dropped > rs->dropped)
+		rs->dropped = dropped;
+}
+
 struct rec_rstate *rec_proc__find(struct rec_proc *p, uint64_t key)
 {
 	return rec_u64map__get(&p->recordings, key);
@@ -161,10 +169,7 @@ int rec_proc__ingest_recording(struct rec_proc *p, const struct rec_recording_re
 		memcpy(rs->subject, r->subject, sizeof(rs->subject));
 		rs->subject[sizeof(rs->subject) - 1] = '\0';
 	}
-	if (r->seq > rs->produced)
-		rs->produced = r->seq;
-	if (r->dropped > rs->dropped)
-		rs->dropped = r->dropped;
+	rec_rstate__update_counts(rs, r->seq, r->dropped);
 	if (r->state == REC_RS_RETIRED && !rs->retired) {
 		rs->retired = 1;
 		trim_retired(p);

@@ -78,6 +78,9 @@ struct rec_proc {
 int rec_proc__init(struct rec_proc *p, pid_t pid);
 void rec_proc__fini(struct rec_proc *p);
 
+/* Raises rs's produced and dropped counts to these, if they are higher. */
+void rec_rstate__update_counts(struct rec_rstate *rs, uint64_t produced, uint64_t dropped);
+
 /* The recording for key, or NULL. */
 struct rec_rstate *rec_proc__find(struct rec_proc *p, uint64_t key);
 /* The recording for key, created with cap (clamped to 2..REC_CAP_MAX) if new. */

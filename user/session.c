@@ -100,8 +100,8 @@ static int verbose;
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
 {
-	if (!verbose && level != LIBBPF_WARN)
-		return 0;
+	(void)level;
+	/* libbpf's own chatter, warnings included, shows only with -v. */
 	if (!verbose)
 		return 0;
 	return vfprintf(stderr, fmt, args);
@@ -129,28 +129,35 @@ static void follow_event(struct rec_session *s, struct target *t, const struct r
 			rec_query__event(c->out, &t->proc, rs, d, &c->q);
 }
 
+/* The BPF table's entry for recording key of t. Returns 0 or -ENOENT. */
+static int bpf_recording(struct rec_session *s, struct target *t, uint64_t key,
+			 struct rec_rval *v)
+{
+	struct rec_rkey k = { .tgid = t->proc.pid, .key = key };
+
+	return bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.recordings), &k, v) ? -ENOENT : 0;
+}
+
 /* Takes the final counters of a retired recording into r, then forgets it in BPF. */
 static void finalize_retired(struct rec_session *s, struct target *t, struct rec_recording_rec *r)
 {
 	struct rec_rkey k = { .tgid = t->proc.pid, .key = r->key };
 	struct rec_rval v;
-	int fd = bpf_map__fd(s->skel->maps.recordings);
 
-	if (bpf_map_lookup_elem(fd, &k, &v) == 0) {
-		if (v.seq > r->seq)
-			r->seq = v.seq;
-		if (v.dropped > r->dropped)
-			r->dropped = v.dropped;
-		bpf_map_delete_elem(fd, &k);
-	}
+	if (bpf_recording(s, t, r->key, &v))
+		return;
+	if (v.seq > r->seq)
+		r->seq = v.seq;
+	if (v.dropped > r->dropped)
+		r->dropped = v.dropped;
+	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.recordings), &k);
 }
 
 static int recover_recording(struct rec_session *s, struct target *t, uint64_t key)
 {
-	struct rec_rkey k = { .tgid = t->proc.pid, .key = key };
 	struct rec_rval v;
 
-	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.recordings), &k, &v))
+	if (bpf_recording(s, t, key, &v))
 		return -ENOENT;
 	return rec_proc__get(&t->proc, key, v.recorder, v.cap) ? 0 : -ENOMEM;
 }
@@ -734,22 +741,16 @@ static int write_dump(struct rec_session *s, struct target *t, char *path, size_
 /* Brings the model up to date: pending records, live counters, span stacks. */
 static void refresh(struct rec_session *s, struct target *t)
 {
-	int fd = bpf_map__fd(s->skel->maps.recordings);
 	struct rec_thread_stack *v = NULL;
 	size_t n = 0, cap = 0;
 	int iter_fd;
 
 	ring_buffer__consume(s->rb);
 	for (struct rec_rstate *rs = t->proc.first; rs; rs = rs->next) {
-		struct rec_rkey k = { .tgid = t->proc.pid, .key = rs->key };
 		struct rec_rval val;
 
-		if (rs->retired || bpf_map_lookup_elem(fd, &k, &val))
-			continue;
-		if (val.seq > rs->produced)
-			rs->produced = val.seq;
-		if (val.dropped > rs->dropped)
-			rs->dropped = val.dropped;
+		if (!rs->retired && bpf_recording(s, t, rs->key, &val) == 0)
+			rec_rstate__update_counts(rs, val.seq, val.dropped);
 	}
 	read_counters(s, t->proc.counters);
 	t->proc.bpf_recordings = count_recordings(s, t->proc.pid);
@@ -881,6 +882,8 @@ static void target_done(struct rec_session *s, struct target *t, struct rec_exit
 	__u32 tgid = t->proc.pid;
 	struct client *c, *next;
 
+	/* Gone, or about to be let go: its stacks are the ones it died in, not live ones. */
+	t->proc.alive = 0;
 	/* Everything the process emitted before it died is in the ring now. */
 	refresh(s, t);
 	rec_proc__died(&t->proc);
