@@ -144,13 +144,6 @@ static int answer_list(FILE *out, struct rec_proc *p, const struct rec_query *q)
 	return 0;
 }
 
-static const char *basename_of(const char *path)
-{
-	const char *s = strrchr(path, '/');
-
-	return s ? s + 1 : path;
-}
-
 static void frame_json(FILE *out, const struct rec_callsite *cs, uint64_t meta)
 {
 	char buf[32];
@@ -200,7 +193,7 @@ static void stack_of(FILE *out, struct rec_proc *p, const struct rec_rstate *rs,
 				fputc(',', out);
 			frame_json(out, cs, f->meta);
 		} else if (cs && cs->line) {
-			fprintf(out, "    %s (%s:%u)\n", cs->name, basename_of(cs->file), cs->line);
+			fprintf(out, "    %s (%s:%u)\n", cs->name, rec_path__base(cs->file), cs->line);
 		} else if (cs) {
 			fprintf(out, "    %s\n", cs->name);
 		} else {

@@ -195,6 +195,13 @@ static void glog_value(FILE *out, const struct rec_value *v)
 	}
 }
 
+const char *rec_path__base(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
 /*
  * One glog-style line, newline included:
  *	I1202 14:03:12.123456 4242 server.c:88] <actor[0]> handled request, id: 7, ok: true
@@ -218,8 +225,7 @@ void rec_render__glog(FILE *out, const struct rec_event_view *ev)
 		memset(&tm, 0, sizeof(tm));
 	if (cs && cs->file)
 		file = cs->file;
-	base = strrchr(file, '/');
-	base = base ? base + 1 : file;
+	base = rec_path__base(file);
 
 	fprintf(out, "%c%02d%02d %02d:%02d:%02d.%06ld %" PRIu32 " ",
 		cs ? rec_level__letter(cs->level) : '?', tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,

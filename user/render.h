@@ -44,6 +44,9 @@ void rec_render__glog(FILE *out, const struct rec_event_view *ev);
  */
 void rec_render__json(FILE *out, const struct rec_event_view *ev);
 
+/* The part of path after its last '/'. */
+const char *rec_path__base(const char *path);
+
 /* "0x" followed by lower-case hex without padding, into buf (at least 19 bytes). */
 const char *rec_key__format(uint64_t key, char *buf);
 
