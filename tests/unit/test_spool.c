@@ -62,6 +62,68 @@ static void assert_tail(struct rec_spool *sp, size_t n, const uint64_t *want, si
 	}
 }
 
+/* The largest event record, and the two smaller kinds (see user/model.h). */
+#define BIG_REC 888
+#define MID_REC 376
+#define SMALL_REC 120
+
+/* Byte i of the record pushed for seq: each record's bytes differ from its neighbours'. */
+static unsigned char pattern(uint64_t seq, size_t i)
+{
+	return (unsigned char)(seq * 31 + i);
+}
+
+/* Pushes len pattern bytes for seq. */
+static int push_sized(struct rec_spool *sp, uint64_t seq, size_t len)
+{
+	unsigned char buf[BIG_REC + 1];
+	size_t i;
+
+	assert_true(len <= sizeof(buf));
+	for (i = 0; i < len; i++)
+		buf[i] = pattern(seq, i);
+	return rec_spool__push(sp, seq, buf, len);
+}
+
+/* What a tail walk over pattern records saw; every byte is checked on the way. */
+struct sized_seen {
+	size_t n;
+	uint64_t seqs[MAX_SEEN];
+	size_t lens[MAX_SEEN];
+};
+
+static int check_sized(uint64_t seq, const void *data, size_t len, void *ctx)
+{
+	struct sized_seen *s = ctx;
+	const unsigned char *p = data;
+	size_t i;
+
+	/* Even an empty record comes with a pointer a visitor may memcpy from. */
+	assert_non_null(data);
+	for (i = 0; i < len; i++)
+		assert_int_equal(p[i], pattern(seq, i));
+	assert_true(s->n < MAX_SEEN);
+	s->seqs[s->n] = seq;
+	s->lens[s->n] = len;
+	s->n++;
+	return 0;
+}
+
+/* Asserts that the whole tail is the seqs in want, of the lengths in lens, bytes intact. */
+static void assert_sized_tail(struct rec_spool *sp, const uint64_t *want, const size_t *lens,
+			      size_t nwant)
+{
+	struct sized_seen s = { 0 };
+	size_t i;
+
+	assert_int_equal(rec_spool__tail(sp, 0, check_sized, &s), 0);
+	assert_int_equal(s.n, nwant);
+	for (i = 0; i < nwant; i++) {
+		assert_int_equal(s.seqs[i], want[i]);
+		assert_int_equal(s.lens[i], lens[i]);
+	}
+}
+
 static void test_new_invalid(void **state)
 {
 	(void)state;
@@ -71,6 +133,10 @@ static void test_new_invalid(void **state)
 	errno = 0;
 	assert_null(rec_spool__new(SIZE_MAX / 2, 16));
 	assert_int_equal(errno, ENOMEM);
+	/* Slot lengths are kept in 32 bits. */
+	errno = 0;
+	assert_null(rec_spool__new(4, (size_t)UINT32_MAX + 1));
+	assert_int_equal(errno, EINVAL);
 	rec_spool__free(NULL);
 }
 
@@ -322,6 +388,87 @@ static void test_cap_one(void **state)
 	rec_spool__free(sp);
 }
 
+/* A slot takes a bigger record than it held before, then smaller ones again. */
+static void test_mixed_sizes(void **state)
+{
+	struct rec_spool *sp = rec_spool__new(2, BIG_REC);
+
+	(void)state;
+	assert_non_null(sp);
+	assert_int_equal(push_sized(sp, 0, SMALL_REC), 0);
+	assert_int_equal(push_sized(sp, 1, MID_REC), 0);
+	assert_sized_tail(sp, (const uint64_t[]){ 0, 1 }, (const size_t[]){ SMALL_REC, MID_REC }, 2);
+
+	/* Slot 0 grows from the small record to the largest. */
+	assert_int_equal(push_sized(sp, 2, BIG_REC), 0);
+	assert_sized_tail(sp, (const uint64_t[]){ 1, 2 }, (const size_t[]){ MID_REC, BIG_REC }, 2);
+
+	/* Smaller again in both slots: the records read back at their own length. */
+	assert_int_equal(push_sized(sp, 3, SMALL_REC), 0);
+	assert_sized_tail(sp, (const uint64_t[]){ 2, 3 }, (const size_t[]){ BIG_REC, SMALL_REC }, 2);
+	assert_int_equal(push_sized(sp, 4, MID_REC), 0);
+	assert_sized_tail(sp, (const uint64_t[]){ 3, 4 }, (const size_t[]){ SMALL_REC, MID_REC }, 2);
+	assert_int_equal(push_sized(sp, 5, 0), 0);
+	assert_sized_tail(sp, (const uint64_t[]){ 4, 5 }, (const size_t[]){ MID_REC, 0 }, 2);
+
+	/* Slot 1 grows past what it ever held, after holding an empty record. */
+	assert_int_equal(push_sized(sp, 6, SMALL_REC), 0);
+	assert_int_equal(push_sized(sp, 7, BIG_REC), 0);
+	assert_sized_tail(sp, (const uint64_t[]){ 6, 7 }, (const size_t[]){ SMALL_REC, BIG_REC }, 2);
+	assert_int_equal(rec_spool__count(sp), 2);
+	assert_int_equal(rec_spool__next_seq(sp), 8);
+	rec_spool__free(sp);
+}
+
+/* Lengths that creep up a byte at a time, then a jump that moves the whole window. */
+static void test_growing_lengths(void **state)
+{
+	struct rec_spool *sp = rec_spool__new(3, BIG_REC);
+	uint64_t seq;
+
+	(void)state;
+	for (seq = 0; seq <= BIG_REC; seq++)
+		assert_int_equal(push_sized(sp, seq, (size_t)seq), 0);
+	assert_sized_tail(sp, (const uint64_t[]){ BIG_REC - 2, BIG_REC - 1, BIG_REC },
+			  (const size_t[]){ BIG_REC - 2, BIG_REC - 1, BIG_REC }, 3);
+
+	assert_int_equal(push_sized(sp, 5000, 1), 0);
+	assert_sized_tail(sp, (const uint64_t[]){ 5000 }, (const size_t[]){ 1 }, 1);
+	assert_int_equal(push_sized(sp, 5002, BIG_REC), 0);
+	assert_int_equal(push_sized(sp, 5001, MID_REC), 0);
+	assert_sized_tail(sp, (const uint64_t[]){ 5000, 5001, 5002 },
+			  (const size_t[]){ 1, MID_REC, BIG_REC }, 3);
+	rec_spool__free(sp);
+}
+
+/* A record of exactly slot_size fits; one byte more is refused and changes nothing. */
+static void test_slot_size_limit(void **state)
+{
+	struct rec_spool *sp = rec_spool__new(2, BIG_REC);
+
+	(void)state;
+	assert_int_equal(push_sized(sp, 0, BIG_REC), 0);
+	assert_int_equal(push_sized(sp, 1, BIG_REC + 1), -E2BIG);
+	assert_int_equal(push_sized(sp, 5, BIG_REC + 1), -E2BIG);
+	assert_int_equal(rec_spool__count(sp), 1);
+	assert_int_equal(rec_spool__next_seq(sp), 1);
+	assert_sized_tail(sp, (const uint64_t[]){ 0 }, (const size_t[]){ BIG_REC }, 1);
+
+	/* A refused duplicate, even a bigger one, leaves the held record as it was. */
+	assert_int_equal(push_sized(sp, 1, SMALL_REC), 0);
+	assert_int_equal(push_sized(sp, 1, BIG_REC), -EEXIST);
+	assert_sized_tail(sp, (const uint64_t[]){ 0, 1 }, (const size_t[]){ BIG_REC, SMALL_REC }, 2);
+	rec_spool__free(sp);
+
+	/* A slot_size of 0 holds empty records only. */
+	sp = rec_spool__new(1, 0);
+	assert_non_null(sp);
+	assert_int_equal(push_sized(sp, 0, 0), 0);
+	assert_int_equal(push_sized(sp, 1, 1), -E2BIG);
+	assert_sized_tail(sp, (const uint64_t[]){ 0 }, (const size_t[]){ 0 }, 1);
+	rec_spool__free(sp);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -340,6 +487,9 @@ int main(void)
 		cmocka_unit_test(test_tail_n),
 		cmocka_unit_test(test_tail_stop),
 		cmocka_unit_test(test_cap_one),
+		cmocka_unit_test(test_mixed_sizes),
+		cmocka_unit_test(test_growing_lengths),
+		cmocka_unit_test(test_slot_size_limit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
