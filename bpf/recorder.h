@@ -34,6 +34,14 @@ enum rec_field_type {
 	REC_FT_U64 = 3,
 	REC_FT_F64 = 4,
 	REC_FT_BOOL = 5,
+	/*
+	 * A string literal (include/recorder.h knows at compile time): its bytes
+	 * are in the target's read-only image for as long as the image is mapped,
+	 * so the BPF side passes the address and user space reads the bytes once
+	 * per address. It turns a literal into a REC_FT_STR field at ingest;
+	 * records that reach a spool, a dump or a reader never hold this type.
+	 */
+	REC_FT_STR_LIT = 6,
 };
 
 /* How a string field was read (bits 32..39 of its value slot). */
@@ -124,7 +132,7 @@ struct rec_stack {
 	__u32 depth;		/* valid frames, bottom first */
 	__u32 overflow;		/* enters beyond REC_MAX_DEPTH not yet exited */
 	__u32 seeded;		/* the chain of spans entered before attach was read */
-	__u32 pad;
+	__u32 events;		/* events this thread emitted: paces the ring-fill check */
 	struct rec_frame frames[REC_MAX_DEPTH];
 };
 

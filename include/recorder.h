@@ -41,6 +41,15 @@
 #define REC__TYPE_U64 3
 #define REC__TYPE_F64 4
 #define REC__TYPE_BOOL 5
+/*
+ * A string literal: it lives in the image's read-only data, so the probe passes
+ * only its address and the tracer reads the bytes once per address, later.
+ * __builtin_constant_p() is true for a string literal (and a null pointer
+ * constant) only, never for a buffer or a pointer variable; those are copied
+ * when the event fires.
+ */
+#define REC__TYPE_STR_LIT 6
+#define REC__IS_LITERAL(v) __builtin_constant_p(v)
 
 #define REC_MAX_FIELDS 8
 #define REC_SUBJECT_MAX 64
@@ -416,13 +425,18 @@ static inline uint64_t rec__f64(double d)
 	return u;
 }
 
-#define REC__CONV_STR(v) rec__str(v)
+#define REC__CONV_STR(v) (REC__IS_LITERAL(v) ? REC__U(v) : rec__str(v))
 #define REC__CONV_I64(v) ((uint64_t)(int64_t)(v))
 #define REC__CONV_U64(v) ((uint64_t)(v))
 #define REC__CONV_F64(v) rec__f64(v)
 #define REC__CONV_BOOL(v) ((uint64_t)!!(v))
 
-#define REC__F_TYPE(t, n, v) REC__TYPE_##t
+#define REC__F_TYPE(t, n, v) REC__TYPEOF_##t(v)
+#define REC__TYPEOF_STR(v) (REC__IS_LITERAL(v) ? REC__TYPE_STR_LIT : REC__TYPE_STR)
+#define REC__TYPEOF_I64(v) REC__TYPE_I64
+#define REC__TYPEOF_U64(v) REC__TYPE_U64
+#define REC__TYPEOF_F64(v) REC__TYPE_F64
+#define REC__TYPEOF_BOOL(v) REC__TYPE_BOOL
 #define REC__F_NAME(t, n, v) #n "\0"
 #define REC__F_VAL(t, n, v) REC__CONV_##t(v)
 #define REC__TYPE(f) REC__F_TYPE f

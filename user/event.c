@@ -87,11 +87,12 @@ int rec_event__decode(const void *rec, size_t len, struct rec_decoded *out)
 	memset(out, 0, sizeof(*out));
 	if (!rec)
 		return -EINVAL;
-	if (len == sizeof(ev) + REC_STR_AREA || len == sizeof(ev) + REC_STR_MAX) {
+	/* The BPF side writes three sizes; rec_event__normalize() trims to the bytes used. */
+	if (len < sizeof(ev) || len > sizeof(ev) + REC_STR_AREA)
+		return -EINVAL;
+	if (len > sizeof(ev)) {
 		strings = (const char *)rec + sizeof(ev);
 		area = len - sizeof(ev);
-	} else if (len != sizeof(ev)) {
-		return -EINVAL;
 	}
 	/* The record may be unaligned: copy its fixed part before reading it. */
 	memcpy(&ev, rec, sizeof(ev));
@@ -127,4 +128,75 @@ int rec_event__decode(const void *rec, size_t len, struct rec_decoded *out)
 invalid:
 	memset(out, 0, sizeof(*out));
 	return -EINVAL;
+}
+
+/*
+ * Rewrites the event record rec (len bytes, as the BPF side wrote it) into out:
+ * string literals (REC_FT_STR_LIT) become strings with the bytes lit() finds at
+ * their address, and the string area shrinks to the bytes its strings use. The
+ * result is what spools and dumps keep. out must hold REC_EVENT_MAX bytes.
+ * Returns the new length, or -EINVAL if rec is malformed.
+ */
+ssize_t rec_event__normalize(const void *rec, size_t len, rec_literal_fn lit, void *ctx,
+			     void *out)
+{
+	struct rec_event_rec ev;
+	const char *strings = NULL;
+	char *dst = (char *)out + sizeof(ev);
+	uint32_t i, area = 0, used = 0;
+	bool ended = false;
+
+	if (!rec || len < sizeof(ev) || len > REC_EVENT_MAX)
+		return -EINVAL;
+	memcpy(&ev, rec, sizeof(ev));
+	if (ev.hdr.type != REC_RT_EVENT || ev.hdr.size != len || ev.types >> (4 * REC_MAX_FIELDS))
+		return -EINVAL;
+	if (len > sizeof(ev)) {
+		strings = (const char *)rec + sizeof(ev);
+		area = len - sizeof(ev);
+	}
+	for (i = 0; i < REC_MAX_FIELDS; i++) {
+		unsigned int type = (ev.types >> (4 * i)) & 0xf;
+		struct rec_value v = { 0 };
+		uint32_t status;
+
+		if (type == REC_FT_NONE) {
+			ended = true;
+			continue;
+		}
+		if (ended)
+			return -EINVAL;
+		if (type == REC_FT_STR_LIT) {
+			v.type = REC_FT_STR;
+			v.str.status = REC_STR_NULL;
+			if (ev.values[i] && lit(ctx, ev.values[i], &v) != 0) {
+				v.str.len = 0;
+				v.str.status = REC_STR_FAULT;
+			}
+			ev.types ^= (uint64_t)(REC_FT_STR_LIT ^ REC_FT_STR) << (4 * i);
+		} else if (decode_value(type, ev.values[i], strings, area, &v) != 0) {
+			return -EINVAL;
+		}
+		if (type != REC_FT_STR && type != REC_FT_STR_LIT)
+			continue;
+		status = v.str.status;
+		if (v.str.len > REC_STR_MAX - 1)
+			return -EINVAL;
+		if (status != REC_STR_OK && status != REC_STR_TRUNCATED) {
+			ev.values[i] = REC_STR_SLOT(0, 0, status);
+			continue;
+		}
+		/* Literals can add more than the BPF side's area holds: same rule as there. */
+		if (used + v.str.len + 1 > REC_STR_AREA) {
+			ev.values[i] = REC_STR_SLOT(0, 0, REC_STR_NOSPACE);
+			continue;
+		}
+		memcpy(dst + used, v.str.ptr, v.str.len);
+		dst[used + v.str.len] = '\0';
+		ev.values[i] = REC_STR_SLOT(used, v.str.len, status);
+		used += v.str.len + 1;
+	}
+	ev.hdr.size = (uint16_t)(sizeof(ev) + used);
+	memcpy(out, &ev, sizeof(ev));
+	return (ssize_t)(sizeof(ev) + used);
 }

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "../bpf/recorder.h"
 #include "callsite.h"
@@ -46,6 +47,30 @@ struct rec_decoded {
  * record's string area. String values point into rec. Returns 0 or -EINVAL.
  */
 int rec_event__decode(const void *rec, size_t len, struct rec_decoded *out);
+
+/* The largest event record: the fixed part and the whole string area. */
+#define REC_EVENT_MAX (sizeof(struct rec_event_rec) + REC_STR_AREA)
+
+/*
+ * Finds the bytes of the string literal at addr in the target: sets v->str
+ * (ptr, len of at most REC_STR_MAX - 1, status REC_STR_OK or REC_STR_TRUNCATED)
+ * and returns 0, or returns non-zero if it cannot be read. v->str.ptr need only
+ * stay valid until the next call.
+ */
+typedef int (*rec_literal_fn)(void *ctx, uint64_t addr, struct rec_value *v);
+
+/*
+ * Rewrites the event record rec (len bytes, as the BPF side wrote it) into out,
+ * which holds REC_EVENT_MAX bytes: every REC_FT_STR_LIT field becomes a
+ * REC_FT_STR field with the bytes lit() finds (status REC_STR_FAULT if it finds
+ * none, REC_STR_NULL for address 0, REC_STR_NOSPACE past REC_STR_AREA bytes),
+ * and the string area is trimmed to the bytes its strings use. Spools and dumps
+ * keep only such records, which rec_event__decode() accepts. Returns the new
+ * length, or -EINVAL if rec is malformed (as rec_event__decode() judges it,
+ * with literals allowed).
+ */
+ssize_t rec_event__normalize(const void *rec, size_t len, rec_literal_fn lit, void *ctx,
+			     void *out);
 
 /* Everything needed to print one event. */
 struct rec_event_view {

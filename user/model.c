@@ -14,6 +14,19 @@
 /* Remembered for addresses whose callsite could not be read. */
 static struct rec_callsite unreadable;
 
+/* A string literal read from the target: len bytes, then a NUL. */
+struct rec_literal {
+	uint32_t len;
+	enum rec_str_status status;
+	char s[];
+};
+
+/* Remembered for addresses whose literal could not be read. */
+static struct rec_literal unreadable_literal = { .status = REC_STR_FAULT };
+
+/* Literal addresses cached per process; a target that passes more is read uncached. */
+#define REC_LITERALS_MAX 65536
+
 static int64_t clock_offset(void)
 {
 	struct timespec rt, mono;
@@ -80,6 +93,13 @@ void rec_proc__fini(struct rec_proc *p)
 			free(p->callsites.vals[i]);
 	}
 	rec_u64map__free(&p->callsites);
+	for (size_t i = 0; i < p->literals.cap; i++) {
+		uint64_t k = p->literals.keys[i];
+
+		if (k && k != UINT64_MAX && p->literals.vals[i] != &unreadable_literal)
+			free(p->literals.vals[i]);
+	}
+	rec_u64map__free(&p->literals);
 	rec_u64map__free(&p->recordings);
 	rec_maps__free(&p->maps);
 	free(p->stacks);
@@ -177,13 +197,17 @@ int rec_proc__ingest_recording(struct rec_proc *p, const struct rec_recording_re
 	return 0;
 }
 
+static int literal_cb(void *ctx, uint64_t addr, struct rec_value *v);
+
 int rec_proc__ingest_event(struct rec_proc *p, const void *data, size_t len,
 			   struct rec_decoded *d, struct rec_rstate **rsp)
 {
 	struct rec_rstate *rs;
 	int err;
 
-	err = rec_event__decode(data, len, d);
+	ssize_t n = rec_event__normalize(data, len, literal_cb, p, p->norm);
+
+	err = n < 0 ? (int)n : rec_event__decode(p->norm, (size_t)n, d);
 	if (err) {
 		p->malformed++;
 		return err;
@@ -199,7 +223,7 @@ int rec_proc__ingest_event(struct rec_proc *p, const void *data, size_t len,
 	/* Resolve now: the process may be gone by the time someone asks. */
 	rec_proc__callsite(p, d->meta);
 	*rsp = rs;
-	err = rec_spool__push(rs->spool, d->seq, data, len);
+	err = rec_spool__push(rs->spool, d->seq, p->norm, (size_t)n);
 	if (err == -ESTALE)
 		rs->stale++;
 	return err;
@@ -276,6 +300,78 @@ const struct rec_callsite *rec_proc__callsite(struct rec_proc *p, uint64_t addr)
 		return NULL;
 	}
 	return cs;
+}
+
+/* The bytes up to the first NUL of buf[0..n), at most REC_STR_MAX - 1 of them. */
+static struct rec_literal *literal_new(const char *buf, ssize_t n)
+{
+	const char *nul = memchr(buf, '\0', (size_t)n);
+	struct rec_literal *l;
+	size_t len;
+
+	if (nul) {
+		len = (size_t)(nul - buf);
+	} else if (n == REC_STR_MAX) {
+		len = REC_STR_MAX - 1;
+	} else {
+		return NULL;	/* ends in an unreadable page without a NUL */
+	}
+	l = malloc(sizeof(*l) + len + 1);
+	if (!l)
+		return NULL;
+	l->len = (uint32_t)len;
+	l->status = nul ? REC_STR_OK : REC_STR_TRUNCATED;
+	memcpy(l->s, buf, len);
+	l->s[len] = '\0';
+	return l;
+}
+
+int rec_proc__literal(struct rec_proc *p, uint64_t addr, struct rec_value *v)
+{
+	struct rec_literal *l = rec_u64map__get(&p->literals, addr);
+	char buf[REC_STR_MAX];
+	ssize_t n = -1;
+
+	if (!l) {
+		if (addr == 0 || addr == UINT64_MAX)
+			return -EFAULT;
+		if (p->alive)
+			n = read_live(p->pid, addr, buf, sizeof(buf));
+		if (n > 0)
+			l = literal_new(buf, n);
+		if (!l) {
+			/* Gone, or a mapping that changed: the file still has the bytes. */
+			n = read_file(&p->maps, addr, buf, sizeof(buf));
+			l = n > 0 ? literal_new(buf, n) : NULL;
+		}
+		if (!l) {
+			/* Only remember failures once the process cannot change any more. */
+			if (!p->alive && p->literals.live < REC_LITERALS_MAX)
+				rec_u64map__put(&p->literals, addr, &unreadable_literal);
+			return -EFAULT;
+		}
+		if (p->literals.live >= REC_LITERALS_MAX ||
+		    rec_u64map__put(&p->literals, addr, l)) {
+			/* Not cached: copy it out before letting go of it. */
+			memcpy(p->literal_buf, l->s, l->len + 1);
+			v->str.ptr = p->literal_buf;
+			v->str.len = l->len;
+			v->str.status = l->status;
+			free(l);
+			return 0;
+		}
+	}
+	if (l == &unreadable_literal)
+		return -EFAULT;
+	v->str.ptr = l->s;
+	v->str.len = l->len;
+	v->str.status = l->status;
+	return 0;
+}
+
+static int literal_cb(void *ctx, uint64_t addr, struct rec_value *v)
+{
+	return rec_proc__literal(ctx, addr, v);
 }
 
 void rec_proc__set_stacks(struct rec_proc *p, struct rec_thread_stack *v, size_t n)

@@ -62,6 +62,9 @@ struct rec_proc {
 	int64_t clock_offset_ns;	/* CLOCK_REALTIME - CLOCK_MONOTONIC */
 	struct rec_maps maps;		/* for callsite reads once the process is gone */
 	struct rec_u64map callsites;	/* address -> struct rec_callsite * */
+	struct rec_u64map literals;	/* address -> struct rec_literal *, see rec_proc__literal */
+	unsigned char norm[REC_EVENT_MAX];	/* the last event ingested, normalized */
+	char literal_buf[REC_STR_MAX];	/* a literal read past the cache's limit */
 	struct rec_u64map recordings;	/* key -> struct rec_rstate * */
 	struct rec_rstate *first, *last;
 	uint64_t malformed;		/* records that failed validation */
@@ -76,6 +79,12 @@ struct rec_proc {
 
 /* Initializes p for pid and snapshots its maps. Returns 0 or a negative errno. */
 int rec_proc__init(struct rec_proc *p, pid_t pid);
+/*
+ * The string literal at addr in the target, read once from its memory (or, once
+ * it is gone, from the file mapped there) and cached; up to REC_STR_MAX - 1
+ * bytes. Returns 0 and sets v->str, or -EFAULT if it cannot be read.
+ */
+int rec_proc__literal(struct rec_proc *p, uint64_t addr, struct rec_value *v);
 void rec_proc__fini(struct rec_proc *p);
 
 /* Raises rs's produced and dropped counts to these, if they are higher. */
@@ -88,7 +97,9 @@ struct rec_rstate *rec_proc__get(struct rec_proc *p, uint64_t key, uint64_t reco
 				 uint64_t cap);
 
 /*
- * Takes one event record. On success fills *d (string values point into data)
+ * Takes one event record, as the BPF side wrote it, and keeps it normalized
+ * (rec_event__normalize: literals read, string area trimmed). On success fills
+ * *d (string values point into p, valid until the next call)
  * and *rsp, and returns 0. Returns -EINVAL for a malformed record, -ENOENT for an
  * unknown recording (both counted), -ESTALE if it fell out of the spool window.
  */

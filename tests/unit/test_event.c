@@ -172,9 +172,16 @@ static void test_one_string_record(void **state)
 	assert_true(out.values[1].b);
 	assert_bad_string(REC_ONE, REC_STR_SLOT(2, REC_STR_MAX - 1, REC_STR_OK));
 	assert_bad_string(REC_ONE, REC_STR_SLOT(REC_STR_MAX + 1, 0, REC_STR_NULL));
-	/* Sizes between the three are not records. */
-	p = build(0, REC_ONE + 1, 0, NULL, 0);
-	assert_invalid(p, REC_ONE + 1);
+	/* A trimmed record (rec_event__normalize) has any area size up to REC_STR_AREA. */
+	p = build(0, REC_SMALL + 6, T(REC_FT_STR, 0), (const uint64_t[]){ REC_STR_SLOT(0, 5, 0) },
+		  1);
+	memcpy(strings_of(p), "hello", 6);
+	assert_int_equal(rec_event__decode(p, REC_SMALL + 6, &out), 0);
+	assert_memory_equal(out.values[0].str.ptr, "hello", 5);
+	/* ... but its strings must still end inside it. */
+	p = build(0, REC_SMALL + 5, T(REC_FT_STR, 0), (const uint64_t[]){ REC_STR_SLOT(0, 6, 0) },
+		  1);
+	assert_invalid(p, REC_SMALL + 5);
 }
 
 static void test_string_statuses(void **state)
@@ -254,8 +261,10 @@ static void test_wrong_size(void **state)
 	assert_invalid(p, REC_SMALL + 1);
 	assert_invalid(p, REC_BIG);
 	p = build(0, REC_SMALL + 8, 0, NULL, 0);
-	assert_invalid(p, REC_SMALL + 8);
+	assert_int_equal(rec_event__decode(p, REC_SMALL + 8, &out), 0);
 	assert_invalid(p, REC_SMALL);
+	p = build(0, REC_BIG + 1, 0, NULL, 0);
+	assert_invalid(p, REC_BIG + 1);
 	p = build(0, REC_BIG, 0, NULL, 0);
 	assert_invalid(p, REC_SMALL);
 	assert_invalid(p, REC_BIG - 1);
@@ -359,6 +368,104 @@ static void test_bad_late_field(void **state)
 	assert_invalid(p, REC_BIG);
 }
 
+/* A literal resolver over a fixed table; counts its calls. */
+static int lit_calls;
+static int lit(void *ctx, uint64_t addr, struct rec_value *v)
+{
+	static char long_lit[REC_STR_MAX];
+
+	(void)ctx;
+	lit_calls++;
+	if (addr == 0x1000) {
+		v->str.ptr = "literal";
+		v->str.len = 7;
+		v->str.status = REC_STR_OK;
+		return 0;
+	}
+	if (addr == 0x2000) {
+		memset(long_lit, 'L', sizeof(long_lit));
+		v->str.ptr = long_lit;
+		v->str.len = REC_STR_MAX - 1;
+		v->str.status = REC_STR_TRUNCATED;
+		return 0;
+	}
+	return -EFAULT;
+}
+
+static unsigned char norm[REC_EVENT_MAX];
+
+static void test_normalize_literals(void **state)
+{
+	/* i64, a copied string, a literal, a NULL literal, an unreadable literal. */
+	const uint64_t values[] = { (uint64_t)-5, REC_STR_SLOT(0, 2, REC_STR_OK), 0x1000, 0, 0x3000 };
+	unsigned char *p = build(0, REC_ONE,
+				 T(REC_FT_I64, 0) | T(REC_FT_STR, 1) | T(REC_FT_STR_LIT, 2) |
+					 T(REC_FT_STR_LIT, 3) | T(REC_FT_STR_LIT, 4),
+				 values, 5);
+	ssize_t n;
+
+	(void)state;
+	memcpy(strings_of(p), "ab", 3);
+	/* Raw literals are for ingest only: a reader refuses them. */
+	assert_invalid(p, REC_ONE);
+	lit_calls = 0;
+	n = rec_event__normalize(p, REC_ONE, lit, NULL, norm);
+	assert_int_equal(n, REC_SMALL + 3 + 8);
+	assert_int_equal(lit_calls, 2);
+	assert_int_equal(rec_event__decode(norm, (size_t)n, &out), 0);
+	assert_int_equal(out.nfields, 5);
+	assert_int_equal(out.values[0].i64, -5);
+	assert_int_equal(out.values[1].str.len, 2);
+	assert_memory_equal(out.values[1].str.ptr, "ab", 2);
+	assert_int_equal(out.values[2].type, REC_FT_STR);
+	assert_int_equal(out.values[2].str.len, 7);
+	assert_memory_equal(out.values[2].str.ptr, "literal", 7);
+	assert_int_equal(out.values[3].str.status, REC_STR_NULL);
+	assert_int_equal(out.values[4].str.status, REC_STR_FAULT);
+	assert_int_equal(out.seq, 7);
+	assert_int_equal(out.tgid, 4242);
+}
+
+static void test_normalize_trims_and_bounds(void **state)
+{
+	uint64_t values[REC_MAX_FIELDS];
+	uint64_t types = 0;
+	unsigned char *p;
+	ssize_t n;
+	int i;
+
+	(void)state;
+	/* The BPF side's 888-byte record with one 3-byte string shrinks to 124 bytes. */
+	p = build(0, REC_BIG, T(REC_FT_STR, 0), (const uint64_t[]){ REC_STR_SLOT(0, 3, 0) }, 1);
+	memcpy(strings_of(p), "abc", 4);
+	n = rec_event__normalize(p, REC_BIG, lit, NULL, norm);
+	assert_int_equal(n, REC_SMALL + 4);
+	assert_int_equal(rec_event__decode(norm, (size_t)n, &out), 0);
+	assert_memory_equal(out.values[0].str.ptr, "abc", 4);
+	/* Eight 255-byte literals: the first three fit the area, the rest are NOSPACE. */
+	for (i = 0; i < REC_MAX_FIELDS; i++) {
+		values[i] = 0x2000;
+		types |= T(REC_FT_STR_LIT, i);
+	}
+	p = build(0, REC_SMALL, types, values, REC_MAX_FIELDS);
+	n = rec_event__normalize(p, REC_SMALL, lit, NULL, norm);
+	assert_int_equal(n, REC_SMALL + 3 * REC_STR_MAX);
+	assert_int_equal(rec_event__decode(norm, (size_t)n, &out), 0);
+	for (i = 0; i < REC_MAX_FIELDS; i++)
+		assert_int_equal(out.values[i].str.status,
+				 i < 3 ? REC_STR_TRUNCATED : REC_STR_NOSPACE);
+	/* Malformed input stays malformed. */
+	assert_int_equal(rec_event__normalize(NULL, REC_SMALL, lit, NULL, norm), -EINVAL);
+	assert_int_equal(rec_event__normalize(p, REC_SMALL - 1, lit, NULL, norm), -EINVAL);
+	assert_int_equal(rec_event__normalize(p, REC_SMALL + 8, lit, NULL, norm), -EINVAL);
+	p = build(0, REC_SMALL, T(REC_FT_STR, 0), (const uint64_t[]){ REC_STR_SLOT(0, 1, 0) }, 1);
+	assert_int_equal(rec_event__normalize(p, REC_SMALL, lit, NULL, norm), -EINVAL);
+	p = build(0, REC_SMALL, T(7, 0), (const uint64_t[]){ 0 }, 1);
+	assert_int_equal(rec_event__normalize(p, REC_SMALL, lit, NULL, norm), -EINVAL);
+	p = build(0, REC_SMALL, T(REC_FT_STR_LIT, 1), (const uint64_t[]){ 0, 0x1000 }, 2);
+	assert_int_equal(rec_event__normalize(p, REC_SMALL, lit, NULL, norm), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -376,6 +483,8 @@ int main(void)
 		cmocka_unit_test(test_bad_bool),
 		cmocka_unit_test(test_bad_strings),
 		cmocka_unit_test(test_bad_late_field),
+		cmocka_unit_test(test_normalize_literals),
+		cmocka_unit_test(test_normalize_trims_and_bounds),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
