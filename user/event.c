@@ -10,7 +10,7 @@
 
 /*
  * Decodes the string slot v; strings is the record's string area of area bytes,
- * or NULL if it has none.
+ * or NULL (and area 0) if it has none.
  */
 static int decode_str(uint64_t v, const char *strings, uint32_t area, struct rec_value *val)
 {
@@ -18,7 +18,8 @@ static int decode_str(uint64_t v, const char *strings, uint32_t area, struct rec
 	uint32_t len = REC_STR_SLOT_LEN(v);
 	uint32_t status = REC_STR_SLOT_STATUS(v);
 
-	if (!strings || (v & ~REC_STR_SLOT_MASK))
+	/* A record with no string area can still hold strings that were not read. */
+	if (v & ~REC_STR_SLOT_MASK)
 		return -EINVAL;
 	if (off + len > area)
 		return -EINVAL;
@@ -37,7 +38,7 @@ static int decode_str(uint64_t v, const char *strings, uint32_t area, struct rec
 	default:
 		return -EINVAL;
 	}
-	val->str.ptr = strings + off;
+	val->str.ptr = strings ? strings + off : "";
 	val->str.len = len;
 	val->str.status = (enum rec_str_status)status;
 	return 0;

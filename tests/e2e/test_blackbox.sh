@@ -49,6 +49,16 @@ test_kill_9_during_a_burst_keeps_the_last_event() {
 		"$($B/recorder-tail --file "$(dump_of "$TARGET_PID")" --stacks --json | jq -c '[.stack[].name]')"
 }
 
+test_literal_is_read_after_the_process_is_gone() {
+	start_target $SCENARIO literal_then_kill || return 1
+	attach_dumping "$TARGET_PID" || return 1
+	local dump
+	dump=$(dump_of "$TARGET_PID") || return 1
+	expect "the literal's bytes come from the file once the process is gone" \
+		'{"message":"last words","why":"a literal read after death"}' \
+		"$($B/recorder-tail --file "$dump" --json | jq -c .fields)"
+}
+
 test_segfault_keeps_the_black_box() {
 	die_and_compare segv SIGSEGV
 }

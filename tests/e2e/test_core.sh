@@ -70,9 +70,13 @@ test_all_field_types_render() {
 	start_target $SCENARIO all_fields || return 1
 	attach "$TARGET_PID" || return 1
 	wait_for "$T/target.out" '^ready' || return 1
+	# The first 255 bytes of the 300-byte literal.
+	local long
+	long="$(printf '0123456789%.0s' $(seq 25))01234"
 	expect "glog lines" \
-'==> pid PID recording KEY <fields> cap 10, seen 5, kept 5, dropped 0 <==
+'==> pid PID recording KEY <fields> cap 10, seen 6, kept 6, dropped 0 <==
 IMMDD hh:mm:ss.us TID scenario.c:L] <fields> all types, s: text, i: -42, u: 42, f: 1.5, b: true, err: bad thing, quote: a "quoted"\nline, last: 8
+IMMDD hh:mm:ss.us TID scenario.c:L] <fields> strings, buf: copied 1, lit: literal, null: (null), long_lit: '"$long"'…[truncated]
 WMMDD hh:mm:ss.us TID scenario.c:L] <fields> warned
 EMMDD hh:mm:ss.us TID scenario.c:L] <fields> failed, code: 7
 DMMDD hh:mm:ss.us TID scenario.c:L] <fields> debugging
@@ -80,6 +84,7 @@ TMMDD hh:mm:ss.us TID scenario.c:L] <fields> tracing' \
 		"$(rtail | normalize_glog | sed -E "s/pid $TARGET_PID recording 0x[0-9a-f]+/pid PID recording KEY/")" || return 1
 	expect "JSON keys, levels and typed fields" \
 '{"keys":["pid","tid","recording","recorder","subject","seq","time","level","target","name","file","line","fields"],"level":"INFO","fields":{"message":"all types","s":"text","i":-42,"u":42,"f":1.5,"b":true,"err":"bad thing","quote":"a \"quoted\"\nline","last":8}}
+{"keys":["pid","tid","recording","recorder","subject","seq","time","level","target","name","file","line","fields"],"level":"INFO","fields":{"message":"strings","buf":"copied 1","lit":"literal","null":"(null)","long_lit":"'"$long"'…[truncated]"}}
 {"keys":["pid","tid","recording","recorder","subject","seq","time","level","target","name","file","line","fields"],"level":"WARN","fields":{"message":"warned"}}
 {"keys":["pid","tid","recording","recorder","subject","seq","time","level","target","name","file","line","fields"],"level":"ERROR","fields":{"message":"failed","code":7}}
 {"keys":["pid","tid","recording","recorder","subject","seq","time","level","target","name","file","line","fields"],"level":"DEBUG","fields":{"message":"debugging"}}

@@ -327,16 +327,33 @@ static void sc_retired(struct scenario *sc)
 	rec_span_exit(&s2);
 }
 
+/* 300 bytes: longer than the 255 a string field keeps. */
+#define LONG_LITERAL_10 "0123456789"
+#define LONG_LITERAL_100                                                                          \
+	LONG_LITERAL_10 LONG_LITERAL_10 LONG_LITERAL_10 LONG_LITERAL_10 LONG_LITERAL_10           \
+		LONG_LITERAL_10 LONG_LITERAL_10 LONG_LITERAL_10 LONG_LITERAL_10 LONG_LITERAL_10
+#define LONG_LITERAL LONG_LITERAL_100 LONG_LITERAL_100 LONG_LITERAL_100
+
 static void sc_all_fields(struct scenario *sc)
 {
 	struct rec_recording *rec = new_recording(sc, new_recorder(sc), 10, "fields");
 	struct rec_span span;
+	char buf[32];
 
 	rec_recording_span(&span, rec, "fields");
 	rec_span_enter(&span);
 	REC_INFO("all types", REC_STR(s, "text"), REC_I64(i, -42), REC_U64(u, 42), REC_F64(f, 1.5),
 		 REC_BOOL(b, 1), REC_ERR(err, "bad thing"), REC_STR(quote, "a \"quoted\"\nline"),
 		 REC_U64(last, 8));
+	/*
+	 * A buffer is copied when the event fires (its later contents must not
+	 * show); a literal is passed by address and read by the tracer; so is a
+	 * null pointer constant. A long literal is cut like a long buffer.
+	 */
+	snprintf(buf, sizeof(buf), "copied %d", 1);
+	REC_INFO("strings", REC_STR(buf, buf), REC_STR(lit, "literal"), REC_STR(null, NULL),
+		 REC_STR(long_lit, LONG_LITERAL));
+	strcpy(buf, "overwritten");
 	REC_WARN("warned");
 	REC_ERROR("failed", REC_I64(code, 7));
 	REC_DEBUG("debugging");
@@ -489,6 +506,22 @@ static void sc_dlopen(struct scenario *sc)
 	rec_span_exit(&span);
 }
 
+/*
+ * An event with a literal field, then SIGKILL at once: the literal's bytes are
+ * read by the tracer after the process is gone, from the file (the event only
+ * carries the address).
+ */
+static void sc_literal_then_kill(struct scenario *sc)
+{
+	struct rec_recording *rec = new_recording(sc, new_recorder(sc), 10, "last");
+	struct rec_span span;
+
+	rec_recording_span(&span, rec, "last");
+	rec_span_enter(&span);
+	REC_INFO("last words", REC_STR(why, "a literal read after death"));
+	kill(getpid(), SIGKILL);
+}
+
 static const struct {
 	const char *name;
 	void (*run)(struct scenario *sc);
@@ -510,6 +543,7 @@ static const struct {
 	{ "unbalanced", sc_unbalanced, false },
 	{ "thread_churn", sc_thread_churn, false },
 	{ "dlopen", sc_dlopen, false },
+	{ "literal_then_kill", sc_literal_then_kill, false },
 };
 
 #define NSCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))

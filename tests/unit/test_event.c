@@ -334,9 +334,9 @@ static void assert_bad_string(size_t size, uint64_t v)
 static void test_bad_strings(void **state)
 {
 	(void)state;
-	/* No string area. */
+	/* No string area: only a string that was not read fits (see test_normalize_*). */
 	assert_bad_string(REC_SMALL, REC_STR_SLOT(0, 1, REC_STR_OK));
-	assert_bad_string(REC_SMALL, REC_STR_SLOT(0, 0, REC_STR_NULL));
+	assert_bad_string(REC_SMALL, REC_STR_SLOT(1, 0, REC_STR_NULL));
 	/* Outside the string area. */
 	assert_bad_string(REC_BIG, REC_STR_SLOT(REC_STR_AREA - 9, 10, REC_STR_OK));
 	assert_bad_string(REC_BIG, REC_STR_SLOT(REC_STR_AREA, 1, REC_STR_OK));
@@ -454,6 +454,14 @@ static void test_normalize_trims_and_bounds(void **state)
 	for (i = 0; i < REC_MAX_FIELDS; i++)
 		assert_int_equal(out.values[i].str.status,
 				 i < 3 ? REC_STR_TRUNCATED : REC_STR_NOSPACE);
+	/* Only unread strings (a NULL literal, an unreadable one): no area at all. */
+	p = build(0, REC_SMALL, T(REC_FT_STR_LIT, 0) | T(REC_FT_STR_LIT, 1),
+		  (const uint64_t[]){ 0, 0x3000 }, 2);
+	n = rec_event__normalize(p, REC_SMALL, lit, NULL, norm);
+	assert_int_equal(n, REC_SMALL);
+	assert_int_equal(rec_event__decode(norm, (size_t)n, &out), 0);
+	assert_int_equal(out.values[0].str.status, REC_STR_NULL);
+	assert_int_equal(out.values[1].str.status, REC_STR_FAULT);
 	/* Malformed input stays malformed. */
 	assert_int_equal(rec_event__normalize(NULL, REC_SMALL, lit, NULL, norm), -EINVAL);
 	assert_int_equal(rec_event__normalize(p, REC_SMALL - 1, lit, NULL, norm), -EINVAL);
