@@ -26,6 +26,7 @@
 #include "reaper.h"
 #include "model.h"
 #include "query.h"
+#include "ring.h"
 #include "session.h"
 #include "usdt_multi.h"
 #include "usdt_notes.h"
@@ -77,7 +78,7 @@ static void target_free_objs(struct target *t)
 
 struct rec_session {
 	struct recorder_bpf *skel;
-	struct ring_buffer *rb;
+	struct rec_ring *rb;
 	struct bpf_link *iter_link;
 	struct bpf_link *exit_link;	/* sched_process_exit: stacks at death, how it ended */
 	int epfd, sigfd;
@@ -227,6 +228,13 @@ static int watch_add(struct rec_session *s, int fd, struct watch *w, enum watch_
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = w };
 
+	/*
+	 * The ring reports readable while any data waits, and the BPF side adds
+	 * data without waking anyone: edge-triggered, it wakes us only for its
+	 * forced wakeups, and the drain timer does the rest.
+	 */
+	if (kind == W_RING)
+		ev.events |= EPOLLET;
 	w->kind = kind;
 	w->ptr = ptr;
 	return epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
@@ -281,7 +289,7 @@ int rec_session__open(struct rec_session **sp, const struct rec_session_opts *op
 		err = -errno;
 		goto fail;
 	}
-	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_record, s, NULL);
+	s->rb = rec_ring__new(bpf_map__fd(s->skel->maps.events), on_record, s);
 	if (!s->rb) {
 		err = -errno;
 		goto fail;
@@ -297,7 +305,7 @@ int rec_session__open(struct rec_session **sp, const struct rec_session_opts *op
 		err = -errno;
 		goto fail;
 	}
-	err = watch_add(s, ring_buffer__epoll_fd(s->rb), &s->w_ring, W_RING, NULL);
+	err = watch_add(s, rec_ring__fd(s->rb), &s->w_ring, W_RING, NULL);
 	if (!err)
 		err = watch_add(s, s->sigfd, &s->w_signal, W_SIGNAL, NULL);
 	if (err)
@@ -745,7 +753,7 @@ static void refresh(struct rec_session *s, struct target *t)
 	size_t n = 0, cap = 0;
 	int iter_fd;
 
-	ring_buffer__consume(s->rb);
+	rec_ring__consume(s->rb);
 	for (struct rec_rstate *rs = t->proc.first; rs; rs = rs->next) {
 		struct rec_rval val;
 
@@ -936,7 +944,7 @@ int rec_session__run(struct rec_session *s,
 		n = epoll_wait(s->epfd, evs, 16, s->opts.drain_ms);
 		if (n < 0 && errno != EINTR)
 			return -errno;
-		ring_buffer__consume(s->rb);
+		rec_ring__consume(s->rb);
 		if (now_ms() - last_scan >= RESCAN_MS) {
 			for (size_t i = 0; i < s->ntargets; i++)
 				if (!s->targets[i]->done)
@@ -1002,7 +1010,7 @@ void rec_session__free(struct rec_session *s)
 		free(s->bins[i].path);
 	rec_u64map__free(&s->rejected);
 	free(s->specs.args);
-	ring_buffer__free(s->rb);
+	rec_ring__free(s->rb);
 	bpf_link__destroy(s->iter_link);
 	bpf_link__destroy(s->exit_link);
 	recorder_bpf__destroy(s->skel);

@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT */
+/* The BPF ring buffer's consumer, batched (see ring.h). */
+#include <errno.h>
+#include <linux/bpf.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "ring.h"
+
+struct rec_ring {
+	int map_fd;
+	rec_ring_fn fn;
+	void *ctx;
+	size_t page;
+	size_t size;			/* data bytes, a power of two */
+	unsigned long *consumer_pos;	/* our page, the one we may write */
+	unsigned long *producer_pos;	/* the kernel's page, read-only */
+	unsigned char *data;		/* size bytes, mapped twice back to back */
+};
+
+struct rec_ring *rec_ring__new(int map_fd, rec_ring_fn fn, void *ctx)
+{
+	struct bpf_map_info info = { 0 };
+	__u32 len = sizeof(info);
+	struct rec_ring *r;
+	void *p;
+	int err;
+
+	if (bpf_obj_get_info_by_fd(map_fd, &info, &len))
+		return NULL;
+	if (info.type != BPF_MAP_TYPE_RINGBUF || !info.max_entries ||
+	    (info.max_entries & (info.max_entries - 1))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	r->map_fd = map_fd;
+	r->fn = fn;
+	r->ctx = ctx;
+	r->page = (size_t)sysconf(_SC_PAGESIZE);
+	r->size = info.max_entries;
+	p = mmap(NULL, r->page, PROT_READ | PROT_WRITE, MAP_SHARED, map_fd, 0);
+	if (p == MAP_FAILED)
+		goto fail;
+	r->consumer_pos = p;
+	/* The producer page, then the data twice: a record that wraps reads contiguously. */
+	p = mmap(NULL, r->page + 2 * r->size, PROT_READ, MAP_SHARED, map_fd, (off_t)r->page);
+	if (p == MAP_FAILED)
+		goto fail;
+	r->producer_pos = p;
+	r->data = (unsigned char *)p + r->page;
+	return r;
+fail:
+	err = errno;
+	rec_ring__free(r);
+	errno = err;
+	return NULL;
+}
+
+void rec_ring__free(struct rec_ring *r)
+{
+	if (!r)
+		return;
+	if (r->producer_pos)
+		munmap(r->producer_pos, r->page + 2 * r->size);
+	if (r->consumer_pos)
+		munmap(r->consumer_pos, r->page);
+	free(r);
+}
+
+int rec_ring__fd(const struct rec_ring *r)
+{
+	return r->map_fd;
+}
+
+int64_t rec_ring__consume(struct rec_ring *r)
+{
+	const unsigned long publish_every = r->size / 8;
+	unsigned long cons = __atomic_load_n(r->consumer_pos, __ATOMIC_RELAXED);
+	unsigned long published = cons;
+	unsigned long prod = __atomic_load_n(r->producer_pos, __ATOMIC_ACQUIRE);
+	int64_t n = 0;
+	int err = 0;
+
+	for (;;) {
+		__u32 *hdr, len;
+
+		if (cons >= prod) {
+			/* Caught up: look once more before ending the batch. */
+			prod = __atomic_load_n(r->producer_pos, __ATOMIC_ACQUIRE);
+			if (cons >= prod)
+				break;
+		}
+		hdr = (__u32 *)(r->data + (cons & (r->size - 1)));
+		len = __atomic_load_n(hdr, __ATOMIC_ACQUIRE);
+		/* Reserved but not yet submitted: it and everything after it wait. */
+		if (len & BPF_RINGBUF_BUSY_BIT)
+			break;
+		cons += (BPF_RINGBUF_HDR_SZ + (len & ~BPF_RINGBUF_DISCARD_BIT) + 7) & ~7UL;
+		if (!(len & BPF_RINGBUF_DISCARD_BIT)) {
+			n++;
+			err = r->fn(r->ctx, hdr + BPF_RINGBUF_HDR_SZ / sizeof(*hdr),
+				    len & ~BPF_RINGBUF_DISCARD_BIT);
+		}
+		if (err || cons - published >= publish_every) {
+			__atomic_store_n(r->consumer_pos, cons, __ATOMIC_RELEASE);
+			published = cons;
+		}
+		if (err)
+			return err < 0 ? err : n;
+	}
+	if (cons != published)
+		__atomic_store_n(r->consumer_pos, cons, __ATOMIC_RELEASE);
+	return n;
+}
