@@ -127,42 +127,58 @@ static __always_inline int reg_at(struct pt_regs *ctx, __u32 off, __u64 *val)
 	return -EINVAL;
 }
 
-/*
- * Every argument of this probe hit at once: one spec lookup, where
- * bpf_usdt_arg() repeats it per argument. The spec id is the site's BPF cookie
- * (see user/usdt_multi.c). Returns the argument count or a negative errno;
- * v[i] is 0 past the count.
- */
-static __always_inline int read_args(struct pt_regs *ctx, long *v)
+/* The argument spec of the site that fired: its BPF cookie (see user/usdt_multi.c). */
+static __always_inline struct __bpf_usdt_spec *site_spec(struct pt_regs *ctx)
 {
 	__u32 id = bpf_get_attach_cookie(ctx);
-	struct __bpf_usdt_spec *spec = bpf_map_lookup_elem(&__bpf_usdt_specs, &id);
+
+	return bpf_map_lookup_elem(&__bpf_usdt_specs, &id);
+}
+
+/* Argument i (< spec->arg_cnt) of the probe hit, into *v. Returns 0 or a negative errno. */
+static __always_inline int read_arg(struct pt_regs *ctx, struct __bpf_usdt_spec *spec, __u32 i,
+				    long *v)
+{
+	struct __bpf_usdt_arg_spec *a;
+	__u64 val;
+
+	if (i >= BPF_USDT_MAX_ARG_CNT)
+		return -EINVAL;
+	a = &spec->args[i];
+	if (a->arg_type == BPF_USDT_ARG_CONST) {
+		val = a->val_off;
+	} else if (reg_at(ctx, (__u32)a->reg_off, &val)) {
+		return -EINVAL;
+	} else if (a->arg_type != BPF_USDT_ARG_REG &&
+		   bpf_probe_read_user(&val, sizeof(val), (void *)(val + a->val_off))) {
+		return -EFAULT;
+	}
+	val <<= a->arg_bitshift;
+	if (a->arg_signed)
+		val = ((long)val) >> a->arg_bitshift;
+	else
+		val >>= a->arg_bitshift;
+	*v = val;
+	return 0;
+}
+
+/*
+ * The first max arguments of this probe hit: one spec lookup, where
+ * bpf_usdt_arg() repeats it per argument. Returns the site's argument count or
+ * a negative errno; v[i] is 0 past the count.
+ */
+static __always_inline int read_args(struct pt_regs *ctx, long *v, const int max)
+{
+	struct __bpf_usdt_spec *spec = site_spec(ctx);
 	int n;
 
 	if (!spec)
 		return -ESRCH;
 	n = spec->arg_cnt;
-	for (int i = 0; i < BPF_USDT_MAX_ARG_CNT; i++) {
-		struct __bpf_usdt_arg_spec *a = &spec->args[i];
-		__u64 val;
-
+	for (int i = 0; i < max; i++) {
 		v[i] = 0;
-		if (i >= n)
-			continue;
-		if (a->arg_type == BPF_USDT_ARG_CONST) {
-			val = a->val_off;
-		} else if (reg_at(ctx, (__u32)a->reg_off, &val)) {
+		if (i < n && read_arg(ctx, spec, i, &v[i]))
 			return -EINVAL;
-		} else if (a->arg_type != BPF_USDT_ARG_REG &&
-			   bpf_probe_read_user(&val, sizeof(val), (void *)(val + a->val_off))) {
-			return -EFAULT;
-		}
-		val <<= a->arg_bitshift;
-		if (a->arg_signed)
-			val = ((long)val) >> a->arg_bitshift;
-		else
-			val >>= a->arg_bitshift;
-		v[i] = val;
 	}
 	return n;
 }
@@ -200,16 +216,20 @@ static __always_inline __u64 event_submit_flags(struct rec_stack *st)
 	return submit_flags();
 }
 
-static __always_inline void fill_hdr(struct rec_hdr *h, __u16 type, __u16 size)
+/* id is bpf_get_current_pid_tgid(), when the caller has it already. */
+static __always_inline void fill_hdr_id(struct rec_hdr *h, __u16 type, __u16 size, __u64 id)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-
 	h->type = type;
 	h->size = size;
 	h->tgid = id >> 32;
 	h->tid = (__u32)id;
 	h->flags = 0;
 	h->time_ns = bpf_ktime_get_ns();
+}
+
+static __always_inline void fill_hdr(struct rec_hdr *h, __u16 type, __u16 size)
+{
+	fill_hdr_id(h, type, size, bpf_get_current_pid_tgid());
 }
 
 /*
@@ -389,7 +409,7 @@ static __always_inline __u64 read_str(struct rec_event_rec *e, __u32 *offp, __u6
  * (the common case: a formatted message), or room for several.
  */
 static __always_inline int emit_event(const long *args, struct rec_rval *v, __u64 key,
-				      __u64 meta, __u64 types, struct rec_stack *st,
+				      __u64 meta, __u64 types, struct rec_stack *st, __u64 id,
 				      const __u32 area)
 {
 	const __u32 size = sizeof(struct rec_event_rec) + area;
@@ -404,7 +424,7 @@ static __always_inline int emit_event(const long *args, struct rec_rval *v, __u6
 		count(REC_C_RING_FULL);
 		return 0;
 	}
-	fill_hdr(&e->hdr, REC_RT_EVENT, size);
+	fill_hdr_id(&e->hdr, REC_RT_EVENT, size, id);
 	e->recording = key;
 	e->seq = seq;
 	e->meta = meta;
@@ -430,14 +450,20 @@ static __always_inline struct rec_stack *thread_stack(__u64 chain, bool *seeded)
 SEC("usdt")
 int on_event(struct pt_regs *ctx)
 {
-	__u32 nstr = 0;
-	bool seeded;
-	long args[BPF_USDT_MAX_ARG_CNT];
+	long args[BPF_USDT_MAX_ARG_CNT] = {};
+	struct __bpf_usdt_spec *spec;
+	__u32 nstr = 0, nf = 0;
 	long meta, types, key, span;
 	struct rec_stack *st;
 	struct rec_rval *v;
+	bool seeded;
+	__u64 id;
 
-	if (read_args(ctx, args) < 4) {
+	/* The four fixed arguments, then only as many values as there are fields. */
+	spec = site_spec(ctx);
+	if (!spec || spec->arg_cnt < 4 || read_arg(ctx, spec, 0, &args[0]) ||
+	    read_arg(ctx, spec, 1, &args[1]) || read_arg(ctx, spec, 2, &args[2]) ||
+	    read_arg(ctx, spec, 3, &args[3])) {
 		count(REC_C_BAD_ARG);
 		return 0;
 	}
@@ -445,21 +471,35 @@ int on_event(struct pt_regs *ctx)
 	types = args[1];
 	key = args[2];
 	span = args[3];
+	for (int i = 0; i < REC_MAX_FIELDS; i++) {
+		__u32 t = (types >> (4 * i)) & 0xf;
+
+		if (!t)
+			break;
+		nf++;
+		/* A literal (REC_FT_STR_LIT) is passed by address, like a number. */
+		nstr += t == REC_FT_STR;
+	}
+	for (int i = 0; i < REC_MAX_FIELDS; i++) {
+		if (i >= nf || 4 + i >= spec->arg_cnt)
+			break;
+		if (read_arg(ctx, spec, 4 + i, &args[4 + i])) {
+			count(REC_C_BAD_ARG);
+			return 0;
+		}
+	}
 	adopt_process();
-	v = find_recording(bpf_get_current_pid_tgid() >> 32, key, 0, span);
+	id = bpf_get_current_pid_tgid();
+	v = find_recording(id >> 32, key, 0, span);
 	if (!v)
 		return 0;
 	/* A thread that was inside spans at attach time gets its stack now. */
 	st = thread_stack(span, &seeded);
-	/* A literal (REC_FT_STR_LIT) is passed by address, like a number. */
-	for (int i = 0; i < REC_MAX_FIELDS; i++)
-		if (((types >> (4 * i)) & 0xf) == REC_FT_STR)
-			nstr++;
 	if (nstr > 1)
-		return emit_event(args, v, key, meta, types, st, REC_STR_AREA);
+		return emit_event(args, v, key, meta, types, st, id, REC_STR_AREA);
 	if (nstr == 1)
-		return emit_event(args, v, key, meta, types, st, REC_STR_MAX);
-	return emit_event(args, v, key, meta, types, st, 0);
+		return emit_event(args, v, key, meta, types, st, id, REC_STR_MAX);
+	return emit_event(args, v, key, meta, types, st, id, 0);
 }
 
 /*
@@ -524,7 +564,7 @@ int on_span_enter(struct pt_regs *ctx)
 	bool seeded;
 	__u32 d;
 
-	if (read_args(ctx, args) < 5) {
+	if (read_args(ctx, args, 5) < 5) {
 		count(REC_C_BAD_ARG);
 		return 0;
 	}
@@ -558,7 +598,7 @@ int on_span_exit(struct pt_regs *ctx)
 	bool seeded;
 	__u32 d;
 
-	if (read_args(ctx, args) < 4) {
+	if (read_args(ctx, args, 4) < 4) {
 		count(REC_C_BAD_ARG);
 		return 0;
 	}
