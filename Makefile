@@ -17,7 +17,7 @@ WARN := -Wall -Wextra -Werror
 CFLAGS ?= -g -O2
 USER_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(BUILD) -Iinclude $(LIBBPF_CFLAGS)
 TARGET_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -pthread
-BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -I$(BUILD) -Ibpf \
+BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 -I$(BUILD) -Ibpf \
 	-I/usr/include/x86_64-linux-gnu -Wall -Werror
 
 # The loader library: every user/*.c except the two CLI mains.

@@ -61,6 +61,14 @@ struct {
 	__type(value, struct rec_rval);
 } recordings SEC(".maps");
 
+/* See struct rec_rslot. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, REC_RSLOTS);
+	__type(key, __u32);
+	__type(value, struct rec_rslot);
+} rslots SEC(".maps");
+
 /* Recordings known to be freed: their events are dropped without a user read. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -285,6 +293,56 @@ static __always_inline void emit_recording(__u64 key, const struct rec_rval *v, 
 }
 
 /*
+ * Adds {tgid, key} to the recordings table with the values in *nv, its
+ * counters in the key's slot of rslots if that slot is free. The slot is
+ * claimed and filled before the table entry appears, and published for the
+ * fast path only after, so no event ever counts in two places. Returns 0 if
+ * this call added the entry (the caller announces it), or an errno.
+ */
+static __always_inline int create_recording(__u32 tgid, __u64 key, struct rec_rval *nv)
+{
+	struct rec_rkey k = { .tgid = tgid, .key = key };
+	__u32 i = key & (REC_RSLOTS - 1);
+	struct rec_rslot *sl = bpf_map_lookup_elem(&rslots, &i);
+	int err;
+
+	nv->slot = 0;
+	if (sl && __sync_val_compare_and_swap(&sl->k.tgid, 0, tgid) == 0) {
+		sl->v = *nv;
+		sl->v.slot = i + 1;
+		nv->slot = i + 1;
+	} else {
+		sl = NULL;
+	}
+	err = bpf_map_update_elem(&recordings, &k, nv, BPF_NOEXIST);
+	if (!sl)
+		return err;
+	if (err) {
+		/* Lost a race to add it: nobody saw this slot; give it back. */
+		__builtin_memset(&sl->v, 0, sizeof(sl->v));
+		__sync_lock_test_and_set(&sl->k.tgid, 0);
+		return err;
+	}
+	__sync_lock_test_and_set(&sl->k.key, key);
+	return 0;
+}
+
+/* The counters of table entry v: its own, or its slot's. NULL if the slot is not its. */
+static __always_inline struct rec_rval *counters_of(__u32 tgid, struct rec_rval *v)
+{
+	struct rec_rslot *sl;
+	__u32 i;
+
+	if (!v->slot)
+		return v;
+	i = v->slot - 1;
+	sl = bpf_map_lookup_elem(&rslots, &i);
+	if (!sl || sl->k.tgid != tgid)
+		return NULL;
+	return &sl->v;
+}
+
+/*
  * The live recording for key in this process. A recording created before the
  * attach is found here by reading the target's struct rec_recording once: it is
  * live only if its magic is set and its key matches the span's.
@@ -293,13 +351,21 @@ static __always_inline struct rec_rval *find_recording(__u32 tgid, __u64 key, __
 							 __u64 span)
 {
 	struct rec_rkey k = { .tgid = tgid, .key = key };
+	__u32 i = key & (REC_RSLOTS - 1);
 	struct target_recording tr;
 	struct rec_rval nv = {}, *v;
+	struct rec_rslot *sl;
 	__u8 one = 1;
 
+	/* The fast path: the key's slot holds it. */
+	sl = bpf_map_lookup_elem(&rslots, &i);
+	if (sl && sl->k.key == key && sl->k.tgid == tgid) {
+		v = &sl->v;
+		goto found;
+	}
 	v = bpf_map_lookup_elem(&recordings, &k);
 	if (v)
-		goto found;
+		goto table;
 	if (bpf_map_lookup_elem(&retired, &k)) {
 		count(REC_C_RETIRED_EVENTS);
 		return NULL;
@@ -322,9 +388,13 @@ static __always_inline struct rec_rval *find_recording(__u32 tgid, __u64 key, __
 	nv.recorder = tr.recorder_key;
 	nv.cap = tr.cap;
 	nv.state = REC_RS_LIVE;
-	if (bpf_map_update_elem(&recordings, &k, &nv, BPF_NOEXIST) == 0)
+	if (create_recording(tgid, key, &nv) == 0)
 		emit_recording(key, &nv, recp + TARGET_RECORDING_SUBJECT_OFF);
 	v = bpf_map_lookup_elem(&recordings, &k);
+	if (!v)
+		return NULL;
+table:
+	v = counters_of(tgid, v);
 	if (!v)
 		return NULL;
 found:
@@ -338,13 +408,12 @@ found:
 SEC("usdt")
 int BPF_USDT(on_recording_new, __u64 key, __u64 recorder, __u64 cap, __u64 recp)
 {
-	struct rec_rkey k = { .tgid = bpf_get_current_pid_tgid() >> 32, .key = key };
 	struct rec_rval v = { .recorder = recorder, .cap = cap, .state = REC_RS_LIVE };
 
 	adopt_process();
 	if (cap < 2)
 		return 0;
-	if (bpf_map_update_elem(&recordings, &k, &v, BPF_NOEXIST) == 0)
+	if (create_recording(bpf_get_current_pid_tgid() >> 32, key, &v) == 0)
 		emit_recording(key, &v, 0);
 	return 0;
 }
@@ -371,6 +440,9 @@ int BPF_USDT(on_recording_free, __u64 key, __u64 recp)
 
 	bpf_map_update_elem(&retired, &k, &one, BPF_ANY);
 	v = bpf_map_lookup_elem(&recordings, &k);
+	if (!v)
+		return 0;
+	v = counters_of(k.tgid, v);
 	if (!v)
 		return 0;
 	/* User space deletes the entry once it has read the final counters. */

@@ -118,7 +118,20 @@ struct rec_rval {
 	__u64 seq;
 	__u64 dropped;
 	__u32 state;
-	__u32 pad;
+	__u32 slot;	/* 0: the counters are these; n: those of rslots[n - 1] */
+};
+
+/*
+ * The BPF rslots array: a recording's counters where an event finds them
+ * without a hash lookup, at the slot its key's low bits name (keys count up
+ * per process). A recording whose slot is taken keeps its counters in the
+ * recordings table. k.tgid 0 is a free slot; k.key is set only once the
+ * recordings table points at the slot.
+ */
+#define REC_RSLOTS 4096
+struct rec_rslot {
+	struct rec_rkey k;
+	struct rec_rval v;
 };
 
 struct rec_frame {

@@ -130,20 +130,36 @@ static void follow_event(struct rec_session *s, struct target *t, const struct r
 			rec_query__event(c->out, &t->proc, rs, d, &c->q);
 }
 
-/* The BPF table's entry for recording key of t. Returns 0 or -ENOENT. */
+/*
+ * The BPF table's entry for recording key of t, with the counters from its
+ * slot when it has one (struct rec_rslot). Returns 0 or -ENOENT.
+ */
 static int bpf_recording(struct rec_session *s, struct target *t, uint64_t key,
 			 struct rec_rval *v)
 {
 	struct rec_rkey k = { .tgid = t->proc.pid, .key = key };
+	struct rec_rslot sl;
+	__u32 i;
 
-	return bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.recordings), &k, v) ? -ENOENT : 0;
+	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.recordings), &k, v))
+		return -ENOENT;
+	if (!v->slot)
+		return 0;
+	i = v->slot - 1;
+	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.rslots), &i, &sl) ||
+	    sl.k.tgid != k.tgid || sl.k.key != key)
+		return -ENOENT;
+	*v = sl.v;
+	return 0;
 }
 
 /* Takes the final counters of a retired recording into r, then forgets it in BPF. */
 static void finalize_retired(struct rec_session *s, struct target *t, struct rec_recording_rec *r)
 {
 	struct rec_rkey k = { .tgid = t->proc.pid, .key = r->key };
+	struct rec_rslot free_slot = { 0 };
 	struct rec_rval v;
+	__u32 i;
 
 	if (bpf_recording(s, t, r->key, &v))
 		return;
@@ -152,6 +168,11 @@ static void finalize_retired(struct rec_session *s, struct target *t, struct rec
 	if (v.dropped > r->dropped)
 		r->dropped = v.dropped;
 	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.recordings), &k);
+	/* Its slot is free for the next recording once the table entry is gone. */
+	if (v.slot) {
+		i = v.slot - 1;
+		bpf_map_update_elem(bpf_map__fd(s->skel->maps.rslots), &i, &free_slot, BPF_ANY);
+	}
 }
 
 static int recover_recording(struct rec_session *s, struct target *t, uint64_t key)
@@ -885,6 +906,50 @@ done:
 	free(c);
 }
 
+/*
+ * Removes a process that is gone from the BPF recordings table and frees its
+ * slots, so that a long --binary session does not fill them with the dead.
+ */
+static void forget_recordings(struct rec_session *s, __u32 tgid)
+{
+	int fd = bpf_map__fd(s->skel->maps.recordings);
+	struct rec_rkey k, next, *keys = NULL;
+	size_t n = 0, cap = 0;
+	void *prev = NULL;
+
+	/* Collect first: deleting while walking could skip entries. */
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		k = next;
+		prev = &k;
+		if (next.tgid != tgid)
+			continue;
+		if (n == cap) {
+			struct rec_rkey *grown = realloc(keys, (cap ? 2 * cap : 16) * sizeof(*keys));
+
+			if (!grown)
+				break;
+			keys = grown;
+			cap = cap ? 2 * cap : 16;
+		}
+		keys[n++] = next;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct rec_rslot free_slot = { 0 };
+		struct rec_rval v;
+		__u32 slot;
+
+		if (bpf_map_lookup_elem(fd, &keys[i], &v) == 0 && v.slot) {
+			slot = v.slot - 1;
+			bpf_map_delete_elem(fd, &keys[i]);
+			bpf_map_update_elem(bpf_map__fd(s->skel->maps.rslots), &slot, &free_slot,
+					    BPF_ANY);
+		} else {
+			bpf_map_delete_elem(fd, &keys[i]);
+		}
+	}
+	free(keys);
+}
+
 static void target_done(struct rec_session *s, struct target *t, struct rec_exit_info *info)
 {
 	__u32 tgid = t->proc.pid;
@@ -901,6 +966,7 @@ static void target_done(struct rec_session *s, struct target *t, struct rec_exit
 		rec_proc__describe_end(&t->proc, info->how, sizeof(info->how));
 		info->dump_err = write_dump(s, t, info->dump_path, sizeof(info->dump_path));
 	}
+	forget_recordings(s, tgid);
 	for (c = s->followers; c; c = next) {
 		next = c->next;
 		if (c->t == t)
