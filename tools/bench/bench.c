@@ -5,6 +5,9 @@
  * One mode per invocation, so attach state is clean for each configuration:
  *   baseline  FNV-1a over a buffer, no probe site in the loop
  *   detached  the same work + one REC_INFO (3 fields) + one span enter/exit
+ *   detached_ab  baseline and detached alternated in one process, in short
+ *             chunks (see run_ab); prints the per-loop medians and the median of
+ *             the per-pair ratios. This is what run.sh's detached_ratio uses.
  *   event     REC_INFO with an i64, a string and a bool field, inside a recording span
  *   span      one span enter + exit pair, inside a recording span
  *   nested    the event of "event", 4 spans deep under the recording span
@@ -13,8 +16,9 @@
  * Handshake: prints "bench: pid N", then waits for SIGUSR1 (and, with
  * --wait-sema, until the recorder "event" semaphore is armed, i.e. something
  * attached to the event probe). Then it warms up, times --iters iterations with
- * CLOCK_MONOTONIC and prints one line "ns_per_iter X iters N". The harness
- * kills the attacher afterwards.
+ * CLOCK_MONOTONIC and prints one line "ns_per_iter X iters N" (detached_ab: the
+ * "ab ..." line of run_ab; it attaches nothing, so run.sh starts it with
+ * --no-wait). The harness kills the attacher afterwards.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -41,7 +45,11 @@ static volatile uint64_t sink;
 static unsigned char buf[4096];
 static size_t work_bytes = 64;
 
-/* The real work of the detached loops: FNV-1a over work_bytes bytes. */
+/*
+ * The real work of the detached loops: FNV-1a over work_bytes bytes. buf[0]
+ * changes every iteration and the sum goes to the volatile sink, so the compiler
+ * can neither hoist nor fold the work.
+ */
 static inline uint64_t fnv(uint64_t i)
 {
 	uint64_t h = 0xcbf29ce484222325ULL;
@@ -54,7 +62,14 @@ static inline uint64_t fnv(uint64_t i)
 	return h;
 }
 
-__attribute__((noinline)) static void loop_baseline(uint64_t n)
+/*
+ * loop_baseline and loop_detached differ only in the probe sites. Both start on a
+ * 64-byte boundary, and run.sh builds bench with -falign-loops=64, so the hot
+ * FNV loop inside each starts on a 64-byte boundary too: without that, it
+ * landed on a 16-byte boundary in one and straddled a 64-byte line in the other,
+ * a code-layout difference that has nothing to do with the probe sites.
+ */
+__attribute__((noinline, aligned(64))) static void loop_baseline(uint64_t n)
 {
 	uint64_t acc = 0;
 
@@ -63,7 +78,7 @@ __attribute__((noinline)) static void loop_baseline(uint64_t n)
 	sink = acc;
 }
 
-__attribute__((noinline)) static void loop_detached(uint64_t n)
+__attribute__((noinline, aligned(64))) static void loop_detached(uint64_t n)
 {
 	struct rec_span sp;
 	uint64_t acc = 0;
@@ -108,17 +123,109 @@ __attribute__((noinline)) static void loop_sdt(uint64_t n)
 #endif
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The q-quantile (0..1) of v[0..n), nearest rank on a sorted copy; sorts v. */
+static double quantile(double *v, size_t n, double q)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	if (n % 2 == 0 && q == 0.5)
+		return (v[n / 2 - 1] + v[n / 2]) / 2;
+	return v[(size_t)(q * (double)(n - 1) + 0.5)];
+}
+
+static uint64_t time_chunk(void (*loop)(uint64_t), uint64_t n)
+{
+	uint64_t t0 = now_ns();
+
+	loop(n);
+	return now_ns() - t0;
+}
+
+/*
+ * detached_ab: baseline (A) and detached (B) in one process, in `chunks` pairs of
+ * one A chunk and one B chunk of iters / chunks iterations each (a few ms with
+ * the defaults), every chunk timed on its own. Run-to-run differences between
+ * processes (CPU placement, frequency, a neighbour's load) then hit both loops
+ * alike, and the ratio of the two chunks of a pair, a few ms apart, cancels
+ * most of what is left.
+ *
+ * The order is A B, B A, A B, B A, ... (ABBA): with a strict A B A B, A would
+ * always be the first of its pair, so anything that depends on the position
+ * (a steady drift of the clock frequency or load within the pair, the cost of
+ * refilling caches and predictors after the other loop) would bias every
+ * pair's ratio the same way. Swapping the order every other pair cancels such
+ * effects to first order. Nothing is dropped: the medians are over all chunks
+ * and all pairs.
+ *
+ * Prints "ab baseline_ns A detached_ns B ratio R ratio_p25 P ratio_p75 Q
+ * pairs N chunk_iters C", where A and B are the medians of the chunks' ns per
+ * iteration and R the median of the pairs' detached/baseline ratios.
+ */
+static int run_ab(uint64_t iters, uint64_t chunks)
+{
+	uint64_t c;
+	double *a, *b, *r;
+
+	if (chunks == 0 || chunks > iters)
+		chunks = iters;
+	c = iters / chunks;
+	a = calloc(chunks, sizeof(*a));
+	b = calloc(chunks, sizeof(*b));
+	r = calloc(chunks, sizeof(*r));
+	if (!a || !b || !r) {
+		perror("bench: calloc");
+		return 1;
+	}
+	/* Warm-up, as in bench_time: a tenth of the iterations of each loop. */
+	loop_baseline(iters / 10 + 1);
+	loop_detached(iters / 10 + 1);
+	for (uint64_t k = 0; k < chunks; k++) {
+		uint64_t ta, tb;
+
+		if (k % 2 == 0) {
+			ta = time_chunk(loop_baseline, c);
+			tb = time_chunk(loop_detached, c);
+		} else {
+			tb = time_chunk(loop_detached, c);
+			ta = time_chunk(loop_baseline, c);
+		}
+		a[k] = (double)ta / (double)c;
+		b[k] = (double)tb / (double)c;
+		r[k] = (double)tb / (double)ta;
+	}
+	double ma = quantile(a, chunks, 0.5), mb = quantile(b, chunks, 0.5);
+	double mr = quantile(r, chunks, 0.5), p25 = quantile(r, chunks, 0.25);
+	double p75 = quantile(r, chunks, 0.75);
+
+	printf("ab baseline_ns %.3f detached_ns %.3f ratio %.5f ratio_p25 %.5f ratio_p75 %.5f "
+	       "pairs %" PRIu64 " chunk_iters %" PRIu64 "\n",
+	       ma, mb, mr, p25, p75, chunks, c);
+	fflush(stdout);
+	free(a);
+	free(b);
+	free(r);
+	return 0;
+}
+
 static int usage(void)
 {
-	fprintf(stderr, "usage: bench MODE [--iters N] [--work-bytes B] [--no-wait] [--wait-sema]\n"
-			"MODE: baseline detached event span nested sdt\n");
+	fprintf(stderr, "usage: bench MODE [--iters N] [--work-bytes B] [--chunks C] [--no-wait] "
+			"[--wait-sema]\n"
+			"MODE: baseline detached detached_ab event span nested sdt\n"
+			"--chunks: pairs of chunks of detached_ab (default 200), --iters per loop\n");
 	return 2;
 }
 
 int main(int argc, char **argv)
 {
-	uint64_t iters = 1000000;
-	int wait_sig = 1, wait_sema = 0;
+	uint64_t iters = 1000000, chunks = 200;
+	int wait_sig = 1, wait_sema = 0, ab = 0;
 	const char *mode;
 	void (*loop)(uint64_t);
 	int depth = 0;
@@ -131,6 +238,8 @@ int main(int argc, char **argv)
 			iters = strtoull(argv[++i], NULL, 0);
 		else if (!strcmp(argv[i], "--work-bytes") && i + 1 < argc)
 			work_bytes = strtoull(argv[++i], NULL, 0);
+		else if (!strcmp(argv[i], "--chunks") && i + 1 < argc)
+			chunks = strtoull(argv[++i], NULL, 0);
 		else if (!strcmp(argv[i], "--no-wait"))
 			wait_sig = 0;
 		else if (!strcmp(argv[i], "--wait-sema"))
@@ -147,6 +256,8 @@ int main(int argc, char **argv)
 		loop = loop_baseline;
 	else if (!strcmp(mode, "detached"))
 		loop = loop_detached;
+	else if (!strcmp(mode, "detached_ab"))
+		loop = NULL, ab = 1;
 	else if (!strcmp(mode, "event"))
 		loop = loop_event;
 	else if (!strcmp(mode, "span"))
@@ -201,7 +312,12 @@ int main(int argc, char **argv)
 		}
 	}
 
-	bench_time(loop, iters);
+	if (ab) {
+		if (run_ab(iters, chunks))
+			return 1;
+	} else {
+		bench_time(loop, iters);
+	}
 
 	for (int d = depth - 1; d >= 0; d--)
 		rec_span_exit(&kids[d]);
