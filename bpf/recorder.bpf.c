@@ -524,7 +524,7 @@ int on_event(struct pt_regs *ctx)
 {
 	long args[BPF_USDT_MAX_ARG_CNT] = {};
 	struct __bpf_usdt_spec *spec;
-	__u32 nstr = 0, nf = 0;
+	__u32 nstr = 0;
 	long meta, types, key, span;
 	struct rec_stack *st;
 	struct rec_rval *v;
@@ -533,32 +533,40 @@ int on_event(struct pt_regs *ctx)
 
 	/* The four fixed arguments, then only as many values as there are fields. */
 	spec = site_spec(ctx);
-	if (!spec || spec->arg_cnt < 4 || read_arg(ctx, spec, 0, &args[0]) ||
-	    read_arg(ctx, spec, 1, &args[1]) || read_arg(ctx, spec, 2, &args[2]) ||
-	    read_arg(ctx, spec, 3, &args[3])) {
+	if (!spec || spec->arg_cnt < 4) {
 		count(REC_C_BAD_ARG);
 		return 0;
+	}
+	for (int i = 0; i < 4; i++) {
+		long val = 0;
+
+		if (read_arg(ctx, spec, i, &val)) {
+			count(REC_C_BAD_ARG);
+			return 0;
+		}
+		barrier_var(val);
+		args[i] = val;
 	}
 	meta = args[0];
 	types = args[1];
 	key = args[2];
 	span = args[3];
+	/*
+	 * Only the values of fields that are there. Each iteration ends in one
+	 * verifier state (val unknown either way, no break): the verifier explores
+	 * every path, and states it cannot merge multiply the work of the rest of
+	 * the program, which is what the load (and so the attach) time is made of.
+	 */
 	for (int i = 0; i < REC_MAX_FIELDS; i++) {
 		__u32 t = (types >> (4 * i)) & 0xf;
+		long val = 0;
 
-		if (!t)
-			break;
-		nf++;
-		/* A literal (REC_FT_STR_LIT) is passed by address, like a number. */
-		nstr += t == REC_FT_STR;
-	}
-	for (int i = 0; i < REC_MAX_FIELDS; i++) {
-		if (i >= nf || 4 + i >= spec->arg_cnt)
-			break;
-		if (read_arg(ctx, spec, 4 + i, &args[4 + i])) {
+		if (t && 4 + i < spec->arg_cnt && read_arg(ctx, spec, 4 + i, &val)) {
 			count(REC_C_BAD_ARG);
 			return 0;
 		}
+		barrier_var(val);
+		args[4 + i] = val;
 	}
 	adopt_process();
 	id = bpf_get_current_pid_tgid();
@@ -567,6 +575,14 @@ int on_event(struct pt_regs *ctx)
 		return 0;
 	/* A thread that was inside spans at attach time gets its stack now. */
 	st = thread_stack(span, &seeded);
+	/*
+	 * Which record size: none, one or several copied strings (a literal,
+	 * REC_FT_STR_LIT, is passed by address like a number). Counted here, last,
+	 * and only up to 2, for the same reason as above.
+	 */
+	for (int i = 0; i < REC_MAX_FIELDS; i++)
+		if (((types >> (4 * i)) & 0xf) == REC_FT_STR && nstr < 2)
+			nstr++;
 	if (nstr > 1)
 		return emit_event(args, v, key, meta, types, st, id, REC_STR_AREA);
 	if (nstr == 1)
