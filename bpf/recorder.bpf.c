@@ -405,11 +405,21 @@ found:
 	return v;
 }
 
+/* The recording probes are rare: the same argument reader as the hot ones, for one ABI. */
 SEC("usdt")
-int BPF_USDT(on_recording_new, __u64 key, __u64 recorder, __u64 cap, __u64 recp)
+int on_recording_new(struct pt_regs *ctx)
 {
-	struct rec_rval v = { .recorder = recorder, .cap = cap, .state = REC_RS_LIVE };
+	long a[4];
+	__u64 key, cap;
+	struct rec_rval v = { .state = REC_RS_LIVE };
 
+	if (read_args(ctx, a, 4) < 4) {
+		count(REC_C_BAD_ARG);
+		return 0;
+	}
+	key = a[0];
+	v.recorder = a[1];
+	v.cap = cap = a[2];
 	adopt_process();
 	if (cap < 2)
 		return 0;
@@ -419,9 +429,19 @@ int BPF_USDT(on_recording_new, __u64 key, __u64 recorder, __u64 cap, __u64 recp)
 }
 
 SEC("usdt")
-int BPF_USDT(on_recording_span, __u64 key, __u64 recp, __u64 subject, __u64 span)
+int on_recording_span(struct pt_regs *ctx)
 {
+	__u64 key, recp, subject;
 	struct rec_rval *v;
+	long a[4];
+
+	if (read_args(ctx, a, 4) < 4) {
+		count(REC_C_BAD_ARG);
+		return 0;
+	}
+	key = a[0];
+	recp = a[1];
+	subject = a[2];
 
 	adopt_process();
 	v = find_recording(bpf_get_current_pid_tgid() >> 32, key, recp, 0);
@@ -432,12 +452,18 @@ int BPF_USDT(on_recording_span, __u64 key, __u64 recp, __u64 subject, __u64 span
 }
 
 SEC("usdt")
-int BPF_USDT(on_recording_free, __u64 key, __u64 recp)
+int on_recording_free(struct pt_regs *ctx)
 {
-	struct rec_rkey k = { .tgid = bpf_get_current_pid_tgid() >> 32, .key = key };
+	struct rec_rkey k = { .tgid = bpf_get_current_pid_tgid() >> 32 };
 	struct rec_rval *v;
 	__u8 one = 1;
+	long a[2];
 
+	if (read_args(ctx, a, 2) < 2) {
+		count(REC_C_BAD_ARG);
+		return 0;
+	}
+	k.key = a[0];
 	bpf_map_update_elem(&retired, &k, &one, BPF_ANY);
 	v = bpf_map_lookup_elem(&recordings, &k);
 	if (!v)
@@ -447,7 +473,7 @@ int BPF_USDT(on_recording_free, __u64 key, __u64 recp)
 		return 0;
 	/* User space deletes the entry once it has read the final counters. */
 	v->state = REC_RS_RETIRED;
-	emit_recording(key, v, 0);
+	emit_recording(k.key, v, 0);
 	return 0;
 }
 
