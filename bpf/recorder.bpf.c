@@ -31,7 +31,6 @@ const volatile bool follow_new = false;
 __u32 iter_tgid;
 
 /* Mirrors of the target's structs in include/recorder.h, read with bounded copies. */
-#define REC_RECORDING_MAGIC 0x31474e4944524352ULL
 struct target_recording {
 	__u64 magic;
 	__u64 key;
@@ -621,14 +620,29 @@ int on_event(struct pt_regs *ctx)
  * spans. Walk the target's chain of entered spans (struct rec_span.prev), so the
  * stack is right from then on.
  */
-static __always_inline void seed_stack(struct rec_stack *st, __u64 span)
+static __always_inline void seed_stack_of(struct rec_stack *st, __u64 span,
+					  struct task_struct *task)
 {
 	struct target_span ts;
 	__u32 n = 0;
 
 	for (int i = 0; i < REC_MAX_DEPTH; i++) {
-		if (!span || bpf_probe_read_user(&ts, sizeof(ts), (const void *)span))
+		if (!span)
 			break;
+		/* Another thread's memory (the sleepable iterator), or this thread's. */
+		if (task) {
+			__u32 magic = 0;
+
+			if (bpf_copy_from_user_task(&ts, sizeof(ts), (const void *)span, task, 0))
+				break;
+			/* Read through an offset from an ELF file: check that it is a span. */
+			if (bpf_copy_from_user_task(&magic, sizeof(magic), (const void *)ts.meta,
+						    task, 0) ||
+			    magic != REC_CALLSITE_MAGIC)
+				break;
+		} else if (bpf_probe_read_user(&ts, sizeof(ts), (const void *)span)) {
+			break;
+		}
 		st->frames[i].span = span;
 		st->frames[i].meta = ts.meta;
 		st->frames[i].recording = ts.recording_key;
@@ -647,6 +661,11 @@ static __always_inline void seed_stack(struct rec_stack *st, __u64 span)
 		st->frames[j] = tmp;
 	}
 	st->depth = n;
+}
+
+static __always_inline void seed_stack(struct rec_stack *st, __u64 span)
+{
+	seed_stack_of(st, span, NULL);
 }
 
 /* This thread's stack; *seeded says whether it was just read from the target. */
@@ -792,6 +811,39 @@ int dump_stacks(struct bpf_iter__task *ctx)
  * signal->live to zero is the last one: it reports how the process ended.
  * Its records are in the ring before the process's pidfd becomes readable.
  */
+/* Where rec__current is in a thread's TLS, from its fs base; 0 = unknown (set by user space). */
+__s64 tls_current_off;
+
+/*
+ * Seeds the stack of every thread of iter_tgid that has none yet, from its
+ * rec__current (read at fs base + tls_current_off) and the chain of spans
+ * behind it. Run once after the attach, so a thread that sleeps inside spans
+ * (blocked on a lock, say) shows its stack, and dies with it, without having
+ * to hit a probe first.
+ */
+SEC("iter.s/task")
+int seed_stacks(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+	struct rec_stack *st;
+	__u64 cur = 0;
+
+	/*
+	 * Only threads that are asleep: a running one seeds itself at its next
+	 * probe, and writing its stack here could undo a push it makes meanwhile.
+	 */
+	if (!task || task->tgid != iter_tgid || !tls_current_off || task->__state == 0)
+		return 0;
+	if (bpf_copy_from_user_task(&cur, sizeof(cur),
+				    (const void *)(task->thread.fsbase + tls_current_off), task, 0))
+		return 0;
+	st = bpf_task_storage_get(&stacks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st || __sync_val_compare_and_swap(&st->seeded, 0, 1) != 0)
+		return 0;
+	seed_stack_of(st, cur, task);
+	return 0;
+}
+
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(on_sched_exit, struct task_struct *task)
 {

@@ -14,6 +14,10 @@
 #endif
 
 #define REC_MAX_FIELDS 8
+/* struct rec_recording's magic in the target (include/recorder.h), while it lives. */
+#define REC_RECORDING_MAGIC 0x31474e4944524352ULL
+/* "RCS1", the first bytes of every callsite metadata blob (docs/probe-abi.md). */
+#define REC_CALLSITE_MAGIC 0x31534352U
 #define REC_SUBJECT_MAX 64
 /* Deepest per-thread span stack the BPF side keeps; deeper enters are counted. */
 #define REC_MAX_DEPTH 32

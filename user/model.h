@@ -123,6 +123,15 @@ void rec_proc__died(struct rec_proc *p);
 /* "exited with status 7", "killed by SIGKILL (core dumped)", "running", ... */
 const char *rec_proc__describe_end(const struct rec_proc *p, char *buf, size_t len);
 
+/*
+ * Learns the recording of the span at address span in the live target from its
+ * memory (struct rec_span, then struct rec_recording): for a thread that has
+ * been inside it since before the attach and has emitted nothing since.
+ * Returns 0, -EFAULT if it cannot be read, or -ENOENT if it is not a live
+ * recording.
+ */
+int rec_proc__learn_recording(struct rec_proc *p, uint64_t span);
+
 /* Replaces the stack snapshot (takes ownership of v). */
 void rec_proc__set_stacks(struct rec_proc *p, struct rec_thread_stack *v, size_t n);
 

@@ -575,6 +575,63 @@ static int target_serve(struct rec_session *s, struct target *t)
 	return 0;
 }
 
+/*
+ * Gives every thread of t that sleeps inside spans its stack now, read from its
+ * rec__current (bpf seed_stacks). Needs the executable to define rec__current,
+ * which every program that includes the header does. Run after the probes are
+ * attached: from then on the probes keep the stacks right.
+ */
+static void refresh(struct rec_session *s, struct target *t);
+
+static void seed_stacks(struct rec_session *s, struct target *t)
+{
+	DECLARE_LIBBPF_OPTS(bpf_iter_attach_opts, opts);
+	union bpf_iter_link_info linfo = { 0 };
+	char exe[64], buf[64];
+	struct bpf_link *link;
+	int64_t off;
+	int fd;
+
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)t->proc.pid);
+	if (rec_elf__tls_offset(exe, "rec__current", &off) || !off)
+		return;
+	s->skel->bss->iter_tgid = t->proc.pid;
+	s->skel->bss->tls_current_off = off;
+	/* Only this process's threads (the program also checks the tgid). */
+	linfo.task.pid = t->proc.pid;
+	opts.link_info = &linfo;
+	opts.link_info_len = sizeof(linfo);
+	link = bpf_program__attach_iter(s->skel->progs.seed_stacks, &opts);
+	if (!link) {
+		/* Optional: without it, a stack shows from the thread's next probe. */
+		if (verbose)
+			fprintf(stderr, "recorder-attach: no stack seeding for pid %d: %s\n",
+				(int)t->proc.pid, strerror(errno));
+		return;
+	}
+	fd = bpf_iter_create(bpf_link__fd(link));
+	bpf_link__destroy(link);
+	if (fd < 0)
+		return;
+	/* The program writes nothing; reading runs it over every task. */
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+	close(fd);
+	/*
+	 * Their recordings may be older than the attach, and nothing announces
+	 * them until a thread emits: learn them from the target now, while it
+	 * lives, so that the stacks (and the black box) have their subjects.
+	 */
+	refresh(s, t);
+	for (size_t i = 0; i < t->proc.nstacks; i++) {
+		const struct rec_thread_stack *ts = &t->proc.stacks[i];
+
+		for (uint32_t d = 0; d < ts->depth && d < REC_MAX_DEPTH; d++)
+			if (ts->frames[d].recording && !rec_proc__find(&t->proc, ts->frames[d].recording))
+				rec_proc__learn_recording(&t->proc, ts->frames[d].span);
+	}
+}
+
 int rec_session__attach(struct rec_session *s, pid_t pid, struct rec_attach_info *info)
 {
 	struct target *t;
@@ -589,6 +646,9 @@ int rec_session__attach(struct rec_session *s, pid_t pid, struct rec_attach_info
 		err = -ENOENT;
 	if (!err)
 		err = target_serve(s, t);
+	/* Once t is served: the records the seeding drains must find their target. */
+	if (!err)
+		seed_stacks(s, t);
 	if (err) {
 		target_discard(s, t);
 		return err;
@@ -641,6 +701,7 @@ static struct target *adopt(struct rec_session *s, pid_t pid)
 		rec_u64map__put(&s->rejected, (uint64_t)pid + 1, s);
 		return NULL;
 	}
+	seed_stacks(s, t);
 	if (s->opts.on_adopt)
 		s->opts.on_adopt(pid, bin->path, s->opts.ctx);
 	return t;

@@ -121,3 +121,73 @@ int rec_usdt__scan(const char *path, const char *provider, struct rec_probe_name
 	rec_elf__close(fd, elf);
 	return err;
 }
+
+/* The value of the defined TLS symbol name in elf's symbol tables, or -ENOENT. */
+static int tls_symbol(Elf *elf, const char *name, uint64_t *value)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *data;
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
+		    !sh.sh_entsize || !(data = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			const char *sname;
+			GElf_Sym sym;
+
+			if (!gelf_getsym(data, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_TLS ||
+			    sym.st_shndx == SHN_UNDEF)
+				continue;
+			sname = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (sname && strcmp(sname, name) == 0) {
+				*value = sym.st_value;
+				return 0;
+			}
+		}
+	}
+	return -ENOENT;
+}
+
+int rec_elf__tls_offset(const char *path, const char *name, int64_t *off)
+{
+	uint64_t value, firstbyte, align, block;
+	GElf_Phdr tls = { 0 };
+	size_t nph;
+	Elf *elf;
+	int fd, err;
+
+	err = rec_elf__open(path, &fd, &elf);
+	if (err)
+		return err;
+	err = -ENOENT;
+	if (gelf_getclass(elf) != ELFCLASS64 || elf_getphdrnum(elf, &nph))
+		goto out;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_TLS)
+			tls = ph;
+	}
+	if (tls.p_type != PT_TLS || tls_symbol(elf, name, &value))
+		goto out;
+	/*
+	 * x86-64 keeps the thread pointer above the TLS blocks, the executable's
+	 * first, so its block ends at the thread pointer (glibc's
+	 * _dl_determine_tlsoffset for the first module, TLS_TCB_AT_TP).
+	 */
+	align = tls.p_align ? tls.p_align : 1;
+	if (align & (align - 1))
+		goto out;
+	firstbyte = (0 - (tls.p_vaddr & (align - 1))) & (align - 1);
+	block = ((tls.p_memsz - firstbyte + align - 1) & ~(align - 1)) + firstbyte;
+	if (value >= tls.p_memsz)
+		goto out;
+	*off = (int64_t)value - (int64_t)block;
+	err = 0;
+out:
+	rec_elf__close(fd, elf);
+	return err;
+}

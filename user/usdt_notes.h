@@ -43,6 +43,13 @@ int rec_elf__open(const char *path, int *fd, Elf **elf);
 void rec_elf__close(int fd, Elf *elf);
 
 /*
+ * Where the TLS variable name of the executable at path is in a thread's
+ * memory, as an offset from its thread pointer (fs base), for a variable the
+ * executable defines itself. Returns 0, or -ENOENT if it does not.
+ */
+int rec_elf__tls_offset(const char *path, const char *name, int64_t *off);
+
+/*
  * Collects the probe names of provider in the ELF file at path, with how many
  * sites each has. Returns 0 (out->sites may be 0), -ENOEXEC if the file is not
  * ELF, -E2BIG if there are more distinct names than fit, or another negative errno.

@@ -59,6 +59,21 @@ test_literal_is_read_after_the_process_is_gone() {
 		"$($B/recorder-tail --file "$dump" --json | jq -c .fields)"
 }
 
+test_sleeping_thread_stack_is_known_at_attach() {
+	start_target $SCENARIO sleeper || return 1
+	wait_for "$T/target.out" '^inside' || return 1
+	attach_dumping "$TARGET_PID" || return 1
+	wait_for "$T/target.out" '^ready' || return 1
+	local want='{"subject":"sleeper","stack":["blocked","recording"]}' dump
+	expect "a thread asleep inside spans since before the attach shows its stack" "$want" \
+		"$($B/recorder-tail -p "$TARGET_PID" --stacks --json | jq -c '{subject, stack: [.stack[].name]}')" ||
+		return 1
+	kill -9 "$TARGET_PID"
+	dump=$(dump_of "$TARGET_PID") || return 1
+	expect "and the black box has the stack it died in" "$want" \
+		"$($B/recorder-tail --file "$dump" --stacks --json | jq -c '{subject, stack: [.stack[].name]}')"
+}
+
 test_segfault_keeps_the_black_box() {
 	die_and_compare segv SIGSEGV
 }

@@ -506,6 +506,47 @@ static void sc_dlopen(struct scenario *sc)
 	rec_span_exit(&span);
 }
 
+/* The sleeper's thread: inside two spans, it blocks before the attach and never wakes. */
+static int sleeper_pipe[2];
+static pthread_barrier_t sleeper_inside;
+
+static void *sleeper_main(void *p)
+{
+	struct rec_recording *rec = p;
+	struct rec_span span, blocked;
+	char c;
+
+	rec_recording_span(&span, rec, "sleeper");
+	rec_span_enter(&span);
+	REC_SPAN_INIT(&blocked, INFO, "blocked");
+	rec_span_enter(&blocked);
+	pthread_barrier_wait(&sleeper_inside);
+	/* Nobody writes: it sleeps here, in its spans, until the process dies. */
+	while (read(sleeper_pipe[0], &c, 1) != 0)
+		;
+	return NULL;
+}
+
+/*
+ * A thread asleep inside spans from before the attach to the end: its stack
+ * must be known without it hitting a probe (recorder-attach seeds it).
+ */
+static void sc_sleeper(struct scenario *sc)
+{
+	struct rec_recording *rec = new_recording(sc, new_recorder(sc), 10, "sleeper");
+	pthread_t th;
+
+	if (pipe(sleeper_pipe) || pthread_barrier_init(&sleeper_inside, NULL, 2) ||
+	    pthread_create(&th, NULL, sleeper_main, rec)) {
+		perror("scenario: sleeper");
+		exit(1);
+	}
+	pthread_barrier_wait(&sleeper_inside);
+	printf("inside\n");
+	fflush(stdout);
+	wait_for_attach();
+}
+
 /*
  * An event with a literal field, then SIGKILL at once: the literal's bytes are
  * read by the tracer after the process is gone, from the file (the event only
@@ -544,6 +585,7 @@ static const struct {
 	{ "thread_churn", sc_thread_churn, false },
 	{ "dlopen", sc_dlopen, false },
 	{ "literal_then_kill", sc_literal_then_kill, false },
+	{ "sleeper", sc_sleeper, true },
 };
 
 #define NSCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))
