@@ -58,32 +58,72 @@ for b in recorder-attach recorder-tail workload; do
 done
 
 # ---- process bookkeeping: every process we start is killed by pid on exit ----
+# Every background process is started by spawn (below), is a direct child of this
+# shell, and is in PIDS until stop has waited for it. The LTTng session daemon, if
+# this run started one, is SESSIOND_PID (also our child: started without
+# --daemonize, so it is never orphaned and is reaped here, not by init).
 PIDS=()
-STARTED_SESSIOND=""
+SESSIOND_PID=""
 LTTNG_SESSION=""
+
+alive() { # pid: running (not gone, not a zombie waiting to be reaped)
+	local s
+	s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	s=${s##*) }
+	case ${s%% *} in Z | X | x | "") return 1 ;; esac
+	return 0
+}
+
+descendants() { # pid: the pids of its children, grandchildren, ... (by parent pid)
+	local c
+	for c in $(pgrep -P "$1" 2>/dev/null); do
+		echo "$c"
+		descendants "$c"
+	done
+}
+
+kill_hard() { # pid: SIGKILL it and whatever it started (timeout's bpftrace, ...), reap it
+	local d
+	d=$(descendants "$1")
+	kill -KILL "$1" $d 2>/dev/null
+	wait "$1" 2>/dev/null
+}
+
+stop_sessiond() { # the session daemon this run started, if any; never one it found running
+	[ -n "$SESSIOND_PID" ] || return 0
+	kill -TERM "$SESSIOND_PID" 2>/dev/null
+	# It stops its consumer daemons and run-as workers itself; give it time to.
+	for _ in $(seq 200); do alive "$SESSIOND_PID" || break; sleep 0.05; done
+	if alive "$SESSIOND_PID"; then
+		note "lttng-sessiond (pid $SESSIOND_PID) ignored SIGTERM for 10 s; killed"
+		kill_hard "$SESSIOND_PID"
+	fi
+	wait "$SESSIOND_PID" 2>/dev/null
+	SESSIOND_PID=""
+}
+
 cleanup() {
 	local p
+	trap '' INT TERM HUP # a second ^C must not cut the cleanup short
 	for p in "${PIDS[@]}"; do
 		kill -TERM "$p" 2>/dev/null
 	done
 	for p in "${PIDS[@]}"; do
-		# give each a moment, then SIGKILL
-		for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$p" 2>/dev/null || break; sleep 0.05; done
-		kill -KILL "$p" 2>/dev/null
+		# give each a moment, then SIGKILL (with what it started)
+		for _ in 1 2 3 4 5 6 7 8 9 10; do alive "$p" || break; sleep 0.05; done
+		alive "$p" && kill_hard "$p"
 		wait "$p" 2>/dev/null
 	done
 	PIDS=()
 	if [ -n "$LTTNG_SESSION" ]; then
-		lttng destroy "$LTTNG_SESSION" >/dev/null 2>&1
+		timeout 20 lttng --no-sessiond destroy "$LTTNG_SESSION" >/dev/null 2>&1
 		LTTNG_SESSION=""
 	fi
-	if [ -n "$STARTED_SESSIOND" ]; then
-		kill -TERM "$STARTED_SESSIOND" 2>/dev/null
-		STARTED_SESSIOND=""
-	fi
+	stop_sessiond
+	trap 'exit 130' INT TERM HUP
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+trap 'exit 130' INT TERM HUP
 
 forget() { # pid: drop from PIDS after we waited for it
 	local p keep=()
@@ -94,10 +134,37 @@ forget() { # pid: drop from PIDS after we waited for it
 stop() { # pid [signal]: signal, wait (bounded), forget
 	local p=$1 sig=${2:-TERM}
 	kill -"$sig" "$p" 2>/dev/null
-	for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.05; done
-	kill -KILL "$p" 2>/dev/null
+	for _ in $(seq 100); do alive "$p" || break; sleep 0.05; done
+	alive "$p" && kill_hard "$p"
 	wait "$p" 2>/dev/null
 	forget "$p"
+}
+
+# spawn OUTFILE CMD...: start CMD in the background, stdout and stderr to OUTFILE;
+# LP = its pid (CMD is exec'd, so $! is CMD itself). OUTFILE is emptied here, before
+# the fork: a redirection is done by the child, so a file left by an earlier run
+# (build/bench/log/*.rN) could otherwise still be read, stale pid and all, before the
+# child gets to truncate it.
+spawn() {
+	: >"$1" || die "cannot write $1"
+	"${@:2}" >>"$1" 2>&1 &
+	LP=$!
+	PIDS+=("$LP")
+}
+
+# own_pid FILE NAME PID TIMEOUT_S: wait for the "NAME: pid N" line of the process we
+# just started and check N is PID, the pid spawn gave us. Notes and fails otherwise.
+own_pid() {
+	local n
+	if ! wait_for "$1" "^$2: pid [0-9]+\$" "$4"; then
+		note "$2 (pid $3) printed no pid line in $4 s: $(head -c 300 "$1")"
+		return 1
+	fi
+	n=$(awk -v w="$2:" '$1 == w && $2 == "pid" { print $3; exit }' "$1")
+	if [ "$n" != "$3" ]; then
+		note "$2: the pid line says $n, but the process started is $3"
+		return 1
+	fi
 }
 
 wait_for() { # file regex timeout_s
@@ -195,31 +262,56 @@ nsites=$(readelf -n "$BIN/sites" | grep -c 'Name: event')
 [ "$nsites" -eq "$SITES" ] || die "sites program has $nsites event sites, expected $SITES"
 
 # ---- LTTng session daemon ----
+# A session daemon that is already running is used and left alone. Otherwise one is
+# started here as our own child (not --daemonize: that forks it away to init, which
+# in some containers never reaps it) and stop_sessiond ends and reaps it. Every lttng
+# command has --no-sessiond, so the client never spawns a daemon of its own.
+LTTNG="lttng --no-sessiond"
 if [ "$HAVE_LTTNG" = 1 ]; then
-	if ! lttng list >/dev/null 2>&1; then
-		lttng-sessiond --daemonize >"$LOG/sessiond.log" 2>&1
-		for _ in $(seq 50); do [ -s /var/run/lttng/lttng-sessiond.pid ] && break; sleep 0.1; done
-		STARTED_SESSIOND=$(cat /var/run/lttng/lttng-sessiond.pid 2>/dev/null)
+	if ! $LTTNG list >/dev/null 2>&1; then
+		if pgrep -x lttng-sessiond >/dev/null; then
+			HAVE_LTTNG=0
+			skip lttng "an lttng-sessiond runs but does not answer 'lttng list' (not ours: left alone)"
+		else
+			: >"$LOG/sessiond.log"
+			lttng-sessiond >>"$LOG/sessiond.log" 2>&1 &
+			SESSIOND_PID=$!
+			for _ in $(seq 100); do
+				alive "$SESSIOND_PID" || break
+				$LTTNG list >/dev/null 2>&1 && break
+				sleep 0.1
+			done
+			if ! $LTTNG list >/dev/null 2>&1; then
+				HAVE_LTTNG=0
+				skip lttng "lttng-sessiond did not come up: $(tail -c 300 "$LOG/sessiond.log")"
+				stop_sessiond
+			fi
+		fi
 	fi
+fi
+if [ "$HAVE_LTTNG" = 1 ]; then
 	LTTNG_SESSION=recbench$$
-	if ! { lttng create "$LTTNG_SESSION" --snapshot && lttng enable-event -u -s "$LTTNG_SESSION" bench:event &&
-		lttng start "$LTTNG_SESSION"; } >"$LOG/lttng-session.log" 2>&1; then
+	if ! { $LTTNG create "$LTTNG_SESSION" --snapshot && $LTTNG enable-event -u -s "$LTTNG_SESSION" bench:event &&
+		$LTTNG start "$LTTNG_SESSION"; } >"$LOG/lttng-session.log" 2>&1; then
 		HAVE_LTTNG=0
 		skip lttng "could not set up the snapshot session: $(tail -c 300 "$LOG/lttng-session.log")"
 	fi
 fi
 
 # ---- one configuration = one process ----
-start_bench() { # outfile cmd...: starts, sets BP and TPID
-	"${@:2}" >"$1" 2>&1 &
-	BP=$!
-	PIDS+=("$BP")
-	wait_for "$1" '^bench: pid' 5 || return 1
-	TPID=$(awk '/^bench: pid/{print $3}' "$1")
+start_bench() { # outfile cmd...: starts, sets BP (its pid, checked against its "bench: pid" line)
+	spawn "$@"
+	BP=$LP
+	own_pid "$1" bench "$BP" 5 || { stop "$BP"; return 1; }
 }
 
 reap_bench() { # wait (at most 60 s) for the bench process BP to end
-	for _ in $(seq 6000); do kill -0 "$BP" 2>/dev/null || break; sleep 0.01; done
+	for _ in $(seq 6000); do alive "$BP" || break; sleep 0.01; done
+	if alive "$BP"; then
+		note "bench (pid $BP) round $ROUND still running after 60 s; killed"
+		stop "$BP"
+		return
+	fi
 	wait "$BP" 2>/dev/null
 	forget "$BP"
 }
@@ -261,16 +353,15 @@ run_ab() {
 run_attached() { # config mode
 	local f=$LOG/$1.r$ROUND a=$LOG/$1.attach.r$ROUND ap
 	start_bench "$f" "$BIN/bench" "$2" --iters "$IT_EVENT" || return
-	"$BUILD/recorder-attach" -p "$TPID" --no-dump >"$a" 2>&1 &
-	ap=$!
-	PIDS+=("$ap")
-	if ! wait_for "$a" '^attached to' 20; then
+	spawn "$a" "$BUILD/recorder-attach" -p "$BP" --no-dump
+	ap=$LP
+	if ! wait_for "$a" "^attached to $BP:" 20; then
 		note "$1: recorder-attach did not attach: $(head -c 300 "$a")"
 		stop "$ap"
 		stop "$BP"
 		return
 	fi
-	kill -USR1 "$TPID"
+	kill -USR1 "$BP"
 	finish_bench "$f" "$1" && emit "$1" ns "$NS"
 	stop "$ap"
 }
@@ -280,16 +371,15 @@ run_bpftrace() { # config mode probe action [verify-count]
 	[ "$2" != sdt ] && wait=--wait-sema
 	start_bench "$f" "$BIN/bench" "$2" --iters "$IT_SDT" $wait || return
 	# BEGIN runs after every probe is attached.
-	timeout 120 bpftrace -p "$TPID" -e "BEGIN { printf(\"ready\\n\"); } usdt:$BIN/bench:$3 $4" >"$t" 2>&1 &
-	tp=$!
-	PIDS+=("$tp")
+	spawn "$t" timeout 120 bpftrace -p "$BP" -e "BEGIN { printf(\"ready\\n\"); } usdt:$BIN/bench:$3 $4"
+	tp=$LP
 	if ! wait_for "$t" '^ready' 30 || grep -q 'Error attaching' "$t"; then
 		note "$cfg: bpftrace did not attach: $(grep -v RLIMIT "$t" | head -c 300)"
 		stop "$tp" INT
 		stop "$BP"
 		return
 	fi
-	kill -USR1 "$TPID"
+	kill -USR1 "$BP"
 	finish_bench "$f" "$cfg" || { stop "$tp" INT; return; }
 	stop "$tp" INT
 	if [ "${5:-}" = verify ]; then
@@ -304,12 +394,8 @@ run_bpftrace() { # config mode probe action [verify-count]
 
 run_lttng() {
 	local f=$LOG/lttng.r$ROUND
-	"$BIN/bench_lttng" --iters "$IT_EVENT" >"$f" 2>&1 &
-	BP=$!
-	PIDS+=("$BP")
-	wait_for "$f" '^bench: pid' 5 || return
-	TPID=$(awk '/^bench: pid/{print $3}' "$f")
-	kill -USR1 "$TPID"
+	start_bench "$f" "$BIN/bench_lttng" --iters "$IT_EVENT" || return
+	kill -USR1 "$BP"
 	finish_bench "$f" lttng && emit lttng ns "$NS"
 }
 
@@ -321,16 +407,14 @@ run_throughput() {
 	local w=$LOG/$cfg.w.r$ROUND a=$LOG/$cfg.a.r$ROUND rep=$LOG/$cfg.report.r$ROUND.json
 	local wp ap wpid t1 t2 c1 c2 list
 	rm -f "$rep"
-	"$BUILD/workload" --wait-attach --threads 2 --events "$TP_EVENTS" --rate "$rate" --fields 3 \
-		--cap 1000 --report "$rep" --hold 30 >"$w" 2>&1 &
-	wp=$!
-	PIDS+=("$wp")
-	wait_for "$w" '^workload: pid [0-9]+$' 5 || { note "throughput: workload did not start"; stop "$wp"; return; }
-	wpid=$(awk '/^workload: pid [0-9]+$/{print $3; exit}' "$w")
-	"$BUILD/recorder-attach" -p "$wpid" --no-dump >"$a" 2>&1 &
-	ap=$!
-	PIDS+=("$ap")
-	if ! wait_for "$a" '^attached to' 20; then
+	spawn "$w" "$BUILD/workload" --wait-attach --threads 2 --events "$TP_EVENTS" --rate "$rate" --fields 3 \
+		--cap 1000 --report "$rep" --hold 30
+	wp=$LP
+	own_pid "$w" workload "$wp" 5 || { note "$cfg: workload did not start"; stop "$wp"; return; }
+	wpid=$wp
+	spawn "$a" "$BUILD/recorder-attach" -p "$wpid" --no-dump
+	ap=$LP
+	if ! wait_for "$a" "^attached to $wpid:" 20; then
 		note "throughput: recorder-attach did not attach: $(head -c 300 "$a")"
 		stop "$ap"; stop "$wp"; return
 	fi
@@ -357,17 +441,15 @@ EOF
 
 run_attach_sites() {
 	local s=$LOG/sites.r$ROUND a=$LOG/sites.a.r$ROUND sp ap t0 t1
-	"$BIN/sites" >"$s" 2>&1 &
-	sp=$!
-	PIDS+=("$sp")
-	wait_for "$s" '^sites: pid' 5 || { stop "$sp"; return; }
+	spawn "$s" "$BIN/sites"
+	sp=$LP
+	own_pid "$s" sites "$sp" 5 || { stop "$sp"; return; }
 	t0=$(now)
-	"$BUILD/recorder-attach" -p "$sp" --no-dump >"$a" 2>&1 &
-	ap=$!
-	PIDS+=("$ap")
+	spawn "$a" "$BUILD/recorder-attach" -p "$sp" --no-dump
+	ap=$LP
 	local ok=0
 	for _ in $(seq 12000); do
-		grep -q '^attached to' "$a" 2>/dev/null && { ok=1; break; }
+		grep -q "^attached to $sp:" "$a" 2>/dev/null && { ok=1; break; }
 		kill -0 "$ap" 2>/dev/null || break
 		sleep 0.005
 	done
@@ -381,25 +463,50 @@ run_attach_sites() {
 	stop "$sp"
 }
 
+# The loader's RSS while it serves RSS_RECS recordings. The workload's pid is the $! of
+# the workload started just here (checked against its own "workload: pid" line, its
+# report's "pid" and recorder-attach's "attached to" line); it holds (--hold 60) after
+# its report, so it and recorder-attach must both still run when the RSS is read: if
+# either does not, the round's value is dropped with a note, never recorded.
 run_rss() {
-	local w=$LOG/rss.w.r$ROUND a=$LOG/rss.a.r$ROUND rep=$LOG/rss.report.r$ROUND.json wp ap wpid rss hwm
+	local w=$LOG/rss.w.r$ROUND a=$LOG/rss.a.r$ROUND rep=$LOG/rss.report.r$ROUND.json wp ap rpid rss hwm
 	rm -f "$rep"
-	"$BUILD/workload" --wait-attach --threads 1 --recordings "$RSS_RECS" --cap 1000 \
-		--events "$RSS_EVENTS" --report "$rep" --hold 60 >"$w" 2>&1 &
-	wp=$!
-	PIDS+=("$wp")
-	wait_for "$w" '^workload: pid [0-9]+$' 5 || { stop "$wp"; return; }
-	wpid=$(awk '/^workload: pid [0-9]+$/{print $3; exit}' "$w")
-	"$BUILD/recorder-attach" -p "$wpid" --no-dump >"$a" 2>&1 &
-	ap=$!
-	PIDS+=("$ap")
-	if wait_for "$a" '^attached to' 20 && wait_for "$rep" 'last_seq' 60; then
-		sleep 0.3
-		rss=$(awk '/^VmRSS/{print $2}' "/proc/$ap/status")
-		hwm=$(awk '/^VmHWM/{print $2}' "/proc/$ap/status")
-		emit loader_rss kib "$rss" ", \"hwm_kib\": $hwm, \"recordings\": $RSS_RECS, \"cap\": 1000"
+	spawn "$w" "$BUILD/workload" --wait-attach --threads 1 --recordings "$RSS_RECS" --cap 1000 \
+		--events "$RSS_EVENTS" --report "$rep" --hold 60
+	wp=$LP
+	if ! own_pid "$w" workload "$wp" 5; then
+		note "loader_rss round $ROUND: workload (pid $wp) did not start; no value"
+		stop "$wp"
+		return
+	fi
+	spawn "$a" "$BUILD/recorder-attach" -p "$wp" --no-dump
+	ap=$LP
+	if ! wait_for "$a" "^attached to $wp:" 20 || ! wait_for "$rep" 'last_seq' 60; then
+		note "loader_rss round $ROUND: attach to workload pid $wp or its report failed: $(head -c 300 "$a")" \
+			"$(head -c 200 "$w")"
+		stop "$ap"
+		stop "$wp"
+		return
+	fi
+	sleep 0.3
+	rpid=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["pid"])' "$rep" 2>/dev/null)
+	if [ "$rpid" != "$wp" ]; then
+		note "loader_rss round $ROUND: FAILED: the report $rep is of pid ${rpid:-?}, not of the workload started (pid $wp); no value"
+	elif ! alive "$wp"; then
+		note "loader_rss round $ROUND: FAILED: workload pid $wp is not alive at the measurement (it should hold" \
+			"60 s): $(head -c 200 "$w"); no value"
+	elif ! alive "$ap"; then
+		note "loader_rss round $ROUND: FAILED: recorder-attach (pid $ap) for workload pid $wp ended before the" \
+			"measurement: $(head -c 300 "$a"); no value"
 	else
-		note "loader_rss: attach or workload failed: $(head -c 300 "$a")"
+		rss=$(awk '/^VmRSS/{print $2}' "/proc/$ap/status" 2>/dev/null)
+		hwm=$(awk '/^VmHWM/{print $2}' "/proc/$ap/status" 2>/dev/null)
+		if [ -z "$rss" ] || [ -z "$hwm" ] || ! alive "$wp" || ! alive "$ap"; then
+			note "loader_rss round $ROUND: FAILED: workload pid $wp or recorder-attach pid $ap ended while" \
+				"the RSS was read (VmRSS '${rss}', VmHWM '${hwm}'); no value"
+		else
+			emit loader_rss kib "$rss" ", \"hwm_kib\": $hwm, \"recordings\": $RSS_RECS, \"cap\": 1000, \"pid\": $wp"
+		fi
 	fi
 	stop "$ap"
 	stop "$wp"
