@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
+/*
+ * The session's life: loading the BPF programs, attaching to processes (by pid,
+ * by --binary, by adoption, by rescan), the main loop, and a target's end.
+ */
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -9,10 +12,8 @@
 #include <dirent.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -25,77 +26,11 @@
 #include "dump.h"
 #include "reaper.h"
 #include "model.h"
-#include "query.h"
 #include "ring.h"
 #include "session.h"
+#include "session_int.h"
 #include "usdt_multi.h"
 #include "usdt_notes.h"
-
-#define MAX_BINARIES 8
-
-enum watch_kind { W_RING, W_SIGNAL, W_PIDFD, W_LISTEN, W_CLIENT };
-
-struct watch {
-	enum watch_kind kind;
-	void *ptr;
-};
-
-struct object_id {
-	uint64_t inode;
-	char *path;
-};
-
-struct target {
-	struct rec_proc proc;
-	struct object_id *objs;	/* objects whose probes are attached */
-	size_t nobjs;
-	int pidfd;
-	int listen_fd;
-	char sock_path[108];
-	int *links;		/* uprobe_multi link fds */
-	size_t nlinks;
-	int done;
-	struct watch w_pidfd, w_listen;
-};
-
-struct client {
-	int fd;
-	FILE *out;
-	struct rec_query q;
-	struct target *t;
-	struct watch w;
-	struct client *next;
-};
-
-static void target_free_objs(struct target *t)
-{
-	for (size_t i = 0; i < t->nobjs; i++)
-		free(t->objs[i].path);
-	free(t->objs);
-	t->objs = NULL;
-	t->nobjs = 0;
-}
-
-struct rec_session {
-	struct recorder_bpf *skel;
-	struct rec_ring *rb;
-	struct bpf_link *iter_link;
-	struct bpf_link *exit_link;	/* sched_process_exit: stacks at death, how it ended */
-	int epfd, sigfd;
-	struct target **targets;
-	size_t ntargets;
-	struct client *followers;
-	struct rec_session_opts opts;
-	uint64_t foreign;	/* records of processes we do not trace */
-	struct object_id bins[MAX_BINARIES];	/* --binary files */
-	dev_t bin_devs[MAX_BINARIES];
-	size_t nbins;
-	int *bin_links;
-	size_t nbin_links;
-	struct rec_usdt_specs specs;
-	struct rec_u64map rejected;	/* pid + 1 of processes that could not be adopted */
-	struct watch w_ring, w_signal;
-};
 
 static int verbose;
 
@@ -108,7 +43,16 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, args);
 }
 
-static struct target *target_of(struct rec_session *s, pid_t pid)
+static void target_free_objs(struct target *t)
+{
+	for (size_t i = 0; i < t->nobjs; i++)
+		free(t->objs[i].path);
+	free(t->objs);
+	t->objs = NULL;
+	t->nobjs = 0;
+}
+
+struct target *session__target_of(struct rec_session *s, pid_t pid)
 {
 	for (size_t i = 0; i < s->ntargets; i++)
 		if (s->targets[i]->proc.pid == pid && !s->targets[i]->done)
@@ -116,136 +60,8 @@ static struct target *target_of(struct rec_session *s, pid_t pid)
 	return NULL;
 }
 
-static void flush_followers(struct rec_session *s)
-{
-	for (struct client *c = s->followers; c; c = c->next)
-		fflush(c->out);
-}
-
-static void follow_event(struct rec_session *s, struct target *t, const struct rec_rstate *rs,
-			 const struct rec_decoded *d)
-{
-	for (struct client *c = s->followers; c; c = c->next)
-		if (c->t == t && rec_query__match(&c->q, rs))
-			rec_query__event(c->out, &t->proc, rs, d, &c->q);
-}
-
-/*
- * The BPF table's entry for recording key of t, with the counters from its
- * slot when it has one (struct rec_rslot). Returns 0 or -ENOENT.
- */
-static int bpf_recording(struct rec_session *s, struct target *t, uint64_t key,
-			 struct rec_rval *v)
-{
-	struct rec_rkey k = { .tgid = t->proc.pid, .key = key };
-	struct rec_rslot sl;
-	__u32 i;
-
-	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.recordings), &k, v))
-		return -ENOENT;
-	if (!v->slot)
-		return 0;
-	i = v->slot - 1;
-	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.rslots), &i, &sl) ||
-	    sl.k.tgid != k.tgid || sl.k.key != key)
-		return -ENOENT;
-	*v = sl.v;
-	return 0;
-}
-
-/* Takes the final counters of a retired recording into r, then forgets it in BPF. */
-static void finalize_retired(struct rec_session *s, struct target *t, struct rec_recording_rec *r)
-{
-	struct rec_rkey k = { .tgid = t->proc.pid, .key = r->key };
-	struct rec_rslot free_slot = { 0 };
-	struct rec_rval v;
-	__u32 i;
-
-	if (bpf_recording(s, t, r->key, &v))
-		return;
-	if (v.seq > r->seq)
-		r->seq = v.seq;
-	if (v.dropped > r->dropped)
-		r->dropped = v.dropped;
-	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.recordings), &k);
-	/* Its slot is free for the next recording once the table entry is gone. */
-	if (v.slot) {
-		i = v.slot - 1;
-		bpf_map_update_elem(bpf_map__fd(s->skel->maps.rslots), &i, &free_slot, BPF_ANY);
-	}
-}
-
-static int recover_recording(struct rec_session *s, struct target *t, uint64_t key)
-{
-	struct rec_rval v;
-
-	if (bpf_recording(s, t, key, &v))
-		return -ENOENT;
-	return rec_proc__get(&t->proc, key, v.recorder, v.cap) ? 0 : -ENOMEM;
-}
-
-static struct target *adopt(struct rec_session *s, pid_t pid);
-
-static int on_record(void *ctx, void *data, size_t size)
-{
-	struct rec_session *s = ctx;
-	struct rec_hdr h;
-	struct target *t;
-
-	if (size < sizeof(h))
-		return 0;
-	memcpy(&h, data, sizeof(h));
-	t = target_of(s, h.tgid);
-	if (!t && s->nbins)
-		t = adopt(s, h.tgid);
-	if (!t) {
-		s->foreign++;
-		return 0;
-	}
-	if (h.size != size) {
-		t->proc.malformed++;
-		return 0;
-	}
-	if (h.type == REC_RT_EVENT) {
-		struct rec_rstate *rs;
-		struct rec_decoded d;
-		int err;
-
-		err = rec_proc__ingest_event(&t->proc, data, size, &d, &rs);
-		/* Its announcement was lost (ring full): the BPF table still knows it. */
-		if (err == -ENOENT && recover_recording(s, t, d.recording) == 0) {
-			t->proc.orphans--;
-			err = rec_proc__ingest_event(&t->proc, data, size, &d, &rs);
-		}
-		if (err == 0 && s->followers)
-			follow_event(s, t, rs, &d);
-	} else if (h.type == REC_RT_HELLO && size == sizeof(h)) {
-		/* Adopted above: nothing more to it. */
-	} else if (h.type == REC_RT_STACK && size == sizeof(struct rec_stack_rec)) {
-		struct rec_stack_rec r;
-
-		memcpy(&r, data, sizeof(r));
-		rec_proc__ingest_stack(&t->proc, &r);
-	} else if (h.type == REC_RT_EXIT && size == sizeof(struct rec_exit_rec)) {
-		struct rec_exit_rec r;
-
-		memcpy(&r, data, sizeof(r));
-		rec_proc__ingest_exit(&t->proc, &r);
-	} else if (h.type == REC_RT_RECORDING && size == sizeof(struct rec_recording_rec)) {
-		struct rec_recording_rec r;
-
-		memcpy(&r, data, sizeof(r));
-		if (r.state == REC_RS_RETIRED)
-			finalize_retired(s, t, &r);
-		rec_proc__ingest_recording(&t->proc, &r);
-	} else {
-		t->proc.malformed++;
-	}
-	return 0;
-}
-
-static int watch_add(struct rec_session *s, int fd, struct watch *w, enum watch_kind kind,
-		     void *ptr)
+int session__watch_add(struct rec_session *s, int fd, struct watch *w, enum watch_kind kind,
+		       void *ptr)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = w };
 
@@ -310,7 +126,7 @@ int rec_session__open(struct rec_session **sp, const struct rec_session_opts *op
 		err = -errno;
 		goto fail;
 	}
-	s->rb = rec_ring__new(bpf_map__fd(s->skel->maps.events), on_record, s);
+	s->rb = rec_ring__new(bpf_map__fd(s->skel->maps.events), session__on_record, s);
 	if (!s->rb) {
 		err = -errno;
 		goto fail;
@@ -326,9 +142,9 @@ int rec_session__open(struct rec_session **sp, const struct rec_session_opts *op
 		err = -errno;
 		goto fail;
 	}
-	err = watch_add(s, rec_ring__fd(s->rb), &s->w_ring, W_RING, NULL);
+	err = session__watch_add(s, rec_ring__fd(s->rb), &s->w_ring, W_RING, NULL);
 	if (!err)
-		err = watch_add(s, s->sigfd, &s->w_signal, W_SIGNAL, NULL);
+		err = session__watch_add(s, s->sigfd, &s->w_signal, W_SIGNAL, NULL);
 	if (err)
 		goto fail;
 	*sp = s;
@@ -562,9 +378,9 @@ static int target_serve(struct rec_session *s, struct target *t)
 	t->listen_fd = rec_control__listen(t->sock_path);
 	if (t->listen_fd < 0)
 		return t->listen_fd;
-	err = watch_add(s, t->pidfd, &t->w_pidfd, W_PIDFD, t);
+	err = session__watch_add(s, t->pidfd, &t->w_pidfd, W_PIDFD, t);
 	if (!err)
-		err = watch_add(s, t->listen_fd, &t->w_listen, W_LISTEN, t);
+		err = session__watch_add(s, t->listen_fd, &t->w_listen, W_LISTEN, t);
 	if (err)
 		return err;
 	targets = realloc(s->targets, (s->ntargets + 1) * sizeof(*targets));
@@ -573,63 +389,6 @@ static int target_serve(struct rec_session *s, struct target *t)
 	s->targets = targets;
 	s->targets[s->ntargets++] = t;
 	return 0;
-}
-
-/*
- * Gives every thread of t that sleeps inside spans its stack now, read from its
- * rec__current (bpf seed_stacks). Needs the executable to define rec__current,
- * which every program that includes the header does. Run after the probes are
- * attached: from then on the probes keep the stacks right.
- */
-static void refresh(struct rec_session *s, struct target *t);
-
-static void seed_stacks(struct rec_session *s, struct target *t)
-{
-	DECLARE_LIBBPF_OPTS(bpf_iter_attach_opts, opts);
-	union bpf_iter_link_info linfo = { 0 };
-	char exe[64], buf[64];
-	struct bpf_link *link;
-	int64_t off;
-	int fd;
-
-	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)t->proc.pid);
-	if (rec_elf__tls_offset(exe, "rec__current", &off) || !off)
-		return;
-	s->skel->bss->iter_tgid = t->proc.pid;
-	s->skel->bss->tls_current_off = off;
-	/* Only this process's threads (the program also checks the tgid). */
-	linfo.task.pid = t->proc.pid;
-	opts.link_info = &linfo;
-	opts.link_info_len = sizeof(linfo);
-	link = bpf_program__attach_iter(s->skel->progs.seed_stacks, &opts);
-	if (!link) {
-		/* Optional: without it, a stack shows from the thread's next probe. */
-		if (verbose)
-			fprintf(stderr, "recorder-attach: no stack seeding for pid %d: %s\n",
-				(int)t->proc.pid, strerror(errno));
-		return;
-	}
-	fd = bpf_iter_create(bpf_link__fd(link));
-	bpf_link__destroy(link);
-	if (fd < 0)
-		return;
-	/* The program writes nothing; reading runs it over every task. */
-	while (read(fd, buf, sizeof(buf)) > 0)
-		;
-	close(fd);
-	/*
-	 * Their recordings may be older than the attach, and nothing announces
-	 * them until a thread emits: learn them from the target now, while it
-	 * lives, so that the stacks (and the black box) have their subjects.
-	 */
-	refresh(s, t);
-	for (size_t i = 0; i < t->proc.nstacks; i++) {
-		const struct rec_thread_stack *ts = &t->proc.stacks[i];
-
-		for (uint32_t d = 0; d < ts->depth && d < REC_MAX_DEPTH; d++)
-			if (ts->frames[d].recording && !rec_proc__find(&t->proc, ts->frames[d].recording))
-				rec_proc__learn_recording(&t->proc, ts->frames[d].span);
-	}
 }
 
 int rec_session__attach(struct rec_session *s, pid_t pid, struct rec_attach_info *info)
@@ -648,7 +407,7 @@ int rec_session__attach(struct rec_session *s, pid_t pid, struct rec_attach_info
 		err = target_serve(s, t);
 	/* Once t is served: the records the seeding drains must find their target. */
 	if (!err)
-		seed_stacks(s, t);
+		session__seed_stacks(s, t);
 	if (err) {
 		target_discard(s, t);
 		return err;
@@ -676,7 +435,7 @@ static const struct object_id *binary_of(struct rec_session *s, pid_t pid)
  * A process running a --binary file: its probes in that file are attached for
  * every process already, so only its libraries are left to the rescans.
  */
-static struct target *adopt(struct rec_session *s, pid_t pid)
+struct target *session__adopt(struct rec_session *s, pid_t pid)
 {
 	const struct object_id *bin;
 	struct rec_mapping m = {};
@@ -701,7 +460,7 @@ static struct target *adopt(struct rec_session *s, pid_t pid)
 		rec_u64map__put(&s->rejected, (uint64_t)pid + 1, s);
 		return NULL;
 	}
-	seed_stacks(s, t);
+	session__seed_stacks(s, t);
 	if (s->opts.on_adopt)
 		s->opts.on_adopt(pid, bin->path, s->opts.ctx);
 	return t;
@@ -749,8 +508,8 @@ int rec_session__attach_binary(struct rec_session *s, const char *path,
 	for (struct dirent *de; proc && (de = readdir(proc));) {
 		pid_t pid = (pid_t)strtol(de->d_name, NULL, 10);
 
-		if (pid > 0 && !target_of(s, pid))
-			adopt(s, pid);
+		if (pid > 0 && !session__target_of(s, pid))
+			session__adopt(s, pid);
 	}
 	if (proc)
 		closedir(proc);
@@ -785,40 +544,8 @@ static void rescan(struct rec_session *s, struct target *t)
 	rec_maps__free(&maps);
 }
 
-static void read_counters(struct rec_session *s, uint64_t *out)
-{
-	int fd = bpf_map__fd(s->skel->maps.counters), ncpu = libbpf_num_possible_cpus();
-	uint64_t vals[512];
-
-	if (ncpu <= 0 || ncpu > 512)
-		return;
-	for (__u32 c = 0; c < REC_C_MAX; c++) {
-		out[c] = 0;
-		if (bpf_map_lookup_elem(fd, &c, vals))
-			continue;
-		for (int i = 0; i < ncpu; i++)
-			out[c] += vals[i];
-	}
-}
-
-/* How many entries pid has in the BPF recordings table: shows nothing leaks. */
-static uint64_t count_recordings(struct rec_session *s, pid_t pid)
-{
-	int fd = bpf_map__fd(s->skel->maps.recordings);
-	struct rec_rkey k, next;
-	uint64_t n = 0;
-	void *prev = NULL;
-
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		n += next.tgid == (__u32)pid;
-		k = next;
-		prev = &k;
-	}
-	return n;
-}
-
 /* Writes t's black box into the dump directory; the path goes into path. */
-static int write_dump(struct rec_session *s, struct target *t, char *path, size_t len)
+int session__write_dump(struct rec_session *s, struct target *t, char *path, size_t len)
 {
 	struct rec_dump_counters counters;
 
@@ -826,189 +553,6 @@ static int write_dump(struct rec_session *s, struct target *t, char *path, size_
 		return -ENOENT;
 	memcpy(counters.v, t->proc.counters, sizeof(counters.v));
 	return rec_dump__write_file(s->opts.dump_dir, &t->proc, &counters, path, len);
-}
-
-/* Brings the model up to date: pending records, live counters, span stacks. */
-static void refresh(struct rec_session *s, struct target *t)
-{
-	struct rec_thread_stack *v = NULL;
-	size_t n = 0, cap = 0;
-	int iter_fd;
-
-	rec_ring__consume(s->rb);
-	for (struct rec_rstate *rs = t->proc.first; rs; rs = rs->next) {
-		struct rec_rval val;
-
-		if (!rs->retired && bpf_recording(s, t, rs->key, &val) == 0)
-			rec_rstate__update_counts(rs, val.seq, val.dropped);
-	}
-	read_counters(s, t->proc.counters);
-	t->proc.bpf_recordings = count_recordings(s, t->proc.pid);
-	if (!t->proc.alive)
-		return;
-	s->skel->bss->iter_tgid = t->proc.pid;
-	iter_fd = bpf_iter_create(bpf_link__fd(s->iter_link));
-	if (iter_fd < 0)
-		return;
-	for (;;) {
-		struct {
-			struct rec_stack_hdr h;
-			struct rec_frame f[REC_MAX_DEPTH];
-		} r;
-		size_t got = 0;
-		ssize_t m;
-
-		while (got < sizeof(r)) {
-			m = read(iter_fd, (char *)&r + got, sizeof(r) - got);
-			if (m <= 0)
-				break;
-			got += m;
-		}
-		if (got < sizeof(r))
-			break;
-		if (n == cap) {
-			struct rec_thread_stack *nv;
-
-			cap = cap ? cap * 2 : 16;
-			nv = realloc(v, cap * sizeof(*nv));
-			if (!nv)
-				break;
-			v = nv;
-		}
-		v[n].tid = r.h.tid;
-		v[n].depth = r.h.depth < REC_MAX_DEPTH ? r.h.depth : REC_MAX_DEPTH;
-		v[n].overflow = r.h.overflow;
-		memcpy(v[n].frames, r.f, sizeof(r.f));
-		n++;
-	}
-	close(iter_fd);
-	rec_proc__set_stacks(&t->proc, v, n);
-}
-
-static void client_close(struct rec_session *s, struct client *c)
-{
-	struct client **pp;
-
-	for (pp = &s->followers; *pp; pp = &(*pp)->next) {
-		if (*pp == c) {
-			*pp = c->next;
-			break;
-		}
-	}
-	epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->fd, NULL);
-	if (c->out)
-		fclose(c->out);
-	else
-		close(c->fd);
-	free(c);
-}
-
-static void serve(struct rec_session *s, struct target *t)
-{
-	struct timeval tv = { .tv_sec = 2 };
-	struct ucred cred;
-	socklen_t len = sizeof(cred);
-	struct client *c;
-	int fd, err;
-
-	fd = accept4(t->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-	if (fd < 0)
-		return;
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	c = calloc(1, sizeof(*c));
-	if (!c) {
-		close(fd);
-		return;
-	}
-	c->fd = fd;
-	c->t = t;
-	/* Root only, whatever the socket's mode says. */
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) || cred.uid != 0) {
-		dprintf(fd, "1recorder-attach: only root may read pid %d\n", (int)t->proc.pid);
-		goto done;
-	}
-	err = rec_control__recv(fd, &c->q);
-	if (err) {
-		dprintf(fd, "1recorder-attach: malformed request: %s\n", strerror(-err));
-		goto done;
-	}
-	c->out = fdopen(fd, "w");
-	if (!c->out)
-		goto done;
-	refresh(s, t);
-	if (c->q.flags & REC_Q_DUMP) {
-		char path[4096];
-
-		err = write_dump(s, t, path, sizeof(path));
-		if (err)
-			fprintf(c->out, "1recorder-attach: failed to write the dump of pid %d into "
-					"%s: %s\n", (int)t->proc.pid,
-				s->opts.dump_dir ? s->opts.dump_dir : "(no --dump-dir)",
-				strerror(-err));
-		else
-			fprintf(c->out, "0%s\n", path);
-		goto done;
-	}
-	fputc('0', c->out);
-	rec_query__answer(c->out, &t->proc, &c->q);
-	if (fflush(c->out) == 0 && (c->q.flags & REC_Q_FOLLOW) &&
-	    !(c->q.flags & (REC_Q_LIST | REC_Q_STACKS)) &&
-	    watch_add(s, fd, &c->w, W_CLIENT, c) == 0) {
-		c->next = s->followers;
-		s->followers = c;
-		return;
-	}
-done:
-	if (c->out)
-		fclose(c->out);
-	else
-		close(fd);
-	free(c);
-}
-
-/*
- * Removes a process that is gone from the BPF recordings table and frees its
- * slots, so that a long --binary session does not fill them with the dead.
- */
-static void forget_recordings(struct rec_session *s, __u32 tgid)
-{
-	int fd = bpf_map__fd(s->skel->maps.recordings);
-	struct rec_rkey k, next, *keys = NULL;
-	size_t n = 0, cap = 0;
-	void *prev = NULL;
-
-	/* Collect first: deleting while walking could skip entries. */
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		k = next;
-		prev = &k;
-		if (next.tgid != tgid)
-			continue;
-		if (n == cap) {
-			struct rec_rkey *grown = realloc(keys, (cap ? 2 * cap : 16) * sizeof(*keys));
-
-			if (!grown)
-				break;
-			keys = grown;
-			cap = cap ? 2 * cap : 16;
-		}
-		keys[n++] = next;
-	}
-	for (size_t i = 0; i < n; i++) {
-		struct rec_rslot free_slot = { 0 };
-		struct rec_rval v;
-		__u32 slot;
-
-		if (bpf_map_lookup_elem(fd, &keys[i], &v) == 0 && v.slot) {
-			slot = v.slot - 1;
-			bpf_map_delete_elem(fd, &keys[i]);
-			bpf_map_update_elem(bpf_map__fd(s->skel->maps.rslots), &slot, &free_slot,
-					    BPF_ANY);
-		} else {
-			bpf_map_delete_elem(fd, &keys[i]);
-		}
-	}
-	free(keys);
 }
 
 static void target_done(struct rec_session *s, struct target *t, struct rec_exit_info *info)
@@ -1019,19 +563,20 @@ static void target_done(struct rec_session *s, struct target *t, struct rec_exit
 	/* Gone, or about to be let go: its stacks are the ones it died in, not live ones. */
 	t->proc.alive = 0;
 	/* Everything the process emitted before it died is in the ring now. */
-	refresh(s, t);
+	session__refresh(s, t);
 	rec_proc__died(&t->proc);
 	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.traced), &tgid);
 	if (info) {
 		info->pid = t->proc.pid;
 		rec_proc__describe_end(&t->proc, info->how, sizeof(info->how));
-		info->dump_err = write_dump(s, t, info->dump_path, sizeof(info->dump_path));
+		info->dump_err = session__write_dump(s, t, info->dump_path,
+						     sizeof(info->dump_path));
 	}
-	forget_recordings(s, tgid);
+	session__forget_recordings(s, tgid);
 	for (c = s->followers; c; c = next) {
 		next = c->next;
 		if (c->t == t)
-			client_close(s, c);
+			session__client_close(s, c);
 	}
 	epoll_ctl(s->epfd, EPOLL_CTL_DEL, t->pidfd, NULL);
 	epoll_ctl(s->epfd, EPOLL_CTL_DEL, t->listen_fd, NULL);
@@ -1099,15 +644,15 @@ int rec_session__run(struct rec_session *s,
 				((struct target *)w->ptr)->nlinks = 0;
 				break;
 			case W_LISTEN:
-				serve(s, w->ptr);
+				session__serve_client(s, w->ptr);
 				break;
 			case W_CLIENT:
 				/* A follower only ever hangs up. */
-				client_close(s, w->ptr);
+				session__client_close(s, w->ptr);
 				break;
 			}
 		}
-		flush_followers(s);
+		session__flush_followers(s);
 	}
 }
 
@@ -1116,7 +661,7 @@ void rec_session__free(struct rec_session *s)
 	if (!s)
 		return;
 	while (s->followers)
-		client_close(s, s->followers);
+		session__client_close(s, s->followers);
 	for (size_t i = 0; i < s->ntargets; i++) {
 		struct target *t = s->targets[i];
 

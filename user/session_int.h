@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the parts of a session share, and nothing outside them may use: the
+ * session's and its targets' structs, and the calls between session.c (life and
+ * attaching), session_bpf.c (the BPF side's state) and session_clients.c.
+ */
+#ifndef REC_SESSION_INT_H
+#define REC_SESSION_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "model.h"
+#include "query.h"
+#include "session.h"
+#include "u64map.h"
+#include "usdt_multi.h"
+
+struct bpf_link;
+struct rec_ring;
+struct recorder_bpf;
+
+#define MAX_BINARIES 8
+
+enum watch_kind { W_RING, W_SIGNAL, W_PIDFD, W_LISTEN, W_CLIENT };
+
+struct watch {
+	enum watch_kind kind;
+	void *ptr;
+};
+
+struct object_id {
+	uint64_t inode;
+	char *path;
+};
+
+struct target {
+	struct rec_proc proc;
+	struct object_id *objs;	/* objects whose probes are attached */
+	size_t nobjs;
+	int pidfd;
+	int listen_fd;
+	char sock_path[108];
+	int *links;		/* uprobe_multi link fds */
+	size_t nlinks;
+	int done;
+	struct watch w_pidfd, w_listen;
+};
+
+struct client {
+	int fd;
+	FILE *out;
+	struct rec_query q;
+	struct target *t;
+	struct watch w;
+	struct client *next;
+};
+
+struct rec_session {
+	struct recorder_bpf *skel;
+	struct rec_ring *rb;
+	struct bpf_link *iter_link;
+	struct bpf_link *exit_link;	/* sched_process_exit: stacks at death, how it ended */
+	int epfd, sigfd;
+	struct target **targets;
+	size_t ntargets;
+	struct client *followers;
+	struct rec_session_opts opts;
+	uint64_t foreign;	/* records of processes we do not trace */
+	struct object_id bins[MAX_BINARIES];	/* --binary files */
+	dev_t bin_devs[MAX_BINARIES];
+	size_t nbins;
+	int *bin_links;
+	size_t nbin_links;
+	struct rec_usdt_specs specs;
+	struct rec_u64map rejected;	/* pid + 1 of processes that could not be adopted */
+	struct watch w_ring, w_signal;
+};
+
+/* The live target of pid, or NULL. */
+struct target *session__target_of(struct rec_session *s, pid_t pid);
+
+/* Has epoll report fd as w, of kind and for ptr. Returns 0 or -errno. */
+int session__watch_add(struct rec_session *s, int fd, struct watch *w, enum watch_kind kind,
+		       void *ptr);
+
+/* Starts tracing pid if it runs a --binary file; returns its target, or NULL (asked once). */
+struct target *session__adopt(struct rec_session *s, pid_t pid);
+
+/* Writes t's black box into the dump directory. Returns 0, -ENOENT without one, or -errno. */
+int session__write_dump(struct rec_session *s, struct target *t, char *path, size_t len);
+
+/* The ring's consumer: takes one record into its target's model. Always returns 0. */
+int session__on_record(void *ctx, void *data, size_t size);
+
+/* Brings t's model up to date: pending records, live counters, span stacks. */
+void session__refresh(struct rec_session *s, struct target *t);
+
+/* Gives the threads of t that sleep inside spans their stacks, and learns their recordings. */
+void session__seed_stacks(struct rec_session *s, struct target *t);
+
+/* Removes tgid's entries from the BPF recordings table and frees their slots. */
+void session__forget_recordings(struct rec_session *s, __u32 tgid);
+
+/* Flushes what the followers were sent. */
+void session__flush_followers(struct rec_session *s);
+
+/* Sends the event d of rs to every follower of t whose query it matches. */
+void session__follow_event(struct rec_session *s, struct target *t, const struct rec_rstate *rs,
+			   const struct rec_decoded *d);
+
+/* Unlinks c from the followers, stops watching it, closes and frees it. */
+void session__client_close(struct rec_session *s, struct client *c);
+
+/* Accepts one client on t's control socket and answers it; a follower stays. */
+void session__serve_client(struct rec_session *s, struct target *t);
+
+#endif /* REC_SESSION_INT_H */
