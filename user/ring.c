@@ -82,7 +82,7 @@ int64_t rec_ring__consume(struct rec_ring *r)
 {
 	const unsigned long publish_every = r->size / 8;
 	unsigned long cons = __atomic_load_n(r->consumer_pos, __ATOMIC_RELAXED);
-	unsigned long published = cons;
+	unsigned long published = cons, start = cons;
 	unsigned long prod = __atomic_load_n(r->producer_pos, __ATOMIC_ACQUIRE);
 	int64_t n = 0;
 	int err = 0;
@@ -90,6 +90,9 @@ int64_t rec_ring__consume(struct rec_ring *r)
 	for (;;) {
 		__u32 *hdr, len;
 
+		/* At most a ring's worth per call, so producers that never pause can't keep us here. */
+		if (cons - start >= r->size)
+			break;
 		if (cons >= prod) {
 			/* Caught up: look once more before ending the batch. */
 			prod = __atomic_load_n(r->producer_pos, __ATOMIC_ACQUIRE);

@@ -23,7 +23,10 @@ struct rec_ring *rec_ring__new(int map_fd, rec_ring_fn fn, void *ctx);
 void rec_ring__free(struct rec_ring *r);
 /* The fd to poll for the producer's wakeups (the map's fd). */
 int rec_ring__fd(const struct rec_ring *r);
-/* Hands every committed record to fn. Returns the number handed, or a negative errno. */
+/*
+ * Hands the committed records to fn, at most a ring's worth (call again for more).
+ * Returns the number handed, or a negative errno.
+ */
 int64_t rec_ring__consume(struct rec_ring *r);
 
 #endif /* REC_RING_H */
