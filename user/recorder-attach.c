@@ -25,29 +25,32 @@ static struct {
 
 const char *argp_program_version = "recorder-attach 0.1";
 static const char doc[] =
-	"Attach the flight recorder to running processes instrumented with recorder.h.\n"
+	/* Lines under 79 columns: argp re-wraps longer ones mid-sentence. */
+	"Attach the flight recorder to running processes instrumented with\n"
+	"recorder.h.\n"
 	"\n"
-	"It finds every recorder probe in each process's executable and loaded shared\n"
-	"libraries, keeps the last events of every recording, and serves them to\n"
-	"recorder-tail over a root-only socket in /run/recorder until the processes exit\n"
-	"or it gets SIGINT or SIGTERM. Needs root.\n"
+	"It finds every recorder probe in each process's executable and loaded\n"
+	"shared libraries, keeps the last events of every recording, and serves\n"
+	"them to recorder-tail over a root-only socket in /run/recorder until the\n"
+	"processes exit or it gets SIGINT or SIGTERM. Needs root.\n"
 	"\n"
-	"When a process ends, even by SIGKILL, its black box (every recording's tail, the\n"
-	"span stacks its threads died in, and how it ended) is written as JSON into the\n"
-	"dump directory; read it with recorder-tail --file.\n"
+	"When a process ends, even by SIGKILL, its black box (every recording's\n"
+	"tail, the span stacks its threads died in, and how it ended) is written\n"
+	"as JSON into the dump directory; read it with recorder-tail --file.\n"
 	"\n"
-	"With --binary, every process that runs the executable is traced, those running\n"
-	"now and those started later (fork, exec), until recorder-attach is stopped.\n"
+	"With --binary, every process that runs the executable is traced, those\n"
+	"running now and those started later (fork, exec), until recorder-attach\n"
+	"is stopped.\n"
 	"\n"
 	"USAGE: recorder-attach -p PID [-p PID ...] [OPTION...]\n"
 	"       recorder-attach --binary PATH [OPTION...]\n"
 	"\n"
 	"EXAMPLES:\n"
-	"    recorder-attach -p 4242              # trace pid 4242\n"
-	"    recorder-attach -p 4242 -p 4243      # trace two processes\n"
-	"    recorder-attach --binary ./server    # every server process, now and later\n"
-	"    recorder-attach -p 4242 --ring-size 33554432   # a 32 MiB ring buffer\n"
-	"    recorder-attach -p 4242 --dump-dir /tmp/boxes  # black boxes go there\n";
+	"  recorder-attach -p 4242               # trace pid 4242\n"
+	"  recorder-attach -p 4242 -p 4243       # trace two processes\n"
+	"  recorder-attach --binary ./server     # every server process, from now on\n"
+	"  recorder-attach -p 4242 --ring-size 33554432    # a 32 MiB ring buffer\n"
+	"  recorder-attach -p 4242 --dump-dir /tmp/boxes   # black boxes go there\n";
 
 enum { OPT_BINARY = 0x100, OPT_RING, OPT_DRAIN, OPT_SOCKDIR, OPT_DUMPDIR, OPT_NODUMP };
 

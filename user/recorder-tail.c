@@ -22,27 +22,30 @@ static struct {
 
 const char *argp_program_version = "recorder-tail 0.1";
 static const char doc[] =
-	"Print the flight recorder of a process traced by recorder-attach: the last events\n"
-	"of each recording, oldest first, with their sequence numbers; the recordings; or\n"
-	"the span stack every thread is in right now. Needs root.\n"
+	/* Lines under 79 columns: argp re-wraps longer ones mid-sentence. */
+	"Print the flight recorder of a process traced by recorder-attach: the\n"
+	"last events of each recording, oldest first, with their sequence numbers;\n"
+	"the recordings; or the span stack every thread is in right now. Needs\n"
+	"root.\n"
 	"\n"
-	"Text lines are glog-style: level, date, time, thread id, file:line, <subject>,\n"
-	"message and fields. Lost events show as a '-- N events lost --' line.\n"
+	"Text lines are glog-style: level, date, time, thread id, file:line,\n"
+	"<subject>, message and fields. Lost events show as a\n"
+	"'-- N events lost --' line.\n"
 	"\n"
-	"With --file, reads a black box written by recorder-attach when a process ended;\n"
-	"every other option works the same on it.\n"
+	"With --file, reads a black box written by recorder-attach when a process\n"
+	"ended; every other option works the same on it.\n"
 	"\n"
 	"USAGE: recorder-tail -p PID [OPTION...]\n"
 	"       recorder-tail --file DUMP [OPTION...]\n"
 	"\n"
 	"EXAMPLES:\n"
-	"    recorder-tail -p 4242                   # every recording's tail\n"
-	"    recorder-tail -p 4242 -n 5 --json       # the last 5 of each, as JSON lines\n"
-	"    recorder-tail -p 4242 --list            # recordings, with seen and dropped\n"
-	"    recorder-tail -p 4242 --stacks          # what each thread is inside\n"
-	"    recorder-tail -p 4242 --subject 'actor[0]' --follow\n"
-	"    recorder-tail -p 4242 --dump            # write a black box now, print its path\n"
-	"    recorder-tail --file /var/lib/recorder/recorder-4242-….json --stacks\n";
+	"  recorder-tail -p 4242                 # every recording's tail\n"
+	"  recorder-tail -p 4242 -n 5 --json     # the last 5 of each, JSON lines\n"
+	"  recorder-tail -p 4242 --list          # recordings, seen and dropped\n"
+	"  recorder-tail -p 4242 --stacks        # what each thread is inside\n"
+	"  recorder-tail -p 4242 --subject 'actor[0]' --follow\n"
+	"  recorder-tail -p 4242 --dump          # write a black box now\n"
+	"  recorder-tail --file /var/lib/recorder/recorder-4242-….json --stacks\n";
 
 enum { OPT_FILE = 0x100, OPT_DUMP, OPT_STATS, OPT_RECORDER, OPT_RECORDING, OPT_SUBJECT, OPT_LIST, OPT_STACKS, OPT_FOLLOW, OPT_JSON,
        OPT_SOCKDIR };
