@@ -71,6 +71,27 @@ static int decode_value(unsigned int type, uint64_t v, const char *strings, uint
 }
 
 /*
+ * Checks an event record's fixed part (type, size, no type nibble past the
+ * last field) and copies it into *ev; *strings and *area are its string area,
+ * NULL and 0 if it has none. Returns 0 or -EINVAL.
+ */
+static int read_fixed(const void *rec, size_t len, struct rec_event_rec *ev,
+		      const char **strings, uint32_t *area)
+{
+	/* The BPF side writes three sizes; rec_event__normalize() trims to the bytes used. */
+	if (!rec || len < sizeof(*ev) || len > REC_EVENT_MAX)
+		return -EINVAL;
+	/* The record may be unaligned: copy its fixed part before reading it. */
+	memcpy(ev, rec, sizeof(*ev));
+	if (ev->hdr.type != REC_RT_EVENT || ev->hdr.size != len ||
+	    ev->types >> (4 * REC_MAX_FIELDS))
+		return -EINVAL;
+	*strings = len > sizeof(*ev) ? (const char *)rec + sizeof(*ev) : NULL;
+	*area = (uint32_t)(len - sizeof(*ev));
+	return 0;
+}
+
+/*
  * Decodes an event record of len bytes. Never trusts it: checks the header type
  * and size, every type nibble (fields end at the first 0; a non-zero nibble after
  * it, or an unknown type, is an error), and that every string lies inside the
@@ -86,20 +107,7 @@ int rec_event__decode(const void *rec, size_t len, struct rec_decoded *out)
 	int err;
 
 	memset(out, 0, sizeof(*out));
-	if (!rec)
-		return -EINVAL;
-	/* The BPF side writes three sizes; rec_event__normalize() trims to the bytes used. */
-	if (len < sizeof(ev) || len > sizeof(ev) + REC_STR_AREA)
-		return -EINVAL;
-	if (len > sizeof(ev)) {
-		strings = (const char *)rec + sizeof(ev);
-		area = len - sizeof(ev);
-	}
-	/* The record may be unaligned: copy its fixed part before reading it. */
-	memcpy(&ev, rec, sizeof(ev));
-	if (ev.hdr.type != REC_RT_EVENT || ev.hdr.size != len)
-		return -EINVAL;
-	if (ev.types >> (4 * REC_MAX_FIELDS))
+	if (read_fixed(rec, len, &ev, &strings, &area))
 		return -EINVAL;
 
 	for (i = 0; i < REC_MAX_FIELDS; i++) {
@@ -147,15 +155,8 @@ ssize_t rec_event__normalize(const void *rec, size_t len, rec_literal_fn lit, vo
 	uint32_t i, area = 0, used = 0;
 	bool ended = false;
 
-	if (!rec || len < sizeof(ev) || len > REC_EVENT_MAX)
+	if (read_fixed(rec, len, &ev, &strings, &area))
 		return -EINVAL;
-	memcpy(&ev, rec, sizeof(ev));
-	if (ev.hdr.type != REC_RT_EVENT || ev.hdr.size != len || ev.types >> (4 * REC_MAX_FIELDS))
-		return -EINVAL;
-	if (len > sizeof(ev)) {
-		strings = (const char *)rec + sizeof(ev);
-		area = len - sizeof(ev);
-	}
 	for (i = 0; i < REC_MAX_FIELDS; i++) {
 		unsigned int type = (ev.types >> (4 * i)) & 0xf;
 		struct rec_value v = { 0 };
