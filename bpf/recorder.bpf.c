@@ -30,24 +30,6 @@ const volatile bool follow_new = false;
 /* Which process the stack iterator reports (set by user space before each read). */
 __u32 iter_tgid;
 
-/* Mirrors of the target's structs in include/recorder.h, read with bounded copies. */
-struct target_recording {
-	__u64 magic;
-	__u64 key;
-	__u64 recorder_key;
-	__u64 cap;
-};
-#define TARGET_RECORDING_SUBJECT_OFF 32
-
-struct target_span {
-	__u64 meta;
-	__u64 recording_key;
-	__u64 recording;
-	__u64 parent;
-	__u64 prev;
-	__u64 entered;
-};
-
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 8 << 20);
@@ -351,7 +333,7 @@ static __always_inline struct rec_rval *find_recording(__u32 tgid, __u64 key, __
 {
 	struct rec_rkey k = { .tgid = tgid, .key = key };
 	__u32 i = key & (REC_RSLOTS - 1);
-	struct target_recording tr;
+	struct rec_target_recording tr;
 	struct rec_rval nv = {}, *v;
 	struct rec_rslot *sl;
 	__u8 one = 1;
@@ -372,7 +354,7 @@ static __always_inline struct rec_rval *find_recording(__u32 tgid, __u64 key, __
 	/* Events pass their span, not the recording: one more read, once per recording. */
 	if (!recp && span &&
 	    bpf_probe_read_user(&recp, sizeof(recp),
-				(const void *)(span + offsetof(struct target_span, recording))))
+				(const void *)(span + offsetof(struct rec_target_span, recording))))
 		recp = 0;
 	/* A failed read may be transient (page out); try again on the next event. */
 	if (!recp || bpf_probe_read_user(&tr, sizeof(tr), (const void *)recp)) {
@@ -388,7 +370,7 @@ static __always_inline struct rec_rval *find_recording(__u32 tgid, __u64 key, __
 	nv.cap = tr.cap;
 	nv.state = REC_RS_LIVE;
 	if (create_recording(tgid, key, &nv) == 0)
-		emit_recording(key, &nv, recp + TARGET_RECORDING_SUBJECT_OFF);
+		emit_recording(key, &nv, recp + REC_TARGET_SUBJECT_OFF);
 	v = bpf_map_lookup_elem(&recordings, &k);
 	if (!v)
 		return NULL;
@@ -623,7 +605,7 @@ int on_event(struct pt_regs *ctx)
 static __always_inline void seed_stack_of(struct rec_stack *st, __u64 span,
 					  struct task_struct *task)
 {
-	struct target_span ts;
+	struct rec_target_span ts;
 	__u32 n = 0;
 
 	for (int i = 0; i < REC_MAX_DEPTH; i++) {

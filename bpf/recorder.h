@@ -18,6 +18,29 @@
 #define REC_RECORDING_MAGIC 0x31474e4944524352ULL
 /* "RCS1", the first bytes of every callsite metadata blob (docs/probe-abi.md). */
 #define REC_CALLSITE_MAGIC 0x31534352U
+
+/*
+ * Mirrors of the target's struct rec_recording (its fixed part; the subject
+ * string follows at REC_TARGET_SUBJECT_OFF) and struct rec_span
+ * (include/recorder.h), as the BPF side and recorder-attach read them from the
+ * target's memory.
+ */
+struct rec_target_recording {
+	__u64 magic;
+	__u64 key;
+	__u64 recorder_key;
+	__u64 cap;
+};
+#define REC_TARGET_SUBJECT_OFF 32
+
+struct rec_target_span {
+	__u64 meta;
+	__u64 recording_key;
+	__u64 recording;
+	__u64 parent;
+	__u64 prev;
+	__u64 entered;
+};
 #define REC_SUBJECT_MAX 64
 /* Deepest per-thread span stack the BPF side keeps; deeper enters are counted. */
 #define REC_MAX_DEPTH 32

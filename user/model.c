@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -376,26 +377,24 @@ static int literal_cb(void *ctx, uint64_t addr, struct rec_value *v)
 
 int rec_proc__learn_recording(struct rec_proc *p, uint64_t span)
 {
-	/* Mirrors of struct rec_span and struct rec_recording (include/recorder.h). */
+	struct rec_target_span sp;
 	struct {
-		uint64_t meta, recording_key, recording, parent, prev, entered;
-	} sp;
-	struct {
-		uint64_t magic, key, recorder_key, cap;
+		struct rec_target_recording f;
 		char subject[REC_SUBJECT_MAX];
 	} tr;
 	struct rec_recording_rec r = { .state = REC_RS_LIVE, .has_subject = 1 };
 
+	_Static_assert(offsetof(typeof(tr), subject) == REC_TARGET_SUBJECT_OFF, "subject offset");
 	if (!p->alive || read_live(p->pid, span, (char *)&sp, sizeof(sp)) != sizeof(sp) ||
 	    !sp.recording || read_live(p->pid, sp.recording, (char *)&tr, sizeof(tr)) != sizeof(tr))
 		return -EFAULT;
-	if (tr.magic != REC_RECORDING_MAGIC || tr.key != sp.recording_key || tr.cap < 2)
+	if (tr.f.magic != REC_RECORDING_MAGIC || tr.f.key != sp.recording_key || tr.f.cap < 2)
 		return -ENOENT;
 	r.hdr.type = REC_RT_RECORDING;
 	r.hdr.size = sizeof(r);
-	r.key = tr.key;
-	r.recorder = tr.recorder_key;
-	r.cap = tr.cap;
+	r.key = tr.f.key;
+	r.recorder = tr.f.recorder_key;
+	r.cap = tr.f.cap;
 	memcpy(r.subject, tr.subject, sizeof(r.subject));
 	r.subject[sizeof(r.subject) - 1] = '\0';
 	return rec_proc__ingest_recording(p, &r);
