@@ -151,27 +151,6 @@ static __always_inline int read_arg(struct pt_regs *ctx, struct __bpf_usdt_spec 
 	return 0;
 }
 
-/*
- * The first max arguments of this probe hit: one spec lookup, where
- * bpf_usdt_arg() repeats it per argument. Returns the site's argument count or
- * a negative errno; v[i] is 0 past the count.
- */
-static __always_inline int read_args(struct pt_regs *ctx, long *v, const int max)
-{
-	struct __bpf_usdt_spec *spec = site_spec(ctx);
-	int n;
-
-	if (!spec)
-		return -ESRCH;
-	n = spec->arg_cnt;
-	for (int i = 0; i < max; i++) {
-		v[i] = 0;
-		if (i < n && read_arg(ctx, spec, i, &v[i]))
-			return -EINVAL;
-	}
-	return n;
-}
-
 static __always_inline void count(enum rec_counter c)
 {
 	__u32 k = c;
@@ -179,6 +158,31 @@ static __always_inline void count(enum rec_counter c)
 
 	if (v)
 		__sync_fetch_and_add(v, 1);
+}
+
+/*
+ * The first n arguments of the probe hit whose site has spec (NULL if it has
+ * none). Returns 0, or counts REC_C_BAD_ARG and returns -EINVAL if the site has
+ * fewer or one cannot be read.
+ */
+static __always_inline int read_spec_args(struct pt_regs *ctx, struct __bpf_usdt_spec *spec,
+					  long *v, const int n)
+{
+	if (!spec || spec->arg_cnt < n)
+		goto bad;
+	for (int i = 0; i < n; i++)
+		if (read_arg(ctx, spec, i, &v[i]))
+			goto bad;
+	return 0;
+bad:
+	count(REC_C_BAD_ARG);
+	return -EINVAL;
+}
+
+/* The same with the site's spec looked up once, where bpf_usdt_arg() does it per argument. */
+static __always_inline int read_args(struct pt_regs *ctx, long *v, const int n)
+{
+	return read_spec_args(ctx, site_spec(ctx), v, n);
 }
 
 /* No wakeup per record: the consumer drains on a timer unless the ring fills up. */
@@ -394,10 +398,8 @@ int on_recording_new(struct pt_regs *ctx)
 	__u64 key, cap;
 	struct rec_rval v = { .state = REC_RS_LIVE };
 
-	if (read_args(ctx, a, 4) < 4) {
-		count(REC_C_BAD_ARG);
+	if (read_args(ctx, a, 4))
 		return 0;
-	}
 	key = a[0];
 	v.recorder = a[1];
 	v.cap = cap = a[2];
@@ -416,10 +418,8 @@ int on_recording_span(struct pt_regs *ctx)
 	struct rec_rval *v;
 	long a[4];
 
-	if (read_args(ctx, a, 4) < 4) {
-		count(REC_C_BAD_ARG);
+	if (read_args(ctx, a, 4))
 		return 0;
-	}
 	key = a[0];
 	recp = a[1];
 	subject = a[2];
@@ -440,10 +440,8 @@ int on_recording_free(struct pt_regs *ctx)
 	__u8 one = 1;
 	long a[2];
 
-	if (read_args(ctx, a, 2) < 2) {
-		count(REC_C_BAD_ARG);
+	if (read_args(ctx, a, 2))
 		return 0;
-	}
 	k.key = a[0];
 	bpf_map_update_elem(&retired, &k, &one, BPF_ANY);
 	v = bpf_map_lookup_elem(&recordings, &k);
@@ -540,20 +538,8 @@ int on_event(struct pt_regs *ctx)
 
 	/* The four fixed arguments, then only as many values as there are fields. */
 	spec = site_spec(ctx);
-	if (!spec || spec->arg_cnt < 4) {
-		count(REC_C_BAD_ARG);
+	if (read_spec_args(ctx, spec, args, 4))
 		return 0;
-	}
-	for (int i = 0; i < 4; i++) {
-		long val = 0;
-
-		if (read_arg(ctx, spec, i, &val)) {
-			count(REC_C_BAD_ARG);
-			return 0;
-		}
-		barrier_var(val);
-		args[i] = val;
-	}
 	meta = args[0];
 	types = args[1];
 	key = args[2];
@@ -679,10 +665,8 @@ int on_span_enter(struct pt_regs *ctx)
 	bool seeded;
 	__u32 d;
 
-	if (read_args(ctx, args, 5) < 5) {
-		count(REC_C_BAD_ARG);
+	if (read_args(ctx, args, 5))
 		return 0;
-	}
 	span = args[0];
 	meta = args[1];
 	key = args[2];
@@ -713,10 +697,8 @@ int on_span_exit(struct pt_regs *ctx)
 	bool seeded;
 	__u32 d;
 
-	if (read_args(ctx, args, 4) < 4) {
-		count(REC_C_BAD_ARG);
+	if (read_args(ctx, args, 4))
 		return 0;
-	}
 	span = args[0];
 	/* args[3]: the thread's current span after this exit */
 	st = thread_stack(args[3], &seeded);
