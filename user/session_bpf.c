@@ -42,13 +42,26 @@ static int bpf_recording(struct rec_session *s, struct target *t, uint64_t key,
 	return 0;
 }
 
+/* Deletes the BPF table entry k, whose value is v, and frees its slot if it has one. */
+static void forget_recording(struct rec_session *s, const struct rec_rkey *k,
+			     const struct rec_rval *v)
+{
+	struct rec_rslot free_slot = { 0 };
+	__u32 i;
+
+	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.recordings), k);
+	/* Its slot is free for the next recording once the table entry is gone. */
+	if (v->slot) {
+		i = v->slot - 1;
+		bpf_map_update_elem(bpf_map__fd(s->skel->maps.rslots), &i, &free_slot, BPF_ANY);
+	}
+}
+
 /* Takes the final counters of a retired recording into r, then forgets it in BPF. */
 static void finalize_retired(struct rec_session *s, struct target *t, struct rec_recording_rec *r)
 {
 	struct rec_rkey k = { .tgid = t->proc.pid, .key = r->key };
-	struct rec_rslot free_slot = { 0 };
 	struct rec_rval v;
-	__u32 i;
 
 	if (bpf_recording(s, t, r->key, &v))
 		return;
@@ -56,12 +69,7 @@ static void finalize_retired(struct rec_session *s, struct target *t, struct rec
 		r->seq = v.seq;
 	if (v.dropped > r->dropped)
 		r->dropped = v.dropped;
-	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.recordings), &k);
-	/* Its slot is free for the next recording once the table entry is gone. */
-	if (v.slot) {
-		i = v.slot - 1;
-		bpf_map_update_elem(bpf_map__fd(s->skel->maps.rslots), &i, &free_slot, BPF_ANY);
-	}
+	forget_recording(s, &k, &v);
 }
 
 static int recover_recording(struct rec_session *s, struct target *t, uint64_t key)
@@ -303,18 +311,11 @@ void session__forget_recordings(struct rec_session *s, __u32 tgid)
 		keys[n++] = next;
 	}
 	for (size_t i = 0; i < n; i++) {
-		struct rec_rslot free_slot = { 0 };
-		struct rec_rval v;
-		__u32 slot;
+		struct rec_rval v = { 0 };
 
-		if (bpf_map_lookup_elem(fd, &keys[i], &v) == 0 && v.slot) {
-			slot = v.slot - 1;
-			bpf_map_delete_elem(fd, &keys[i]);
-			bpf_map_update_elem(bpf_map__fd(s->skel->maps.rslots), &slot, &free_slot,
-					    BPF_ANY);
-		} else {
-			bpf_map_delete_elem(fd, &keys[i]);
-		}
+		/* The table's own value: it names the slot, if any. */
+		bpf_map_lookup_elem(fd, &keys[i], &v);
+		forget_recording(s, &keys[i], &v);
 	}
 	free(keys);
 }
