@@ -79,6 +79,18 @@ static void rstate_free(struct rec_rstate *rs)
 	free(rs);
 }
 
+/* Frees a cache of malloc'd values (all but its shared "could not read" value) and the map. */
+static void free_cache(struct rec_u64map *m, const void *unreadable_val)
+{
+	for (size_t i = 0; i < m->cap; i++) {
+		uint64_t k = m->keys[i];
+
+		if (k && k != UINT64_MAX && m->vals[i] != unreadable_val)
+			free(m->vals[i]);
+	}
+	rec_u64map__free(m);
+}
+
 void rec_proc__fini(struct rec_proc *p)
 {
 	struct rec_rstate *rs, *next;
@@ -87,20 +99,8 @@ void rec_proc__fini(struct rec_proc *p)
 		next = rs->next;
 		rstate_free(rs);
 	}
-	for (size_t i = 0; i < p->callsites.cap; i++) {
-		uint64_t k = p->callsites.keys[i];
-
-		if (k && k != UINT64_MAX && p->callsites.vals[i] != &unreadable)
-			free(p->callsites.vals[i]);
-	}
-	rec_u64map__free(&p->callsites);
-	for (size_t i = 0; i < p->literals.cap; i++) {
-		uint64_t k = p->literals.keys[i];
-
-		if (k && k != UINT64_MAX && p->literals.vals[i] != &unreadable_literal)
-			free(p->literals.vals[i]);
-	}
-	rec_u64map__free(&p->literals);
+	free_cache(&p->callsites, &unreadable);
+	free_cache(&p->literals, &unreadable_literal);
 	rec_u64map__free(&p->recordings);
 	rec_maps__free(&p->maps);
 	free(p->stacks);
@@ -270,11 +270,35 @@ static ssize_t read_file(const struct rec_maps *maps, uint64_t addr, char *buf, 
 	return n;
 }
 
+/* Makes something of the n bytes read at an address into out; 0 if they were what it wanted. */
+typedef int (*take_fn)(const char *buf, ssize_t n, void *out);
+
+/*
+ * Reads len bytes at addr in the target into buf and hands them to take: from
+ * the process while it lives, or else (gone, or a mapping that changed) from
+ * the file mapped there, which still has the bytes. Returns 0 once take
+ * accepted a read, -EFAULT if neither gave it what it wanted.
+ */
+static int read_target(struct rec_proc *p, uint64_t addr, char *buf, size_t len, take_fn take,
+		       void *out)
+{
+	ssize_t n = p->alive ? read_live(p->pid, addr, buf, len) : -1;
+
+	if (n > 0 && take(buf, n, out) == 0)
+		return 0;
+	n = read_file(&p->maps, addr, buf, len);
+	return n > 0 && take(buf, n, out) == 0 ? 0 : -EFAULT;
+}
+
+static int take_callsite(const char *buf, ssize_t n, void *out)
+{
+	return rec_callsite__parse(out, buf, (size_t)n);
+}
+
 const struct rec_callsite *rec_proc__callsite(struct rec_proc *p, uint64_t addr)
 {
 	struct rec_callsite *cs = rec_u64map__get(&p->callsites, addr);
 	char buf[REC_CALLSITE_MAX];
-	ssize_t n = -1;
 
 	if (cs)
 		return cs == &unreadable ? NULL : cs;
@@ -283,18 +307,12 @@ const struct rec_callsite *rec_proc__callsite(struct rec_proc *p, uint64_t addr)
 	cs = malloc(sizeof(*cs));
 	if (!cs)
 		return NULL;
-	if (p->alive)
-		n = read_live(p->pid, addr, buf, sizeof(buf));
-	if (n <= 0 || rec_callsite__parse(cs, buf, n) != 0) {
-		/* Gone, or a mapping that changed: the file still has the bytes. */
-		n = read_file(&p->maps, addr, buf, sizeof(buf));
-		if (n <= 0 || rec_callsite__parse(cs, buf, n) != 0) {
-			free(cs);
-			/* Only remember failures once the process cannot change any more. */
-			if (!p->alive)
-				rec_u64map__put(&p->callsites, addr, &unreadable);
-			return NULL;
-		}
+	if (read_target(p, addr, buf, sizeof(buf), take_callsite, cs)) {
+		free(cs);
+		/* Only remember failures once the process cannot change any more. */
+		if (!p->alive)
+			rec_u64map__put(&p->callsites, addr, &unreadable);
+		return NULL;
 	}
 	if (rec_u64map__put(&p->callsites, addr, cs)) {
 		free(cs);
@@ -327,25 +345,23 @@ static struct rec_literal *literal_new(const char *buf, ssize_t n)
 	return l;
 }
 
+static int take_literal(const char *buf, ssize_t n, void *out)
+{
+	struct rec_literal **l = out;
+
+	*l = literal_new(buf, n);
+	return *l ? 0 : -ENOENT;
+}
+
 int rec_proc__literal(struct rec_proc *p, uint64_t addr, struct rec_value *v)
 {
 	struct rec_literal *l = rec_u64map__get(&p->literals, addr);
 	char buf[REC_STR_MAX];
-	ssize_t n = -1;
 
 	if (!l) {
 		if (addr == 0 || addr == UINT64_MAX)
 			return -EFAULT;
-		if (p->alive)
-			n = read_live(p->pid, addr, buf, sizeof(buf));
-		if (n > 0)
-			l = literal_new(buf, n);
-		if (!l) {
-			/* Gone, or a mapping that changed: the file still has the bytes. */
-			n = read_file(&p->maps, addr, buf, sizeof(buf));
-			l = n > 0 ? literal_new(buf, n) : NULL;
-		}
-		if (!l) {
+		if (read_target(p, addr, buf, sizeof(buf), take_literal, &l)) {
 			/* Only remember failures once the process cannot change any more. */
 			if (!p->alive && p->literals.live < REC_LITERALS_MAX)
 				rec_u64map__put(&p->literals, addr, &unreadable_literal);
