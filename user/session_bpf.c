@@ -155,20 +155,44 @@ static void read_counters(struct rec_session *s, uint64_t *out)
 	}
 }
 
-/* How many entries pid has in the BPF recordings table: shows nothing leaks. */
-static uint64_t count_recordings(struct rec_session *s, pid_t pid)
+/*
+ * The keys pid has in the BPF recordings table: how many, and, if keys is not
+ * NULL, the keys themselves in a malloc'd *keys (as many as memory allows).
+ * Collected first, since deleting while walking the table could skip entries.
+ */
+static size_t recording_keys(struct rec_session *s, __u32 tgid, struct rec_rkey **keys)
 {
 	int fd = bpf_map__fd(s->skel->maps.recordings);
 	struct rec_rkey k, next;
-	uint64_t n = 0;
+	size_t n = 0, cap = 0;
 	void *prev = NULL;
 
+	if (keys)
+		*keys = NULL;
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		n += next.tgid == (__u32)pid;
 		k = next;
 		prev = &k;
+		if (next.tgid != tgid)
+			continue;
+		if (keys && n == cap) {
+			struct rec_rkey *grown = realloc(*keys, (cap ? 2 * cap : 16) * sizeof(**keys));
+
+			if (!grown)
+				break;
+			*keys = grown;
+			cap = cap ? 2 * cap : 16;
+		}
+		if (keys)
+			(*keys)[n] = next;
+		n++;
 	}
 	return n;
+}
+
+/* How many entries pid has in the BPF recordings table: shows nothing leaks. */
+static uint64_t count_recordings(struct rec_session *s, pid_t pid)
+{
+	return recording_keys(s, (__u32)pid, NULL);
 }
 
 /* Brings the model up to date: pending records, live counters, span stacks. */
@@ -290,26 +314,9 @@ void session__seed_stacks(struct rec_session *s, struct target *t)
 void session__forget_recordings(struct rec_session *s, __u32 tgid)
 {
 	int fd = bpf_map__fd(s->skel->maps.recordings);
-	struct rec_rkey k, next, *keys = NULL;
-	size_t n = 0, cap = 0;
-	void *prev = NULL;
+	struct rec_rkey *keys;
+	size_t n = recording_keys(s, tgid, &keys);
 
-	/* Collect first: deleting while walking could skip entries. */
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		k = next;
-		prev = &k;
-		if (next.tgid != tgid)
-			continue;
-		if (n == cap) {
-			struct rec_rkey *grown = realloc(keys, (cap ? 2 * cap : 16) * sizeof(*keys));
-
-			if (!grown)
-				break;
-			keys = grown;
-			cap = cap ? 2 * cap : 16;
-		}
-		keys[n++] = next;
-	}
 	for (size_t i = 0; i < n; i++) {
 		struct rec_rval v = { 0 };
 
