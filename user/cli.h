@@ -3,12 +3,17 @@
 #ifndef REC_CLI_H
 #define REC_CLI_H
 
+#include <argp.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /*
  * Parses a whole decimal (or 0x-prefixed hex) number in [min, max] from s.
  * Returns 0 or -EINVAL.
  */
 int rec_cli__parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+
+/* Parses a pid argument of an option; a bad one ends the program through argp_error(). */
+pid_t rec_cli__parse_pid(struct argp_state *state, const char *arg);
 
 #endif /* REC_CLI_H */

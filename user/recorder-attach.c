@@ -74,14 +74,14 @@ static const struct argp_option options[] = {
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	uint64_t v;
+	pid_t pid;
 
 	switch (key) {
 	case 'p':
-		if (rec_cli__parse_u64(arg, 1, INT32_MAX, &v))
-			argp_error(state, "invalid pid '%s': expected a positive integer", arg);
+		pid = rec_cli__parse_pid(state, arg);
 		if (env.npids == MAX_PIDS)
 			argp_error(state, "too many -p: at most %d", MAX_PIDS);
-		env.pids[env.npids++] = (pid_t)v;
+		env.pids[env.npids++] = pid;
 		break;
 	case OPT_BINARY:
 		if (env.nbinaries == 8)

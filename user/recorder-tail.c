@@ -77,9 +77,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 
 	switch (key) {
 	case 'p':
-		if (rec_cli__parse_u64(arg, 1, INT32_MAX, &v))
-			argp_error(state, "invalid pid '%s': expected a positive integer", arg);
-		env.pid = (pid_t)v;
+		env.pid = rec_cli__parse_pid(state, arg);
 		break;
 	case 'n':
 		if (rec_cli__parse_u64(arg, 1, INT64_MAX, &v))
