@@ -1060,6 +1060,7 @@ static int read_dump(struct reader *r, struct json_object *root, struct rec_proc
 	p->pid = (pid_t)pid;
 	p->ns_pid = (pid_t)ns_pid;
 	p->alive = 0;
+	p->uid = (uid_t)-1;
 	err = read_ended(r, root, p) ?:
 	      get_cstr(r, root, "", "dumped_at", 64, &dumped_at) ?:
 	      get_member(r, root, "", "clock_offset_ns", &v) ?:

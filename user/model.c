@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -35,6 +36,16 @@ static int64_t clock_offset(void)
 	clock_gettime(CLOCK_REALTIME, &rt);
 	clock_gettime(CLOCK_MONOTONIC, &mono);
 	return (rt.tv_sec - mono.tv_sec) * 1000000000LL + (rt.tv_nsec - mono.tv_nsec);
+}
+
+/* The owner of /proc/PID: the process's effective uid, or root if it is not dumpable. */
+static uid_t owner_of(pid_t pid)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	return stat(path, &st) ? (uid_t)-1 : st.st_uid;
 }
 
 static pid_t ns_pid_of(pid_t pid)
@@ -70,6 +81,7 @@ int rec_proc__init(struct rec_proc *p, pid_t pid)
 	p->alive = 1;
 	p->clock_offset_ns = clock_offset();
 	p->ns_pid = ns_pid_of(pid);
+	p->uid = owner_of(pid);
 	return rec_maps__read(&p->maps, pid);
 }
 

@@ -55,6 +55,9 @@ enum rec_end {
 struct rec_proc {
 	pid_t pid;
 	pid_t ns_pid;			/* pid inside its namespace, 0 if the same */
+	uid_t uid;			/* its owner: who owns /proc/PID at the attach (its effective
+					 * uid; root for a process that is not dumpable), or
+					 * (uid_t)-1 if unknown (read from a dump) */
 	int alive;
 	enum rec_end end;
 	int end_code;			/* exit status or signal number */
