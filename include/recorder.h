@@ -119,12 +119,7 @@ __attribute__((weak)) uint64_t rec__key_counter;
 #define REC__XSTR(x) REC__STR(x)
 #define REC__ARMED(name) __builtin_expect(REC__SEMA(name) != 0, 0)
 
-/*
- * A USDT site made red-zone-safe: the kernel optimizes a 5-byte nop into a call
- * that pushes below %rsp, so %rsp is moved past the 128-byte red zone around it.
- * Operands are registers or immediates only ("nr"), never %rsp-relative memory,
- * because %rsp is moved. The nop is 8-byte aligned so it never crosses a page.
- */
+/* The stapsdt note of the site at local label 990 (the format <sys/sdt.h> writes). */
 #define REC__NOTE(name, args)                                                                     \
 	".pushsection .note.stapsdt,\"?\",\"note\"\n\t"                                           \
 	".balign 4\n\t"                                                                           \
@@ -148,11 +143,17 @@ __attribute__((weak)) uint64_t rec__key_counter;
 	".popsection\n\t"                                                                         \
 	".endif\n"
 
-#define REC__SITE(name, args)                                                                     \
-	"lea -128(%%rsp), %%rsp\n\t"                                                              \
-	".balign 8\n"                                                                             \
-	"990:\n\t.byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n\t"                                          \
-	"lea 128(%%rsp), %%rsp\n\t" REC__NOTE(name, args)
+/*
+ * A USDT site the kernel never optimizes: a 1-byte nop, as <sys/sdt.h> emits.
+ * Kernel 6.18 turns a uprobe on a 5-byte nop into a call into a per-process
+ * [uprobes-trampoline] page after its first hit, but a forked child inherits
+ * the rewritten call and not the page, and dies with SIGSEGV the first time it
+ * runs the site (docs/uprobe-fork.md). A 1-byte nop stays an int3 breakpoint:
+ * nothing to lose across fork, and the trap runs on the kernel stack, so the
+ * red zone below %rsp is never touched either. Operands are registers or
+ * immediates only ("nr"), never memory.
+ */
+#define REC__SITE(name, args) "990:\n\tnop\n\t" REC__NOTE(name, args)
 
 #define REC__U(x) ((uint64_t)(uintptr_t)(x))
 #define REC__ARG(n) "8@%[a" #n "]"

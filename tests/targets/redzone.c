@@ -4,28 +4,29 @@
  *
  * Kernel 6.18 optimizes a uprobe on a 5-byte nop into a call to a trampoline
  * after its first hit. The call pushes below %rsp, which is where a leaf function
- * may keep data without moving %rsp (the 128-byte red zone). recorder.h moves
- * %rsp past the red zone around each site; this program checks that it works,
- * with a bare 5-byte-nop site as the negative control:
+ * may keep data without moving %rsp (the 128-byte red zone). recorder.h's sites
+ * are 1-byte nops, which the kernel never optimizes (they stay int3 breakpoints,
+ * handled on the kernel stack; see docs/uprobe-fork.md for why); this program
+ * checks that, with a bare 5-byte-nop site as the negative control:
  *
  *	redzone recorder|bare ITERATIONS
  *	  -> "pid N"
  *	  waits for SIGUSR1 (the test attaches first, then signals)
  *	  recorder: exits 3 unless a recorder is attached, then runs leaf_recorder()
  *	  bare:     runs leaf_bare() (attach e.g. bpftrace to usdt:...:redzone_test:bare)
- *	  -> "corrupted K of N", exit 0
+ *	  -> "corrupted K of N", exit 0; on stderr, whether a trampoline is mapped
  *
- * Expected while attached: recorder 0 of N; bare about N - 1 of N (the first hit
- * traps through int3 and is not optimized yet). With nothing attached, 0 for both.
+ * Expected while attached: recorder 0 of N, no trampoline; bare about N - 1 of N
+ * (the first hit traps through int3 and is not optimized yet). With nothing
+ * attached, 0 for both.
  *
  * How the leaves were checked (gcc 12, -O2, see the Makefile):
  *	objdump -d --no-show-raw-insn build/tests/targets/redzone |
  *		sed -n '/<leaf_recorder>:/,/^$/p;/<leaf_bare>:/,/^$/p'
  * shows that neither leaf contains a call or a "sub ...,%rsp", that the only
  * %rsp-relative accesses are the fill and check of -8..-64(%rsp) below, and that
- * the probe site sits between them (in leaf_recorder inside lea -0x80(%rsp),%rsp
- * and lea 0x80(%rsp),%rsp). rec__current is read %fs-relative, not through
- * __tls_get_addr.
+ * the probe site sits between them. rec__current is read %fs-relative, not
+ * through __tls_get_addr.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -130,7 +131,7 @@ static __attribute__((noinline, noclone)) bool leaf_bare(uint64_t pattern)
 	return diff != 0;
 }
 
-/* Whether the kernel has optimized a probe site of this process (for diagnostics). */
+/* Whether the kernel has optimized a probe site of this process. */
 static bool trampoline_mapped(void)
 {
 	char line[512];
