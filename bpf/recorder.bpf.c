@@ -24,7 +24,11 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 /* Wake the consumer only once this many bytes wait in the ring (set before load). */
 const volatile __u64 wakeup_bytes = 1 << 20;
 
-/* --binary: probes fire in processes nobody named; adopt each on its first probe. */
+/*
+ * --binary: probes fire in processes nobody named (the executable's, and its
+ * libraries' for every process that maps them); adopt each process that runs
+ * a traced executable on its first probe, and ignore the others.
+ */
 const volatile bool follow_new = false;
 
 /* Which process the stack iterator reports (set by user space before each read). */
@@ -57,6 +61,14 @@ struct {
 	__type(key, struct rec_rkey);
 	__type(value, __u8);
 } retired SEC(".maps");
+
+/* --binary: the executables whose processes are adopted (set by user space). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8);
+	__type(key, struct rec_binary_key);
+	__type(value, __u8);
+} binaries SEC(".maps");
 
 /* Processes being traced (tgid): only their exits are reported. */
 struct {
@@ -226,30 +238,49 @@ static __always_inline void fill_hdr(struct rec_hdr *h, __u16 type, __u16 size)
 }
 
 /*
- * With --binary, the first probe of a process marks it traced (so its exit is
- * reported) and wakes user space at once, to adopt it while it is alive.
+ * Whether this process is traced. With --binary, probes are attached for every
+ * process that maps the executable or its libraries: the first probe of a
+ * process that runs a traced executable marks it traced (so its exit is
+ * reported) and wakes user space at once with what it needs to adopt it, even
+ * if the process is gone by then; any other process is ignored.
  */
-static __always_inline void adopt_process(void)
+static __always_inline bool adopt_process(void)
 {
-	struct rec_hdr *h;
+	struct task_struct *task;
+	struct rec_binary_key bk;
+	struct rec_hello_rec *h;
+	struct file *exe;
 	__u8 one = 1;
 	__u32 tgid;
 
 	/* A constant: without --binary the verifier drops the rest. */
 	if (!follow_new)
-		return;
+		return true;
 	tgid = bpf_get_current_pid_tgid() >> 32;
 	if (bpf_map_lookup_elem(&traced, &tgid))
-		return;
+		return true;
+	task = bpf_get_current_task_btf();
+	exe = BPF_CORE_READ(task, mm, exe_file);
+	bk.ino = BPF_CORE_READ(exe, f_inode, i_ino);
+	bk.dev = BPF_CORE_READ(exe, f_inode, i_sb, s_dev);
+	if (!exe || !bpf_map_lookup_elem(&binaries, &bk))
+		return false;
+	/* Lost a race with another thread of it: that one says hello. */
 	if (bpf_map_update_elem(&traced, &tgid, &one, BPF_NOEXIST))
-		return;
+		return true;
 	h = bpf_ringbuf_reserve(&events, sizeof(*h), 0);
 	if (!h) {
 		count(REC_C_RING_FULL);
-		return;
+		return true;
 	}
-	fill_hdr(h, REC_RT_HELLO, sizeof(*h));
+	fill_hdr(&h->hdr, REC_RT_HELLO, sizeof(*h));
+	h->ppid = BPF_CORE_READ(task, real_parent, tgid);
+	h->pad = 0;
+	h->exe_ino = bk.ino;
+	h->exe_dev = bk.dev;
+	h->start_code = BPF_CORE_READ(task, mm, start_code);
 	bpf_ringbuf_submit(h, BPF_RB_FORCE_WAKEUP);
+	return true;
 }
 
 /* subject is a user pointer to a C string, or 0 when there is none to report. */
@@ -398,12 +429,13 @@ int on_recording_new(struct pt_regs *ctx)
 	__u64 key, cap;
 	struct rec_rval v = { .state = REC_RS_LIVE };
 
+	if (!adopt_process())
+		return 0;
 	if (read_args(ctx, a, 4))
 		return 0;
 	key = a[0];
 	v.recorder = a[1];
 	v.cap = cap = a[2];
-	adopt_process();
 	if (cap < 2)
 		return 0;
 	if (create_recording(bpf_get_current_pid_tgid() >> 32, key, &v) == 0)
@@ -418,13 +450,14 @@ int on_recording_span(struct pt_regs *ctx)
 	struct rec_rval *v;
 	long a[4];
 
+	if (!adopt_process())
+		return 0;
 	if (read_args(ctx, a, 4))
 		return 0;
 	key = a[0];
 	recp = a[1];
 	subject = a[2];
 
-	adopt_process();
 	v = find_recording(bpf_get_current_pid_tgid() >> 32, key, recp, 0);
 
 	if (v)
@@ -440,6 +473,8 @@ int on_recording_free(struct pt_regs *ctx)
 	__u8 one = 1;
 	long a[2];
 
+	if (!adopt_process())
+		return 0;
 	if (read_args(ctx, a, 2))
 		return 0;
 	k.key = a[0];
@@ -536,6 +571,8 @@ int on_event(struct pt_regs *ctx)
 	bool seeded;
 	__u64 id;
 
+	if (!adopt_process())
+		return 0;
 	/* The four fixed arguments, then only as many values as there are fields. */
 	spec = site_spec(ctx);
 	if (read_spec_args(ctx, spec, args, 4))
@@ -561,7 +598,6 @@ int on_event(struct pt_regs *ctx)
 		barrier_var(val);
 		args[4 + i] = val;
 	}
-	adopt_process();
 	id = bpf_get_current_pid_tgid();
 	v = find_recording(id >> 32, key, 0, span);
 	if (!v)
@@ -665,13 +701,14 @@ int on_span_enter(struct pt_regs *ctx)
 	bool seeded;
 	__u32 d;
 
+	if (!adopt_process())
+		return 0;
 	if (read_args(ctx, args, 5))
 		return 0;
 	span = args[0];
 	meta = args[1];
 	key = args[2];
 	prev = args[4];
-	adopt_process();
 	st = thread_stack(prev, &seeded);
 	if (!st)
 		return 0;
@@ -697,6 +734,8 @@ int on_span_exit(struct pt_regs *ctx)
 	bool seeded;
 	__u32 d;
 
+	if (!adopt_process())
+		return 0;
 	if (read_args(ctx, args, 4))
 		return 0;
 	span = args[0];
@@ -738,10 +777,11 @@ int on_span_exit(struct pt_regs *ctx)
 	return 0;
 }
 
-/* rec_is_attached() hits this once everything else is attached; nothing to do. */
+/* rec_is_attached() hits this once everything else is attached; with --binary it adopts. */
 SEC("usdt")
 int on_attached(struct pt_regs *ctx)
 {
+	adopt_process();
 	return 0;
 }
 

@@ -91,7 +91,7 @@ enum rec_record_type {
 	REC_RT_RECORDING = 2,
 	REC_RT_STACK = 3,	/* a thread's span stack as it exits */
 	REC_RT_EXIT = 4,	/* the last thread of a traced process exited */
-	REC_RT_HELLO = 5,	/* --binary: a new process hit its first probe (header only) */
+	REC_RT_HELLO = 5,	/* --binary: a process of a traced executable hit its first probe */
 };
 
 struct rec_hdr {
@@ -101,6 +101,26 @@ struct rec_hdr {
 	__u32 tid;
 	__u32 flags;
 	__u64 time_ns;	/* CLOCK_MONOTONIC */
+};
+
+/*
+ * --binary: a process running one of the traced executables hit its first
+ * probe. It may be gone by the time user space reads this (a forked child that
+ * ran a few sites and exited), so it says what /proc can no longer tell.
+ */
+struct rec_hello_rec {
+	struct rec_hdr hdr;
+	__u32 ppid;		/* its parent's tgid at the first probe */
+	__u32 pad;
+	__u64 exe_ino;		/* the executable's inode and device (kernel encoding, */
+	__u64 exe_dev;		/* major << 20 | minor), as in the binaries map */
+	__u64 start_code;	/* mm->start_code: where its executable segment is loaded */
+};
+
+/* Key of the BPF binaries map: the executables --binary traces. */
+struct rec_binary_key {
+	__u64 ino;
+	__u64 dev;	/* kernel encoding: major << 20 | minor */
 };
 
 struct rec_event_rec {

@@ -68,6 +68,24 @@ const struct rec_mapping *rec_maps__find(const struct rec_maps *maps, uint64_t a
 	return NULL;
 }
 
+int rec_maps__copy(struct rec_maps *dst, const struct rec_maps *src)
+{
+	dst->n = 0;
+	dst->v = src->n ? calloc(src->n, sizeof(*dst->v)) : NULL;
+	if (src->n && !dst->v)
+		return -ENOMEM;
+	for (size_t i = 0; i < src->n; i++) {
+		dst->v[i] = src->v[i];
+		dst->v[i].path = src->v[i].path ? strdup(src->v[i].path) : NULL;
+		if (src->v[i].path && !dst->v[i].path) {
+			rec_maps__free(dst);
+			return -ENOMEM;
+		}
+		dst->n++;
+	}
+	return 0;
+}
+
 void rec_maps__free(struct rec_maps *maps)
 {
 	for (size_t i = 0; i < maps->n; i++)

@@ -19,6 +19,7 @@ struct rec_ring {
 	unsigned long *consumer_pos;	/* our page, the one we may write */
 	unsigned long *producer_pos;	/* the kernel's page, read-only */
 	unsigned char *data;		/* size bytes, mapped twice back to back */
+	int busy;			/* inside rec_ring__consume() */
 };
 
 struct rec_ring *rec_ring__new(int map_fd, rec_ring_fn fn, void *ctx)
@@ -87,6 +88,10 @@ int64_t rec_ring__consume(struct rec_ring *r)
 	int64_t n = 0;
 	int err = 0;
 
+	/* From inside fn: the records in hand are not consumed yet, they would come twice. */
+	if (r->busy)
+		return -EBUSY;
+	r->busy = 1;
 	for (;;) {
 		__u32 *hdr, len;
 
@@ -115,9 +120,10 @@ int64_t rec_ring__consume(struct rec_ring *r)
 			published = cons;
 		}
 		if (err)
-			return err < 0 ? err : n;
+			break;
 	}
 	if (cons != published)
 		__atomic_store_n(r->consumer_pos, cons, __ATOMIC_RELEASE);
-	return n;
+	r->busy = 0;
+	return err < 0 ? err : n;
 }

@@ -25,7 +25,7 @@ void rec_ring__free(struct rec_ring *r);
 int rec_ring__fd(const struct rec_ring *r);
 /*
  * Hands the committed records to fn, at most a ring's worth (call again for more).
- * Returns the number handed, or a negative errno.
+ * Returns the number handed, or a negative errno (-EBUSY when called from fn).
  */
 int64_t rec_ring__consume(struct rec_ring *r);
 

@@ -13,6 +13,7 @@
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -177,7 +178,9 @@ static size_t probe_progs(struct rec_session *s, struct probe_prog *v)
 }
 
 struct object {
-	char path[4096];
+	char path[4096];		/* to open it by */
+	const char *mpath;		/* as the maps name it */
+	uint64_t inode;
 	struct rec_probe_names names;
 };
 
@@ -240,6 +243,8 @@ static int find_objects(struct target *t, const struct rec_maps *maps, struct ob
 		}
 		objs = o;
 		object_path(objs[n].path, sizeof(objs[n].path), t->proc.pid, m);
+		objs[n].inode = m->inode;
+		objs[n].mpath = m->path;
 		/* Not ELF, unreadable, or no notes: not ours to trace. */
 		if (rec_usdt__scan(objs[n].path, "recorder", &objs[n].names) || !objs[n].names.sites)
 			continue;
@@ -280,9 +285,21 @@ static int attach_probe(struct rec_session *s, int **links, size_t *nlinks,
 	return add_link(links, nlinks, fd);
 }
 
+/* Whether a library is attached for every process already (a --binary process's). */
+static int bin_lib_known(const struct rec_session *s, const struct object *o)
+{
+	for (size_t i = 0; i < s->nbin_libs; i++)
+		if (s->bin_libs[i].inode == o->inode && strcmp(s->bin_libs[i].path, o->mpath) == 0)
+			return 1;
+	return 0;
+}
+
 /*
  * Attaches every probe of the objects in maps not attached yet, "attached" last.
- * Counts sites and objects into info.
+ * Counts sites and objects into info. A --binary process's libraries are
+ * attached for every process that maps them, once per session, like the
+ * executable: a child it forks may run their sites and exit before anyone
+ * could attach them for its pid (BPF ignores processes of other executables).
  */
 static int attach_objects(struct rec_session *s, struct target *t, const struct rec_maps *maps,
 			  struct rec_attach_info *info)
@@ -290,18 +307,42 @@ static int attach_objects(struct rec_session *s, struct target *t, const struct 
 	struct probe_prog progs[8];
 	size_t nprogs = probe_progs(s, progs), nobjs = 0;
 	struct object *objs = NULL;
+	pid_t pid = t->adopted ? 0 : t->proc.pid;
+	int **links = t->adopted ? &s->bin_links : &t->links;
+	size_t *nlinks = t->adopted ? &s->nbin_links : &t->nlinks;
 	int err;
 
 	err = find_objects(t, maps, &objs, &nobjs);
 	if (err)
 		return err;
+	for (size_t o = 0; t->adopted && o < nobjs; o++) {
+		struct object_id *v;
+
+		if (bin_lib_known(s, &objs[o])) {
+			objs[o--] = objs[--nobjs];
+			continue;
+		}
+		v = realloc(s->bin_libs, (s->nbin_libs + 1) * sizeof(*v));
+		if (!v) {
+			err = -ENOMEM;
+			goto out;
+		}
+		s->bin_libs = v;
+		v[s->nbin_libs].inode = objs[o].inode;
+		v[s->nbin_libs].path = strdup(objs[o].mpath);
+		if (!v[s->nbin_libs].path) {
+			err = -ENOMEM;
+			goto out;
+		}
+		s->nbin_libs++;
+	}
 	for (size_t p = 0; p < nprogs; p++) {
 		for (size_t o = 0; o < nobjs; o++) {
 			for (size_t i = 0; i < objs[o].names.n; i++) {
 				if (strcmp(objs[o].names.v[i].name, progs[p].name) != 0)
 					continue;
-				err = attach_probe(s, &t->links, &t->nlinks, progs[p].prog,
-						   objs[o].path, progs[p].name, t->proc.pid);
+				err = attach_probe(s, links, nlinks, progs[p].prog, objs[o].path,
+						   progs[p].name, pid);
 				if (err)
 					goto out;
 				info->sites += objs[o].names.v[i].sites;
@@ -362,13 +403,25 @@ static int target_open(struct rec_session *s, pid_t pid, struct target **tp)
 	return 0;
 }
 
-/* Starts watching t's exit and serving its control socket. */
+/*
+ * Starts watching t's exit and serving its control socket. A process that is
+ * gone already (reaped) has neither: the loop ends it once its records are in.
+ */
 static int target_serve(struct rec_session *s, struct target *t)
 {
 	struct target **targets;
 	int err;
 
+	targets = realloc(s->targets, (s->ntargets + 1) * sizeof(*targets));
+	if (!targets)
+		return -ENOMEM;
+	s->targets = targets;
 	t->pidfd = syscall(SYS_pidfd_open, t->proc.pid, 0);
+	if (t->pidfd < 0 && errno == ESRCH && t->adopted) {
+		t->proc.alive = 0;
+		s->targets[s->ntargets++] = t;
+		return 0;
+	}
 	if (t->pidfd < 0)
 		return -errno;
 	err = rec_control__path(t->sock_path, sizeof(t->sock_path), s->opts.sock_dir,
@@ -383,10 +436,6 @@ static int target_serve(struct rec_session *s, struct target *t)
 		err = session__watch_add(s, t->listen_fd, &t->w_listen, W_LISTEN, t);
 	if (err)
 		return err;
-	targets = realloc(s->targets, (s->ntargets + 1) * sizeof(*targets));
-	if (!targets)
-		return -ENOMEM;
-	s->targets = targets;
 	s->targets[s->ntargets++] = t;
 	return 0;
 }
@@ -416,6 +465,12 @@ int rec_session__attach(struct rec_session *s, pid_t pid, struct rec_attach_info
 	return 0;
 }
 
+/* The kernel's encoding of a device number (major << 20 | minor), as BPF reads s_dev. */
+static uint64_t kernel_dev(dev_t dev)
+{
+	return ((uint64_t)major(dev) << 20) | minor(dev);
+}
+
 /* The --binary file pid runs, or NULL. */
 static const struct object_id *binary_of(struct rec_session *s, pid_t pid)
 {
@@ -431,25 +486,71 @@ static const struct object_id *binary_of(struct rec_session *s, pid_t pid)
 	return NULL;
 }
 
+/* The --binary file a hello record names, or NULL. */
+static const struct object_id *binary_of_hello(struct rec_session *s,
+					       const struct rec_hello_rec *hello)
+{
+	for (size_t i = 0; i < s->nbins; i++)
+		if (s->bins[i].inode == hello->exe_ino && kernel_dev(s->bin_devs[i]) == hello->exe_dev)
+			return &s->bins[i];
+	return NULL;
+}
+
+/*
+ * The maps of a process that is gone (or has no mm left, a zombie), so that
+ * its callsites and literals can still be read from the files: its parent's,
+ * if it was traced (a forked child has the same layout), else its executable
+ * placed where hello says it was loaded.
+ */
+static int maps_of_gone(struct rec_session *s, const struct object_id *bin,
+			const struct rec_hello_rec *hello, struct rec_proc *p)
+{
+	struct target *parent = hello ? session__target_of(s, (pid_t)hello->ppid) : NULL;
+
+	rec_maps__free(&p->maps);
+	if (parent && parent->proc.maps.n) {
+		p->uid = parent->proc.uid;
+		return rec_maps__copy(&p->maps, &parent->proc.maps);
+	}
+	if (!hello)
+		return -ESRCH;
+	return rec_elf__image_maps(bin->path, bin->inode, hello->start_code, &p->maps);
+}
+
 /*
  * A process running a --binary file: its probes in that file are attached for
- * every process already, so only its libraries are left to the rescans.
+ * every process already, so only its libraries are left to the rescans. It is
+ * adopted even if it is gone: a child that ran a few sites and exited before
+ * its hello was read still gets its black box.
  */
-struct target *session__adopt(struct rec_session *s, pid_t pid)
+struct target *session__adopt(struct rec_session *s, pid_t pid, const struct rec_hello_rec *hello)
 {
 	const struct object_id *bin;
 	struct rec_mapping m = {};
-	__u32 tgid = pid;
 	struct target *t;
+	int err;
 
 	/* Asked once per process: its records keep coming, the answer won't change. */
 	if (rec_u64map__get(&s->rejected, (uint64_t)pid + 1))
 		return NULL;
-	bin = binary_of(s, pid);
-	if (!bin || target_open(s, pid, &t)) {
-		bpf_map_delete_elem(bpf_map__fd(s->skel->maps.traced), &tgid);
-		rec_u64map__put(&s->rejected, (uint64_t)pid + 1, s);
-		return NULL;
+	bin = hello ? binary_of_hello(s, hello) : binary_of(s, pid);
+	if (!bin)
+		goto reject;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		goto reject;
+	t->pidfd = t->listen_fd = -1;
+	t->adopted = 1;
+	err = rec_proc__init(&t->proc, pid);
+	if ((err == -ESRCH || (!err && !t->proc.maps.n)) && hello) {
+		/* Gone, or a zombie: no maps, no memory left to read. */
+		t->proc.alive = 0;
+		err = maps_of_gone(s, bin, hello, &t->proc);
+	}
+	if (err) {
+		rec_proc__fini(&t->proc);
+		free(t);
+		goto reject;
 	}
 	m.inode = bin->inode;
 	for (size_t i = 0; i < t->proc.maps.n; i++)
@@ -457,13 +558,16 @@ struct target *session__adopt(struct rec_session *s, pid_t pid)
 			m.path = t->proc.maps.v[i].path;
 	if ((m.path && remember_object(t, &m)) || target_serve(s, t)) {
 		target_discard(s, t);
-		rec_u64map__put(&s->rejected, (uint64_t)pid + 1, s);
-		return NULL;
+		goto reject;
 	}
-	session__seed_stacks(s, t);
+	t->seed_pending = t->proc.alive;
 	if (s->opts.on_adopt)
 		s->opts.on_adopt(pid, bin->path, s->opts.ctx);
 	return t;
+reject:
+	/* Still marked traced in BPF: its records count as foreign until it exits. */
+	rec_u64map__put(&s->rejected, (uint64_t)pid + 1, s);
+	return NULL;
 }
 
 int rec_session__attach_binary(struct rec_session *s, const char *path,
@@ -472,8 +576,10 @@ int rec_session__attach_binary(struct rec_session *s, const char *path,
 	struct probe_prog progs[8];
 	size_t nprogs = probe_progs(s, progs);
 	struct rec_probe_names names;
+	struct rec_binary_key bk;
 	char real[4096];
 	struct stat st;
+	__u8 one = 1;
 	DIR *proc;
 	int err;
 
@@ -487,6 +593,16 @@ int rec_session__attach_binary(struct rec_session *s, const char *path,
 		return err;
 	if (!names.sites)
 		return -ENOENT;
+	/* Before the probes: BPF adopts only the processes of these files. */
+	bk.ino = st.st_ino;
+	bk.dev = kernel_dev(st.st_dev);
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.binaries), &bk, &one, BPF_ANY))
+		return -errno;
+	s->bins[s->nbins].inode = st.st_ino;
+	s->bins[s->nbins].path = strdup(real);
+	if (!s->bins[s->nbins].path)
+		return -ENOMEM;
+	s->bin_devs[s->nbins++] = st.st_dev;
 	/* No pid: every process that maps the file, now or later, through fork and exec. */
 	for (size_t p = 0; p < nprogs; p++) {
 		for (size_t i = 0; i < names.n; i++) {
@@ -500,16 +616,17 @@ int rec_session__attach_binary(struct rec_session *s, const char *path,
 		}
 	}
 	info->objects = 1;
-	s->bins[s->nbins].inode = st.st_ino;
-	s->bins[s->nbins].path = strdup(real);
-	s->bin_devs[s->nbins++] = st.st_dev;
 	/* Those running it already; later ones are adopted by their first record. */
 	proc = opendir("/proc");
 	for (struct dirent *de; proc && (de = readdir(proc));) {
 		pid_t pid = (pid_t)strtol(de->d_name, NULL, 10);
+		struct target *t;
 
-		if (pid > 0 && !session__target_of(s, pid))
-			session__adopt(s, pid);
+		if (pid > 0 && !session__target_of(s, pid) && (t = session__adopt(s, pid, NULL))) {
+			/* Not inside the ring callback: seed it now. */
+			t->seed_pending = 0;
+			session__seed_stacks(s, t);
+		}
 	}
 	if (proc)
 		closedir(proc);
@@ -597,6 +714,41 @@ static int64_t now_ms(void)
 /* How often the targets' maps are looked at for newly loaded libraries. */
 #define RESCAN_MS 200
 
+/* t has ended: drain and report it, then let its links go (detaching takes a while). */
+static void end_target(struct rec_session *s, struct target *t,
+		       void (*on_exit)(const struct rec_exit_info *info, void *ctx), void *ctx)
+{
+	struct rec_exit_info info;
+
+	target_done(s, t, &info);
+	if (on_exit)
+		on_exit(&info, ctx);
+	rec_reaper__close_links(t->links, t->nlinks);
+	t->nlinks = 0;
+}
+
+/*
+ * After a batch of ring records: the processes it adopted get their stacks
+ * seeded now (never inside the ring callback, which must not consume the ring
+ * again), and those that were gone already when adopted are ended.
+ */
+static void settle_adopted(struct rec_session *s,
+			   void (*on_exit)(const struct rec_exit_info *info, void *ctx), void *ctx)
+{
+	for (size_t i = 0; i < s->ntargets; i++) {
+		struct target *t = s->targets[i];
+
+		if (t->done)
+			continue;
+		if (t->seed_pending) {
+			t->seed_pending = 0;
+			session__seed_stacks(s, t);
+		}
+		if (t->pidfd < 0)
+			end_target(s, t, on_exit, ctx);
+	}
+}
+
 int rec_session__run(struct rec_session *s,
 		     void (*on_exit)(const struct rec_exit_info *info, void *ctx), void *ctx)
 {
@@ -604,7 +756,6 @@ int rec_session__run(struct rec_session *s,
 	int64_t last_scan = now_ms();
 
 	for (;;) {
-		struct rec_exit_info info;
 		size_t live = 0;
 		int n;
 
@@ -617,6 +768,7 @@ int rec_session__run(struct rec_session *s,
 		if (n < 0 && errno != EINTR)
 			return -errno;
 		rec_ring__consume(s->rb);
+		settle_adopted(s, on_exit, ctx);
 		if (now_ms() - last_scan >= RESCAN_MS) {
 			for (size_t i = 0; i < s->ntargets; i++)
 				if (!s->targets[i]->done)
@@ -635,13 +787,7 @@ int rec_session__run(struct rec_session *s,
 					return 0;
 				break;
 			case W_PIDFD:
-				target_done(s, w->ptr, &info);
-				if (on_exit)
-					on_exit(&info, ctx);
-				/* Only after reporting: detaching takes a while. */
-				rec_reaper__close_links(((struct target *)w->ptr)->links,
-					      ((struct target *)w->ptr)->nlinks);
-				((struct target *)w->ptr)->nlinks = 0;
+				end_target(s, w->ptr, on_exit, ctx);
 				break;
 			case W_LISTEN:
 				session__serve_client(s, w->ptr);
@@ -678,6 +824,9 @@ void rec_session__free(struct rec_session *s)
 	free(s->targets);
 	rec_reaper__close_links(s->bin_links, s->nbin_links);
 	free(s->bin_links);
+	for (size_t i = 0; i < s->nbin_libs; i++)
+		free(s->bin_libs[i].path);
+	free(s->bin_libs);
 	for (size_t i = 0; i < s->nbins; i++)
 		free(s->bins[i].path);
 	rec_u64map__free(&s->rejected);

@@ -91,10 +91,23 @@ int session__on_record(void *ctx, void *data, size_t size)
 		return 0;
 	memcpy(&h, data, sizeof(h));
 	t = session__target_of(s, h.tgid);
-	if (!t && s->nbins)
-		t = session__adopt(s, h.tgid);
+	if (!t && s->nbins) {
+		struct rec_hello_rec hello;
+		int is_hello = h.type == REC_RT_HELLO && size == sizeof(hello);
+
+		if (is_hello)
+			memcpy(&hello, data, sizeof(hello));
+		t = session__adopt(s, h.tgid, is_hello ? &hello : NULL);
+	}
 	if (!t) {
 		s->foreign++;
+		/* Still marked traced in BPF (a process that could not be adopted): no more. */
+		if (h.type == REC_RT_EXIT) {
+			__u32 tgid = h.tgid;
+
+			bpf_map_delete_elem(bpf_map__fd(s->skel->maps.traced), &tgid);
+			rec_u64map__del(&s->rejected, (uint64_t)h.tgid + 1);
+		}
 		return 0;
 	}
 	if (h.size != size) {
@@ -114,7 +127,7 @@ int session__on_record(void *ctx, void *data, size_t size)
 		}
 		if (err == 0 && s->followers)
 			session__follow_event(s, t, rs, &d);
-	} else if (h.type == REC_RT_HELLO && size == sizeof(h)) {
+	} else if (h.type == REC_RT_HELLO && size == sizeof(struct rec_hello_rec)) {
 		/* Adopted above: nothing more to it. */
 	} else if (h.type == REC_RT_STACK && size == sizeof(struct rec_stack_rec)) {
 		struct rec_stack_rec r;

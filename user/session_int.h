@@ -46,6 +46,8 @@ struct target {
 	int *links;		/* uprobe_multi link fds */
 	size_t nlinks;
 	int done;
+	int adopted;		/* by --binary; its libraries are attached for every process */
+	int seed_pending;	/* adopted inside the ring callback: seed after the batch */
 	struct watch w_pidfd, w_listen;
 };
 
@@ -72,8 +74,10 @@ struct rec_session {
 	struct object_id bins[MAX_BINARIES];	/* --binary files */
 	dev_t bin_devs[MAX_BINARIES];
 	size_t nbins;
-	int *bin_links;
+	int *bin_links;		/* the --binary files', and their libraries' (every process) */
 	size_t nbin_links;
+	struct object_id *bin_libs;	/* libraries attached for every process */
+	size_t nbin_libs;
 	struct rec_usdt_specs specs;
 	struct rec_u64map rejected;	/* pid + 1 of processes that could not be adopted */
 	struct watch w_ring, w_signal;
@@ -86,8 +90,14 @@ struct target *session__target_of(struct rec_session *s, pid_t pid);
 int session__watch_add(struct rec_session *s, int fd, struct watch *w, enum watch_kind kind,
 		       void *ptr);
 
-/* Starts tracing pid if it runs a --binary file; returns its target, or NULL (asked once). */
-struct target *session__adopt(struct rec_session *s, pid_t pid);
+/*
+ * Starts tracing pid, a process of a --binary file that hello (NULL if its
+ * hello record was lost) announced, even if it is gone by now; returns its
+ * target, or NULL (asked once). Called from the ring callback: it does not
+ * consume the ring, and leaves the target's stack seeding to the loop.
+ */
+struct rec_hello_rec;
+struct target *session__adopt(struct rec_session *s, pid_t pid, const struct rec_hello_rec *hello);
 
 /* Writes t's black box into the dump directory. Returns 0, -ENOENT without one, or -errno. */
 int session__write_dump(struct rec_session *s, struct target *t, char *path, size_t len);

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -188,6 +189,58 @@ int rec_elf__tls_offset(const char *path, const char *name, int64_t *off)
 	*off = (int64_t)value - (int64_t)block;
 	err = 0;
 out:
+	rec_elf__close(fd, elf);
+	return err;
+}
+
+int rec_elf__image_maps(const char *path, uint64_t inode, uint64_t start_code,
+			struct rec_maps *out)
+{
+	uint64_t lowest_exec = UINT64_MAX, bias;
+	size_t nph, n = 0;
+	GElf_Phdr ph;
+	Elf *elf;
+	int fd, err;
+
+	out->v = NULL;
+	out->n = 0;
+	err = rec_elf__open(path, &fd, &elf);
+	if (err)
+		return err;
+	err = -ENOEXEC;
+	if (gelf_getclass(elf) != ELFCLASS64 || elf_getphdrnum(elf, &nph) || nph == 0)
+		goto out;
+	/* The kernel's start_code is the lowest executable PT_LOAD's address plus the bias. */
+	for (size_t i = 0; i < nph; i++)
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X) &&
+		    ph.p_vaddr < lowest_exec)
+			lowest_exec = ph.p_vaddr;
+	if (lowest_exec == UINT64_MAX || start_code < lowest_exec)
+		goto out;
+	bias = start_code - lowest_exec;
+	err = -ENOMEM;
+	out->v = calloc(nph, sizeof(*out->v));
+	if (!out->v)
+		goto out;
+	for (size_t i = 0; i < nph; i++) {
+		struct rec_mapping *m = &out->v[n];
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || !ph.p_filesz)
+			continue;
+		/* Only the bytes the file has: the reads this serves are of .rodata. */
+		*m = (struct rec_mapping){
+			.start = bias + ph.p_vaddr, .end = bias + ph.p_vaddr + ph.p_filesz,
+			.offset = ph.p_offset, .inode = inode, .exec = !!(ph.p_flags & PF_X),
+			.path = strdup(path),
+		};
+		if (!m->path)
+			goto out;
+		out->n = ++n;
+	}
+	err = n ? 0 : -ENOEXEC;
+out:
+	if (err)
+		rec_maps__free(out);
 	rec_elf__close(fd, elf);
 	return err;
 }

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "procmaps.h"
+
 #define REC_PROBE_NAME_MAX 64
 #define REC_PROBE_NAMES_MAX 32
 
@@ -48,6 +50,16 @@ void rec_elf__close(int fd, Elf *elf);
  * executable defines itself. Returns 0, or -ENOENT if it does not.
  */
 int rec_elf__tls_offset(const char *path, const char *name, int64_t *off);
+
+/*
+ * The mappings of the ELF executable at path (whose inode is inode) in a
+ * process whose mm->start_code was start_code: one per PT_LOAD segment with
+ * bytes in the file, so that addresses in it can be read from the file once
+ * the process is gone and its maps with it. Returns 0, -ENOEXEC if the file or
+ * start_code does not fit, or another negative errno.
+ */
+int rec_elf__image_maps(const char *path, uint64_t inode, uint64_t start_code,
+			struct rec_maps *out);
 
 /*
  * Collects the probe names of provider in the ELF file at path, with how many

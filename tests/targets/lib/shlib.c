@@ -11,3 +11,8 @@ void shlib_emit(int n)
 	for (int k = 0; k < n; k++)
 		REC_INFO("from shared library", REC_I64(i, k));
 }
+
+int shlib_is_attached(void)
+{
+	return rec_is_attached();
+}

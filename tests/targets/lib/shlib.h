@@ -14,4 +14,7 @@
  */
 void shlib_emit(int n);
 
+/* rec_is_attached() of the library: its own probes (and semaphores) are armed. */
+int shlib_is_attached(void);
+
 #endif /* SHLIB_H */
