@@ -1,17 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A seq-indexed ring: the record with sequence number seq lives in slot
- * seq % cap, which also stores seq itself. The window is [lo, next_seq) with
- * lo = next_seq - cap (or 0); a slot is used only while its seq is inside the
- * window, so a slot whose seq fell out of the window is cleared when the
- * window moves past it.
+ * The held records, oldest first, in a ring of slots that grows with them:
+ * record i (0 = oldest) is in slot (head + i) % nslots, and its seq is stored
+ * with it. The records are kept in seq order, so the ones that leave when the
+ * window [next_seq - cap, next_seq) moves are the first ones, and a seq is
+ * found by a search. Nothing is indexed by seq % cap: the slot array follows
+ * the most records held at once (it doubles when they fill it, up to cap),
+ * not cap, and free, push, tail and count never walk empty seqs.
  *
  * Each slot owns a buffer sized to the largest record it has held, not to
  * slot_size: most records are much smaller than the largest kind, and a block
  * of cap * slot_size bytes would be touched page by page until RSS is the
- * worst case. A buffer only grows and is kept when its record leaves the
- * window, so once every slot has seen the biggest record it will hold, a push
- * allocates nothing.
+ * worst case. A buffer only grows; it stays with its slot when its record
+ * leaves, and moves with it when a late record shifts records along, so once
+ * every slot has seen the biggest record it will hold, a push allocates
+ * nothing.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -20,27 +23,44 @@
 
 #include "spool.h"
 
-/* 32 bytes a slot: len and size fit 32 bits, as rec_spool__new() refuses a larger slot_size. */
+/* The first slot array; a spool that holds a few records stays this small. */
+#define SPOOL_MIN_SLOTS 8
+
+/* 24 bytes a slot: len and size fit 32 bits, as rec_spool__new() refuses a larger slot_size. */
 struct rec_spool_slot {
 	uint64_t seq;
 	unsigned char *data;	/* size bytes, NULL until the first non-empty record */
 	uint32_t len;		/* of the record held */
 	uint32_t size;		/* of data; never shrinks */
-	bool used;
 };
 
 struct rec_spool {
 	size_t cap;
 	size_t slot_size;
 	uint64_t next_seq;
-	size_t count;
-	struct rec_spool_slot *slots;	/* cap slots */
+	struct rec_spool_slot *slots;	/* nslots slots, NULL until the first push */
+	size_t nslots;			/* at most cap */
+	size_t head;			/* the slot of the oldest record */
+	size_t count;			/* records held, in the count slots from head on */
+	size_t footprint;		/* bytes allocated: see rec_spool__footprint() */
 };
 
 /* The lowest seq still inside the window when the next seq is next_seq. */
 static uint64_t window_lo(size_t cap, uint64_t next_seq)
 {
 	return next_seq > cap ? next_seq - cap : 0;
+}
+
+/*
+ * The slot i places after the oldest record's (i < nslots). Slot count is the
+ * first free one, or the oldest record's when every slot is used; slot
+ * nslots - 1 is the free one before the oldest record when one is free.
+ */
+static struct rec_spool_slot *slot_at(const struct rec_spool *s, size_t i)
+{
+	size_t at = s->head + i;
+
+	return &s->slots[at < s->nslots ? at : at - s->nslots];
 }
 
 /*
@@ -65,12 +85,7 @@ struct rec_spool *rec_spool__new(size_t cap, size_t slot_size)
 		return NULL;
 	s->cap = cap;
 	s->slot_size = slot_size;
-	s->slots = calloc(cap, sizeof(*s->slots));
-	if (!s->slots) {
-		rec_spool__free(s);
-		errno = ENOMEM;
-		return NULL;
-	}
+	s->footprint = sizeof(*s);
 	return s;
 }
 
@@ -81,47 +96,101 @@ void rec_spool__free(struct rec_spool *s)
 
 	if (!s)
 		return;
-	/* Slots out of the window keep their buffers too: free every one. */
-	for (i = 0; s->slots && i < s->cap; i++)
+	/* Free slots keep their buffers too: free every one. */
+	for (i = 0; i < s->nslots; i++)
 		free(s->slots[i].data);
 	free(s->slots);
 	free(s);
 }
 
-/* Moves the window so that next_seq becomes new_next, clearing the slots that fall out. */
-static void spool_advance(struct rec_spool *s, uint64_t new_next)
+/*
+ * The number of held records whose seq is below seq (they are the oldest
+ * ones), knowing that it is in [lo, hi]: the records before lo are below seq,
+ * the one at hi, if held, is not.
+ */
+static size_t bisect(const struct rec_spool *s, uint64_t seq, size_t lo, size_t hi)
 {
-	uint64_t old_lo = window_lo(s->cap, s->next_seq);
-	uint64_t new_lo = window_lo(s->cap, new_next);
-	uint64_t seq;
-	size_t i;
+	size_t mid;
 
-	/* Seqs in [old_lo, new_lo) leave the window; look at each slot at most once. */
-	if (new_lo - old_lo >= s->cap) {
-		for (i = 0; i < s->cap; i++) {
-			if (s->slots[i].used && s->slots[i].seq < new_lo) {
-				s->slots[i].used = false;
-				s->count--;
-			}
-		}
-	} else {
-		for (seq = old_lo; seq < new_lo; seq++) {
-			struct rec_spool_slot *slot = &s->slots[seq % s->cap];
-
-			if (slot->used && slot->seq == seq) {
-				slot->used = false;
-				s->count--;
-			}
-		}
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (slot_at(s, mid)->seq < seq)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
-	s->next_seq = new_next;
+	return lo;
+}
+
+/*
+ * The number of held records whose seq is below seq, galloping from the
+ * oldest record first: when the window moves (mostly by one seq), the answer
+ * is mostly 0 or 1.
+ */
+static size_t held_below(const struct rec_spool *s, uint64_t seq)
+{
+	size_t lo = 0, hi = s->count, probe = 0, step = 1;
+
+	while (probe < hi && slot_at(s, probe)->seq < seq) {
+		lo = probe + 1;
+		probe += step;
+		step *= 2;
+	}
+	return bisect(s, seq, lo, probe < hi ? probe : hi);
+}
+
+/* The same, galloping from the newest record: a late record is mostly just behind it. */
+static size_t held_below_late(const struct rec_spool *s, uint64_t seq)
+{
+	size_t lo = 0, hi = s->count, probe, step = 1;
+
+	while (hi > 0) {
+		probe = hi > step ? hi - step : 0;
+		if (slot_at(s, probe)->seq < seq) {
+			lo = probe + 1;
+			break;
+		}
+		hi = probe;
+		step *= 2;
+	}
+	return bisect(s, seq, lo, hi);
+}
+
+/*
+ * Doubles the slot array (at least SPOOL_MIN_SLOTS, at most cap slots), the
+ * oldest record moving to slot 0. Returns 0 or -ENOMEM, in which case the
+ * spool is as it was.
+ */
+static int spool_grow(struct rec_spool *s)
+{
+	struct rec_spool_slot *slots;
+	size_t n, i;
+
+	if (s->nslots > s->cap / 2)
+		n = s->cap;
+	else
+		n = s->nslots * 2 > SPOOL_MIN_SLOTS ? s->nslots * 2 : SPOOL_MIN_SLOTS;
+	if (n > s->cap)
+		n = s->cap;
+	slots = calloc(n, sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	/* The free slots follow with their buffers, to be reused and freed. */
+	for (i = 0; i < s->nslots; i++)
+		slots[i] = *slot_at(s, i);
+	free(s->slots);
+	s->footprint += (n - s->nslots) * sizeof(*slots);
+	s->slots = slots;
+	s->nslots = n;
+	s->head = 0;
+	return 0;
 }
 
 /*
  * Makes slot's buffer hold at least len bytes (len <= slot_size). Returns 0 or
  * -ENOMEM, in which case the slot, old bytes included, is as it was.
  */
-static int slot_grow(const struct rec_spool *s, struct rec_spool_slot *slot, size_t len)
+static int slot_grow(struct rec_spool *s, struct rec_spool_slot *slot, size_t len)
 {
 	size_t size = len;
 	unsigned char *data;
@@ -146,6 +215,7 @@ static int slot_grow(const struct rec_spool *s, struct rec_spool_slot *slot, siz
 	if (!data)
 		return -ENOMEM;
 	free(slot->data);
+	s->footprint += size - slot->size;
 	slot->data = data;
 	slot->size = (uint32_t)size;
 	return 0;
@@ -155,11 +225,14 @@ static int slot_grow(const struct rec_spool *s, struct rec_spool_slot *slot, siz
  * Stores a copy of len bytes for seq. Returns 0, -E2BIG if len > slot_size,
  * -ESTALE if seq fell out of the window, -EEXIST if seq is already held,
  * -EINVAL for the one seq that has no successor (UINT64_MAX), and -ENOMEM if
- * the slot's buffer had to grow and could not; the spool is then unchanged.
+ * the slot array or the slot's buffer had to grow and could not; the spool
+ * then holds what it held (its footprint may have grown).
  */
 int rec_spool__push(struct rec_spool *s, uint64_t seq, const void *data, size_t len)
 {
-	struct rec_spool_slot *slot;
+	struct rec_spool_slot *slot, taken;
+	size_t gone = 0, pos, i;
+	bool before;
 	int err;
 
 	if (len > s->slot_size)
@@ -169,23 +242,55 @@ int rec_spool__push(struct rec_spool *s, uint64_t seq, const void *data, size_t 
 	if (seq < window_lo(s->cap, s->next_seq))
 		return -ESTALE;
 
-	slot = &s->slots[seq % s->cap];
-	/* Slots hold seqs below next_seq only, so a seq that moves the window is never held. */
-	if (slot->used && slot->seq == seq)
-		return -EEXIST;
-	/* Grow before the window moves, so that a failure leaves the spool as it was. */
+	if (seq >= s->next_seq) {
+		/* The window moves: the oldest records, up to its new low end, leave. */
+		gone = held_below(s, window_lo(s->cap, seq + 1));
+		pos = s->count;
+	} else {
+		pos = held_below_late(s, seq);
+		if (pos < s->count && slot_at(s, pos)->seq == seq)
+			return -EEXIST;
+	}
+	/* Every record that stays has a slot, and there is none for this one. */
+	if (s->count - gone == s->nslots) {
+		err = spool_grow(s);
+		if (err)
+			return err;
+	}
+	/*
+	 * A late record goes in by moving the fewer records: the older ones one
+	 * slot back into the free slot before the oldest, or the newer ones one
+	 * slot on into the free slot after the newest (when the window moves,
+	 * that is the first slot that leaves if none is free).
+	 */
+	before = pos < s->count - pos;
+	slot = slot_at(s, before ? s->nslots - 1 : s->count);
+	/* Grow before anything moves, so that a failure leaves the records as they were. */
 	if (len > slot->size) {
 		err = slot_grow(s, slot, len);
 		if (err)
 			return err;
 	}
-	if (seq >= s->next_seq)
-		spool_advance(s, seq + 1);
 
-	/* A used slot here holds an older seq that is still in the window: overwrite it. */
-	if (!slot->used)
-		s->count++;
-	slot->used = true;
+	s->head += gone;
+	if (s->head >= s->nslots)
+		s->head -= s->nslots;
+	s->count -= gone;
+	pos -= gone;
+	if (seq >= s->next_seq)
+		s->next_seq = seq + 1;
+	taken = *slot;
+	if (before) {
+		s->head = s->head ? s->head - 1 : s->nslots - 1;
+		for (i = 0; i < pos; i++)
+			*slot_at(s, i) = *slot_at(s, i + 1);
+	} else {
+		for (i = s->count; i > pos; i--)
+			*slot_at(s, i) = *slot_at(s, i - 1);
+	}
+	slot = slot_at(s, pos);
+	*slot = taken;
+	s->count++;
 	slot->seq = seq;
 	slot->len = (uint32_t)len;
 	if (len)
@@ -211,6 +316,12 @@ size_t rec_spool__count(const struct rec_spool *s)
 	return s->count;
 }
 
+/* Bytes allocated for s: itself, its slot array and its record buffers. */
+size_t rec_spool__footprint(const struct rec_spool *s)
+{
+	return s->footprint;
+}
+
 /*
  * Visits the last n held records (all if n == 0), oldest first. Returns 0, or
  * the first non-zero value fn returned.
@@ -219,20 +330,13 @@ int rec_spool__tail(const struct rec_spool *s, size_t n, rec_spool_visit_fn fn, 
 {
 	/* An empty record may have no buffer; fn gets a valid pointer all the same. */
 	static const unsigned char no_bytes[1];
-	size_t skip = (n && n < s->count) ? s->count - n : 0;
-	uint64_t seq;
+	size_t i = (n && n < s->count) ? s->count - n : 0;
 	int err;
 
-	for (seq = window_lo(s->cap, s->next_seq); seq < s->next_seq; seq++) {
-		const struct rec_spool_slot *slot = &s->slots[seq % s->cap];
+	for (; i < s->count; i++) {
+		const struct rec_spool_slot *slot = slot_at(s, i);
 
-		if (!slot->used || slot->seq != seq)
-			continue;
-		if (skip) {
-			skip--;
-			continue;
-		}
-		err = fn(seq, slot->data ? slot->data : no_bytes, slot->len, ctx);
+		err = fn(slot->seq, slot->data ? slot->data : no_bytes, slot->len, ctx);
 		if (err)
 			return err;
 	}

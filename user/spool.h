@@ -5,10 +5,15 @@
  * seq is no longer in the window [next_seq - cap, next_seq) is refused. Missing
  * seqs (dropped events) are gaps: the tail skips them.
  *
- * Memory follows the records actually stored, not cap * slot_size: a slot's
- * buffer is sized to the largest record it has held and kept for the next one,
- * so a push allocates only when its slot meets a record bigger than any before
- * (a few times in the slot's life, none in a steady state).
+ * Memory and time follow the records actually stored, never cap: the slot
+ * array starts empty and doubles (to 8 slots, then up to cap) only when the
+ * records held at once fill it, and a slot's buffer is sized to the largest
+ * record it has held and kept for the next one. So a push allocates only when
+ * the spool holds more records than ever before or its slot meets a record
+ * bigger than any before (none in a steady state). Whatever cap is, new and
+ * count take constant time, free and tail (all) time in the most records held
+ * at once, and push a search among the records held, plus, for a record that
+ * arrives late, a move of the records between its place and the nearer end.
  */
 #ifndef REC_SPOOL_H
 #define REC_SPOOL_H
@@ -28,9 +33,10 @@ void rec_spool__free(struct rec_spool *s);
 /*
  * Stores a copy of len bytes for seq. Returns 0, -E2BIG if len > slot_size,
  * -ESTALE if seq fell out of the window, -EEXIST if seq is already held,
- * -EINVAL for seq UINT64_MAX, -ENOMEM if the slot's buffer had to grow and
- * could not. On any error the spool is unchanged: the window does not move and
- * the record the slot held, if any, is still there.
+ * -EINVAL for seq UINT64_MAX, -ENOMEM if the slot array or the slot's buffer
+ * had to grow and could not. On any error the spool is unchanged: the window
+ * does not move and every record it held is still there (only its footprint
+ * may have grown).
  */
 int rec_spool__push(struct rec_spool *s, uint64_t seq, const void *data, size_t len);
 
@@ -39,6 +45,13 @@ size_t rec_spool__cap(const struct rec_spool *s);
 uint64_t rec_spool__next_seq(const struct rec_spool *s);
 /* Records held now (at most cap). */
 size_t rec_spool__count(const struct rec_spool *s);
+/*
+ * Bytes the spool has allocated: itself, its slot array (24 bytes a slot, at
+ * most cap and at most max(8, twice the most records it has held at once)
+ * slots) and each slot's buffer (the largest record that slot has held),
+ * malloc's own overhead aside. It does not grow with cap.
+ */
+size_t rec_spool__footprint(const struct rec_spool *s);
 
 /* Return non-zero to stop the walk; that value is returned by rec_spool__tail(). */
 typedef int (*rec_spool_visit_fn)(uint64_t seq, const void *data, size_t len, void *ctx);
