@@ -15,48 +15,72 @@
 
 #define NSEC_PER_SEC 1000000000LL
 
-/* Writes the escape of control character c as in JSON, or c itself. */
-static void put_escaped(FILE *out, unsigned char c)
+/* Writes the escape of the control character c (below 0x20, or DEL) as in JSON; its length. */
+static size_t put_control(FILE *out, unsigned char c)
 {
+	const char *named = NULL;
+
 	switch (c) {
 	case '\n':
-		fputs("\\n", out);
+		named = "\\n";
 		break;
 	case '\t':
-		fputs("\\t", out);
+		named = "\\t";
 		break;
 	case '\r':
-		fputs("\\r", out);
+		named = "\\r";
 		break;
 	case '\b':
-		fputs("\\b", out);
+		named = "\\b";
 		break;
 	case '\f':
-		fputs("\\f", out);
+		named = "\\f";
 		break;
-	default:
-		if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
 	}
+	if (named) {
+		fputs(named, out);
+		return 2;
+	}
+	fprintf(out, "\\u%04x", c);
+	return 6;
 }
 
-/* Writes s (len bytes) with control characters escaped; quotes and backslashes too if json. */
-static void put_text(FILE *out, const char *s, size_t len, bool json)
+/*
+ * The one escaping of text that came from the target, for glog (json false) or
+ * inside a JSON string (json true): control bytes (below 0x20 and DEL) and the
+ * C1 controls in UTF-8 (U+0080..U+009F, bytes c2 80..c2 9f) become "\n",
+ * "\u001b" and so on; quotes and backslashes are escaped for JSON only. Every
+ * other byte is written as it is. Returns the number of bytes written.
+ */
+static size_t put_text(FILE *out, const char *s, size_t len, bool json)
 {
-	size_t i;
+	size_t i, n = 0;
 
 	for (i = 0; i < len; i++) {
 		unsigned char c = (unsigned char)s[i];
+		unsigned char next = i + 1 < len ? (unsigned char)s[i + 1] : 0;
 
 		if (json && (c == '"' || c == '\\')) {
 			fputc('\\', out);
 			fputc(c, out);
+			n += 2;
+		} else if (c < 0x20 || c == 0x7f) {
+			n += put_control(out, c);
+		} else if (c == 0xc2 && next >= 0x80 && next <= 0x9f) {
+			fprintf(out, "\\u%04x", next);
+			n += 6;
+			i++;
 		} else {
-			put_escaped(out, c);
+			fputc(c, out);
+			n++;
 		}
 	}
+	return n;
+}
+
+size_t rec_text__escape(FILE *out, const char *s, size_t len)
+{
+	return put_text(out, s, len, false);
 }
 
 /* Writes s (len bytes, may hold NULs) as a JSON string literal, quotes included. */
@@ -98,13 +122,43 @@ static const char *str_marker(enum rec_str_status status)
 	return "<?>";
 }
 
-/* Writes a string field's text and its marker, escaped for JSON (without quotes) or glog. */
-static void put_str_value(FILE *out, const struct rec_value *v, bool json)
+/* Writes a string field's text and its marker, escaped for glog. */
+static void put_str_value(FILE *out, const struct rec_value *v)
 {
 	const char *marker = str_marker(v->str.status);
 
-	put_text(out, v->str.ptr, v->str.len, json);
-	put_text(out, marker, strlen(marker), json);
+	put_text(out, v->str.ptr, v->str.len, false);
+	put_text(out, marker, strlen(marker), false);
+}
+
+/*
+ * The name of a string's status in JSON ("field_status" here, "status" in
+ * dumps), or NULL for a string read whole.
+ */
+static const char *str_status_name(enum rec_str_status status)
+{
+	switch (status) {
+	case REC_STR_OK:
+		return NULL;
+	case REC_STR_TRUNCATED:
+		return "truncated";
+	case REC_STR_FAULT:
+		return "fault";
+	case REC_STR_NULL:
+		return "null";
+	case REC_STR_NOSPACE:
+		return "nospace";
+	}
+	return "unknown";
+}
+
+/* Writes a string field as JSON: the bytes read (the first of a truncated one), else null. */
+static void json_str_value(FILE *out, const struct rec_value *v)
+{
+	if (v->str.status == REC_STR_OK || v->str.status == REC_STR_TRUNCATED)
+		rec_json__string(out, v->str.ptr, v->str.len);
+	else
+		fputs("null", out);
 }
 
 /* Splits time_ns (since the epoch, may be negative) into seconds and microseconds. */
@@ -155,19 +209,33 @@ static const char *event_message(const struct rec_event_view *ev, int *msg_field
 	return NULL;
 }
 
-/* Writes the message of ev escaped for JSON (without quotes) or glog. */
+/* Writes the message of ev escaped for glog. */
 static void put_message(FILE *out, const struct rec_event_view *ev, const char *msg,
-			int msg_field, bool json)
+			int msg_field)
+{
+	if (!ev->cs)
+		fprintf(out, "<callsite 0x%" PRIx64 ">", ev->meta);
+	else if (msg)
+		put_text(out, msg, strlen(msg), false);
+	else if (msg_field >= 0)
+		put_str_value(out, &ev->values[msg_field]);
+}
+
+/* Writes the message of ev as a JSON value: a string, or null for an unread message field. */
+static void json_message(FILE *out, const struct rec_event_view *ev, const char *msg,
+			 int msg_field)
 {
 	char buf[32];
 
 	if (!ev->cs) {
 		snprintf(buf, sizeof(buf), "<callsite 0x%" PRIx64 ">", ev->meta);
-		fputs(buf, out);
+		json_cstr(out, buf);
 	} else if (msg) {
-		put_text(out, msg, strlen(msg), json);
+		json_cstr(out, msg);
 	} else if (msg_field >= 0) {
-		put_str_value(out, &ev->values[msg_field], json);
+		json_str_value(out, &ev->values[msg_field]);
+	} else {
+		json_cstr(out, "");
 	}
 }
 
@@ -176,7 +244,7 @@ static void glog_value(FILE *out, const struct rec_value *v)
 {
 	switch (v->type) {
 	case REC_FT_STR:
-		put_str_value(out, v, false);
+		put_str_value(out, v);
 		break;
 	case REC_FT_I64:
 		fprintf(out, "%" PRId64, v->i64);
@@ -240,7 +308,7 @@ void rec_render__glog(FILE *out, const struct rec_event_view *ev)
 
 	msg = event_message(ev, &msg_field);
 	if (!cs || msg || msg_field >= 0) {
-		put_message(out, ev, msg, msg_field, false);
+		put_message(out, ev, msg, msg_field);
 		first = false;
 	}
 	for (i = 0; i < ev->nfields; i++) {
@@ -285,9 +353,7 @@ static void json_value(FILE *out, const struct rec_value *v)
 {
 	switch (v->type) {
 	case REC_FT_STR:
-		fputc('"', out);
-		put_str_value(out, v, true);
-		fputc('"', out);
+		json_str_value(out, v);
 		break;
 	case REC_FT_I64:
 		fprintf(out, "%" PRId64, v->i64);
@@ -304,6 +370,32 @@ static void json_value(FILE *out, const struct rec_value *v)
 	default:
 		fputs("null", out);
 	}
+}
+
+/*
+ * Writes ',"field_status":{name: status, ...}' for the string fields of ev that
+ * were not read whole, the message field included; nothing if there are none.
+ */
+static void json_field_status(FILE *out, const struct rec_event_view *ev)
+{
+	char name_buf[16];
+	bool first = true;
+	uint32_t i;
+
+	for (i = 0; i < ev->nfields; i++) {
+		const struct rec_value *v = &ev->values[i];
+		const char *status;
+
+		if (v->type != REC_FT_STR || !(status = str_status_name(v->str.status)))
+			continue;
+		fputs(first ? ",\"field_status\":{" : ",", out);
+		first = false;
+		json_cstr(out, field_name(ev, i, name_buf, sizeof(name_buf)));
+		fputc(':', out);
+		json_cstr(out, status);
+	}
+	if (!first)
+		fputc('}', out);
 }
 
 /*
@@ -348,9 +440,8 @@ void rec_render__json(FILE *out, const struct rec_event_view *ev)
 	fprintf(out, ",\"line\":%" PRIu32, cs ? cs->line : 0);
 
 	msg = event_message(ev, &msg_field);
-	fputs(",\"fields\":{\"message\":\"", out);
-	put_message(out, ev, msg, msg_field, true);
-	fputc('"', out);
+	fputs(",\"fields\":{\"message\":", out);
+	json_message(out, ev, msg, msg_field);
 	for (i = 0; i < ev->nfields; i++) {
 		if ((int)i == msg_field)
 			continue;
@@ -359,5 +450,7 @@ void rec_render__json(FILE *out, const struct rec_event_view *ev)
 		fputc(':', out);
 		json_value(out, &ev->values[i]);
 	}
-	fputs("}}\n", out);
+	fputc('}', out);
+	json_field_status(out, ev);
+	fputs("}\n", out);
 }

@@ -8,7 +8,19 @@
 
 #include "event.h"
 
-/* Writes s (len bytes, may hold NULs) as a JSON string literal, quotes included. */
+/*
+ * Writes s (len bytes, may hold NULs) for a terminal: control bytes (below 0x20,
+ * and DEL) and the C1 controls in UTF-8 (U+0080..U+009F) as JSON escapes ("\n",
+ * "\u001b", "\u009b"), every other byte as it is. Returns the number of bytes
+ * written. Every text output of something that came from the target (subjects,
+ * callsite names, targets and files, field names, strings) goes through it.
+ */
+size_t rec_text__escape(FILE *out, const char *s, size_t len);
+
+/*
+ * Writes s (len bytes, may hold NULs) as a JSON string literal, quotes included,
+ * with the escapes of rec_text__escape().
+ */
 void rec_json__string(FILE *out, const char *s, size_t len);
 
 /*
@@ -23,9 +35,9 @@ void rec_json__f64(FILE *out, double v);
  *	I1202 14:03:12.123456 4242 server.c:88] <actor[0]> handled request, id: 7, ok: true
  * Level letter, local month/day and time with microseconds, tid, basename of the
  * file, line, the subject in angle brackets (omitted when empty), the message,
- * then ", name: value" per field. Strings are printed raw, with control
- * characters escaped as in JSON; a string that was not read whole is followed
- * by a marker: "…[truncated]", "<unreadable>", "(null)", "<no space>".
+ * then ", name: value" per field. Text is escaped (rec_text__escape); a string
+ * that was not read whole is followed by a marker: "…[truncated]",
+ * "<unreadable>", "(null)", "<no space>".
  * f64 uses %g; bool true/false. With cs NULL, the file is "?", the line 0 and
  * the message "<callsite 0x…>".
  */
@@ -38,9 +50,12 @@ void rec_render__glog(FILE *out, const struct rec_event_view *ev);
  * hex, no padding), time is RFC 3339 UTC with microseconds
  * ("2026-12-02T14:03:12.123456Z"), level is "INFO" etc. fields is an object
  * whose first key is "message" (the callsite's message, or the field named
- * message when the callsite has none), then each field by name; strings not read
- * whole carry the marker as in glog. f64 that are not finite print as strings
- * ("nan", "inf", "-inf").
+ * message when the callsite has none), then each field by name. A string is
+ * its bytes (the first 255 of a truncated one) or null when none were read
+ * (NULL, unreadable, no space); each string not read whole is named with its
+ * status in "field_status", after "fields" and only when there is one:
+ * {"long":"truncated","p":"null","q":"fault","r":"nospace"}. f64 that are not
+ * finite print as strings ("nan", "inf", "-inf").
  */
 void rec_render__json(FILE *out, const struct rec_event_view *ev);
 

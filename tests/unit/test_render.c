@@ -143,11 +143,42 @@ static void test_json_string(void **state)
 	assert_string_equal(json_string("l1\nl2\tx\ry\bz\f", 12), "\"l1\\nl2\\tx\\ry\\bz\\f\"");
 	assert_string_equal(json_string("\x01\x1f\x1b", 3), "\"\\u0001\\u001f\\u001b\"");
 	assert_string_equal(json_string("a\0b", 3), "\"a\\u0000b\"");
-	/* UTF-8 and DEL pass through unchanged. */
-	assert_string_equal(json_string("caf\xc3\xa9 \xe2\x82\xac\x7f", 10),
-			    "\"caf\xc3\xa9 \xe2\x82\xac\x7f\"");
+	/* UTF-8 passes through unchanged; DEL and the C1 controls (U+0080..U+009F) do not. */
+	assert_string_equal(json_string("caf\xc3\xa9 \xe2\x82\xac", 9),
+			    "\"caf\xc3\xa9 \xe2\x82\xac\"");
+	assert_string_equal(json_string("\x7f \xc2\x9b \xc2\x80 \xc2\x9f \xc2\xa0 \xc2", 15),
+			    "\"\\u007f \\u009b \\u0080 \\u009f \xc2\xa0 \xc2\"");
 	/* Only len bytes are written. */
 	assert_string_equal(json_string("abcdef", 3), "\"abc\"");
+}
+
+static const char *text_escaped(const char *s, size_t len, size_t *written)
+{
+	FILE *f = open_text();
+
+	*written = rec_text__escape(f, s, len);
+	fclose(f);
+	return text;
+}
+
+#define ESCAPED(lit) text_escaped((lit), sizeof(lit) - 1, &n)
+
+/* Text for a terminal: no byte that moves the cursor or starts an escape sequence. */
+static void test_text_escape(void **state)
+{
+	size_t n;
+
+	(void)state;
+	assert_string_equal(ESCAPED("plain \"q\" \\"), "plain \"q\" \\");
+	assert_int_equal(n, 11);
+	assert_string_equal(ESCAPED("a\nI0101 forged\x1b[2J\x7f\r\x07"),
+			    "a\\nI0101 forged\\u001b[2J\\u007f\\r\\u0007");
+	assert_int_equal(n, strlen(text));
+	/* An 8-bit CSI written as UTF-8, and the NUL bytes a string may hold. */
+	assert_string_equal(ESCAPED("\xc2\x9b" "31m\0x"), "\\u009b31m\\u0000x");
+	assert_int_equal(n, strlen(text));
+	assert_string_equal(ESCAPED("caf\xc3\xa9"), "caf\xc3\xa9");
+	assert_int_equal(n, 5);
 }
 
 static void test_key_format(void **state)
@@ -237,11 +268,12 @@ static void test_message_from_field(void **state)
 			    "I1202 14:03:12.123456 4243 f.c:5] <actor[0]> formatted 42\n");
 	assert_non_null(strstr(json(&ev), ",\"fields\":{\"message\":\"formatted 42\"}}\n"));
 
-	/* A message field that could not be read carries its marker. */
+	/* A message field that could not be read carries its marker, in JSON its status. */
 	values[0] = str("", 0, REC_STR_FAULT);
 	assert_string_equal(glog(&ev),
 			    "I1202 14:03:12.123456 4243 f.c:5] <actor[0]> <unreadable>\n");
-	assert_non_null(strstr(json(&ev), ",\"fields\":{\"message\":\"<unreadable>\"}}\n"));
+	assert_non_null(strstr(json(&ev), ",\"fields\":{\"message\":null},"
+					  "\"field_status\":{\"message\":\"fault\"}}\n"));
 }
 
 static void test_no_message(void **state)
@@ -296,10 +328,18 @@ static void test_string_markers(void **state)
 	assert_string_equal(glog(&ev), "I1202 14:03:12.123456 4243 f.c:5] <actor[0]> m, "
 				       "a: abc\xe2\x80\xa6[truncated], b: <unreadable>, "
 				       "c: (null), d: <no space>, e: \n");
-	assert_non_null(strstr(json(&ev), ",\"fields\":{\"message\":\"m\","
-					  "\"a\":\"abc\xe2\x80\xa6[truncated]\","
-					  "\"b\":\"<unreadable>\",\"c\":\"(null)\","
-					  "\"d\":\"<no space>\",\"e\":\"\"}}\n"));
+	/*
+	 * JSON: the bytes read, or null when there are none; the status of each
+	 * string not read whole, by field name, apart from the values.
+	 */
+	assert_non_null(strstr(json(&ev), ",\"fields\":{\"message\":\"m\",\"a\":\"abc\","
+					  "\"b\":null,\"c\":null,\"d\":null,\"e\":\"\"},"
+					  "\"field_status\":{\"a\":\"truncated\",\"b\":\"fault\","
+					  "\"c\":\"null\",\"d\":\"nospace\"}}\n"));
+	/* A string that came whole has no status, and nor has an event of only such strings. */
+	ev.nfields = 1;
+	values[0] = STR("fine");
+	assert_non_null(strstr(json(&ev), ",\"fields\":{\"message\":\"m\",\"a\":\"fine\"}}\n"));
 }
 
 /* Text from the target never breaks the line. */
@@ -378,6 +418,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_json_string),
+		cmocka_unit_test(test_text_escape),
 		cmocka_unit_test(test_key_format),
 		cmocka_unit_test(test_glog_example),
 		cmocka_unit_test(test_json_example),
