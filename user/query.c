@@ -17,6 +17,22 @@ int rec_query__match(const struct rec_query *q, const struct rec_rstate *rs)
 	return 1;
 }
 
+int64_t rec_query__realtime(uint64_t mono_ns, int64_t offset_ns)
+{
+	int64_t t;
+
+	/* Both may come from a hostile dump: saturate instead of overflowing. */
+	if (mono_ns > INT64_MAX) {
+		/* Only a negative offset brings it back; the sum is then in [0, 2^64). */
+		uint64_t sum = mono_ns + (uint64_t)offset_ns;
+
+		return offset_ns >= 0 || sum > INT64_MAX ? INT64_MAX : (int64_t)sum;
+	}
+	if (__builtin_add_overflow((int64_t)mono_ns, offset_ns, &t))
+		return offset_ns > 0 ? INT64_MAX : INT64_MIN;
+	return t;
+}
+
 void rec_query__event(FILE *out, struct rec_proc *p, const struct rec_rstate *rs,
 		      const struct rec_decoded *d, const struct rec_query *q)
 {
@@ -28,7 +44,7 @@ void rec_query__event(FILE *out, struct rec_proc *p, const struct rec_rstate *rs
 		.recorder = rs->recorder,
 		.subject = rs->subject,
 		.seq = d->seq,
-		.time_ns = (int64_t)d->time_ns + p->clock_offset_ns,
+		.time_ns = rec_query__realtime(d->time_ns, p->clock_offset_ns),
 		.cs = rec_proc__callsite(p, d->meta),
 		.meta = d->meta,
 		.nfields = d->nfields,
@@ -73,6 +89,13 @@ static int tail_visit(uint64_t seq, const void *data, size_t len, void *ctx)
 	return 0;
 }
 
+/* Writes s, which came from the target, escaped; padded with spaces to width columns. */
+static void put_target_text(FILE *out, const char *s, size_t width)
+{
+	for (size_t n = rec_text__escape(out, s, strlen(s)); n < width; n++)
+		fputc(' ', out);
+}
+
 static void recording_header(FILE *out, const struct rec_proc *p, const struct rec_rstate *rs)
 {
 	char kbuf[20];
@@ -81,10 +104,11 @@ static void recording_header(FILE *out, const struct rec_proc *p, const struct r
 
 	if (p->ns_pid)
 		snprintf(ns, sizeof(ns), " (ns pid %d)", (int)p->ns_pid);
-	fprintf(out, "==> pid %d%s recording %s <%s> cap %" PRIu64 ", seen %" PRIu64
-		", kept %" PRIu64 ", dropped %" PRIu64 "%s <==\n",
-		(int)p->pid, ns, rec_key__format(rs->key, kbuf), rs->subject, rs->cap, rs->produced,
-		rs->received, rs->dropped, rs->retired ? ", retired" : "");
+	fprintf(out, "==> pid %d%s recording %s <", (int)p->pid, ns, rec_key__format(rs->key, kbuf));
+	put_target_text(out, rs->subject, 0);
+	fprintf(out, "> cap %" PRIu64 ", seen %" PRIu64 ", kept %" PRIu64 ", dropped %" PRIu64
+		"%s <==\n", rs->cap, rs->produced, rs->received, rs->dropped,
+		rs->retired ? ", retired" : "");
 }
 
 static int answer_tail(FILE *out, struct rec_proc *p, const struct rec_query *q)
@@ -135,10 +159,11 @@ static int answer_list(FILE *out, struct rec_proc *p, const struct rec_query *q)
 				rs->cap, rs->produced, rs->received, rs->dropped,
 				rec_spool__count(rs->spool), state);
 		} else {
-			fprintf(out, "%-8d %-20s %-20s %-16s %8" PRIu64 " %10" PRIu64 " %10" PRIu64
-				" %10" PRIu64 " %8zu %s\n", (int)p->pid, kbuf, rbuf,
-				rs->subject[0] ? rs->subject : "-", rs->cap, rs->produced, rs->received,
-				rs->dropped, rec_spool__count(rs->spool), state);
+			fprintf(out, "%-8d %-20s %-20s ", (int)p->pid, kbuf, rbuf);
+			put_target_text(out, rs->subject[0] ? rs->subject : "-", 16);
+			fprintf(out, " %8" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64
+				" %8zu %s\n", rs->cap, rs->produced, rs->received, rs->dropped,
+				rec_spool__count(rs->spool), state);
 		}
 	}
 	return 0;
@@ -178,8 +203,9 @@ static void stack_of(FILE *out, struct rec_proc *p, const struct rec_rstate *rs,
 		rec_json__string(out, rs->subject, strlen(rs->subject));
 		fputs(",\"stack\":[", out);
 	} else {
-		fprintf(out, "pid %d tid %u recording %s <%s>:\n", (int)p->pid, ts->tid, kbuf,
-			rs->subject);
+		fprintf(out, "pid %d tid %u recording %s <", (int)p->pid, ts->tid, kbuf);
+		put_target_text(out, rs->subject, 0);
+		fputs(">:\n", out);
 	}
 	for (int i = (int)ts->depth - 1; i >= 0; i--) {
 		const struct rec_frame *f = &ts->frames[i];
@@ -192,10 +218,15 @@ static void stack_of(FILE *out, struct rec_proc *p, const struct rec_rstate *rs,
 			if (!first)
 				fputc(',', out);
 			frame_json(out, cs, f->meta);
-		} else if (cs && cs->line) {
-			fprintf(out, "    %s (%s:%u)\n", cs->name, rec_path__base(cs->file), cs->line);
 		} else if (cs) {
-			fprintf(out, "    %s\n", cs->name);
+			fputs("    ", out);
+			put_target_text(out, cs->name, 0);
+			if (cs->line) {
+				fputs(" (", out);
+				put_target_text(out, rec_path__base(cs->file), 0);
+				fprintf(out, ":%u)", cs->line);
+			}
+			fputc('\n', out);
 		} else {
 			fprintf(out, "    <callsite 0x%" PRIx64 ">\n", (uint64_t)f->meta);
 		}

@@ -41,6 +41,13 @@ int rec_query__answer(FILE *out, struct rec_proc *p, const struct rec_query *q);
 /* Names of enum rec_counter: "ring_full", ... */
 const char *rec_counter__name(enum rec_counter c);
 
+/*
+ * The CLOCK_REALTIME time of an event recorded at mono_ns (CLOCK_MONOTONIC),
+ * given the process's offset between the clocks: their sum, saturated to the
+ * range of int64_t.
+ */
+int64_t rec_query__realtime(uint64_t mono_ns, int64_t offset_ns);
+
 /* Writes one event (as decoded by rec_proc__ingest_event) the way tails show it. */
 void rec_query__event(FILE *out, struct rec_proc *p, const struct rec_rstate *rs,
 		      const struct rec_decoded *d, const struct rec_query *q);

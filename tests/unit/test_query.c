@@ -28,6 +28,7 @@ static const char *rec_meta = "RCS1\0S\0" "2\0recording\0recorder\0recorder.h\0"
 			      "3\0recording\0recorder\0subject\0";
 static const char *child_meta = REC__SPAN_META(INFO, "child_span"); static const int child_line = __LINE__;
 static const char *inner_meta = REC__SPAN_META(DEBUG, "inner"); static const int inner_line = __LINE__;
+static const char *evil_meta = REC__SPAN_META(INFO, "evil\x1b]0;title\x07\nspan");
 static const char *event_meta = REC__META("E", INFO, "event x.c:1", "hello", 1, "n\0");
 
 static void add_recording(struct rec_proc *p, uint64_t key, const char *subject, uint64_t cap)
@@ -214,6 +215,92 @@ static void test_retire_and_clamp(void **state)
 	assert_int_equal(rec_proc__ingest_recording(p, &r), -EINVAL);
 }
 
+/* True if out holds a byte below 0x20 other than the newline ending each line, or DEL. */
+static int has_control(const char *out)
+{
+	for (const unsigned char *c = (const unsigned char *)out; *c; c++)
+		if ((*c < 0x20 && *c != '\n') || *c == 0x7f)
+			return 1;
+	return 0;
+}
+
+static int count_lines(const char *out)
+{
+	int n = 0;
+
+	for (; *out; out++)
+		n += *out == '\n';
+	return n;
+}
+
+/*
+ * What the target named (subjects, span names) is escaped in every text
+ * answer: a newline cannot forge a line, nor an ESC reach the terminal.
+ */
+static void test_text_answers_escape_target_text(void **state)
+{
+	static const char subject[] = "x\nI0101 00:00:00.000000 1 forged.c:1] forged\x1b[2J\x7f";
+	struct rec_proc *p = *state;
+	struct rec_thread_stack *v = calloc(1, sizeof(*v));
+	char *out;
+
+	add_recording(p, 0x8000000000000009ULL, subject, 10);
+	assert_int_equal(ingest(p, 0x8000000000000009ULL, 0, 1), 0);
+	v->tid = 42;
+	frame(v, rec_meta, 0x8000000000000009ULL);
+	frame(v, evil_meta, 0x8000000000000009ULL);
+	rec_proc__set_stacks(p, v, 1);
+
+	out = answer(p, REC_Q_LIST, subject);
+	assert_false(has_control(out));
+	assert_int_equal(count_lines(out), 2);
+	assert_non_null(strstr(out, " x\\nI0101 00:00:00.000000 1 forged.c:1] forged\\u001b[2J"
+				    "\\u007f       10          1          1          0        1 "
+				    "live\n"));
+	free(out);
+
+	out = answer(p, 0, subject);
+	assert_false(has_control(out));
+	assert_int_equal(count_lines(out), 2);
+	assert_non_null(strstr(out, " <x\\nI0101 00:00:00.000000 1 forged.c:1] forged\\u001b[2J"
+				    "\\u007f> cap 10, seen 1, kept 1, dropped 0 <==\n"));
+	free(out);
+
+	out = answer(p, REC_Q_STACKS, subject);
+	assert_false(has_control(out));
+	assert_int_equal(count_lines(out), 3);
+	assert_non_null(strstr(out, " <x\\nI0101 00:00:00.000000 1 forged.c:1] forged\\u001b[2J"
+				    "\\u007f>:\n    evil\\u001b]0;title\\u0007\\nspan "
+				    "(test_query.c:"));
+	free(out);
+
+	out = answer(p, REC_Q_STACKS | REC_Q_JSON, subject);
+	assert_false(has_control(out));
+	assert_int_equal(count_lines(out), 1);
+	free(out);
+	out = answer(p, REC_Q_LIST | REC_Q_JSON, subject);
+	assert_false(has_control(out));
+	assert_int_equal(count_lines(out), 1);
+	free(out);
+}
+
+/* Event times from a hostile dump saturate instead of overflowing. */
+static void test_realtime_saturates(void **state)
+{
+	(void)state;
+	assert_int_equal(rec_query__realtime(5, -3), 2);
+	assert_int_equal(rec_query__realtime(1000, 1700000000000000000LL),
+			 1700000000000001000LL);
+	assert_int_equal(rec_query__realtime(INT64_MAX, 1), INT64_MAX);
+	assert_int_equal(rec_query__realtime(INT64_MAX - 1, INT64_MAX), INT64_MAX);
+	assert_int_equal(rec_query__realtime(UINT64_MAX, 0), INT64_MAX);
+	assert_int_equal(rec_query__realtime(UINT64_MAX, -1), INT64_MAX);
+	assert_int_equal(rec_query__realtime(UINT64_MAX, INT64_MIN), INT64_MAX);
+	assert_int_equal(rec_query__realtime((uint64_t)INT64_MAX + 10, -20), INT64_MAX - 10);
+	assert_int_equal(rec_query__realtime(0, INT64_MIN), INT64_MIN);
+	assert_int_equal(rec_query__realtime(1, INT64_MIN), INT64_MIN + 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -222,6 +309,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_tail_shows_gaps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ingest_validates, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_retire_and_clamp, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_text_answers_escape_target_text, setup,
+						teardown),
+		cmocka_unit_test(test_realtime_saturates),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
