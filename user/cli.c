@@ -1,30 +1,48 @@
 // SPDX-License-Identifier: MIT
 #include <ctype.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "cli.h"
 
-int rec_cli__parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+/* Parses all of s in base (10 or 16) into [min, max]; digits only, no sign or space. */
+static int parse_base(const char *s, int base, uint64_t min, uint64_t max, uint64_t *out)
 {
 	unsigned long long v;
 	char *end;
 
-	if (!s || !*s || isspace((unsigned char)*s) || *s == '-' || *s == '+')
+	if (!*s || !(base == 16 ? isxdigit((unsigned char)*s) : isdigit((unsigned char)*s)))
 		return -EINVAL;
 	errno = 0;
-	v = strtoull(s, &end, 0);
+	v = strtoull(s, &end, base);
 	if (errno || *end || v < min || v > max)
 		return -EINVAL;
 	*out = v;
 	return 0;
 }
 
+int rec_cli__parse_dec(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	if (!s)
+		return -EINVAL;
+	return parse_base(s, 10, min, max, out);
+}
+
+int rec_cli__parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	if (!s)
+		return -EINVAL;
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		return parse_base(s + 2, 16, min, max, out);
+	return parse_base(s, 10, min, max, out);
+}
+
 pid_t rec_cli__parse_pid(struct argp_state *state, const char *arg)
 {
 	uint64_t v = 0;
 
-	if (rec_cli__parse_u64(arg, 1, INT32_MAX, &v))
-		argp_error(state, "invalid pid '%s': expected a positive integer", arg);
+	if (rec_cli__parse_dec(arg, 1, INT32_MAX, &v))
+		argp_error(state, "invalid pid '%s': expected a positive decimal integer", arg);
 	return (pid_t)v;
 }

@@ -8,12 +8,22 @@
 #include <sys/types.h>
 
 /*
- * Parses a whole decimal (or 0x-prefixed hex) number in [min, max] from s.
- * Returns 0 or -EINVAL.
+ * Parses a whole decimal number, or a 0x-prefixed hex one (keys), in [min, max]
+ * from s. A leading 0 is decimal, never octal. No sign, no space. Returns 0 or
+ * -EINVAL.
  */
 int rec_cli__parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 
-/* Parses a pid argument of an option; a bad one ends the program through argp_error(). */
+/*
+ * Parses a whole decimal number in [min, max] from s (pids, counts): "010" is
+ * 10, "0x10" is refused. Returns 0 or -EINVAL.
+ */
+int rec_cli__parse_dec(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+
+/*
+ * Parses a decimal pid argument of an option; a bad one ends the program
+ * through argp_error().
+ */
 pid_t rec_cli__parse_pid(struct argp_state *state, const char *arg);
 
 #endif /* REC_CLI_H */

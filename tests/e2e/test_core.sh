@@ -151,7 +151,7 @@ test_errors_name_what_failed() {
 	out=$(unshare --user --map-root-user $B/recorder-attach -p "$plain" 2>&1)
 	expect "BPF unavailable" "recorder-attach: failed to load the BPF programs: Operation not permitted (BPF unavailable? the kernel needs BPF, BTF and uprobes; -v shows libbpf's messages)" "$out" || return 1
 	out=$($B/recorder-tail -p abc 2>&1)
-	echo "$out" | grep -q "invalid pid 'abc': expected a positive integer" ||
+	echo "$out" | grep -q "invalid pid 'abc': expected a positive decimal integer" ||
 		fail "bad pid message: $out" || return 1
 	out=$($B/recorder-attach 2>&1)
 	echo "$out" | grep -q "no process given: use -p PID" || fail "missing -p message: $out"
