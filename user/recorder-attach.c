@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "render.h"
 #include "session.h"
 
 #define MAX_PIDS 64
@@ -133,6 +134,21 @@ static void on_adopt(pid_t pid, const char *binary, void *ctx)
 	fflush(stdout);
 }
 
+/* The file and the spec come from the target's files: escaped for the terminal. */
+static void on_skipped(pid_t pid, const char *path, const char *probe, unsigned int nsites,
+		       const char *spec, void *ctx)
+{
+	(void)ctx;
+	fprintf(stderr, "recorder-attach: warning: skipped %u site%s of probe recorder:%s in ",
+		nsites, nsites == 1 ? "" : "s", probe);
+	rec_text__escape(stderr, path, strlen(path));
+	if (pid)
+		fprintf(stderr, " (pid %d)", (int)pid);
+	fputs(": unsupported argument spec '", stderr);
+	rec_text__escape(stderr, spec, strlen(spec));
+	fputs("'; its other sites are attached\n", stderr);
+}
+
 static void on_exit_pid(const struct rec_exit_info *info, void *ctx)
 {
 	(void)ctx;
@@ -163,6 +179,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	env.opts.on_adopt = on_adopt;
+	env.opts.on_skipped = on_skipped;
 	env.opts.follow_binaries = env.nbinaries > 0;
 	err = rec_session__open(&s, &env.opts);
 	if (err) {

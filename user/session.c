@@ -271,15 +271,25 @@ static int add_link(int **links, size_t *n, int fd)
 	return 0;
 }
 
-/* One link for every site of provider "recorder", probe name, in the file at path. */
+/*
+ * One link for every site of provider "recorder", probe name, in the file at
+ * path; the sites attached go into *nsites. Sites with an argument spec we do
+ * not support are left out and reported through opts.on_skipped.
+ */
 static int attach_probe(struct rec_session *s, int **links, size_t *nlinks,
-			struct bpf_program *prog, const char *path, const char *name, pid_t pid)
+			struct bpf_program *prog, const char *path, const char *name, pid_t pid,
+			unsigned int *nsites)
 {
-	unsigned int nsites;
+	struct rec_usdt_skipped skipped;
 	int fd;
 
+	*nsites = 0;
 	fd = rec_usdt__attach_multi(&s->specs, bpf_program__fd(prog), path, "recorder", name, pid,
-				    &nsites);
+				    nsites, &skipped);
+	if (skipped.n && s->opts.on_skipped)
+		s->opts.on_skipped(pid, path, name, skipped.n, skipped.spec, s->opts.ctx);
+	if (fd == -ENOENT && skipped.n)
+		return 0;
 	if (fd < 0)
 		return fd;
 	return add_link(links, nlinks, fd);
@@ -339,13 +349,15 @@ static int attach_objects(struct rec_session *s, struct target *t, const struct 
 	for (size_t p = 0; p < nprogs; p++) {
 		for (size_t o = 0; o < nobjs; o++) {
 			for (size_t i = 0; i < objs[o].names.n; i++) {
+				unsigned int nsites;
+
 				if (strcmp(objs[o].names.v[i].name, progs[p].name) != 0)
 					continue;
 				err = attach_probe(s, links, nlinks, progs[p].prog, objs[o].path,
-						   progs[p].name, pid);
+						   progs[p].name, pid, &nsites);
 				if (err)
 					goto out;
-				info->sites += objs[o].names.v[i].sites;
+				info->sites += nsites;
 			}
 		}
 	}
@@ -606,13 +618,15 @@ int rec_session__attach_binary(struct rec_session *s, const char *path,
 	/* No pid: every process that maps the file, now or later, through fork and exec. */
 	for (size_t p = 0; p < nprogs; p++) {
 		for (size_t i = 0; i < names.n; i++) {
+			unsigned int nsites;
+
 			if (strcmp(names.v[i].name, progs[p].name) != 0)
 				continue;
 			err = attach_probe(s, &s->bin_links, &s->nbin_links, progs[p].prog, real,
-					   progs[p].name, 0);
+					   progs[p].name, 0, &nsites);
 			if (err)
 				return err;
-			info->sites += names.v[i].sites;
+			info->sites += nsites;
 		}
 	}
 	info->objects = 1;

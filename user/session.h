@@ -22,6 +22,13 @@ struct rec_session_opts {
 	int follow_binaries;	/* rec_session__attach_binary will be used */
 	/* Called when a process running a --binary file starts being traced. */
 	void (*on_adopt)(pid_t pid, const char *binary, void *ctx);
+	/*
+	 * Called when nsites sites of probe name in the file at path (for pid, 0
+	 * = every process) are left out because their argument spec (the first
+	 * one's is spec) is not supported; the other sites are attached.
+	 */
+	void (*on_skipped)(pid_t pid, const char *path, const char *probe, unsigned int nsites,
+			   const char *spec, void *ctx);
 	void *ctx;
 };
 
@@ -34,7 +41,7 @@ struct rec_exit_info {
 };
 
 struct rec_attach_info {
-	unsigned int sites;	/* probe sites attached */
+	unsigned int sites;	/* probe sites attached (skipped ones not counted) */
 	unsigned int objects;	/* executable and libraries that had probes */
 	char sock_path[108];
 };

@@ -4,6 +4,7 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -160,11 +161,14 @@ static int spec_id(struct rec_usdt_specs *specs, const char *args, uint64_t *id)
 			return 0;
 		}
 	}
-	if (specs->n == specs->max || strlen(args) >= sizeof(specs->args[0]))
-		return -E2BIG;
+	/* Unsupported (-EINVAL) before full (-E2BIG): the caller skips only the former. */
+	if (strlen(args) >= sizeof(specs->args[0]))
+		return -EINVAL;
 	err = parse_spec(args, &spec);
 	if (err)
 		return err;
+	if (specs->n == specs->max)
+		return -E2BIG;
 	if (!specs->args) {
 		specs->args = calloc(specs->max, sizeof(specs->args[0]));
 		if (!specs->args)
@@ -237,6 +241,7 @@ struct collect_ctx {
 	const char *provider, *name;
 	uint64_t base_addr;	/* where .stapsdt.base is, 0 if absent */
 	struct sites *out;
+	struct rec_usdt_skipped *skipped;
 };
 
 static int collect_note(const struct rec_usdt_note *n, void *arg)
@@ -258,6 +263,12 @@ static int collect_note(const struct rec_usdt_note *n, void *arg)
 		err = file_offset(c->elf, sema, false, &sema_off);
 	if (!err)
 		err = spec_id(c->specs, n->args, &id);
+	/* One site we cannot read the arguments of costs that site, not the file. */
+	if (err == -EINVAL) {
+		if (!c->skipped->n++)
+			snprintf(c->skipped->spec, sizeof(c->skipped->spec), "%s", n->args);
+		return 0;
+	}
 	if (!err)
 		err = add_site(c->out, pc_off, sema_off, id);
 	return err;
@@ -265,9 +276,9 @@ static int collect_note(const struct rec_usdt_note *n, void *arg)
 
 /* Collects the sites of provider:name from the notes, with their spec ids. */
 static int collect(Elf *elf, struct rec_usdt_specs *specs, const char *provider,
-		   const char *name, struct sites *out)
+		   const char *name, struct sites *out, struct rec_usdt_skipped *skipped)
 {
-	struct collect_ctx c = { elf, specs, provider, name, 0, out };
+	struct collect_ctx c = { elf, specs, provider, name, 0, out, skipped };
 	size_t shstrndx;
 	Elf_Scn *scn = NULL;
 	int err;
@@ -290,17 +301,18 @@ static int collect(Elf *elf, struct rec_usdt_specs *specs, const char *provider,
 
 int rec_usdt__attach_multi(struct rec_usdt_specs *specs, int prog_fd, const char *path,
 			   const char *provider, const char *name, pid_t pid,
-			   unsigned int *nsites)
+			   unsigned int *nsites, struct rec_usdt_skipped *skipped)
 {
 	struct link_create_uprobe_multi attr = {};
 	struct sites s = {};
 	Elf *elf;
 	int fd, err;
 
+	memset(skipped, 0, sizeof(*skipped));
 	err = rec_elf__open(path, &fd, &elf);
 	if (err)
 		return err;
-	err = collect(elf, specs, provider, name, &s);
+	err = collect(elf, specs, provider, name, &s, skipped);
 	if (err)
 		goto out;
 	attr.prog_fd = prog_fd;

@@ -23,16 +23,24 @@ struct rec_usdt_specs {
 	char (*args)[256];	/* the spec string of each id, to share ids */
 };
 
+/* Sites left out of an attach because their argument spec is not supported. */
+struct rec_usdt_skipped {
+	unsigned int n;		/* how many */
+	char spec[256];		/* the first one's argument spec */
+};
+
 /*
  * Attaches prog_fd (loaded with expected attach type BPF_TRACE_UPROBE_MULTI) to
  * every site of provider:name in the ELF file at path, for process pid (0 = every
- * process). Returns the link fd, with the number of sites in *nsites; -ENOENT if
- * there is no such probe, -EINVAL for an argument spec it cannot parse, -E2BIG
- * when the specs map is full, or another negative errno.
+ * process). A site whose argument spec cannot be parsed is left out and counted
+ * in *skipped (which the call fills); the others are attached. Returns the link
+ * fd, with the number of sites attached in *nsites; -ENOENT if there is no site
+ * to attach (no such probe, or every site was skipped), -E2BIG when the specs
+ * map is full, or another negative errno.
  */
 int rec_usdt__attach_multi(struct rec_usdt_specs *specs, int prog_fd, const char *path,
 			   const char *provider, const char *name, pid_t pid,
-			   unsigned int *nsites);
+			   unsigned int *nsites, struct rec_usdt_skipped *skipped);
 
 /*
  * Parses one USDT argument ("8@%rax", "-4@$-1", "8@-16(%rbp)") into the 16-byte
