@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <recorder.h>
@@ -563,6 +564,187 @@ static void sc_literal_then_kill(struct scenario *sc)
 	kill(getpid(), SIGKILL);
 }
 
+/* Records one event, then exits with status 3: the black box must say so. */
+static void sc_exit_3(struct scenario *sc)
+{
+	struct rec_recording *rec = new_recording(sc, new_recorder(sc), 10, "exit3");
+	struct rec_span span;
+
+	rec_recording_span(&span, rec, "exit3");
+	rec_span_enter(&span);
+	REC_INFO("about to exit", REC_I64(status, 3));
+	rec_span_exit(&span);
+	exit(3);
+}
+
+/*
+ * Copied strings at the edges: exactly 255 bytes (kept whole, no mark), 256
+ * (the first 255, marked truncated), three in one event (each in its own
+ * place), and one the tracer cannot read: its first bytes are readable (the
+ * header touches the first one) but it runs into a page with no access.
+ */
+static void sc_copied_strings(struct scenario *sc)
+{
+	struct rec_recording *rec = new_recording(sc, new_recorder(sc), 10, "strings");
+	long page = sysconf(_SC_PAGESIZE);
+	char exact[256], over[257], a[8], b[8], c[8];
+	struct rec_span span;
+	char *area, *bad;
+
+	memset(exact, 'e', 255);
+	exact[255] = '\0';
+	memset(over, 'o', 256);
+	over[256] = '\0';
+	strcpy(a, "alpha");
+	strcpy(b, "beta");
+	strcpy(c, "gamma");
+	area = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (area == MAP_FAILED || mprotect(area + page, page, PROT_NONE))
+		die_oom();
+	bad = area + page - 4;
+	memcpy(bad, "abcd", 4);
+
+	rec_recording_span(&span, rec, "strings");
+	rec_span_enter(&span);
+	REC_INFO("edges", REC_STR(exact, exact), REC_STR(over, over));
+	REC_INFO("three", REC_STR(a, a), REC_STR(b, b), REC_STR(c, c));
+	REC_INFO("unreadable", REC_STR(bad, bad), REC_STR(after, a));
+	rec_span_exit(&span);
+}
+
+/* Subjects of 63 bytes (kept whole) and of 70 (cut to their first 63). */
+static void sc_long_subjects(struct scenario *sc)
+{
+	static const char s63[] = "subject-of-63-bytes-....................................ends-63";
+	static const char s70[] = "subject-of-70-bytes-....................................63-here"
+				  "|cut-it";
+	struct rec_recorder *r = new_recorder(sc);
+	struct rec_recording *rec63 = new_recording(sc, r, 10, "s63");
+	struct rec_recording *rec70 = new_recording(sc, r, 10, "s70");
+	struct rec_span span63, span70;
+
+	_Static_assert(sizeof(s63) == 64 && sizeof(s70) == 71, "subject lengths");
+	rec_recording_span(&span63, rec63, s63);
+	rec_span_enter(&span63);
+	REC_INFO("in 63");
+	rec_span_exit(&span63);
+	rec_recording_span(&span70, rec70, s70);
+	rec_span_enter(&span70);
+	REC_INFO("in 70");
+	rec_span_exit(&span70);
+}
+
+/*
+ * Before the attach: enters the recording span, then outer_x, then inner_y,
+ * exits outer_x first (it must be unlinked from the thread's chain of spans)
+ * and then inner_y. The thread is inside the recording span only, which is
+ * what recorder-attach must read from rec__current when it attaches.
+ */
+static void sc_exit_outer_first(struct scenario *sc)
+{
+	struct rec_recording *rec = new_recording(sc, new_recorder(sc), 10, "outer");
+	static struct rec_span x, y;
+
+	rec_recording_span(&held_spans[0], rec, "outer");
+	hold_span(sc, &held_spans[0]);
+	REC_SPAN_INIT(&x, INFO, "outer_x");
+	rec_span_enter(&x);
+	REC_SPAN_INIT(&y, INFO, "inner_y");
+	rec_span_enter(&y);
+	rec_span_exit(&x);
+	rec_span_exit(&y);
+	printf("inside\n");
+	fflush(stdout);
+	wait_for_attach();
+	REC_INFO("after attach");
+}
+
+/*
+ * Emits "tick 0", then one more tick per SIGUSR1 until SIGTERM or SIGINT, so
+ * that a test can see each event arrive while the process runs.
+ */
+static void sc_ticks(struct scenario *sc)
+{
+	struct rec_recording *rec = new_recording(sc, new_recorder(sc), 100, "ticks");
+	struct rec_span span;
+	sigset_t set;
+	int sig = 0;
+
+	rec_recording_span(&span, rec, "ticks");
+	rec_span_enter(&span);
+	REC_INFO("tick", REC_U64(n, 0));
+	printf("ticking\n");
+	fflush(stdout);
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	for (uint64_t n = 1;; n++) {
+		if (sigwait(&set, &sig) != 0)
+			continue;
+		if (sig != SIGUSR1)
+			break;
+		REC_INFO("tick", REC_U64(n, n));
+	}
+	rec_span_exit(&span);
+	exit(0);
+}
+
+/* Counts the evaluations of a field expression. */
+static uint64_t side_effects;
+
+static uint64_t side_effect(void)
+{
+	return ++side_effects;
+}
+
+/*
+ * Inside a recording span, before and after the attach, an event whose field
+ * has a side effect: while nothing is attached the event site must not build
+ * its arguments, so the count stays 0 until the attach.
+ */
+static void sc_detached_side_effects(struct scenario *sc)
+{
+	struct rec_recording *rec = new_recording(sc, new_recorder(sc), 10, "detached");
+	struct rec_span span;
+	uint64_t detached;
+
+	rec_recording_span(&span, rec, "detached");
+	rec_span_enter(&span);
+	for (int i = 0; i < 1000; i++)
+		REC_INFO("counted", REC_U64(calls, side_effect()));
+	detached = side_effects;
+	printf("inside\n");
+	fflush(stdout);
+	wait_for_attach();
+	for (int i = 0; i < 3; i++)
+		REC_INFO("counted", REC_U64(calls, side_effect()));
+	rec_span_exit(&span);
+	printf("side effects while detached: %" PRIu64 ", attached: %" PRIu64 "\n", detached,
+	       side_effects - detached);
+}
+
+/*
+ * Text that must not reach a terminal raw: a subject with a newline that
+ * forges a glog line and escape sequences, a span name and a message with
+ * ESC and BEL, a copied string with DEL and an 8-bit CSI (U+009B). The span
+ * stays entered so that --stacks shows it.
+ */
+static void sc_hostile_text(struct scenario *sc)
+{
+	struct rec_recording *rec = new_recording(sc, new_recorder(sc), 10, "hostile");
+	struct rec_span *evil = &held_spans[1];
+	char copied[32];
+
+	strcpy(copied, "del\x7f csi\xc2\x9b" "31m nl\n");
+	rec_recording_span(&held_spans[0], rec,
+			   "s\nI0101 00:00:00.000000 1 forged.c:1] forged\x1b[2J\x1b]0;t\x07");
+	hold_span(sc, &held_spans[0]);
+	REC_SPAN_INIT(evil, INFO, "span\x1b[31m\nforged");
+	hold_span(sc, evil);
+	REC_INFO("msg\x1b[1m\r", REC_STR(copied, copied), REC_STR(lit, "lit\x1b\x07"));
+}
+
 static const struct {
 	const char *name;
 	void (*run)(struct scenario *sc);
@@ -586,6 +768,13 @@ static const struct {
 	{ "dlopen", sc_dlopen, false },
 	{ "literal_then_kill", sc_literal_then_kill, false },
 	{ "sleeper", sc_sleeper, true },
+	{ "exit_3", sc_exit_3, false },
+	{ "copied_strings", sc_copied_strings, false },
+	{ "long_subjects", sc_long_subjects, false },
+	{ "exit_outer_first", sc_exit_outer_first, true },
+	{ "ticks", sc_ticks, false },
+	{ "detached_side_effects", sc_detached_side_effects, true },
+	{ "hostile_text", sc_hostile_text, false },
 };
 
 #define NSCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))
@@ -600,7 +789,7 @@ static void usage(void)
 int main(int argc, char **argv)
 {
 	struct scenario sc = { 0 };
-	sigset_t stop;
+	sigset_t stop, blocked;
 	size_t which;
 	int sig;
 
@@ -623,7 +812,10 @@ int main(int argc, char **argv)
 	sigemptyset(&stop);
 	sigaddset(&stop, SIGTERM);
 	sigaddset(&stop, SIGINT);
-	pthread_sigmask(SIG_BLOCK, &stop, NULL);
+	blocked = stop;
+	/* For the ticks scenario, which waits for it itself. */
+	sigaddset(&blocked, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &blocked, NULL);
 
 	printf("pid %d\n", (int)getpid());
 	fflush(stdout);
