@@ -104,7 +104,8 @@ static void recording_header(FILE *out, const struct rec_proc *p, const struct r
 
 	if (p->ns_pid)
 		snprintf(ns, sizeof(ns), " (ns pid %d)", (int)p->ns_pid);
-	fprintf(out, "==> pid %d%s recording %s <", (int)p->pid, ns, rec_key__format(rs->key, kbuf));
+	fprintf(out, "==> pid %d%s recording %s <", (int)p->pid, ns,
+		rec_key__format(rs->key, kbuf));
 	put_target_text(out, rs->subject, 0);
 	fprintf(out, "> cap %" PRIu64 ", seen %" PRIu64 ", kept %" PRIu64 ", dropped %" PRIu64
 		"%s <==\n", rs->cap, rs->produced, rs->received, rs->dropped,

@@ -81,7 +81,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case 'n':
 		if (rec_cli__parse_dec(arg, 1, INT64_MAX, &v))
-			argp_error(state, "invalid -n '%s': expected a positive decimal integer", arg);
+			argp_error(state, "invalid -n '%s': expected a positive decimal integer",
+				   arg);
 		env.q.n = (int64_t)v;
 		break;
 	case OPT_RECORDING:
