@@ -86,14 +86,21 @@ test_dump_on_request_matches_live_tail() {
 	start_target $SCENARIO all_fields || return 1
 	attach_dumping "$TARGET_PID" || return 1
 	wait_for "$T/target.out" '^ready' || return 1
-	local dump opt
+	local dump opt live
 	dump=$($B/recorder-tail -p "$TARGET_PID" --dump) || fail "--dump failed: $dump" || return 1
 	[ -s "$dump" ] || fail "--dump printed '$dump', which is no file" || return 1
-	for opt in "" "--json" "-n 2" "--list" "--list --json" "--stacks --json" "--subject fields --json"; do
+	for opt in "" "--json" "-n 2" "--list" "--list --json" "--stacks" "--stacks --json" \
+		"--subject fields --json"; do
 		# shellcheck disable=SC2086
-		expect "--file gives what -p gives for: $opt" "$(rtail $opt)" \
+		live=$(rtail $opt) || fail "recorder-tail -p $TARGET_PID $opt failed" || return 1
+		# Two empty answers would match, and prove nothing.
+		[ -n "$live" ] || fail "recorder-tail -p $TARGET_PID $opt printed nothing" || return 1
+		# shellcheck disable=SC2086
+		expect "--file gives what -p gives for: $opt" "$live" \
 			"$($B/recorder-tail --file "$dump" $opt | grep -v '^==> pid .* running <==$')" || return 1
 	done
+	expect "the six events and the stack are there" "6 1" \
+		"$(rtail --json | jq -s length) $(rtail --stacks --json | jq -s length)" || return 1
 	expect "a live dump says the process was running" "running" \
 		"$(jq -r '.ended.how' "$dump")"
 }

@@ -90,8 +90,18 @@ TMMDD hh:mm:ss.us TID scenario.c:L] <fields> tracing' \
 {"keys":["pid","tid","recording","recorder","subject","seq","time","level","target","name","file","line","fields"],"level":"DEBUG","fields":{"message":"debugging"}}
 {"keys":["pid","tid","recording","recorder","subject","seq","time","level","target","name","file","line","fields"],"level":"TRACE","fields":{"message":"tracing"}}' \
 		"$(rtail --json | jq -c '{keys: keys_unsorted, level, fields, field_status} | del(.field_status | nulls)')" || return 1
-	rtail --json | jq -e -r '.time' | grep -qvE '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z$' &&
-		fail "a time is not RFC 3339 with microseconds: $(rtail --json | jq -r .time)"
+	local times
+	times=$(rtail --json | jq -r .time) || return 1
+	expect "one time per event" 6 "$(echo "$times" | grep -c .)" || return 1
+	if echo "$times" | grep -qvE '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z$'; then
+		fail "a time is not RFC 3339 with microseconds: $times"
+		return 1
+	fi
+	# The events happened a moment ago: their wall-clock time is within the hour.
+	expect "every time is within an hour of now ($times)" 6 \
+		"$(echo "$times" | jq -R --argjson now "$(date +%s)" \
+			'sub("\\.[0-9]+Z$"; "Z") | fromdate | . > $now - 3600 and . < $now + 3600' |
+			grep -c '^true$')" || return 1
 	rtail -n 2 --json | jq -r .fields.message | tr '\n' ' ' | grep -qx 'debugging tracing ' ||
 		fail "-n 2 did not give the last two events"
 }
@@ -114,16 +124,35 @@ r2 $r2" "$(rtail --list --json | jq -r '"\(.subject) \(.recorder)"')" || return 
 }
 
 test_follow_streams_new_events() {
-	start_target $B/workload --wait-attach --events 40 --rate 40 --cap 100 --fields 1 || return 1
+	start_target $SCENARIO ticks || return 1
 	attach "$TARGET_PID" || return 1
+	wait_for "$T/target.out" '^ticking' || return 1
 	$B/recorder-tail -p "$TARGET_PID" --follow --json >"$T/follow.out" 2>"$T/follow.err" &
-	local tail_pid=$!
+	local tail_pid=$! n i
 	BG_PIDS+=($tail_pid)
-	# The workload exits after its last event; recorder-attach then ends the follow.
-	wait_for "$T/attach.out" 'pid [0-9]+ exited' 20 || return 1
-	wait "$tail_pid"
-	expect "every event once, in order, while it happened" "$(seq 0 39)" \
-		"$(jq -r .seq "$T/follow.out")"
+	# The tail (tick 0) has come: from here on the follower is registered.
+	wait_for "$T/follow.out" '"seq":0,' || return 1
+	# Each new event must arrive while the target still runs, before the next
+	# one is made: a line kept in a buffer would come only at the end.
+	for n in 1 2 3; do
+		kill -USR1 "$TARGET_PID"
+		wait_for "$T/follow.out" "\"seq\":$n," 10 ||
+			fail "tick $n did not arrive while the target ran" || return 1
+		kill -0 "$TARGET_PID" || fail "the target is gone before tick $n was seen" || return 1
+	done
+	stop_target
+	# recorder-attach ends the follow when the target exits.
+	for ((i = 0; i < 500; i++)); do
+		kill -0 "$tail_pid" 2>/dev/null || break
+		sleep 0.02
+	done
+	kill -0 "$tail_pid" 2>/dev/null && fail "recorder-tail --follow did not end with the target" &&
+		return 1
+	wait "$tail_pid" || fail "recorder-tail --follow failed: $(cat "$T/follow.err")" || return 1
+	expect "every event once, in order, as it happened" "0 0
+1 1
+2 2
+3 3" "$(jq -r '"\(.seq) \(.fields.n)"' "$T/follow.out")"
 }
 
 test_errors_name_what_failed() {

@@ -338,11 +338,12 @@ static void sc_retired(struct scenario *sc)
 static void sc_all_fields(struct scenario *sc)
 {
 	struct rec_recording *rec = new_recording(sc, new_recorder(sc), 10, "fields");
-	struct rec_span span;
+	struct rec_span *span = &held_spans[0];
 	char buf[32];
 
-	rec_recording_span(&span, rec, "fields");
-	rec_span_enter(&span);
+	/* Held until the end, so that the stacks have something to show too. */
+	rec_recording_span(span, rec, "fields");
+	hold_span(sc, span);
 	REC_INFO("all types", REC_STR(s, "text"), REC_I64(i, -42), REC_U64(u, 42), REC_F64(f, 1.5),
 		 REC_BOOL(b, 1), REC_ERR(err, "bad thing"), REC_STR(quote, "a \"quoted\"\nline"),
 		 REC_U64(last, 8));
@@ -359,7 +360,6 @@ static void sc_all_fields(struct scenario *sc)
 	REC_ERROR("failed", REC_I64(code, 7));
 	REC_DEBUG("debugging");
 	REC_TRACE("tracing");
-	rec_span_exit(&span);
 }
 
 static void sc_recorders(struct scenario *sc)
