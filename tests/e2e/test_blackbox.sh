@@ -237,3 +237,42 @@ test_binary_follows_new_processes_and_fork_exec() {
 	expect "the fork+exec child's own black box" "child[0] 8 SIGKILL" \
 		"$($B/recorder-tail --file "$d2" --json -n 1 | jq -r '"\(.subject) \(.seq)"') $(jq -r '.ended.name' "$d2")"
 }
+
+# attach_binary_stopped: recorder-attach --binary workload, attached, then stopped
+# (SIGSTOP): what the processes started now emit waits in the ring until SIGCONT.
+attach_binary_stopped() {
+	$B/recorder-attach --binary $B/workload --dump-dir "$T/dumps" >"$T/attach.out" 2>"$T/attach.err" &
+	ATTACH_PID=$!
+	BG_PIDS+=($ATTACH_PID)
+	wait_for "$T/attach.out" '^attached to .* in every process that runs it' ||
+		{ cat "$T/attach.err"; return 1; }
+	kill -STOP "$ATTACH_PID"
+}
+
+# A short-lived process can be gone before recorder-attach reads its first
+# record (a busy or descheduled recorder-attach): its records are in the ring,
+# and it must still be traced and get its black box.
+test_binary_process_gone_before_its_first_record_is_read_keeps_its_black_box() {
+	attach_binary_stopped || return 1
+	$B/workload --wait-attach --events 7 --cap 10 --subject quick >"$T/w.out" 2>&1 || return 1
+	kill -CONT "$ATTACH_PID"
+	local p dump
+	p=$(awk '{print $3}' "$T/w.out")
+	dump=$(dump_of "$p") || return 1
+	expect "its black box has its events and how it ended" "quick[0] 6 7 7 0 exit 0" \
+		"$($B/recorder-tail --file "$dump" --json -n 1 | jq -r '"\(.subject) \(.seq)"') $($B/recorder-tail --file "$dump" --list --json | jq -r '"\(.seen) \(.kept) \(.dropped)"') $(jq -r '"\(.ended.how) \(.ended.code)"' "$dump")"
+}
+
+# recorder-attach adopts a process while it reads the ring (its first record),
+# and reads the ring again to learn its stacks: no record may be taken twice.
+test_binary_adoption_takes_each_record_once() {
+	attach_binary_stopped || return 1
+	start_target $B/workload --wait-attach --events 7 --cap 10 --subject once --hold 60 \
+		--report "$T/report.json" || return 1
+	wait_for "$T/report.json" 'last_seq' 20 || return 1
+	kill -CONT "$ATTACH_PID"
+	wait_for "$T/attach.out" "^recorder-attach: tracing pid $TARGET_PID " || return 1
+	expect "seen = kept = 7, nothing dropped" '{"subject":"once[0]","seen":7,"kept":7,"dropped":0,"tail":7}' \
+		"$(rtail --list --json | jq -c '{subject, seen, kept, dropped, tail}')" || return 1
+	expect "each event once" "0 1 2 3 4 5 6" "$(rtail --json | jq -r .seq | tr '\n' ' ' | sed 's/ $//')"
+}
