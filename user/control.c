@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -18,47 +21,179 @@ int rec_control__path(char *buf, size_t len, const char *dir, pid_t pid)
 		       : 0;
 }
 
-static int make_dir(const char *path)
+int rec_control__prepare_dir(const char *dir, char *why, size_t len, int *searchable)
 {
-	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	char *slash;
 	struct stat st;
+	int fd, err;
 
-	snprintf(dir, sizeof(dir), "%s", path);
-	slash = strrchr(dir, '/');
-	if (!slash || slash == dir)
-		return 0;
-	*slash = '\0';
-	if (mkdir(dir, 0700) && errno != EEXIST)
+	dir = dir ? dir : REC_CONTROL_DIR;
+	*searchable = 1;
+	why[0] = '\0';
+	if (mkdir(dir, 0711) == 0) {
+		/* Ours: its mode is ours to set, whatever the umask took away. */
+		fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		err = fchmod(fd, 0711) ? -errno : 0;
+		close(fd);
+		return err;
+	}
+	if (errno != EEXIST)
 		return -errno;
+	/* Not ours: looked at, never changed. */
 	if (stat(dir, &st))
 		return -errno;
-	/* The socket exposes the target's data: only root may reach it. */
-	if (st.st_uid != geteuid() || (st.st_mode & 077))
-		if (chown(dir, geteuid(), getegid()) || chmod(dir, 0700))
-			return -errno;
+	if (!S_ISDIR(st.st_mode)) {
+		snprintf(why, len, "it is not a directory");
+		return -EPERM;
+	}
+	if (st.st_uid != 0 && st.st_uid != geteuid()) {
+		snprintf(why, len, "it belongs to uid %u, not to root", (unsigned int)st.st_uid);
+		return -EPERM;
+	}
+	if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX)) {
+		snprintf(why, len, "its mode %04o lets %s write to it without the sticky bit",
+			 (unsigned int)(st.st_mode & 07777),
+			 st.st_mode & S_IWOTH ? "others" : "its group");
+		return -EPERM;
+	}
+	*searchable = (st.st_mode & S_IXOTH) != 0;
 	return 0;
 }
 
-int rec_control__listen(const char *path)
+/* DIR/PID.sock -> DIR/PID.lock */
+static int lock_path_of(const char *sock_path, char *buf, size_t len)
 {
-	struct sockaddr_un addr = { .sun_family = AF_UNIX };
-	mode_t old;
-	int fd, err;
+	size_t n = strlen(sock_path);
 
-	err = make_dir(path);
+	if (n < 5 || strcmp(sock_path + n - 5, ".sock") != 0)
+		return -EINVAL;
+	if (snprintf(buf, len, "%.*s.lock", (int)(n - 5), sock_path) >= (int)len)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+static pid_t lock_holder(int fd)
+{
+	char buf[24];
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+	long v;
+
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	v = strtol(buf, NULL, 10);
+	return v > 0 && v < (1L << 22) ? (pid_t)v : 0;
+}
+
+int rec_control__lock(const char *sock_path, char *lock_path, size_t len, pid_t *holder)
+{
+	int err;
+
+	*holder = 0;
+	err = lock_path_of(sock_path, lock_path, len);
 	if (err)
 		return err;
+	for (int tries = 0; tries < 8; tries++) {
+		struct stat a, b;
+		char buf[24];
+		int fd, n;
+
+		fd = open(lock_path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0)
+			return -errno;
+		if (flock(fd, LOCK_EX | LOCK_NB)) {
+			err = errno == EWOULDBLOCK ? -EBUSY : -errno;
+			if (err == -EBUSY)
+				*holder = lock_holder(fd);
+			close(fd);
+			return err;
+		}
+		/*
+		 * Its last holder removes the file before letting go: a lock taken
+		 * on a file that is no longer at the path counts for nothing.
+		 */
+		if (fstat(fd, &a) || stat(lock_path, &b) || a.st_ino != b.st_ino ||
+		    a.st_dev != b.st_dev) {
+			close(fd);
+			continue;
+		}
+		n = snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
+		if (ftruncate(fd, 0) || pwrite(fd, buf, n, 0) != n) {
+			err = -errno;
+			unlink(lock_path);
+			close(fd);
+			return err;
+		}
+		return fd;
+	}
+	return -EAGAIN;
+}
+
+void rec_control__unlock(int fd, const char *lock_path)
+{
+	if (fd < 0)
+		return;
+	unlink(lock_path);
+	close(fd);
+}
+
+/* 1 if a server accepts connections at path, 0 if none does, or -errno if it can't tell. */
+static int socket_is_served(const char *path)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	int fd, err;
+
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -errno;
 	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path);
-	unlink(path);
-	old = umask(077);
-	err = bind(fd, (struct sockaddr *)&addr, sizeof(addr));
+	err = connect(fd, (struct sockaddr *)&addr, sizeof(addr)) ? errno : 0;
+	close(fd);
+	/* EAGAIN: its backlog is full, so someone listens. */
+	if (err == 0 || err == EAGAIN)
+		return 1;
+	if (err == ECONNREFUSED || err == ENOENT)
+		return 0;
+	return -err;
+}
+
+int rec_control__listen(const char *path, uid_t owner)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	struct stat st;
+	mode_t old;
+	int fd, err;
+
+	if (lstat(path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode))
+			return -EEXIST;
+		err = socket_is_served(path);
+		if (err)
+			return err > 0 ? -EADDRINUSE : err;
+		/* Left by a server that is gone. */
+		if (unlink(path) && errno != ENOENT)
+			return -errno;
+	} else if (errno != ENOENT) {
+		return -errno;
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path);
+	old = umask(0177);
+	err = bind(fd, (struct sockaddr *)&addr, sizeof(addr)) ? -errno : 0;
 	umask(old);
-	if (err || listen(fd, 16)) {
+	if (err) {
+		close(fd);
+		return err;
+	}
+	/* The owner may connect; SO_PEERCRED decides all the same. */
+	if ((owner != (uid_t)-1 && owner != geteuid() &&
+	     fchownat(AT_FDCWD, path, owner, (gid_t)-1, AT_SYMLINK_NOFOLLOW)) ||
+	    listen(fd, 64)) {
 		err = -errno;
+		unlink(path);
 		close(fd);
 		return err;
 	}
@@ -82,12 +217,14 @@ int rec_control__connect(const char *path)
 	return fd;
 }
 
-static int write_all(int fd, const void *buf, size_t len)
+int rec_control__send(int fd, const struct rec_query *q)
 {
-	const char *p = buf;
+	struct rec_request req = { .magic = REC_REQUEST_MAGIC, .size = sizeof(req), .q = *q };
+	const char *p = (const char *)&req;
+	size_t len = sizeof(req);
 
 	while (len) {
-		ssize_t n = write(fd, p, len);
+		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -99,11 +236,18 @@ static int write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-int rec_control__send(int fd, const struct rec_query *q)
+int rec_control__parse(const void *buf, size_t len, struct rec_query *q)
 {
-	struct rec_request req = { .magic = REC_REQUEST_MAGIC, .size = sizeof(req), .q = *q };
+	struct rec_request req;
 
-	return write_all(fd, &req, sizeof(req));
+	if (len != sizeof(req))
+		return -EPROTO;
+	memcpy(&req, buf, sizeof(req));
+	if (req.magic != REC_REQUEST_MAGIC || req.size != sizeof(req))
+		return -EPROTO;
+	*q = req.q;
+	q->subject[sizeof(q->subject) - 1] = '\0';
+	return 0;
 }
 
 int rec_control__recv(int fd, struct rec_query *q)
@@ -122,9 +266,5 @@ int rec_control__recv(int fd, struct rec_query *q)
 			return -EPROTO;
 		got += n;
 	}
-	if (req.magic != REC_REQUEST_MAGIC || req.size != sizeof(req))
-		return -EPROTO;
-	*q = req.q;
-	q->subject[sizeof(q->subject) - 1] = '\0';
-	return 0;
+	return rec_control__parse(&req, sizeof(req), q);
 }

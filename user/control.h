@@ -1,9 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The control socket between recorder-attach and recorder-tail: a unix stream
- * socket per traced process, /run/recorder/PID.sock, in a directory only root
- * may enter. The client sends one struct rec_request; the server answers with a
- * status byte ('0' ok, '1' error) and then text: the output, or the error.
+ * socket per traced process, /run/recorder/PID.sock, beside the lock PID.lock
+ * that the recorder-attach serving it holds (flock) for the process's life. The
+ * client sends one struct rec_request; the server answers with a status byte
+ * ('0' ok, '1' error) and then text: the output, or the error.
+ *
+ * Who may read: root and the process's owner. The socket file belongs to the
+ * owner with mode 0600 so that the owner can connect; the server checks every
+ * client's SO_PEERCRED all the same, and that check is the one that counts.
  */
 #ifndef REC_CONTROL_H
 #define REC_CONTROL_H
@@ -24,12 +29,45 @@ struct rec_request {
 
 /* The socket path for pid under dir (NULL = REC_CONTROL_DIR). Returns 0 or -ENAMETOOLONG. */
 int rec_control__path(char *buf, size_t len, const char *dir, pid_t pid);
-/* Creates dir (0700) and a listening socket at path (0600). Returns the fd or -errno. */
-int rec_control__listen(const char *path);
+
+/*
+ * Makes dir (NULL = REC_CONTROL_DIR) ready to hold control sockets. A missing dir
+ * is created, owned by root with mode 0711: anyone may reach a socket whose name
+ * they know, nobody but root may list or change it. An existing dir is never
+ * changed: it is refused with -EPERM, and why tells the reason, if anyone but
+ * root could replace a socket in it (not a directory, not owned by root, or
+ * writable by group or others without the sticky bit). *searchable is set to 0
+ * if others may not search it (then only root can reach its sockets).
+ * Returns 0, -EPERM, or another -errno.
+ */
+int rec_control__prepare_dir(const char *dir, char *why, size_t len, int *searchable);
+
+/*
+ * Takes the lock of the socket at sock_path (the file beside it named PID.lock),
+ * held until rec_control__unlock. Returns the lock's fd; -EBUSY if another
+ * process holds it, with *holder set to that process's pid (0 if unknown); or
+ * another -errno. The lock path goes into lock_path.
+ */
+int rec_control__lock(const char *sock_path, char *lock_path, size_t len, pid_t *holder);
+
+/* Removes the lock file at lock_path and lets go of the lock fd. */
+void rec_control__unlock(int fd, const char *lock_path);
+
+/*
+ * Listens at path (the caller holds its lock). A socket file left there by a
+ * server that is gone is replaced; a socket someone still serves (-EADDRINUSE)
+ * and anything that is not a socket (-EEXIST) are left alone. The socket gets
+ * mode 0600 and belongs to owner (left to root if owner is (uid_t)-1).
+ * Returns the (non-blocking) listening fd or -errno.
+ */
+int rec_control__listen(const char *path, uid_t owner);
+
 /* Connects to path. Returns the fd or -errno (-ENOENT: nobody serves it). */
 int rec_control__connect(const char *path);
-/* Sends q. Returns 0 or -errno. */
+/* Sends q. Returns 0 or -errno (never raises SIGPIPE). */
 int rec_control__send(int fd, const struct rec_query *q);
+/* Checks a whole request of len bytes at buf and takes its query. Returns 0 or -EPROTO. */
+int rec_control__parse(const void *buf, size_t len, struct rec_query *q);
 /* Reads and validates a request. Returns 0, -EPROTO if malformed, or -errno. */
 int rec_control__recv(int fd, struct rec_query *q);
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "control.h"
 #include "render.h"
 #include "session.h"
 
@@ -21,7 +22,9 @@ static struct {
 	int nbinaries;
 	struct rec_session_opts opts;
 } env = {
-	.opts = { .ring_bytes = 8u << 20, .drain_ms = 10, .dump_dir = "/var/lib/recorder" },
+	.opts = { .ring_bytes = 8u << 20, .drain_ms = 10, .dump_dir = "/var/lib/recorder",
+		  .max_clients = REC_CLIENTS_MAX, .client_timeout_ms = REC_CLIENT_TIMEOUT_MS,
+		  .follow_buffer = REC_FOLLOW_BUFFER },
 };
 
 const char *argp_program_version = "recorder-attach 0.1";
@@ -32,8 +35,10 @@ static const char doc[] =
 	"\n"
 	"It finds every recorder probe in each process's executable and loaded\n"
 	"shared libraries, keeps the last events of every recording, and serves\n"
-	"them to recorder-tail over a root-only socket in /run/recorder until the\n"
-	"processes exit or it gets SIGINT or SIGTERM. Needs root.\n"
+	"them to recorder-tail over a socket in /run/recorder until the processes\n"
+	"exit or it gets SIGINT or SIGTERM. Root and each process's owner may read\n"
+	"its trace. Needs root. One recorder-attach per process: a second one is\n"
+	"refused.\n"
 	"\n"
 	"When a process ends, even by SIGKILL, its black box (every recording's\n"
 	"tail, the span stacks its threads died in, and how it ended) is written\n"
@@ -53,7 +58,8 @@ static const char doc[] =
 	"  recorder-attach -p 4242 --ring-size 33554432    # a 32 MiB ring buffer\n"
 	"  recorder-attach -p 4242 --dump-dir /tmp/boxes   # black boxes go there\n";
 
-enum { OPT_BINARY = 0x100, OPT_RING, OPT_DRAIN, OPT_SOCKDIR, OPT_DUMPDIR, OPT_NODUMP };
+enum { OPT_BINARY = 0x100, OPT_RING, OPT_DRAIN, OPT_SOCKDIR, OPT_DUMPDIR, OPT_NODUMP,
+       OPT_MAXCLIENTS, OPT_CLIENTTIMEOUT, OPT_FOLLOWBUF };
 
 static const struct argp_option options[] = {
 	{ "pid", 'p', "PID", 0, "Process to trace (repeatable)", 0 },
@@ -63,8 +69,18 @@ static const struct argp_option options[] = {
 	  "Ring buffer size, a power of two from 4096 (default 8388608)", 0 },
 	{ "drain-ms", OPT_DRAIN, "MS", 0, "Drain the ring buffer every MS milliseconds (default 10)",
 	  0 },
-	{ "sock-dir", OPT_SOCKDIR, "DIR", 0, "Directory of control sockets (default /run/recorder)",
-	  0 },
+	{ "sock-dir", OPT_SOCKDIR, "DIR", 0,
+	  "Directory of control sockets (default /run/recorder); created if missing, "
+	  "never changed if it exists", 0 },
+	{ "max-clients", OPT_MAXCLIENTS, "N", 0,
+	  "Serve at most N recorder-tail clients at once; more are refused "
+	  "(default 32)", 0 },
+	{ "client-timeout", OPT_CLIENTTIMEOUT, "MS", 0,
+	  "Close a client that sends no whole request, or takes none of its answer, "
+	  "within MS milliseconds (default 5000)", 0 },
+	{ "follow-buffer", OPT_FOLLOWBUF, "BYTES", 0,
+	  "A --follow reader with BYTES unsent misses events until it catches up, "
+	  "and is told how many (default 1048576)", 0 },
 	{ "dump-dir", OPT_DUMPDIR, "DIR", 0,
 	  "Where black boxes are written when a process ends (default /var/lib/recorder)", 0 },
 	{ "no-dump", OPT_NODUMP, NULL, 0, "Write no black box when a process ends", 0 },
@@ -101,7 +117,26 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.opts.drain_ms = (int)v;
 		break;
 	case OPT_SOCKDIR:
+		if (!*arg)
+			argp_error(state, "--sock-dir needs a directory");
 		env.opts.sock_dir = arg;
+		break;
+	case OPT_MAXCLIENTS:
+		if (rec_cli__parse_u64(arg, 1, 4096, &v))
+			argp_error(state, "invalid --max-clients '%s': expected 1 to 4096", arg);
+		env.opts.max_clients = (unsigned int)v;
+		break;
+	case OPT_CLIENTTIMEOUT:
+		if (rec_cli__parse_u64(arg, 1, 3600000, &v))
+			argp_error(state, "invalid --client-timeout '%s': expected 1 to 3600000 "
+				   "milliseconds", arg);
+		env.opts.client_timeout_ms = (int)v;
+		break;
+	case OPT_FOLLOWBUF:
+		if (rec_cli__parse_u64(arg, 4096, 1u << 30, &v))
+			argp_error(state, "invalid --follow-buffer '%s': expected 4096 to 1073741824 "
+				   "bytes", arg);
+		env.opts.follow_buffer = v;
 		break;
 	case OPT_DUMPDIR:
 		if (!*arg)
@@ -162,6 +197,54 @@ static void on_exit_pid(const struct rec_exit_info *info, void *ctx)
 	fflush(stdout);
 }
 
+static int sock_dir_searchable = 1;
+
+/* Gets the socket directory ready (created if missing) and refuses an unsafe one. */
+static int prepare_sock_dir(void)
+{
+	const char *dir = env.opts.sock_dir ? env.opts.sock_dir : REC_CONTROL_DIR;
+	int err, searchable;
+	char why[128];
+
+	err = rec_control__prepare_dir(dir, why, sizeof(why), &searchable);
+	if (err == -EPERM) {
+		fprintf(stderr, "recorder-attach: refusing the socket directory %s: %s (an existing "
+				"directory is never changed: fix it, or choose another with "
+				"--sock-dir)\n", dir, why);
+		return err;
+	} else if (err) {
+		fprintf(stderr, "recorder-attach: failed to create the socket directory %s: %s\n",
+			dir, strerror(-err));
+		return err;
+	}
+	sock_dir_searchable = searchable;
+	return 0;
+}
+
+/* Why pid's control socket could not be served, for the errors of rec_session__attach. */
+static int socket_error(pid_t pid, int err, const struct rec_attach_info *info)
+{
+	if (err == -EBUSY && info->lock_holder)
+		fprintf(stderr, "recorder-attach: pid %d is already traced by recorder-attach pid %d, "
+				"which holds the lock %s and serves %s\n", (int)pid,
+			(int)info->lock_holder, info->lock_path, info->sock_path);
+	else if (err == -EBUSY)
+		fprintf(stderr, "recorder-attach: pid %d is already traced by another "
+				"recorder-attach, which holds the lock %s and serves %s\n", (int)pid,
+			info->lock_path, info->sock_path);
+	else if (err == -EADDRINUSE)
+		fprintf(stderr, "recorder-attach: failed to attach to pid %d: something else "
+				"answers on its socket %s without holding the lock %s; stop it or "
+				"use another --sock-dir\n", (int)pid, info->sock_path, info->lock_path);
+	else if (err == -EEXIST)
+		fprintf(stderr, "recorder-attach: failed to attach to pid %d: %s is in the place of "
+				"its socket and is not a socket; remove it or use another "
+				"--sock-dir\n", (int)pid, info->sock_path);
+	else
+		return 0;
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct argp argp = { options, parse_arg, NULL, doc, NULL, NULL, NULL };
@@ -178,6 +261,8 @@ int main(int argc, char **argv)
 				"attaching uprobes needs CAP_BPF and CAP_PERFMON)\n");
 		return 1;
 	}
+	if (prepare_sock_dir())
+		return 1;
 	env.opts.on_adopt = on_adopt;
 	env.opts.on_skipped = on_skipped;
 	env.opts.follow_binaries = env.nbinaries > 0;
@@ -193,7 +278,9 @@ int main(int argc, char **argv)
 		pid_t pid = env.pids[i];
 
 		err = rec_session__attach(s, pid, &info);
-		if (err == -ENOENT) {
+		if (socket_error(pid, err, &info)) {
+			goto cleanup;
+		} else if (err == -ENOENT) {
 			fprintf(stderr, "recorder-attach: pid %d has no recorder probes in its "
 					"executable or loaded libraries\n", (int)pid);
 			goto cleanup;
@@ -209,6 +296,12 @@ int main(int argc, char **argv)
 		}
 		printf("attached to %d: %u probe sites in %u objects\n", (int)pid, info.sites,
 		       info.objects);
+		if (!sock_dir_searchable && info.uid != 0 && info.uid != (uid_t)-1)
+			fprintf(stderr, "recorder-attach: note: pid %d belongs to uid %u, who may not "
+					"search %s: only root can read its trace ('chmod o+x' on the "
+					"directory lets owners read their own)\n", (int)pid,
+				(unsigned int)info.uid,
+				env.opts.sock_dir ? env.opts.sock_dir : REC_CONTROL_DIR);
 		fflush(stdout);
 	}
 	for (int i = 0; i < env.nbinaries; i++) {

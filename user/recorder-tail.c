@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -25,12 +26,14 @@ static const char doc[] =
 	/* Lines under 79 columns: argp re-wraps longer ones mid-sentence. */
 	"Print the flight recorder of a process traced by recorder-attach: the\n"
 	"last events of each recording, oldest first, with their sequence numbers;\n"
-	"the recordings; or the span stack every thread is in right now. Needs\n"
-	"root.\n"
+	"the recordings; or the span stack every thread is in right now. Root\n"
+	"and the process's owner may read it.\n"
 	"\n"
 	"Text lines are glog-style: level, date, time, thread id, file:line,\n"
 	"<subject>, message and fields. Lost events show as a\n"
-	"'-- N events lost --' line.\n"
+	"'-- N events lost --' line. A --follow reader too slow for the events\n"
+	"misses some and is told so: '-- N events not sent: reader too slow --'\n"
+	"(in --json, an object with not_sent).\n"
 	"\n"
 	"With --file, reads a black box written by recorder-attach when a process\n"
 	"ended; every other option works the same on it.\n"
@@ -178,12 +181,28 @@ static int show_file(const char *path)
 	return 0;
 }
 
+/* The socket's mode or its directory's kept us out: who may read, then. */
+static void access_error(const char *path)
+{
+	char proc[32];
+	struct stat st;
+
+	snprintf(proc, sizeof(proc), "/proc/%d", (int)env.pid);
+	if (stat(proc, &st) == 0 && st.st_uid != 0)
+		fprintf(stderr, "recorder-tail: permission denied on %s: only root and the owner "
+				"of pid %d (uid %u) may read its trace\n", path, (int)env.pid,
+			(unsigned int)st.st_uid);
+	else
+		fprintf(stderr, "recorder-tail: permission denied on %s: only root may read the "
+				"trace of pid %d\n", path, (int)env.pid);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct argp argp = { options, parse_arg, NULL, doc, NULL, NULL, NULL };
 	char path[108], buf[65536], status;
 	ssize_t n;
-	int fd, err;
+	int fd;
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return 2;
@@ -195,9 +214,8 @@ int main(int argc, char **argv)
 	}
 	fd = rec_control__connect(path);
 	if (fd < 0) {
-		if (fd == -EACCES || (geteuid() != 0 && fd != -ENOENT))
-			fprintf(stderr, "recorder-tail: must run as root: the control socket %s "
-					"is root-only\n", path);
+		if (fd == -EACCES || fd == -EPERM)
+			access_error(path);
 		else if (fd == -ENOENT && kill(env.pid, 0) && errno == ESRCH)
 			fprintf(stderr, "recorder-tail: no such process: pid %d (and no "
 					"recorder-attach serving it at %s)\n", (int)env.pid, path);
@@ -211,8 +229,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	signal(SIGPIPE, SIG_DFL);
-	err = rec_control__send(fd, &env.q);
-	if (err || read(fd, &status, 1) != 1) {
+	/* Even if it hung up before the request went out, it may have said why. */
+	rec_control__send(fd, &env.q);
+	if (read(fd, &status, 1) != 1) {
 		fprintf(stderr, "recorder-tail: recorder-attach for pid %d did not answer on %s\n",
 			(int)env.pid, path);
 		return 1;

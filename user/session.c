@@ -378,11 +378,13 @@ static void target_discard(struct rec_session *s, struct target *t)
 		epoll_ctl(s->epfd, EPOLL_CTL_DEL, t->pidfd, NULL);
 		close(t->pidfd);
 	}
+	/* The socket and the lock are removed only if they are ours. */
 	if (t->listen_fd >= 0) {
 		epoll_ctl(s->epfd, EPOLL_CTL_DEL, t->listen_fd, NULL);
 		close(t->listen_fd);
 		unlink(t->sock_path);
 	}
+	rec_control__unlock(t->lock_fd, t->lock_path);
 	target_free_objs(t);
 	rec_proc__fini(&t->proc);
 	free(t);
@@ -401,7 +403,7 @@ static int target_open(struct rec_session *s, pid_t pid, struct target **tp)
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
-	t->pidfd = t->listen_fd = -1;
+	t->pidfd = t->listen_fd = t->lock_fd = -1;
 	err = rec_proc__init(&t->proc, pid);
 	/* Before the probes: the exit of a process that dies right away is seen. */
 	if (!err && bpf_map_update_elem(bpf_map__fd(s->skel->maps.traced), &tgid, &one, BPF_ANY))
@@ -416,10 +418,12 @@ static int target_open(struct rec_session *s, pid_t pid, struct target **tp)
 }
 
 /*
- * Starts watching t's exit and serving its control socket. A process that is
- * gone already (reaped) has neither: the loop ends it once its records are in.
+ * Starts watching t's exit and serving its control socket, once its lock is
+ * ours: one recorder-attach per process. -EBUSY sets *holder (see
+ * rec_control__lock). A process that is gone already (reaped) has neither: the
+ * loop ends it once its records are in.
  */
-static int target_serve(struct rec_session *s, struct target *t)
+static int target_serve(struct rec_session *s, struct target *t, pid_t *holder)
 {
 	struct target **targets;
 	int err;
@@ -440,7 +444,10 @@ static int target_serve(struct rec_session *s, struct target *t)
 				t->proc.pid);
 	if (err)
 		return err;
-	t->listen_fd = rec_control__listen(t->sock_path);
+	t->lock_fd = rec_control__lock(t->sock_path, t->lock_path, sizeof(t->lock_path), holder);
+	if (t->lock_fd < 0)
+		return t->lock_fd;
+	t->listen_fd = rec_control__listen(t->sock_path, t->proc.uid);
 	if (t->listen_fd < 0)
 		return t->listen_fd;
 	err = session__watch_add(s, t->pidfd, &t->w_pidfd, W_PIDFD, t);
@@ -465,15 +472,17 @@ int rec_session__attach(struct rec_session *s, pid_t pid, struct rec_attach_info
 	if (!err && info->objects == 0)
 		err = -ENOENT;
 	if (!err)
-		err = target_serve(s, t);
+		err = target_serve(s, t, &info->lock_holder);
 	/* Once t is served: the records the seeding drains must find their target. */
 	if (!err)
 		session__seed_stacks(s, t);
+	info->uid = t->proc.uid;
+	snprintf(info->sock_path, sizeof(info->sock_path), "%s", t->sock_path);
+	snprintf(info->lock_path, sizeof(info->lock_path), "%s", t->lock_path);
 	if (err) {
 		target_discard(s, t);
 		return err;
 	}
-	snprintf(info->sock_path, sizeof(info->sock_path), "%s", t->sock_path);
 	return 0;
 }
 
@@ -540,6 +549,7 @@ struct target *session__adopt(struct rec_session *s, pid_t pid, const struct rec
 	const struct object_id *bin;
 	struct rec_mapping m = {};
 	struct target *t;
+	pid_t holder;
 	int err;
 
 	/* Asked once per process: its records keep coming, the answer won't change. */
@@ -551,7 +561,7 @@ struct target *session__adopt(struct rec_session *s, pid_t pid, const struct rec
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		goto reject;
-	t->pidfd = t->listen_fd = -1;
+	t->pidfd = t->listen_fd = t->lock_fd = -1;
 	t->adopted = 1;
 	err = rec_proc__init(&t->proc, pid);
 	if ((err == -ESRCH || (!err && !t->proc.maps.n)) && hello) {
@@ -568,7 +578,7 @@ struct target *session__adopt(struct rec_session *s, pid_t pid, const struct rec
 	for (size_t i = 0; i < t->proc.maps.n; i++)
 		if (t->proc.maps.v[i].inode == bin->inode && t->proc.maps.v[i].exec)
 			m.path = t->proc.maps.v[i].path;
-	if ((m.path && remember_object(t, &m)) || target_serve(s, t)) {
+	if ((m.path && remember_object(t, &m)) || target_serve(s, t, &holder)) {
 		target_discard(s, t);
 		goto reject;
 	}
@@ -689,7 +699,6 @@ int session__write_dump(struct rec_session *s, struct target *t, char *path, siz
 static void target_done(struct rec_session *s, struct target *t, struct rec_exit_info *info)
 {
 	__u32 tgid = t->proc.pid;
-	struct client *c, *next;
 
 	/* Gone, or about to be let go: its stacks are the ones it died in, not live ones. */
 	t->proc.alive = 0;
@@ -704,16 +713,14 @@ static void target_done(struct rec_session *s, struct target *t, struct rec_exit
 						     sizeof(info->dump_path));
 	}
 	session__forget_recordings(s, tgid);
-	for (c = s->followers; c; c = next) {
-		next = c->next;
-		if (c->t == t)
-			session__client_close(s, c);
-	}
+	session__clients_target_done(s, t);
 	epoll_ctl(s->epfd, EPOLL_CTL_DEL, t->pidfd, NULL);
 	epoll_ctl(s->epfd, EPOLL_CTL_DEL, t->listen_fd, NULL);
 	close(t->listen_fd);
 	t->listen_fd = -1;
 	unlink(t->sock_path);
+	rec_control__unlock(t->lock_fd, t->lock_path);
+	t->lock_fd = -1;
 	t->done = 1;
 }
 
@@ -775,8 +782,12 @@ int rec_session__run(struct rec_session *s,
 
 		for (size_t i = 0; i < s->ntargets; i++)
 			live += !s->targets[i]->done;
-		/* With --binary, processes come and go until we are stopped. */
-		if (!live && !s->nbins)
+		/*
+		 * With --binary, processes come and go until we are stopped. The
+		 * clients still open get what was queued for them (each within its
+		 * deadline) before we go.
+		 */
+		if (!live && !s->nbins && !s->nclients)
 			return 0;
 		n = epoll_wait(s->epfd, evs, 16, s->opts.drain_ms);
 		if (n < 0 && errno != EINTR)
@@ -804,15 +815,14 @@ int rec_session__run(struct rec_session *s,
 				end_target(s, w->ptr, on_exit, ctx);
 				break;
 			case W_LISTEN:
-				session__serve_client(s, w->ptr);
+				session__accept_clients(s, w->ptr);
 				break;
 			case W_CLIENT:
-				/* A follower only ever hangs up. */
-				session__client_close(s, w->ptr);
+				session__client_ready(s, w->ptr, evs[i].events);
 				break;
 			}
 		}
-		session__flush_followers(s);
+		session__clients_tick(s);
 	}
 }
 
@@ -820,13 +830,13 @@ void rec_session__free(struct rec_session *s)
 {
 	if (!s)
 		return;
-	while (s->followers)
-		session__client_close(s, s->followers);
+	for (size_t i = 0; i < s->ntargets; i++)
+		if (!s->targets[i]->done)
+			target_done(s, s->targets[i], NULL);
+	session__clients_free(s);
 	for (size_t i = 0; i < s->ntargets; i++) {
 		struct target *t = s->targets[i];
 
-		if (!t->done)
-			target_done(s, t, NULL);
 		rec_reaper__close_links(t->links, t->nlinks);
 		target_free_objs(t);
 		if (t->pidfd >= 0)

@@ -13,13 +13,21 @@
 
 struct rec_session;
 
+/* The defaults of the client limits in struct rec_session_opts. */
+#define REC_CLIENTS_MAX 32
+#define REC_CLIENT_TIMEOUT_MS 5000
+#define REC_FOLLOW_BUFFER (1u << 20)
+
 struct rec_session_opts {
 	size_t ring_bytes;	/* ring buffer size, a power of two >= 4096 */
 	int drain_ms;		/* how often the ring is drained when nobody is woken */
 	int verbose;		/* show libbpf's own messages */
-	const char *sock_dir;	/* NULL = REC_CONTROL_DIR */
+	const char *sock_dir;	/* NULL = REC_CONTROL_DIR, made ready by rec_control__prepare_dir */
 	const char *dump_dir;	/* where black boxes are written; NULL = none */
 	int follow_binaries;	/* rec_session__attach_binary will be used */
+	unsigned int max_clients;	/* control socket clients at once; 0 = REC_CLIENTS_MAX */
+	int client_timeout_ms;	/* for a request, or for each write of an answer; 0 = default */
+	size_t follow_buffer;	/* unsent bytes past which a follower's events are dropped */
 	/* Called when a process running a --binary file starts being traced. */
 	void (*on_adopt)(pid_t pid, const char *binary, void *ctx);
 	/*
@@ -43,7 +51,10 @@ struct rec_exit_info {
 struct rec_attach_info {
 	unsigned int sites;	/* probe sites attached (skipped ones not counted) */
 	unsigned int objects;	/* executable and libraries that had probes */
+	uid_t uid;		/* the process's owner, (uid_t)-1 if unknown (see struct rec_proc) */
 	char sock_path[108];
+	char lock_path[108];
+	pid_t lock_holder;	/* with -EBUSY: who holds the lock (0 if unknown) */
 };
 
 /* Opens and loads the BPF programs. Returns 0 or a negative errno. */
@@ -52,7 +63,10 @@ int rec_session__open(struct rec_session **sp, const struct rec_session_opts *op
 /*
  * Attaches to every recorder probe in pid's executable and loaded libraries and
  * serves its control socket. Returns 0, -ESRCH if there is no such process,
- * -ENOENT if it has no recorder probes, or another negative errno.
+ * -ENOENT if it has no recorder probes, -EBUSY if another recorder-attach holds
+ * the lock of its socket (info->lock_path, info->lock_holder), -EADDRINUSE if
+ * another server answers on its socket, -EEXIST if a file that is no socket is
+ * in the socket's place (info->sock_path), or another negative errno.
  */
 int rec_session__attach(struct rec_session *s, pid_t pid, struct rec_attach_info *info);
 

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "control.h"
 #include "model.h"
 #include "query.h"
 #include "session.h"
@@ -43,6 +44,8 @@ struct target {
 	int pidfd;
 	int listen_fd;
 	char sock_path[108];
+	int lock_fd;		/* holds lock_path (flock) while we serve sock_path */
+	char lock_path[108];
 	int *links;		/* uprobe_multi link fds */
 	size_t nlinks;
 	int done;
@@ -51,13 +54,44 @@ struct target {
 	struct watch w_pidfd, w_listen;
 };
 
+enum client_state {
+	C_REQUEST,	/* reading its request, until its deadline */
+	C_ANSWER,	/* sending its answer; closed once it is sent */
+	C_FOLLOW,	/* sending its answer, then every new event its query selects */
+	C_CLOSED,	/* closed; freed at the end of the loop's turn */
+};
+
+/*
+ * A client of a control socket. Nothing waits on it: its request is read and
+ * its answer sent as the socket allows, from out's buffer.
+ */
 struct client {
 	int fd;
-	FILE *out;
-	struct rec_query q;
+	enum client_state state;
 	struct target *t;
+	struct rec_request req;	/* as read so far */
+	size_t got;
+	struct rec_query q;
+	FILE *out;		/* writes into obuf */
+	char *obuf;		/* what is to be sent: obuf[ooff..olen) */
+	size_t olen, ooff, ocap;
+	int out_failed;		/* obuf could not grow: the output is cut */
+	int rd_closed;		/* it will send nothing more: no longer watched for input */
+	int want_out;		/* watched for room to send */
+	int64_t deadline_ms;	/* C_REQUEST: for the whole request; C_ANSWER: for the next byte */
+	uint64_t missed;	/* events it was not sent since it was last told */
 	struct watch w;
-	struct client *next;
+	struct client *next;	/* every client */
+	struct client *next_follower;
+};
+
+/* What happened to the clients of all targets, shown with --stats. */
+struct client_counters {
+	uint64_t accepted;
+	uint64_t denied;	/* neither root nor the target's owner */
+	uint64_t refused;	/* past max_clients */
+	uint64_t timed_out;	/* no request, or no progress sending an answer, in time */
+	uint64_t not_sent;	/* events dropped for followers that did not keep up */
 };
 
 struct rec_session {
@@ -68,7 +102,10 @@ struct rec_session {
 	int epfd, sigfd;
 	struct target **targets;
 	size_t ntargets;
-	struct client *followers;
+	struct client *clients;		/* every open client */
+	size_t nclients;
+	struct client *followers;	/* those in C_FOLLOW */
+	struct client_counters ccount;
 	struct rec_session_opts opts;
 	uint64_t foreign;	/* records of processes we do not trace */
 	struct object_id bins[MAX_BINARIES];	/* --binary files */
@@ -114,17 +151,29 @@ void session__seed_stacks(struct rec_session *s, struct target *t);
 /* Removes tgid's entries from the BPF recordings table and frees their slots. */
 void session__forget_recordings(struct rec_session *s, __u32 tgid);
 
-/* Flushes what the followers were sent. */
-void session__flush_followers(struct rec_session *s);
-
-/* Sends the event d of rs to every follower of t whose query it matches. */
+/*
+ * Queues the event d of rs for every follower of t whose query it matches; a
+ * follower with follow_buffer bytes unsent misses it, and is told so later.
+ */
 void session__follow_event(struct rec_session *s, struct target *t, const struct rec_rstate *rs,
 			   const struct rec_decoded *d);
 
-/* Unlinks c from the followers, stops watching it, closes and frees it. */
-void session__client_close(struct rec_session *s, struct client *c);
+/* Accepts the clients waiting on t's control socket, or refuses them (access, max_clients). */
+void session__accept_clients(struct rec_session *s, struct target *t);
 
-/* Accepts one client on t's control socket and answers it; a follower stays. */
-void session__serve_client(struct rec_session *s, struct target *t);
+/* Does what epoll reported (events) for client c: reads its request, sends what is queued. */
+void session__client_ready(struct rec_session *s, struct client *c, uint32_t events);
+
+/*
+ * Once per turn of the loop: sends what is queued for followers, closes the
+ * clients past their deadline, frees the closed ones.
+ */
+void session__clients_tick(struct rec_session *s);
+
+/* t is done: its followers get what is queued for them, then are closed. */
+void session__clients_target_done(struct rec_session *s, struct target *t);
+
+/* Closes every client, each after a last try at sending what is queued. */
+void session__clients_free(struct rec_session *s);
 
 #endif /* REC_SESSION_INT_H */

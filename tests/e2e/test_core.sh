@@ -173,9 +173,10 @@ test_errors_name_what_failed() {
 	expect "tail of no such process" "recorder-tail: no such process: pid $dead (and no recorder-attach serving it at /run/recorder/$dead.sock)" "$out" || return 1
 	out=$(setpriv --reuid=65534 --regid=65534 --clear-groups $B/recorder-attach -p "$plain" 2>&1)
 	expect "not root" "recorder-attach: must run as root (loading BPF programs and attaching uprobes needs CAP_BPF and CAP_PERFMON)" "$out" || return 1
-	mkdir -p /run/recorder
-	out=$(setpriv --reuid=65534 --regid=65534 --clear-groups $B/recorder-tail -p "$plain" 2>&1)
-	expect "tail not root" "recorder-tail: must run as root: the control socket /run/recorder/$plain.sock is root-only" "$out" || return 1
+	# A socket directory only root may enter (as /run/recorder may be): root's process.
+	mkdir -m 0700 "$T/closed"
+	out=$(setpriv --reuid=65534 --regid=65534 --clear-groups $B/recorder-tail -p "$plain" --sock-dir "$T/closed" 2>&1)
+	expect "tail not root" "recorder-tail: permission denied on $T/closed/$plain.sock: only root may read the trace of pid $plain" "$out" || return 1
 	# Root by uid but without capabilities: loading BPF genuinely fails.
 	out=$(unshare --user --map-root-user $B/recorder-attach -p "$plain" 2>&1)
 	expect "BPF unavailable" "recorder-attach: failed to load the BPF programs: Operation not permitted (BPF unavailable? the kernel needs BPF, BTF and uprobes; -v shows libbpf's messages)" "$out" || return 1
