@@ -2,10 +2,13 @@
 /* recorder-attach: attach the flight recorder to running processes. */
 #include <argp.h>
 #include <errno.h>
+#include <linux/capability.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -37,8 +40,8 @@ static const char doc[] =
 	"shared libraries, keeps the last events of every recording, and serves\n"
 	"them to recorder-tail over a socket in /run/recorder until the processes\n"
 	"exit or it gets SIGINT or SIGTERM. Root and each process's owner may read\n"
-	"its trace. Needs root. One recorder-attach per process: a second one is\n"
-	"refused.\n"
+	"its trace. Needs root; once attached, it keeps only the capabilities it\n"
+	"still needs. One recorder-attach per process: a second one is refused.\n"
 	"\n"
 	"When a process ends, even by SIGKILL, its black box (every recording's\n"
 	"tail, the span stacks its threads died in, and how it ended) is written\n"
@@ -197,6 +200,52 @@ static void on_exit_pid(const struct rec_exit_info *info, void *ctx)
 	fflush(stdout);
 }
 
+/*
+ * The capabilities recorder-attach still needs once it has attached, found by
+ * dropping all and adding back what the tests needed; the README
+ * ("Capabilities") says the same. CAP_BPF and CAP_PERFMON are not among them:
+ * the programs are loaded, and linking them to the probes of a library loaded
+ * later or of an adopted process, using the maps and the iterator they hold,
+ * checks no capability. Everything else goes, from the bounding set too, so
+ * nothing recorder-attach runs can get it back.
+ */
+static const int kept_caps[] = {
+	CAP_SYS_PTRACE,		/* other processes' /proc/PID/{maps,exe,root,mem}: rescans for
+				 * libraries, --binary adoption, reads of their memory */
+	CAP_DAC_READ_SEARCH,	/* scan and attach libraries whose file or directory mode
+				 * shuts root out (a user's private directory) */
+	CAP_CHOWN,		/* give the socket of a process adopted later to its owner */
+};
+
+static int drop_capabilities(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
+	uint64_t keep = 0, eff, prm;
+
+	for (size_t i = 0; i < sizeof(kept_caps) / sizeof(kept_caps[0]); i++)
+		keep |= 1ULL << kept_caps[i];
+	/* The bounding set first: that needs CAP_SETPCAP, which goes next. */
+	for (int c = 0; c < 64 && prctl(PR_CAPBSET_READ, c, 0, 0, 0) >= 0; c++)
+		if (!(keep & (1ULL << c)) && prctl(PR_CAPBSET_DROP, c, 0, 0, 0))
+			return -errno;
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) && errno != EINVAL)
+		return -errno;
+	if (syscall(SYS_capget, &h, d))
+		return -errno;
+	eff = ((uint64_t)d[1].effective << 32 | d[0].effective) & keep;
+	prm = ((uint64_t)d[1].permitted << 32 | d[0].permitted) & keep;
+	for (int i = 0; i < 2; i++) {
+		d[i].effective = (uint32_t)(eff >> (32 * i));
+		d[i].permitted = (uint32_t)(prm >> (32 * i));
+		d[i].inheritable = 0;
+	}
+	if (syscall(SYS_capset, &h, d))
+		return -errno;
+	/* Nor by exec: no set-user-ID or file capabilities for what it runs. */
+	return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ? -errno : 0;
+}
+
 static int sock_dir_searchable = 1;
 
 /* Gets the socket directory ready (created if missing) and refuses an unsafe one. */
@@ -320,6 +369,12 @@ int main(int argc, char **argv)
 		printf("attached to %s: %u probe sites, in every process that runs it\n",
 		       env.binaries[i], info.sites);
 		fflush(stdout);
+	}
+	err = drop_capabilities();
+	if (err) {
+		fprintf(stderr, "recorder-attach: failed to drop the capabilities it no longer "
+				"needs: %s\n", strerror(-err));
+		goto cleanup;
 	}
 	err = rec_session__run(s, on_exit_pid, NULL);
 	if (err)
