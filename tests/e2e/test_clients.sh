@@ -7,6 +7,9 @@
 attach_with() {
 	local pid=$1 i
 	shift
+	# Emptied here, not by the redirection: the loop below may look before the
+	# background process has opened (and truncated) the file of an earlier attach.
+	: >"$T/attach.out"
 	$B/recorder-attach -p "$pid" --dump-dir "$T/dumps" "$@" >"$T/attach.out" 2>"$T/attach.err" &
 	ATTACH_PID=$!
 	BG_PIDS+=($ATTACH_PID)
