@@ -2,6 +2,7 @@
 /* The BPF ring buffer's consumer, batched (see ring.h). */
 #include <errno.h>
 #include <linux/bpf.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -20,57 +21,87 @@ struct rec_ring {
 	unsigned long *producer_pos;	/* the kernel's page, read-only */
 	unsigned char *data;		/* size bytes, mapped twice back to back */
 	int busy;			/* inside rec_ring__consume() */
+	int mapped;			/* the pages above are our mmaps of map_fd */
 };
 
-struct rec_ring *rec_ring__new(int map_fd, rec_ring_fn fn, void *ctx)
+/* A consumer of the ring at these addresses; the callers map or own them. */
+static struct rec_ring *ring_new(unsigned long *consumer_pos, unsigned long *producer_pos,
+				 unsigned char *data, size_t size, rec_ring_fn fn, void *ctx)
 {
-	struct bpf_map_info info = { 0 };
-	__u32 len = sizeof(info);
 	struct rec_ring *r;
-	void *p;
-	int err;
 
-	if (bpf_obj_get_info_by_fd(map_fd, &info, &len))
-		return NULL;
-	if (info.type != BPF_MAP_TYPE_RINGBUF || !info.max_entries ||
-	    (info.max_entries & (info.max_entries - 1))) {
+	if (!size || (size & (size - 1))) {
 		errno = EINVAL;
 		return NULL;
 	}
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return NULL;
-	r->map_fd = map_fd;
+	r->map_fd = -1;
 	r->fn = fn;
 	r->ctx = ctx;
-	r->page = (size_t)sysconf(_SC_PAGESIZE);
-	r->size = info.max_entries;
-	p = mmap(NULL, r->page, PROT_READ | PROT_WRITE, MAP_SHARED, map_fd, 0);
-	if (p == MAP_FAILED)
-		goto fail;
-	r->consumer_pos = p;
-	/* The producer page, then the data twice: a record that wraps reads contiguously. */
-	p = mmap(NULL, r->page + 2 * r->size, PROT_READ, MAP_SHARED, map_fd, (off_t)r->page);
-	if (p == MAP_FAILED)
-		goto fail;
-	r->producer_pos = p;
-	r->data = (unsigned char *)p + r->page;
+	r->size = size;
+	r->consumer_pos = consumer_pos;
+	r->producer_pos = producer_pos;
+	r->data = data;
 	return r;
-fail:
-	err = errno;
-	rec_ring__free(r);
-	errno = err;
-	return NULL;
+}
+
+struct rec_ring *rec_ring__new_mem(unsigned long *consumer_pos, unsigned long *producer_pos,
+				   unsigned char *data, size_t size, rec_ring_fn fn, void *ctx)
+{
+	return ring_new(consumer_pos, producer_pos, data, size, fn, ctx);
+}
+
+struct rec_ring *rec_ring__new(int map_fd, rec_ring_fn fn, void *ctx)
+{
+	struct bpf_map_info info = { 0 };
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), size;
+	__u32 len = sizeof(info);
+	void *cons, *prod;
+	struct rec_ring *r;
+	int err;
+
+	if (bpf_obj_get_info_by_fd(map_fd, &info, &len))
+		return NULL;
+	if (info.type != BPF_MAP_TYPE_RINGBUF) {
+		errno = EINVAL;
+		return NULL;
+	}
+	size = info.max_entries;
+	cons = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, map_fd, 0);
+	if (cons == MAP_FAILED)
+		return NULL;
+	/* The producer page, then the data twice: a record that wraps reads contiguously. */
+	prod = mmap(NULL, page + 2 * size, PROT_READ, MAP_SHARED, map_fd, (off_t)page);
+	if (prod == MAP_FAILED) {
+		err = errno;
+		munmap(cons, page);
+		errno = err;
+		return NULL;
+	}
+	r = ring_new(cons, prod, (unsigned char *)prod + page, size, fn, ctx);
+	if (!r) {
+		err = errno;
+		munmap(prod, page + 2 * size);
+		munmap(cons, page);
+		errno = err;
+		return NULL;
+	}
+	r->map_fd = map_fd;
+	r->page = page;
+	r->mapped = 1;
+	return r;
 }
 
 void rec_ring__free(struct rec_ring *r)
 {
 	if (!r)
 		return;
-	if (r->producer_pos)
+	if (r->mapped) {
 		munmap(r->producer_pos, r->page + 2 * r->size);
-	if (r->consumer_pos)
 		munmap(r->consumer_pos, r->page);
+	}
 	free(r);
 }
 

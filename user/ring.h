@@ -20,8 +20,16 @@ struct rec_ring;
 
 /* Maps the ring of map_fd. NULL with errno on failure. */
 struct rec_ring *rec_ring__new(int map_fd, rec_ring_fn fn, void *ctx);
+/*
+ * A consumer of a ring that is not a BPF map's but has its layout (tests): the
+ * consumer and producer positions, and size data bytes (a power of two)
+ * followed by the same bytes again, so a record that wraps reads contiguously.
+ * The caller keeps the memory. NULL with errno on failure.
+ */
+struct rec_ring *rec_ring__new_mem(unsigned long *consumer_pos, unsigned long *producer_pos,
+				   unsigned char *data, size_t size, rec_ring_fn fn, void *ctx);
 void rec_ring__free(struct rec_ring *r);
-/* The fd to poll for the producer's wakeups (the map's fd). */
+/* The fd to poll for the producer's wakeups (the map's fd; -1 for rec_ring__new_mem). */
 int rec_ring__fd(const struct rec_ring *r);
 /*
  * Hands the committed records to fn, at most a ring's worth (call again for more).
