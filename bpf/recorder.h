@@ -136,6 +136,12 @@ struct rec_event_rec {
 enum rec_recording_state {
 	REC_RS_LIVE = 1,	/* announced, or found live by its first event */
 	REC_RS_RETIRED = 2,	/* freed by the target */
+	/*
+	 * Live, but refused an entry in the recordings table, so untracked: its
+	 * events are only counted (struct rec_untracked), never delivered.
+	 */
+	REC_RS_OVER_QUOTA = 3,	/* its process had max_per_process live recordings */
+	REC_RS_TABLE_FULL = 4,	/* the table had no room */
 };
 
 /* Announces a recording, a new subject for it, or its retirement. */
@@ -166,6 +172,32 @@ struct rec_rval {
 	__u64 dropped;
 	__u32 state;
 	__u32 slot;	/* 0: the counters are these; n: those of rslots[n - 1] */
+};
+
+/*
+ * Value of the BPF traced table: a traced process's use of the recordings
+ * table. live is the quota's count: its entries not retired yet.
+ */
+struct rec_pstat {
+	__u64 live;
+	__u64 over_quota;		/* recordings refused at the quota, listed untracked */
+	__u64 over_quota_events;	/* events of recordings refused at the quota */
+	__u64 table_full;		/* recordings refused for want of room, listed untracked */
+	__u64 table_full_events;	/* events of recordings refused for want of room */
+};
+
+/*
+ * Value of the BPF untracked table (same key as the recordings table): a
+ * recording that was refused an entry, and how many of its events were counted
+ * since. User space deletes it once the recording is retired or its process is
+ * gone.
+ */
+struct rec_untracked {
+	__u64 recorder;
+	__u64 cap;
+	__u64 seen;	/* events of it since it was refused (all of them lost) */
+	__u32 reason;	/* REC_RS_OVER_QUOTA or REC_RS_TABLE_FULL */
+	__u32 pad;
 };
 
 /*
@@ -230,6 +262,9 @@ enum rec_counter {
 	REC_C_UNKNOWN_RECORDING,	/* events whose recording could not be verified */
 	REC_C_NO_STORAGE,		/* thread storage could not be created */
 	REC_C_BAD_ARG,			/* probe arguments that could not be read */
+	REC_C_UNTRACKED_EVENTS,		/* events of recordings refused a table entry */
+	REC_C_OVER_QUOTA,		/* refusals: the process had its quota of recordings */
+	REC_C_TABLE_FULL,		/* refusals: the recordings table was full */
 	REC_C_MAX,
 };
 

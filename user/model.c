@@ -26,8 +26,6 @@ struct rec_literal {
 /* Remembered for addresses whose literal could not be read. */
 static struct rec_literal unreadable_literal = { .status = REC_STR_FAULT };
 
-/* Literal addresses cached per process; a target that passes more is read uncached. */
-#define REC_LITERALS_MAX 65536
 
 static int64_t clock_offset(void)
 {
@@ -76,7 +74,10 @@ static pid_t ns_pid_of(pid_t pid)
 
 int rec_proc__init(struct rec_proc *p, pid_t pid)
 {
+	const struct rec_limits defaults = REC_LIMITS_DEFAULT;
+
 	memset(p, 0, sizeof(*p));
+	p->limits = defaults;
 	p->pid = pid;
 	p->alive = 1;
 	p->clock_offset_ns = clock_offset();
@@ -113,11 +114,26 @@ void rec_proc__fini(struct rec_proc *p)
 	}
 	free_cache(&p->callsites, &unreadable);
 	free_cache(&p->literals, &unreadable_literal);
+	free_cache(&p->forgotten, NULL);
+	free(p->callsite_buf);
 	rec_u64map__free(&p->recordings);
 	rec_maps__free(&p->maps);
 	free(p->stacks);
 	free(p->death);
 	memset(p, 0, sizeof(*p));
+}
+
+const char *rec_untracked__name(int reason)
+{
+	return reason == REC_RS_OVER_QUOTA ? "over-quota" :
+	       reason == REC_RS_TABLE_FULL ? "table-full" : "";
+}
+
+const char *rec_rstate__state(const struct rec_rstate *rs)
+{
+	if (rs->retired)
+		return "retired";
+	return rs->untracked ? rec_untracked__name(rs->untracked) : "live";
 }
 
 void rec_rstate__update_counts(struct rec_rstate *rs, uint64_t produced, uint64_t dropped)
@@ -133,28 +149,23 @@ struct rec_rstate *rec_proc__find(struct rec_proc *p, uint64_t key)
 	return rec_u64map__get(&p->recordings, key);
 }
 
-struct rec_rstate *rec_proc__get(struct rec_proc *p, uint64_t key, uint64_t recorder,
-				 uint64_t cap)
+/* A new recording of p, last in creation order, whose spool holds spool_cap events. */
+static struct rec_rstate *rstate_new(struct rec_proc *p, uint64_t key, uint64_t recorder,
+				     uint64_t cap, uint64_t spool_cap)
 {
-	struct rec_rstate *rs = rec_proc__find(p, key);
+	struct rec_rstate *rs = calloc(1, sizeof(*rs));
 
-	if (rs)
-		return rs;
-	if (cap < 2)
-		cap = 2;
-	if (cap > REC_CAP_MAX)
-		cap = REC_CAP_MAX;
-	rs = calloc(1, sizeof(*rs));
 	if (!rs)
 		return NULL;
 	rs->key = key;
 	rs->recorder = recorder;
 	rs->cap = cap;
-	rs->spool = rec_spool__new(cap, REC_EVENT_REC_MAX);
+	rs->spool = rec_spool__new(spool_cap, REC_EVENT_REC_MAX);
 	if (!rs->spool || rec_u64map__put(&p->recordings, key, rs)) {
 		rstate_free(rs);
 		return NULL;
 	}
+	rs->prev = p->last;
 	if (p->last)
 		p->last->next = rs;
 	else
@@ -163,50 +174,152 @@ struct rec_rstate *rec_proc__get(struct rec_proc *p, uint64_t key, uint64_t reco
 	return rs;
 }
 
-/* Keeps at most REC_RETIRED_KEEP retired recordings, freeing the oldest. */
-static void trim_retired(struct rec_proc *p)
+static uint64_t clamp_cap(uint64_t cap)
 {
-	struct rec_rstate **pp, *rs;
+	return cap < 2 ? 2 : cap > REC_CAP_MAX ? REC_CAP_MAX : cap;
+}
+
+struct rec_rstate *rec_proc__get(struct rec_proc *p, uint64_t key, uint64_t recorder,
+				 uint64_t cap)
+{
+	struct rec_rstate *rs = rec_proc__find(p, key);
+
+	if (rs)
+		return rs;
+	cap = clamp_cap(cap);
+	return rstate_new(p, key, recorder, cap, cap);
+}
+
+/* Unlinks rs from p's list (the caller took it off the retired ones) and frees it. */
+static void rstate_remove(struct rec_proc *p, struct rec_rstate *rs)
+{
+	if (rs->prev)
+		rs->prev->next = rs->next;
+	else
+		p->first = rs->next;
+	if (rs->next)
+		rs->next->prev = rs->prev;
+	else
+		p->last = rs->prev;
+	rec_u64map__del(&p->recordings, rs->key);
+	rstate_free(rs);
+}
+
+static int cmp_forgotten(const void *a, const void *b)
+{
+	uint64_t x = ((const struct rec_forgotten *)a)->recorder;
+	uint64_t y = ((const struct rec_forgotten *)b)->recorder;
+
+	return x < y ? -1 : x > y;
+}
+
+void rec_proc__forget(struct rec_proc *p, uint64_t recorder, uint64_t recordings, uint64_t seen,
+		      uint64_t kept, uint64_t dropped)
+{
+	struct rec_forgotten *f = NULL;
+
+	if (recorder && recorder != UINT64_MAX) {
+		f = rec_u64map__get(&p->forgotten, recorder);
+		if (!f && (!p->limits.max_forgotten_recorders ||
+			   p->forgotten.live < p->limits.max_forgotten_recorders)) {
+			f = calloc(1, sizeof(*f));
+			if (f && rec_u64map__put(&p->forgotten, recorder, f)) {
+				free(f);
+				f = NULL;
+			}
+			if (f)
+				f->recorder = recorder;
+		}
+	}
+	if (!f)
+		f = &p->forgotten_other;
+	f->recordings += recordings;
+	f->seen += seen;
+	f->kept += kept;
+	f->dropped += dropped;
+	p->use[REC_L_RETIRED].over += recordings;
+	p->use[REC_L_RETIRED].events += seen;
+}
+
+ssize_t rec_proc__forgotten(const struct rec_proc *p, struct rec_forgotten **vp)
+{
+	const struct rec_u64map *m = &p->forgotten;
+	struct rec_forgotten *v;
 	size_t n = 0;
 
-	for (rs = p->first; rs; rs = rs->next)
-		n += rs->retired;
-	for (pp = &p->first; n > REC_RETIRED_KEEP && *pp;) {
-		rs = *pp;
-		if (!rs->retired) {
-			pp = &rs->next;
-			continue;
-		}
-		*pp = rs->next;
-		rec_u64map__del(&p->recordings, rs->key);
-		rstate_free(rs);
-		n--;
+	v = malloc((m->live + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->cap; i++)
+		if (m->keys[i] && m->keys[i] != UINT64_MAX)
+			v[n++] = *(const struct rec_forgotten *)m->vals[i];
+	qsort(v, n, sizeof(*v), cmp_forgotten);
+	/* The recorders past the limit, together, last. */
+	if (p->forgotten_other.recordings)
+		v[n++] = p->forgotten_other;
+	*vp = v;
+	return (ssize_t)n;
+}
+
+/*
+ * Keeps at most limits.keep_retired retired recordings, forgetting the ones
+ * retired first; what they saw goes to their recorder's tally.
+ */
+static void trim_retired(struct rec_proc *p)
+{
+	while (p->limits.keep_retired && p->nretired > p->limits.keep_retired &&
+	       p->retired_first) {
+		struct rec_rstate *rs = p->retired_first;
+
+		p->retired_first = rs->retired_next;
+		if (!p->retired_first)
+			p->retired_last = NULL;
+		p->nretired--;
+		rec_proc__forget(p, rs->recorder, 1, rs->produced, rs->received,
+				 rec_rstate__dropped(rs));
+		rstate_remove(p, rs);
 	}
-	p->last = NULL;
-	for (rs = p->first; rs; rs = rs->next)
-		p->last = rs;
+}
+
+/* rs is retired: it joins the retired ones, and the oldest of them may go. */
+static void retire(struct rec_proc *p, struct rec_rstate *rs)
+{
+	rs->retired = 1;
+	rs->retired_next = NULL;
+	if (p->retired_last)
+		p->retired_last->retired_next = rs;
+	else
+		p->retired_first = rs;
+	p->retired_last = rs;
+	p->nretired++;
+	trim_retired(p);
 }
 
 int rec_proc__ingest_recording(struct rec_proc *p, const struct rec_recording_rec *r)
 {
+	int untracked = r->state == REC_RS_OVER_QUOTA || r->state == REC_RS_TABLE_FULL;
 	struct rec_rstate *rs;
 
-	if (r->key == 0 || (r->state != REC_RS_LIVE && r->state != REC_RS_RETIRED)) {
+	if (r->key == 0 || (r->state != REC_RS_LIVE && r->state != REC_RS_RETIRED && !untracked)) {
 		p->malformed++;
 		return -EINVAL;
 	}
-	rs = rec_proc__get(p, r->key, r->recorder, r->cap);
+	rs = rec_proc__find(p, r->key);
+	/* Untracked, it will never hold an event: no room for cap of them. */
+	if (!rs)
+		rs = rstate_new(p, r->key, r->recorder, clamp_cap(r->cap),
+				untracked ? 1 : clamp_cap(r->cap));
 	if (!rs)
 		return -ENOMEM;
+	if (untracked)
+		rs->untracked = (int)r->state;
 	if (r->has_subject) {
 		memcpy(rs->subject, r->subject, sizeof(rs->subject));
 		rs->subject[sizeof(rs->subject) - 1] = '\0';
 	}
 	rec_rstate__update_counts(rs, r->seq, r->dropped);
-	if (r->state == REC_RS_RETIRED && !rs->retired) {
-		rs->retired = 1;
-		trim_retired(p);
-	}
+	if (r->state == REC_RS_RETIRED && !rs->retired)
+		retire(p, rs);
 	return 0;
 }
 
@@ -215,12 +328,32 @@ static int literal_cb(void *ctx, uint64_t addr, struct rec_value *v);
 int rec_proc__ingest_event(struct rec_proc *p, const void *data, size_t len,
 			   struct rec_decoded *d, struct rec_rstate **rsp)
 {
+	struct rec_event_rec fixed;
 	struct rec_rstate *rs;
 	int err;
 
 	ssize_t n = rec_event__normalize(data, len, literal_cb, p, p->norm);
 
 	err = n < 0 ? (int)n : rec_event__decode(p->norm, (size_t)n, d);
+	if (err && len >= sizeof(fixed)) {
+		/*
+		 * The BPF side wrote the header, the recording and the seq; the
+		 * target's part failed. Its recording numbered it: there it counts
+		 * as seen and not kept, so that seen = kept + dropped.
+		 */
+		memcpy(&fixed, data, sizeof(fixed));
+		rs = fixed.hdr.type == REC_RT_EVENT ? rec_proc__find(p, fixed.recording) : NULL;
+		if (!rs && fixed.hdr.type == REC_RT_EVENT) {
+			p->orphans++;
+			d->recording = fixed.recording;
+			return -ENOENT;
+		}
+		if (rs) {
+			rs->invalid++;
+			if (fixed.seq != UINT64_MAX && fixed.seq + 1 > rs->produced)
+				rs->produced = fixed.seq + 1;
+		}
+	}
 	if (err) {
 		p->malformed++;
 		return err;
@@ -307,29 +440,77 @@ static int take_callsite(const char *buf, ssize_t n, void *out)
 	return rec_callsite__parse(out, buf, (size_t)n);
 }
 
+/* Whether a cache of limit entries (0: no limit) has room for one more. */
+static int cache_has_room(const struct rec_u64map *m, uint64_t limit)
+{
+	return !limit || m->live < limit;
+}
+
+const struct rec_callsite *rec_proc__cached_callsite(const struct rec_proc *p, uint64_t addr)
+{
+	const struct rec_callsite *cs = rec_u64map__get(&p->callsites, addr);
+
+	return cs == &unreadable ? NULL : cs;
+}
+
+int rec_proc__add_callsite(struct rec_proc *p, uint64_t addr, const struct rec_callsite *cs)
+{
+	size_t size = offsetof(struct rec_callsite, blob) + cs->blob_len;
+	struct rec_callsite *c;
+
+	if (addr == 0 || addr == UINT64_MAX || cs->blob_len > sizeof(cs->blob))
+		return -EINVAL;
+	if (rec_u64map__get(&p->callsites, addr))
+		return -EEXIST;
+	if (!cache_has_room(&p->callsites, p->limits.max_callsites))
+		return -ENOSPC;
+	/* Only the bytes the blob uses: most callsites are a few dozen bytes, not 2 KiB. */
+	c = malloc(size);
+	if (!c)
+		return -ENOMEM;
+	memcpy(c, cs, size);
+#define REBASE(f) ((f) ? c->blob + ((f) - cs->blob) : NULL)
+	c->name = REBASE(cs->name);
+	c->target = REBASE(cs->target);
+	c->file = REBASE(cs->file);
+	c->message = REBASE(cs->message);
+	for (uint32_t i = 0; i < REC_NFIELDS; i++)
+		c->field_names[i] = REBASE(cs->field_names[i]);
+#undef REBASE
+	if (rec_u64map__put(&p->callsites, addr, c)) {
+		free(c);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 const struct rec_callsite *rec_proc__callsite(struct rec_proc *p, uint64_t addr)
 {
 	struct rec_callsite *cs = rec_u64map__get(&p->callsites, addr);
 	char buf[REC_CALLSITE_MAX];
+	int err;
 
 	if (cs)
 		return cs == &unreadable ? NULL : cs;
 	if (addr == 0 || addr == UINT64_MAX)
 		return NULL;
-	cs = malloc(sizeof(*cs));
-	if (!cs)
-		return NULL;
+	if (!p->callsite_buf) {
+		p->callsite_buf = malloc(sizeof(*p->callsite_buf));
+		if (!p->callsite_buf)
+			return NULL;
+	}
+	cs = p->callsite_buf;
 	if (read_target(p, addr, buf, sizeof(buf), take_callsite, cs)) {
-		free(cs);
 		/* Only remember failures once the process cannot change any more. */
-		if (!p->alive)
+		if (!p->alive && cache_has_room(&p->callsites, p->limits.max_callsites))
 			rec_u64map__put(&p->callsites, addr, &unreadable);
 		return NULL;
 	}
-	if (rec_u64map__put(&p->callsites, addr, cs)) {
-		free(cs);
-		return NULL;
-	}
+	err = rec_proc__add_callsite(p, addr, cs);
+	if (err == 0)
+		return rec_u64map__get(&p->callsites, addr);
+	/* Past the limit (or out of memory): good until the next call, like a literal. */
+	p->use[REC_L_CALLSITES].over++;
 	return cs;
 }
 
@@ -375,13 +556,14 @@ int rec_proc__literal(struct rec_proc *p, uint64_t addr, struct rec_value *v)
 			return -EFAULT;
 		if (read_target(p, addr, buf, sizeof(buf), take_literal, &l)) {
 			/* Only remember failures once the process cannot change any more. */
-			if (!p->alive && p->literals.live < REC_LITERALS_MAX)
+			if (!p->alive && cache_has_room(&p->literals, p->limits.max_literals))
 				rec_u64map__put(&p->literals, addr, &unreadable_literal);
 			return -EFAULT;
 		}
-		if (p->literals.live >= REC_LITERALS_MAX ||
+		if (!cache_has_room(&p->literals, p->limits.max_literals) ||
 		    rec_u64map__put(&p->literals, addr, l)) {
 			/* Not cached: copy it out before letting go of it. */
+			p->use[REC_L_LITERALS].over++;
 			memcpy(p->literal_buf, l->s, l->len + 1);
 			v->str.ptr = p->literal_buf;
 			v->str.len = l->len;
@@ -437,17 +619,36 @@ void rec_proc__set_stacks(struct rec_proc *p, struct rec_thread_stack *v, size_t
 
 int rec_proc__ingest_stack(struct rec_proc *p, const struct rec_stack_rec *r)
 {
-	struct rec_thread_stack *v, *t;
+	uint64_t max = p->limits.max_dead_stacks;
+	struct rec_thread_stack *t;
 
 	if (r->depth > REC_MAX_DEPTH) {
 		p->malformed++;
 		return -EINVAL;
 	}
-	v = realloc(p->death, (p->ndeath + 1) * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	p->death = v;
-	t = &v[p->ndeath++];
+	if (!max || max > REC_MAX_DEAD_STACKS_LIMIT)
+		max = REC_MAX_DEAD_STACKS_LIMIT;
+	if (p->ndeath < max) {
+		/* Grown by doubling, up to the limit. */
+		if (p->ndeath == p->death_cap) {
+			size_t cap = p->death_cap ? 2 * p->death_cap : 16;
+			struct rec_thread_stack *v;
+
+			if (cap > max)
+				cap = max;
+			v = realloc(p->death, cap * sizeof(*v));
+			if (!v)
+				return -ENOMEM;
+			p->death = v;
+			p->death_cap = cap;
+		}
+		t = &p->death[p->ndeath++];
+	} else {
+		/* Full: the newest stacks tell most about the end; the oldest goes. */
+		t = &p->death[p->death_next];
+		p->death_next = (p->death_next + 1) % p->ndeath;
+		p->use[REC_L_DEAD_STACKS].over++;
+	}
 	t->tid = r->hdr.tid;
 	t->depth = r->depth;
 	t->overflow = r->overflow;
@@ -473,9 +674,51 @@ void rec_proc__died(struct rec_proc *p)
 	p->alive = 0;
 	if (p->end == REC_END_RUNNING)
 		p->end = REC_END_UNKNOWN;
+	/* Oldest first, as they died. */
+	if (p->death_next) {
+		struct rec_thread_stack *v = malloc(p->ndeath * sizeof(*v));
+		size_t k = p->ndeath - p->death_next;
+
+		if (v) {
+			memcpy(v, p->death + p->death_next, k * sizeof(*v));
+			memcpy(v + k, p->death, p->death_next * sizeof(*v));
+			free(p->death);
+			p->death = v;
+		}
+	}
 	rec_proc__set_stacks(p, p->death, p->ndeath);
+	p->use[REC_L_DEAD_STACKS].used = p->ndeath;
 	p->death = NULL;
-	p->ndeath = 0;
+	p->ndeath = p->death_cap = p->death_next = 0;
+}
+
+static const char *const limit_names[REC_L_MAX] = {
+	[REC_L_RECORDINGS] = "recordings",
+	[REC_L_PROC_RECORDINGS] = "recordings_per_process",
+	[REC_L_RETIRED] = "retired_kept",
+	[REC_L_CALLSITES] = "callsites",
+	[REC_L_LITERALS] = "literals",
+	[REC_L_DEAD_STACKS] = "dead_stacks",
+};
+
+const char *rec_limit__name(enum rec_limit l)
+{
+	return (unsigned int)l < REC_L_MAX ? limit_names[l] : "unknown";
+}
+
+void rec_proc__limits(struct rec_proc *p)
+{
+	p->use[REC_L_RECORDINGS].limit = p->limits.max_recordings;
+	p->use[REC_L_PROC_RECORDINGS].limit = p->limits.max_recordings_per_process;
+	p->use[REC_L_RETIRED].limit = p->limits.keep_retired;
+	p->use[REC_L_RETIRED].used = p->nretired;
+	p->use[REC_L_CALLSITES].limit = p->limits.max_callsites;
+	p->use[REC_L_CALLSITES].used = p->callsites.live;
+	p->use[REC_L_LITERALS].limit = p->limits.max_literals;
+	p->use[REC_L_LITERALS].used = p->literals.live;
+	p->use[REC_L_DEAD_STACKS].limit = p->limits.max_dead_stacks;
+	/* Once the process is gone, its stacks are the ones its threads died in. */
+	p->use[REC_L_DEAD_STACKS].used = p->alive ? p->ndeath : p->nstacks;
 }
 
 const char *rec_proc__describe_end(const struct rec_proc *p, char *buf, size_t len)

@@ -19,10 +19,76 @@
 
 /* Caps above this are clamped (a hostile target could ask for 2^63). */
 #define REC_CAP_MAX (1u << 20)
-/* Retired recordings kept per process for their tails; older ones are freed. */
-#define REC_RETIRED_KEEP 64
 /* Bytes of one spool slot: the largest event record. */
 #define REC_EVENT_REC_MAX (sizeof(struct rec_event_rec) + REC_STR_AREA)
+
+/*
+ * Every table, cache and list that a target can make grow has a limit, and a
+ * counter of what did not fit (README, "Limits"). These are the defaults of
+ * recorder-attach's options.
+ */
+#define REC_DEFAULT_MAX_RECORDINGS 65536	/* BPF recordings table, all processes */
+#define REC_DEFAULT_KEEP_RETIRED 64		/* retired recordings kept per process */
+#define REC_DEFAULT_MAX_CALLSITES 65536		/* callsites cached per process */
+#define REC_DEFAULT_MAX_LITERALS 65536		/* string literals cached per process */
+#define REC_DEFAULT_MAX_DEAD_STACKS 4096	/* stacks of exited threads kept per process */
+#define REC_DEFAULT_MAX_FORGOTTEN_RECORDERS 1024	/* recorders tallied one by one */
+/* The most stacks a dump holds, and so the most dead-thread stacks kept (dump.h). */
+#define REC_MAX_DEAD_STACKS_LIMIT 65536
+
+/* The limits of one session (0 = none: a model read from a dump). */
+struct rec_limits {
+	uint64_t max_recordings;	/* entries of the BPF recordings table */
+	uint64_t max_recordings_per_process;	/* live entries of one process in it */
+	uint64_t keep_retired;
+	uint64_t max_callsites;
+	uint64_t max_literals;
+	uint64_t max_dead_stacks;
+	uint64_t max_forgotten_recorders;
+};
+
+#define REC_LIMITS_DEFAULT                                                                      \
+	{                                                                                         \
+		.max_recordings = REC_DEFAULT_MAX_RECORDINGS,                                     \
+		.max_recordings_per_process = REC_DEFAULT_MAX_RECORDINGS / 4,                     \
+		.keep_retired = REC_DEFAULT_KEEP_RETIRED,                                         \
+		.max_callsites = REC_DEFAULT_MAX_CALLSITES,                                       \
+		.max_literals = REC_DEFAULT_MAX_LITERALS,                                         \
+		.max_dead_stacks = REC_DEFAULT_MAX_DEAD_STACKS,                                   \
+		.max_forgotten_recorders = REC_DEFAULT_MAX_FORGOTTEN_RECORDERS,                   \
+	}
+
+/* What --stats shows for each limit, and a dump keeps ("limits"). */
+enum rec_limit {
+	REC_L_RECORDINGS,	/* BPF recordings table: used is all processes' entries */
+	REC_L_PROC_RECORDINGS,	/* this process's live entries, its quota */
+	REC_L_RETIRED,		/* retired recordings kept */
+	REC_L_CALLSITES,	/* callsite cache */
+	REC_L_LITERALS,		/* string literal cache */
+	REC_L_DEAD_STACKS,	/* stacks of exited threads */
+	REC_L_MAX,
+};
+
+struct rec_limit_use {
+	uint64_t limit;		/* 0: none */
+	uint64_t used;
+	/*
+	 * What did not fit: recordings of this process refused an entry
+	 * (RECORDINGS, PROC_RECORDINGS), retired recordings forgotten, reads past
+	 * a full cache (served uncached), stacks not kept.
+	 */
+	uint64_t over;
+	uint64_t events;	/* events of what did not fit, all lost (or forgotten) */
+};
+
+/* The events of the recordings of one recorder that were forgotten to make room. */
+struct rec_forgotten {
+	uint64_t recorder;	/* 0: recorders past max_forgotten_recorders, together */
+	uint64_t recordings;
+	uint64_t seen;
+	uint64_t kept;
+	uint64_t dropped;
+};
 
 struct rec_rstate {
 	uint64_t key;
@@ -30,12 +96,15 @@ struct rec_rstate {
 	uint64_t cap;
 	char subject[REC_SUBJECT_MAX];
 	int retired;
+	int untracked;		/* 0, or why it has no BPF table entry: REC_RS_OVER_QUOTA, ... */
 	uint64_t produced;	/* events numbered by the BPF side */
-	uint64_t dropped;	/* of those, lost when the ring buffer was full */
-	uint64_t received;	/* delivered to us ("kept"): produced = received + dropped */
+	uint64_t dropped;	/* of those, lost when the ring buffer was full (or untracked) */
+	uint64_t invalid;	/* of those, delivered but refused by validation */
+	uint64_t received;	/* delivered and valid ("kept"): see rec_rstate__dropped() */
 	uint64_t stale;		/* delivered after newer events had pushed them out */
 	struct rec_spool *spool;
-	struct rec_rstate *next;	/* creation order */
+	struct rec_rstate *next, *prev;	/* creation order */
+	struct rec_rstate *retired_next;	/* retirement order */
 };
 
 struct rec_thread_stack {
@@ -70,17 +139,39 @@ struct rec_proc {
 	char literal_buf[REC_STR_MAX];	/* a literal read past the cache's limit */
 	struct rec_u64map recordings;	/* key -> struct rec_rstate * */
 	struct rec_rstate *first, *last;
+	struct rec_rstate *retired_first, *retired_last;
+	size_t nretired;		/* retired recordings held */
 	uint64_t malformed;		/* records that failed validation */
 	uint64_t orphans;		/* events of recordings we know nothing of */
 	struct rec_thread_stack *stacks;	/* last snapshot, see rec_proc__set_stacks */
 	size_t nstacks;
-	struct rec_thread_stack *death;	/* stacks threads were in as they exited */
-	size_t ndeath;
+	/*
+	 * Stacks threads were in as they exited: a ring of the last
+	 * max_dead_stacks, the oldest at death_next once it is full.
+	 */
+	struct rec_thread_stack *death;
+	size_t ndeath, death_cap, death_next;
 	uint64_t counters[REC_C_MAX];	/* the BPF side's error counters (all processes) */
 	uint64_t bpf_recordings;	/* entries of this process in the BPF recordings table */
+	struct rec_limits limits;	/* set by the session after rec_proc__init() */
+	struct rec_limit_use use[REC_L_MAX];	/* see rec_proc__limits() */
+	struct rec_u64map forgotten;	/* recorder -> struct rec_forgotten * */
+	struct rec_forgotten forgotten_other;	/* past max_forgotten_recorders */
+	struct rec_callsite *callsite_buf;	/* a callsite read past the cache's limit */
+	uint64_t dump_omitted_recordings;	/* left out of a dump read back: too many */
+	uint64_t dump_omitted_stacks;
 };
 
-/* Initializes p for pid and snapshots its maps. Returns 0 or a negative errno. */
+/* The events of rs that were seen and not kept: seen = kept + dropped, exactly. */
+static inline uint64_t rec_rstate__dropped(const struct rec_rstate *rs)
+{
+	return rs->dropped + rs->invalid;
+}
+
+/*
+ * Initializes p for pid, with the default limits, and snapshots its maps.
+ * Returns 0 or a negative errno.
+ */
 int rec_proc__init(struct rec_proc *p, pid_t pid);
 /*
  * The string literal at addr in the target, read once from its memory (or, once
@@ -89,6 +180,11 @@ int rec_proc__init(struct rec_proc *p, pid_t pid);
  */
 int rec_proc__literal(struct rec_proc *p, uint64_t addr, struct rec_value *v);
 void rec_proc__fini(struct rec_proc *p);
+
+/* "over-quota" or "table-full" for why a recording is untracked (its untracked), or "". */
+const char *rec_untracked__name(int reason);
+/* "live", "retired", or why it is untracked: "over-quota", "table-full". */
+const char *rec_rstate__state(const struct rec_rstate *rs);
 
 /* Raises rs's produced and dropped counts to these, if they are higher. */
 void rec_rstate__update_counts(struct rec_rstate *rs, uint64_t produced, uint64_t dropped);
@@ -105,6 +201,9 @@ struct rec_rstate *rec_proc__get(struct rec_proc *p, uint64_t key, uint64_t reco
  * *d (string values point into p, valid until the next call)
  * and *rsp, and returns 0. Returns -EINVAL for a malformed record, -ENOENT for an
  * unknown recording (both counted), -ESTALE if it fell out of the spool window.
+ * A malformed event of a known recording counts there as invalid; one of an
+ * unknown recording is an orphan (-ENOENT, d->recording set) until its
+ * recording is known.
  */
 int rec_proc__ingest_event(struct rec_proc *p, const void *data, size_t len,
 			   struct rec_decoded *d, struct rec_rstate **rsp);
@@ -114,8 +213,33 @@ int rec_proc__ingest_recording(struct rec_proc *p, const struct rec_recording_re
 /*
  * The callsite at addr, read from the live process or, once it is gone, from the
  * file that was mapped there. NULL if it cannot be read or parsed (remembered).
+ * Cached up to limits.max_callsites addresses; past that it is read again at
+ * each call (counted) and valid only until the next call.
  */
 const struct rec_callsite *rec_proc__callsite(struct rec_proc *p, uint64_t addr);
+/* The callsite at addr if it is cached, else NULL (nothing is read). */
+const struct rec_callsite *rec_proc__cached_callsite(const struct rec_proc *p, uint64_t addr);
+/*
+ * Caches a copy of cs for addr (compactly: the blob's bytes used, not
+ * REC_CALLSITE_MAX), within limits.max_callsites. Returns 0, -EEXIST if addr is
+ * cached already, -ENOSPC past the limit, or -ENOMEM.
+ */
+int rec_proc__add_callsite(struct rec_proc *p, uint64_t addr, const struct rec_callsite *cs);
+
+/*
+ * Counts recordings (retired ones of recorder, forgotten to make room) with
+ * their events in p's tally (at most limits.max_forgotten_recorders recorders get
+ * their own; the others share recorder 0).
+ */
+void rec_proc__forget(struct rec_proc *p, uint64_t recorder, uint64_t recordings, uint64_t seen,
+		      uint64_t kept, uint64_t dropped);
+/* Every recorder's tally, by recorder key; the caller frees *v. Returns the count or -ENOMEM. */
+ssize_t rec_proc__forgotten(const struct rec_proc *p, struct rec_forgotten **v);
+
+/* Brings p->use up to date with what p holds now (the BPF side's rows are the session's). */
+void rec_proc__limits(struct rec_proc *p);
+/* "recordings", "callsites", ... as --stats and dumps name the limit. */
+const char *rec_limit__name(enum rec_limit l);
 
 /* Takes the stack a thread exited in. Returns 0, -EINVAL or -ENOMEM. */
 int rec_proc__ingest_stack(struct rec_proc *p, const struct rec_stack_rec *r);
