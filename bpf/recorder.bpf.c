@@ -31,6 +31,9 @@ const volatile __u64 wakeup_bytes = 1 << 20;
  */
 const volatile bool follow_new = false;
 
+/* Live recordings one process may hold in the recordings table (set before load). */
+const volatile __u64 max_per_process = 16384;
+
 /* Which process the stack iterator reports (set by user space before each read). */
 __u32 iter_tgid;
 
@@ -39,12 +42,26 @@ struct {
 	__uint(max_entries, 8 << 20);
 } events SEC(".maps");
 
+/* Shared by every traced process; user space sets its size before load. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
 	__type(key, struct rec_rkey);
 	__type(value, struct rec_rval);
 } recordings SEC(".maps");
+
+/*
+ * Recordings refused an entry in recordings (struct rec_untracked), as many as
+ * the table has entries (set before load): their events are counted here, so
+ * that none is lost without a count. Usually empty, so not preallocated.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 65536);
+	__type(key, struct rec_rkey);
+	__type(value, struct rec_untracked);
+} untracked SEC(".maps");
 
 /* See struct rec_rslot. */
 struct {
@@ -70,12 +87,15 @@ struct {
 	__type(value, __u8);
 } binaries SEC(".maps");
 
-/* Processes being traced (tgid): only their exits are reported. */
+/*
+ * Processes being traced (tgid): only their exits are reported, and only they
+ * get entries in recordings, within their quota (struct rec_pstat).
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 4096);
 	__type(key, __u32);
-	__type(value, __u8);
+	__type(value, struct rec_pstat);
 } traced SEC(".maps");
 
 /* Task-local, so a thread's stack is freed with the thread. */
@@ -246,11 +266,11 @@ static __always_inline void fill_hdr(struct rec_hdr *h, __u16 type, __u16 size)
  */
 static __always_inline bool adopt_process(void)
 {
+	struct rec_pstat zero = {};
 	struct task_struct *task;
 	struct rec_binary_key bk;
 	struct rec_hello_rec *h;
 	struct file *exe;
-	__u8 one = 1;
 	__u32 tgid;
 
 	/* A constant: without --binary the verifier drops the rest. */
@@ -266,7 +286,7 @@ static __always_inline bool adopt_process(void)
 	if (!exe || !bpf_map_lookup_elem(&binaries, &bk))
 		return false;
 	/* Lost a race with another thread of it: that one says hello. */
-	if (bpf_map_update_elem(&traced, &tgid, &one, BPF_NOEXIST))
+	if (bpf_map_update_elem(&traced, &tgid, &zero, BPF_NOEXIST))
 		return true;
 	h = bpf_ringbuf_reserve(&events, sizeof(*h), 0);
 	if (!h) {
@@ -312,16 +332,28 @@ static __always_inline void emit_recording(__u64 key, const struct rec_rval *v, 
  * Adds {tgid, key} to the recordings table with the values in *nv, its
  * counters in the key's slot of rslots if that slot is free. The slot is
  * claimed and filled before the table entry appears, and published for the
- * fast path only after, so no event ever counts in two places. Returns 0 if
- * this call added the entry (the caller announces it), or an errno.
+ * fast path only after, so no event ever counts in two places. The process
+ * must be traced and below its quota of live recordings. Returns 0 if this
+ * call added the entry (the caller announces it), -EEXIST if it was there
+ * already, or else the state of a refused recording: REC_RS_OVER_QUOTA or
+ * REC_RS_TABLE_FULL (a positive number).
  */
 static __always_inline int create_recording(__u32 tgid, __u64 key, struct rec_rval *nv)
 {
 	struct rec_rkey k = { .tgid = tgid, .key = key };
 	__u32 i = key & (REC_RSLOTS - 1);
 	struct rec_rslot *sl = bpf_map_lookup_elem(&rslots, &i);
+	struct rec_pstat *ps = bpf_map_lookup_elem(&traced, &tgid);
 	int err;
 
+	/* Not traced (the traced table is full): nobody would ever forget its entries. */
+	if (!ps)
+		return REC_RS_TABLE_FULL;
+	/* Counted first, so that two CPUs cannot both take the last place. */
+	if (__sync_fetch_and_add(&ps->live, 1) >= max_per_process) {
+		__sync_fetch_and_sub(&ps->live, 1);
+		return REC_RS_OVER_QUOTA;
+	}
 	nv->slot = 0;
 	if (sl && __sync_val_compare_and_swap(&sl->k.tgid, 0, tgid) == 0) {
 		sl->v = *nv;
@@ -331,16 +363,73 @@ static __always_inline int create_recording(__u32 tgid, __u64 key, struct rec_rv
 		sl = NULL;
 	}
 	err = bpf_map_update_elem(&recordings, &k, nv, BPF_NOEXIST);
-	if (!sl)
-		return err;
 	if (err) {
-		/* Lost a race to add it: nobody saw this slot; give it back. */
-		__builtin_memset(&sl->v, 0, sizeof(sl->v));
-		__sync_lock_test_and_set(&sl->k.tgid, 0);
-		return err;
+		__sync_fetch_and_sub(&ps->live, 1);
+		if (sl) {
+			/* Nobody saw this slot; give it back. */
+			__builtin_memset(&sl->v, 0, sizeof(sl->v));
+			__sync_lock_test_and_set(&sl->k.tgid, 0);
+		}
+		/* Lost a race to add it, or no room left (-E2BIG, -ENOMEM). */
+		return err == -EEXIST ? -EEXIST : REC_RS_TABLE_FULL;
 	}
-	__sync_lock_test_and_set(&sl->k.key, key);
+	if (sl)
+		__sync_lock_test_and_set(&sl->k.key, key);
 	return 0;
+}
+
+/* Its process's count for a recording that was refused (reason), with events of it. */
+static __always_inline void count_refused(__u32 tgid, __u32 reason, bool recording, __u64 events)
+{
+	struct rec_pstat *ps = bpf_map_lookup_elem(&traced, &tgid);
+
+	if (!ps)
+		return;
+	if (reason == REC_RS_OVER_QUOTA) {
+		if (recording)
+			__sync_fetch_and_add(&ps->over_quota, 1);
+		__sync_fetch_and_add(&ps->over_quota_events, events);
+	} else {
+		if (recording)
+			__sync_fetch_and_add(&ps->table_full, 1);
+		__sync_fetch_and_add(&ps->table_full_events, events);
+	}
+}
+
+/* An event of the untracked recording u: counted, and lost. */
+static __always_inline void count_untracked_event(__u32 tgid, struct rec_untracked *u)
+{
+	__sync_fetch_and_add(&u->seen, 1);
+	count(REC_C_UNTRACKED_EVENTS);
+	count_refused(tgid, u->reason, false, 1);
+}
+
+/*
+ * The recording {tgid, key} of nv was refused an entry for reason: list it as
+ * untracked (once, announced with its subject if subject is not 0) and count
+ * it, with events (0 or 1) of its events. A recording that cannot be listed
+ * either (the untracked table is full) is counted again at its next event.
+ */
+static __always_inline void refuse_recording(__u32 tgid, __u64 key, const struct rec_rval *nv,
+					     __u32 reason, __u64 subject, __u64 events)
+{
+	struct rec_rkey k = { .tgid = tgid, .key = key };
+	struct rec_untracked u = {
+		.recorder = nv->recorder,
+		.cap = nv->cap,
+		.seen = events,
+		.reason = reason,
+	};
+	struct rec_rval a = { .recorder = nv->recorder, .cap = nv->cap, .seq = events,
+			      .dropped = events, .state = reason };
+	bool listed = bpf_map_update_elem(&untracked, &k, &u, BPF_NOEXIST) == 0;
+
+	count(reason == REC_RS_OVER_QUOTA ? REC_C_OVER_QUOTA : REC_C_TABLE_FULL);
+	if (events)
+		count(REC_C_UNTRACKED_EVENTS);
+	count_refused(tgid, reason, listed, events);
+	if (listed)
+		emit_recording(key, &a, subject);
 }
 
 /* The counters of table entry v: its own, or its slot's. NULL if the slot is not its. */
@@ -361,17 +450,21 @@ static __always_inline struct rec_rval *counters_of(__u32 tgid, struct rec_rval 
 /*
  * The live recording for key in this process. A recording created before the
  * attach is found here by reading the target's struct rec_recording once: it is
- * live only if its magic is set and its key matches the span's.
+ * live only if its magic is set and its key matches the span's. NULL if there
+ * is none to record to; for an event (event true) of an untracked recording,
+ * the event is counted.
  */
 static __always_inline struct rec_rval *find_recording(__u32 tgid, __u64 key, __u64 recp,
-							 __u64 span)
+							 __u64 span, const bool event)
 {
 	struct rec_rkey k = { .tgid = tgid, .key = key };
 	__u32 i = key & (REC_RSLOTS - 1);
 	struct rec_target_recording tr;
 	struct rec_rval nv = {}, *v;
+	struct rec_untracked *u;
 	struct rec_rslot *sl;
 	__u8 one = 1;
+	int err;
 
 	/* The fast path: the key's slot holds it. */
 	sl = bpf_map_lookup_elem(&rslots, &i);
@@ -384,6 +477,12 @@ static __always_inline struct rec_rval *find_recording(__u32 tgid, __u64 key, __
 		goto table;
 	if (bpf_map_lookup_elem(&retired, &k)) {
 		count(REC_C_RETIRED_EVENTS);
+		return NULL;
+	}
+	u = bpf_map_lookup_elem(&untracked, &k);
+	if (u) {
+		if (event)
+			count_untracked_event(tgid, u);
 		return NULL;
 	}
 	/* Events pass their span, not the recording: one more read, once per recording. */
@@ -404,8 +503,13 @@ static __always_inline struct rec_rval *find_recording(__u32 tgid, __u64 key, __
 	nv.recorder = tr.recorder_key;
 	nv.cap = tr.cap;
 	nv.state = REC_RS_LIVE;
-	if (create_recording(tgid, key, &nv) == 0)
+	err = create_recording(tgid, key, &nv);
+	if (err == 0) {
 		emit_recording(key, &nv, recp + REC_TARGET_SUBJECT_OFF);
+	} else if (err > 0) {
+		refuse_recording(tgid, key, &nv, err, recp + REC_TARGET_SUBJECT_OFF, event);
+		return NULL;
+	}
 	v = bpf_map_lookup_elem(&recordings, &k);
 	if (!v)
 		return NULL;
@@ -425,9 +529,11 @@ found:
 SEC("usdt")
 int on_recording_new(struct pt_regs *ctx)
 {
-	long a[4];
-	__u64 key, cap;
 	struct rec_rval v = { .state = REC_RS_LIVE };
+	__u64 key, cap;
+	__u32 tgid;
+	long a[4];
+	int err;
 
 	if (!adopt_process())
 		return 0;
@@ -438,8 +544,12 @@ int on_recording_new(struct pt_regs *ctx)
 	v.cap = cap = a[2];
 	if (cap < 2)
 		return 0;
-	if (create_recording(bpf_get_current_pid_tgid() >> 32, key, &v) == 0)
+	tgid = bpf_get_current_pid_tgid() >> 32;
+	err = create_recording(tgid, key, &v);
+	if (err == 0)
 		emit_recording(key, &v, 0);
+	else if (err > 0)
+		refuse_recording(tgid, key, &v, err, 0, 0);
 	return 0;
 }
 
@@ -447,6 +557,8 @@ SEC("usdt")
 int on_recording_span(struct pt_regs *ctx)
 {
 	__u64 key, recp, subject;
+	struct rec_untracked *u;
+	struct rec_rkey k = {};
 	struct rec_rval *v;
 	long a[4];
 
@@ -458,10 +570,21 @@ int on_recording_span(struct pt_regs *ctx)
 	recp = a[1];
 	subject = a[2];
 
-	v = find_recording(bpf_get_current_pid_tgid() >> 32, key, recp, 0);
-
-	if (v)
+	k.tgid = bpf_get_current_pid_tgid() >> 32;
+	k.key = key;
+	v = find_recording(k.tgid, key, recp, 0, false);
+	if (v) {
 		emit_recording(key, v, subject);
+		return 0;
+	}
+	/* Untracked: its subject still names it in the list. */
+	u = bpf_map_lookup_elem(&untracked, &k);
+	if (u) {
+		struct rec_rval a = { .recorder = u->recorder, .cap = u->cap, .seq = u->seen,
+				      .dropped = u->seen, .state = u->reason };
+
+		emit_recording(key, &a, subject);
+	}
 	return 0;
 }
 
@@ -469,6 +592,8 @@ SEC("usdt")
 int on_recording_free(struct pt_regs *ctx)
 {
 	struct rec_rkey k = { .tgid = bpf_get_current_pid_tgid() >> 32 };
+	struct rec_untracked *u;
+	struct rec_pstat *ps;
 	struct rec_rval *v;
 	__u8 one = 1;
 	long a[2];
@@ -480,13 +605,30 @@ int on_recording_free(struct pt_regs *ctx)
 	k.key = a[0];
 	bpf_map_update_elem(&retired, &k, &one, BPF_ANY);
 	v = bpf_map_lookup_elem(&recordings, &k);
-	if (!v)
+	if (!v) {
+		u = bpf_map_lookup_elem(&untracked, &k);
+		if (u) {
+			struct rec_rval r = { .recorder = u->recorder, .cap = u->cap,
+					      .seq = u->seen, .dropped = u->seen,
+					      .state = REC_RS_RETIRED };
+
+			/* User space deletes it once it has read the final count. */
+			emit_recording(k.key, &r, 0);
+		}
 		return 0;
+	}
 	v = counters_of(k.tgid, v);
 	if (!v)
 		return 0;
-	/* User space deletes the entry once it has read the final counters. */
-	v->state = REC_RS_RETIRED;
+	/*
+	 * User space deletes the entry once it has read the final counters; it
+	 * leaves the quota now, once.
+	 */
+	if (__sync_val_compare_and_swap(&v->state, REC_RS_LIVE, REC_RS_RETIRED) == REC_RS_LIVE) {
+		ps = bpf_map_lookup_elem(&traced, &k.tgid);
+		if (ps && ps->live)
+			__sync_fetch_and_sub(&ps->live, 1);
+	}
 	emit_recording(k.key, v, 0);
 	return 0;
 }
@@ -599,7 +741,7 @@ int on_event(struct pt_regs *ctx)
 		args[4 + i] = val;
 	}
 	id = bpf_get_current_pid_tgid();
-	v = find_recording(id >> 32, key, 0, span);
+	v = find_recording(id >> 32, key, 0, span, true);
 	if (!v)
 		return 0;
 	/* A thread that was inside spans at attach time gets its stack now. */

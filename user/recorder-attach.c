@@ -2,8 +2,10 @@
 /* recorder-attach: attach the flight recorder to running processes. */
 #include <argp.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <linux/capability.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +29,7 @@ static struct {
 } env = {
 	.opts = { .ring_bytes = 8u << 20, .drain_ms = 10, .dump_dir = "/var/lib/recorder",
 		  .max_clients = REC_CLIENTS_MAX, .client_timeout_ms = REC_CLIENT_TIMEOUT_MS,
-		  .follow_buffer = REC_FOLLOW_BUFFER },
+		  .follow_buffer = REC_FOLLOW_BUFFER, .limits = REC_LIMITS_DEFAULT },
 };
 
 const char *argp_program_version = "recorder-attach 0.1";
@@ -59,10 +61,29 @@ static const char doc[] =
 	"  recorder-attach -p 4242 -p 4243       # trace two processes\n"
 	"  recorder-attach --binary ./server     # every server process, from now on\n"
 	"  recorder-attach -p 4242 --ring-size 33554432    # a 32 MiB ring buffer\n"
-	"  recorder-attach -p 4242 --dump-dir /tmp/boxes   # black boxes go there\n";
+	"  recorder-attach -p 4242 --dump-dir /tmp/boxes   # black boxes go there\n"
+	"\n"
+	"LIMITS: every table and cache that a target can grow has a limit, and\n"
+	"what does not fit is counted (recorder-tail --stats, --list, the dump).\n";
 
-enum { OPT_BINARY = 0x100, OPT_RING, OPT_DRAIN, OPT_SOCKDIR, OPT_DUMPDIR, OPT_NODUMP,
-       OPT_MAXCLIENTS, OPT_CLIENTTIMEOUT, OPT_FOLLOWBUF };
+enum {
+	OPT_BINARY = 0x100,
+	OPT_RING,
+	OPT_DRAIN,
+	OPT_SOCKDIR,
+	OPT_DUMPDIR,
+	OPT_NODUMP,
+	OPT_MAXCLIENTS,
+	OPT_CLIENTTIMEOUT,
+	OPT_FOLLOWBUF,
+	OPT_MAX_RECORDINGS,
+	OPT_MAX_PER_PROCESS,
+	OPT_KEEP_RETIRED,
+	OPT_MAX_CALLSITES,
+	OPT_MAX_LITERALS,
+	OPT_MAX_DEAD_STACKS,
+	OPT_MAX_FORGOTTEN,
+};
 
 static const struct argp_option options[] = {
 	{ "pid", 'p', "PID", 0, "Process to trace (repeatable)", 0 },
@@ -88,11 +109,44 @@ static const struct argp_option options[] = {
 	  "Where black boxes are written when a process ends (default /var/lib/recorder)", 0 },
 	{ "no-dump", OPT_NODUMP, NULL, 0, "Write no black box when a process ends", 0 },
 	{ "verbose", 'v', NULL, 0, "Show libbpf's messages", 0 },
+	{ NULL, 0, NULL, 0, "Limits (what does not fit is counted, see --stats):", 1 },
+	{ "max-recordings", OPT_MAX_RECORDINGS, "N", 0,
+	  "Recordings tracked at once by all processes together (default 65536); "
+	  "the events of one that finds no room are counted, not kept", 1 },
+	{ "max-recordings-per-process", OPT_MAX_PER_PROCESS, "N", 0,
+	  "Live recordings one process may have tracked (default a quarter of "
+	  "--max-recordings), so that no process can starve another", 1 },
+	{ "keep-retired", OPT_KEEP_RETIRED, "N", 0,
+	  "Freed recordings kept per process with their tails (default 64); older "
+	  "ones are forgotten and tallied per recorder", 1 },
+	{ "max-callsites", OPT_MAX_CALLSITES, "N", 0,
+	  "Callsites cached per process (default 65536); others are read again at "
+	  "each use", 1 },
+	{ "max-literals", OPT_MAX_LITERALS, "N", 0,
+	  "String literals cached per process (default 65536); others are read "
+	  "again at each use", 1 },
+	{ "max-dead-stacks", OPT_MAX_DEAD_STACKS, "N", 0,
+	  "Stacks of exited threads kept per process, the newest (default 4096, "
+	  "at most 65536)", 1 },
+	{ "max-forgotten-recorders", OPT_MAX_FORGOTTEN, "N", 0,
+	  "Recorders whose forgotten recordings are tallied one by one (default "
+	  "1024); the rest share one tally", 1 },
 	{},
 };
 
+/* Parses the value of a limit option into *out; a bad one ends the program. */
+static void parse_limit(struct argp_state *state, const char *name, const char *arg,
+			uint64_t min, uint64_t max, uint64_t *out)
+{
+	if (rec_cli__parse_u64(arg, min, max, out))
+		argp_error(state, "invalid --%s '%s': expected %" PRIu64 " to %" PRIu64, name, arg,
+			   min, max);
+}
+
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
+	static bool per_process_given;
+	struct rec_limits *lim = &env.opts.limits;
 	uint64_t v;
 	pid_t pid;
 
@@ -152,12 +206,43 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case 'v':
 		env.opts.verbose = 1;
 		break;
+	case OPT_MAX_RECORDINGS:
+		parse_limit(state, "max-recordings", arg, 16, 1u << 22, &lim->max_recordings);
+		break;
+	case OPT_MAX_PER_PROCESS:
+		parse_limit(state, "max-recordings-per-process", arg, 1, 1u << 22,
+			    &lim->max_recordings_per_process);
+		per_process_given = true;
+		break;
+	case OPT_KEEP_RETIRED:
+		parse_limit(state, "keep-retired", arg, 1, 1u << 20, &lim->keep_retired);
+		break;
+	case OPT_MAX_CALLSITES:
+		parse_limit(state, "max-callsites", arg, 1, 1u << 24, &lim->max_callsites);
+		break;
+	case OPT_MAX_LITERALS:
+		parse_limit(state, "max-literals", arg, 1, 1u << 24, &lim->max_literals);
+		break;
+	case OPT_MAX_DEAD_STACKS:
+		parse_limit(state, "max-dead-stacks", arg, 1, REC_MAX_DEAD_STACKS_LIMIT,
+			    &lim->max_dead_stacks);
+		break;
+	case OPT_MAX_FORGOTTEN:
+		parse_limit(state, "max-forgotten-recorders", arg, 1, 1u << 20,
+			    &lim->max_forgotten_recorders);
+		break;
 	case ARGP_KEY_ARG:
 		argp_error(state, "unexpected argument '%s'", arg);
 		break;
 	case ARGP_KEY_END:
 		if (env.npids == 0 && env.nbinaries == 0)
 			argp_error(state, "no process given: use -p PID or --binary PATH");
+		if (!per_process_given)
+			lim->max_recordings_per_process = lim->max_recordings / 4;
+		if (lim->max_recordings_per_process > lim->max_recordings)
+			argp_error(state, "--max-recordings-per-process %" PRIu64 " is more than "
+				   "--max-recordings %" PRIu64, lim->max_recordings_per_process,
+				   lim->max_recordings);
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;

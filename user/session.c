@@ -92,6 +92,21 @@ int rec_session__open(struct rec_session **sp, const struct rec_session_opts *op
 		return -ENOMEM;
 	s->opts = *opts;
 	s->epfd = s->sigfd = -1;
+	/* A limit left at 0 takes its default. */
+	{
+		const struct rec_limits d = REC_LIMITS_DEFAULT;
+		struct rec_limits *l = &s->opts.limits;
+
+		l->max_recordings = l->max_recordings ?: d.max_recordings;
+		l->max_recordings_per_process = l->max_recordings_per_process ?:
+						l->max_recordings / 4 ?: 1;
+		l->keep_retired = l->keep_retired ?: d.keep_retired;
+		l->max_callsites = l->max_callsites ?: d.max_callsites;
+		l->max_literals = l->max_literals ?: d.max_literals;
+		l->max_dead_stacks = l->max_dead_stacks ?: d.max_dead_stacks;
+		l->max_forgotten_recorders = l->max_forgotten_recorders ?:
+					     d.max_forgotten_recorders;
+	}
 
 	s->skel = recorder_bpf__open();
 	if (!s->skel) {
@@ -102,6 +117,12 @@ int rec_session__open(struct rec_session **sp, const struct rec_session_opts *op
 	s->skel->rodata->wakeup_bytes = opts->ring_bytes / 4;
 	s->skel->rodata->follow_new = !!opts->follow_binaries;
 	err = bpf_map__set_max_entries(s->skel->maps.events, opts->ring_bytes);
+	if (err)
+		goto fail;
+	/* The recordings table, and as many refused recordings listed as it holds. */
+	s->skel->rodata->max_per_process = s->opts.limits.max_recordings_per_process;
+	err = bpf_map__set_max_entries(s->skel->maps.recordings, s->opts.limits.max_recordings) ?:
+	      bpf_map__set_max_entries(s->skel->maps.untracked, s->opts.limits.max_recordings);
 	if (err)
 		goto fail;
 	/* Sites find their spec by cookie; the IP-to-spec map is never used. */
@@ -393,8 +414,8 @@ static void target_discard(struct rec_session *s, struct target *t)
 /* A process to trace: its model, and its exit reported by the BPF side. */
 static int target_open(struct rec_session *s, pid_t pid, struct target **tp)
 {
+	struct rec_pstat zero = { 0 };
 	__u32 tgid = pid;
-	__u8 one = 1;
 	struct target *t;
 	int err;
 
@@ -405,8 +426,13 @@ static int target_open(struct rec_session *s, pid_t pid, struct target **tp)
 		return -ENOMEM;
 	t->pidfd = t->listen_fd = t->lock_fd = -1;
 	err = rec_proc__init(&t->proc, pid);
-	/* Before the probes: the exit of a process that dies right away is seen. */
-	if (!err && bpf_map_update_elem(bpf_map__fd(s->skel->maps.traced), &tgid, &one, BPF_ANY))
+	t->proc.limits = s->opts.limits;
+	/*
+	 * Before the probes: the exit of a process that dies right away is seen.
+	 * An adopted process has its entry (and its count of recordings) already.
+	 */
+	if (!err && bpf_map_update_elem(bpf_map__fd(s->skel->maps.traced), &tgid, &zero,
+					BPF_NOEXIST) && errno != EEXIST)
 		err = -errno;
 	if (err) {
 		rec_proc__fini(&t->proc);

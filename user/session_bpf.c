@@ -57,19 +57,52 @@ static void forget_recording(struct rec_session *s, const struct rec_rkey *k,
 	}
 }
 
-/* Takes the final counters of a retired recording into r, then forgets it in BPF. */
-static void finalize_retired(struct rec_session *s, struct target *t, struct rec_recording_rec *r)
+/*
+ * Takes the final counters of a retired recording into r, then forgets it in
+ * BPF. Returns why it was untracked (REC_RS_OVER_QUOTA, ...) if it was, else 0.
+ */
+static int finalize_retired(struct rec_session *s, struct target *t, struct rec_recording_rec *r)
 {
 	struct rec_rkey k = { .tgid = t->proc.pid, .key = r->key };
+	int fd = bpf_map__fd(s->skel->maps.untracked);
+	struct rec_untracked u;
 	struct rec_rval v;
 
-	if (bpf_recording(s, t, r->key, &v))
-		return;
-	if (v.seq > r->seq)
-		r->seq = v.seq;
-	if (v.dropped > r->dropped)
-		r->dropped = v.dropped;
-	forget_recording(s, &k, &v);
+	if (bpf_recording(s, t, r->key, &v) == 0) {
+		if (v.seq > r->seq)
+			r->seq = v.seq;
+		if (v.dropped > r->dropped)
+			r->dropped = v.dropped;
+		forget_recording(s, &k, &v);
+		return 0;
+	}
+	if (bpf_map_lookup_elem(fd, &k, &u))
+		return 0;
+	/* Refused an entry: every event it saw was lost. */
+	if (u.seen > r->seq)
+		r->seq = u.seen;
+	if (u.seen > r->dropped)
+		r->dropped = u.seen;
+	bpf_map_delete_elem(fd, &k);
+	return (int)u.reason;
+}
+
+/* Takes a recording record of t's, its BPF entries forgotten first if it retires. */
+static void take_recording(struct rec_session *s, struct target *t, struct rec_recording_rec *r)
+{
+	int untracked = 0;
+
+	if (r->state == REC_RS_RETIRED)
+		untracked = finalize_retired(s, t, r);
+	/* Its announcement was lost (ring full): say why it is not tracked. */
+	if (untracked) {
+		struct rec_recording_rec a = *r;
+
+		a.state = (__u32)untracked;
+		a.has_subject = 0;
+		rec_proc__ingest_recording(&t->proc, &a);
+	}
+	rec_proc__ingest_recording(&t->proc, r);
 }
 
 static int recover_recording(struct rec_session *s, struct target *t, uint64_t key)
@@ -143,9 +176,7 @@ int session__on_record(void *ctx, void *data, size_t size)
 		struct rec_recording_rec r;
 
 		memcpy(&r, data, sizeof(r));
-		if (r.state == REC_RS_RETIRED)
-			finalize_retired(s, t, &r);
-		rec_proc__ingest_recording(&t->proc, &r);
+		take_recording(s, t, &r);
 	} else {
 		t->proc.malformed++;
 	}
@@ -169,22 +200,27 @@ static void read_counters(struct rec_session *s, uint64_t *out)
 }
 
 /*
- * The keys pid has in the BPF recordings table: how many, and, if keys is not
- * NULL, the keys themselves in a malloc'd *keys (as many as memory allows).
- * Collected first, since deleting while walking the table could skip entries.
+ * The keys tgid has in the BPF table fd (the recordings table or the untracked
+ * one): how many, and, if keys is not NULL, the keys themselves in a malloc'd
+ * *keys (as many as memory allows). *all, if not NULL, gets the number of
+ * entries of every process. Collected first, since deleting while walking the
+ * table could skip entries.
  */
-static size_t recording_keys(struct rec_session *s, __u32 tgid, struct rec_rkey **keys)
+static size_t recording_keys(int fd, __u32 tgid, struct rec_rkey **keys, uint64_t *all)
 {
-	int fd = bpf_map__fd(s->skel->maps.recordings);
 	struct rec_rkey k, next;
 	size_t n = 0, cap = 0;
 	void *prev = NULL;
 
 	if (keys)
 		*keys = NULL;
+	if (all)
+		*all = 0;
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
 		k = next;
 		prev = &k;
+		if (all)
+			(*all)++;
 		if (next.tgid != tgid)
 			continue;
 		if (keys && n == cap) {
@@ -202,10 +238,83 @@ static size_t recording_keys(struct rec_session *s, __u32 tgid, struct rec_rkey 
 	return n;
 }
 
-/* How many entries pid has in the BPF recordings table: shows nothing leaks. */
-static uint64_t count_recordings(struct rec_session *s, pid_t pid)
+/*
+ * Brings t's recordings up to date with the BPF side: the live counters of the
+ * tracked ones, a retirement whose record was lost (the ring was full), and
+ * the untracked ones, whose announcement may have been lost too.
+ */
+static void refresh_recordings(struct rec_session *s, struct target *t)
 {
-	return recording_keys(s, (__u32)pid, NULL);
+	int ufd = bpf_map__fd(s->skel->maps.untracked);
+	struct rec_recording_rec *gone = NULL;
+	struct rec_rkey *keys = NULL;
+	size_t n = 0, cap = 0;
+	struct rec_rstate *rs;
+
+	for (rs = t->proc.first; rs; rs = rs->next) {
+		struct rec_rval val;
+
+		if (rs->retired || rs->untracked || bpf_recording(s, t, rs->key, &val))
+			continue;
+		rec_rstate__update_counts(rs, val.seq, val.dropped);
+		if (val.state != REC_RS_RETIRED)
+			continue;
+		/* Taken after the walk: retiring one may free others. */
+		if (n == cap) {
+			size_t grown = cap ? 2 * cap : 8;
+			struct rec_recording_rec *v = realloc(gone, grown * sizeof(*v));
+
+			if (!v)
+				break;
+			gone = v;
+			cap = grown;
+		}
+		gone[n++] = (struct rec_recording_rec){
+			.key = rs->key, .recorder = rs->recorder, .cap = rs->cap, .seq = val.seq,
+			.dropped = val.dropped, .state = REC_RS_RETIRED,
+		};
+	}
+	for (size_t i = 0; i < n; i++)
+		take_recording(s, t, &gone[i]);
+	free(gone);
+	n = recording_keys(ufd, t->proc.pid, &keys, NULL);
+	for (size_t i = 0; i < n; i++) {
+		struct rec_recording_rec r = { .key = keys[i].key };
+		struct rec_untracked u;
+
+		if (bpf_map_lookup_elem(ufd, &keys[i], &u))
+			continue;
+		r.recorder = u.recorder;
+		r.cap = u.cap;
+		r.seq = r.dropped = u.seen;
+		r.state = u.reason;
+		rs = rec_proc__find(&t->proc, r.key);
+		/* Retired since, and its retirement not taken yet: that record will come. */
+		if (rs && rs->retired)
+			continue;
+		rec_proc__ingest_recording(&t->proc, &r);
+	}
+	free(keys);
+}
+
+/* The BPF side's rows of t's limits: the recordings table, and t's share of it. */
+static void refresh_limits(struct rec_session *s, struct target *t)
+{
+	struct rec_limit_use *all = &t->proc.use[REC_L_RECORDINGS];
+	struct rec_limit_use *own = &t->proc.use[REC_L_PROC_RECORDINGS];
+	__u32 tgid = t->proc.pid;
+	struct rec_pstat ps;
+
+	t->proc.bpf_recordings = recording_keys(bpf_map__fd(s->skel->maps.recordings), tgid,
+						NULL, &all->used);
+	rec_proc__limits(&t->proc);
+	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.traced), &tgid, &ps))
+		return;
+	own->used = ps.live;
+	own->over = ps.over_quota;
+	own->events = ps.over_quota_events;
+	all->over = ps.table_full;
+	all->events = ps.table_full_events;
 }
 
 /* Brings the model up to date: pending records, live counters, span stacks. */
@@ -216,14 +325,9 @@ void session__refresh(struct rec_session *s, struct target *t)
 	int iter_fd;
 
 	rec_ring__consume(s->rb);
-	for (struct rec_rstate *rs = t->proc.first; rs; rs = rs->next) {
-		struct rec_rval val;
-
-		if (!rs->retired && bpf_recording(s, t, rs->key, &val) == 0)
-			rec_rstate__update_counts(rs, val.seq, val.dropped);
-	}
+	refresh_recordings(s, t);
 	read_counters(s, t->proc.counters);
-	t->proc.bpf_recordings = count_recordings(s, t->proc.pid);
+	refresh_limits(s, t);
 	if (!t->proc.alive)
 		return;
 	s->skel->bss->iter_tgid = t->proc.pid;
@@ -322,13 +426,15 @@ void session__seed_stacks(struct rec_session *s, struct target *t)
 
 /*
  * Removes a process that is gone from the BPF recordings table and frees its
- * slots, so that a long --binary session does not fill them with the dead.
+ * slots, and from the untracked table, so that a long --binary session does
+ * not fill them with the dead.
  */
 void session__forget_recordings(struct rec_session *s, __u32 tgid)
 {
 	int fd = bpf_map__fd(s->skel->maps.recordings);
+	int ufd = bpf_map__fd(s->skel->maps.untracked);
 	struct rec_rkey *keys;
-	size_t n = recording_keys(s, tgid, &keys);
+	size_t n = recording_keys(fd, tgid, &keys, NULL);
 
 	for (size_t i = 0; i < n; i++) {
 		struct rec_rval v = { 0 };
@@ -337,5 +443,9 @@ void session__forget_recordings(struct rec_session *s, __u32 tgid)
 		bpf_map_lookup_elem(fd, &keys[i], &v);
 		forget_recording(s, &keys[i], &v);
 	}
+	free(keys);
+	n = recording_keys(ufd, tgid, &keys, NULL);
+	for (size_t i = 0; i < n; i++)
+		bpf_map_delete_elem(ufd, &keys[i]);
 	free(keys);
 }
