@@ -24,10 +24,8 @@
 #include "render.h"
 
 #define NSEC_PER_SEC 1000000000LL
-/* Recordings a dump may hold; more is not a dump we wrote. */
-#define REC_DUMP_MAX_RECORDINGS (1u << 16)
-/* Thread stacks a dump may hold. */
-#define REC_DUMP_MAX_STACKS (1u << 16)
+_Static_assert(REC_DUMP_MAX_STACKS >= REC_MAX_DEAD_STACKS_LIMIT,
+	       "a dump must hold every dead-thread stack kept");
 /*
  * Room for the name of a place in a dump, by depth: "recordings[1]",
  * "recordings[1].events[2]", "recordings[1].events[2].values[3]". Each holds its
@@ -189,24 +187,38 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Every readable callsite in p's cache, by address. Returns 0 or -ENOMEM. */
-static int write_callsites(FILE *out, struct rec_proc *p)
+struct event_walk {
+	FILE *out;
+	struct rec_proc *p;
+	int first;
+	/* Callsites referred to that the cache has no room for (address -> itself). */
+	struct rec_u64map uncached;
+	int err;
+};
+
+/*
+ * Every readable callsite in p's cache, and those in w->uncached (read again
+ * now), by address. Returns 0 or -ENOMEM.
+ */
+static int write_callsites(FILE *out, struct rec_proc *p, const struct event_walk *w)
 {
+	const struct rec_u64map *maps[] = { &p->callsites, &w->uncached };
+	size_t total = p->callsites.live + w->uncached.live, n = 0;
 	uint64_t *addrs = NULL;
-	size_t n = 0;
 	int first = 1;
 
-	if (p->callsites.live) {
-		addrs = malloc(p->callsites.live * sizeof(*addrs));
+	if (total) {
+		addrs = malloc(total * sizeof(*addrs));
 		if (!addrs)
 			return -ENOMEM;
 	}
-	for (size_t i = 0; i < p->callsites.cap && n < p->callsites.live; i++) {
-		uint64_t k = p->callsites.keys[i];
+	for (size_t m = 0; m < 2; m++)
+		for (size_t i = 0; i < maps[m]->cap && n < total; i++) {
+			uint64_t k = maps[m]->keys[i];
 
-		if (k && k != UINT64_MAX)
-			addrs[n++] = k;
-	}
+			if (k && k != UINT64_MAX)
+				addrs[n++] = k;
+		}
 	if (n)
 		qsort(addrs, n, sizeof(*addrs), cmp_u64);
 	fputs("\"callsites\":[", out);
@@ -225,13 +237,19 @@ static int write_callsites(FILE *out, struct rec_proc *p)
 	return 0;
 }
 
-struct event_walk {
-	FILE *out;
-	struct rec_proc *p;
-	int first;
-};
+/*
+ * Reads the callsite at addr into the cache (it usually is already); one that
+ * does not fit is remembered in w->uncached, to be written all the same.
+ */
+static void resolve_callsite(struct event_walk *w, uint64_t addr)
+{
+	if (!rec_proc__callsite(w->p, addr) || rec_proc__cached_callsite(w->p, addr) ||
+	    rec_u64map__get(&w->uncached, addr))
+		return;
+	if (rec_u64map__put(&w->uncached, addr, w))
+		w->err = -ENOMEM;
+}
 
-/* Reads the callsite of every held event into the cache (they usually are already). */
 static int resolve_visit(uint64_t seq, const void *data, size_t len, void *ctx)
 {
 	struct event_walk *w = ctx;
@@ -239,7 +257,7 @@ static int resolve_visit(uint64_t seq, const void *data, size_t len, void *ctx)
 
 	(void)seq;
 	if (rec_event__decode(data, len, &d) == 0)
-		rec_proc__callsite(w->p, d.meta);
+		resolve_callsite(w, d.meta);
 	return 0;
 }
 
@@ -277,9 +295,12 @@ static void write_recording(FILE *out, struct rec_proc *p, const struct rec_rsta
 	fputs(",\"subject\":", out);
 	rec_json__string(out, rs->subject, strnlen(rs->subject, sizeof(rs->subject)));
 	fprintf(out, ",\"cap\":%" PRIu64 ",\"state\":\"%s\",\"seen\":%" PRIu64 ",\"kept\":%" PRIu64
-		",\"dropped\":%" PRIu64 ",\"stale\":%" PRIu64 ",\"events\":[",
-		rs->cap, rs->retired ? "retired" : "live", rs->produced, rs->received, rs->dropped,
-		rs->stale);
+		",\"dropped\":%" PRIu64 ",\"invalid\":%" PRIu64 ",\"stale\":%" PRIu64,
+		rs->cap, rs->retired ? "retired" : "live", rs->produced, rs->received,
+		rec_rstate__dropped(rs), rs->invalid, rs->stale);
+	if (rs->untracked)
+		fprintf(out, ",\"untracked\":\"%s\"", rec_untracked__name(rs->untracked));
+	fputs(",\"events\":[", out);
 	rec_spool__tail(rs->spool, 0, event_visit, &w);
 	fputs("]}", out);
 }
@@ -303,6 +324,39 @@ static void write_stack(FILE *out, const struct rec_thread_stack *ts)
 	fputs("]}", out);
 }
 
+/* Each limit of p, its use and what did not fit ("limits"). */
+static void write_limits(FILE *out, const struct rec_proc *p)
+{
+	fputs("\"limits\":{", out);
+	for (int l = 0; l < REC_L_MAX; l++)
+		fprintf(out, "%s\"%s\":{\"limit\":%" PRIu64 ",\"used\":%" PRIu64
+			",\"over\":%" PRIu64 ",\"events\":%" PRIu64 "}", l ? "," : "",
+			rec_limit__name(l), p->use[l].limit, p->use[l].used, p->use[l].over,
+			p->use[l].events);
+	fputs("},\n", out);
+}
+
+/* The tally of recordings forgotten to make room, per recorder ("forgotten"). */
+static int write_forgotten(FILE *out, const struct rec_proc *p)
+{
+	struct rec_forgotten *v;
+	ssize_t n = rec_proc__forgotten(p, &v);
+
+	if (n < 0)
+		return (int)n;
+	fputs("\"forgotten\":[", out);
+	for (ssize_t i = 0; i < n; i++) {
+		fputs(i ? ",{\"recorder\":" : "{\"recorder\":", out);
+		write_key(out, v[i].recorder);
+		fprintf(out, ",\"recordings\":%" PRIu64 ",\"seen\":%" PRIu64 ",\"kept\":%" PRIu64
+			",\"dropped\":%" PRIu64 "}", v[i].recordings, v[i].seen, v[i].kept,
+			v[i].dropped);
+	}
+	fputs("],\n", out);
+	free(v);
+	return 0;
+}
+
 /*
  * Writes p as a dump to out. counters may be NULL. now_ns is the CLOCK_REALTIME
  * time of the dump. The callsites of held events and stack frames are read into
@@ -313,6 +367,7 @@ int rec_dump__write(FILE *out, struct rec_proc *p, const struct rec_dump_counter
 		    int64_t now_ns)
 {
 	struct event_walk w = { .out = out, .p = p };
+	size_t nrec = 0, nuntracked = 0, skip_untracked, written = 0, nstacks;
 	struct rec_rstate *rs;
 	int err;
 
@@ -322,7 +377,11 @@ int rec_dump__write(FILE *out, struct rec_proc *p, const struct rec_dump_counter
 		const struct rec_thread_stack *ts = &p->stacks[t];
 
 		for (uint32_t i = 0; i < ts->depth && i < REC_MAX_DEPTH; i++)
-			rec_proc__callsite(p, ts->frames[i].meta);
+			resolve_callsite(&w, ts->frames[i].meta);
+	}
+	if (w.err) {
+		rec_u64map__free(&w.uncached);
+		return w.err;
 	}
 
 	fprintf(out, "{\"format\":\"recorder-dump\",\"version\":%d,\"pid\":%d,\"ns_pid\":%d,\n",
@@ -341,19 +400,44 @@ int rec_dump__write(FILE *out, struct rec_proc *p, const struct rec_dump_counter
 	}
 	fprintf(out, "\"malformed\":%" PRIu64 ",\"orphans\":%" PRIu64 ",\n", p->malformed,
 		p->orphans);
+	/* What a reader accepts: the untracked recordings (no events) go first. */
+	for (rs = p->first; rs; rs = rs->next) {
+		nrec++;
+		nuntracked += rs->untracked != 0;
+	}
+	skip_untracked = nrec > REC_DUMP_MAX_RECORDINGS ? nrec - REC_DUMP_MAX_RECORDINGS : 0;
+	if (skip_untracked > nuntracked)
+		skip_untracked = nuntracked;
+	nstacks = p->nstacks < REC_DUMP_MAX_STACKS ? p->nstacks : REC_DUMP_MAX_STACKS;
+	write_limits(out, p);
+	fprintf(out, "\"recordings_omitted\":%zu,\"stacks_omitted\":%zu,\n",
+		nrec > REC_DUMP_MAX_RECORDINGS ? nrec - REC_DUMP_MAX_RECORDINGS : 0,
+		p->nstacks - nstacks);
+	err = write_forgotten(out, p);
+	if (err) {
+		rec_u64map__free(&w.uncached);
+		return err;
+	}
 
-	err = write_callsites(out, p);
+	err = write_callsites(out, p, &w);
+	rec_u64map__free(&w.uncached);
 	if (err)
 		return err;
 
 	fputs("\"recordings\":[", out);
-	for (rs = p->first; rs; rs = rs->next) {
-		fputs(rs == p->first ? "\n" : ",\n", out);
+	for (rs = p->first; rs && written < REC_DUMP_MAX_RECORDINGS; rs = rs->next) {
+		if (rs->untracked && skip_untracked) {
+			skip_untracked--;
+			continue;
+		}
+		fputs(written ? ",\n" : "\n", out);
 		write_recording(out, p, rs);
+		written++;
 	}
 	fputs("],\n\"stacks\":[", out);
-	for (size_t t = 0; t < p->nstacks; t++) {
-		fputs(t ? ",\n" : "\n", out);
+	/* The last ones: for a process that is gone, the threads that died last. */
+	for (size_t t = p->nstacks - nstacks; t < p->nstacks; t++) {
+		fputs(t > p->nstacks - nstacks ? ",\n" : "\n", out);
 		write_stack(out, &p->stacks[t]);
 	}
 	fputs("]}\n", out);
@@ -639,6 +723,65 @@ static int read_counters(struct reader *r, struct json_object *root, struct rec_
 	return 0;
 }
 
+/*
+ * The optional keys of the limits (newer dumps; see --stats): "limits",
+ * "forgotten", "recordings_omitted" and "stacks_omitted".
+ */
+static int read_limits(struct reader *r, struct json_object *root, struct rec_proc *p)
+{
+	struct json_object *obj, *v, *arr;
+	char path[REC_DUMP_PATH1];
+	size_t n;
+	int err;
+
+	if (json_object_object_get_ex(root, "recordings_omitted", &v) &&
+	    as_u64(r, v, "", "recordings_omitted", 0, UINT64_MAX, &p->dump_omitted_recordings))
+		return -EINVAL;
+	if (json_object_object_get_ex(root, "stacks_omitted", &v) &&
+	    as_u64(r, v, "", "stacks_omitted", 0, UINT64_MAX, &p->dump_omitted_stacks))
+		return -EINVAL;
+	n = 0;
+	if (json_object_object_get_ex(root, "forgotten", &v)) {
+		err = get_array(r, root, "", "forgotten", 1u << 20, &arr, &n);
+		if (err)
+			return err;
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint64_t recorder, recordings, seen, kept, dropped;
+
+		err = element(r, arr, i, "", "forgotten", path, sizeof(path), &obj) ?:
+		      get_key(r, obj, path, "recorder", &recorder) ?:
+		      get_u64(r, obj, path, "recordings", 1, UINT64_MAX, &recordings) ?:
+		      get_u64(r, obj, path, "seen", 0, UINT64_MAX, &seen) ?:
+		      get_u64(r, obj, path, "kept", 0, seen, &kept) ?:
+		      get_u64(r, obj, path, "dropped", 0, seen - kept, &dropped);
+		if (err)
+			return err;
+		rec_proc__forget(p, recorder, recordings, seen, kept, dropped);
+	}
+	/* Last: the tally above counted into the retired row too. */
+	if (json_object_object_get_ex(root, "limits", &obj)) {
+		if (!json_object_is_type(obj, json_type_object))
+			return fail_at(r, "", "limits", "expected an object");
+		for (int l = 0; l < REC_L_MAX; l++) {
+			struct rec_limit_use *u = &p->use[l];
+
+			snprintf(path, sizeof(path), "limits.%s", rec_limit__name(l));
+			if (!json_object_object_get_ex(obj, rec_limit__name(l), &v))
+				continue;
+			if (!json_object_is_type(v, json_type_object))
+				return fail_at(r, path, NULL, "expected an object");
+			err = get_u64(r, v, path, "limit", 0, UINT64_MAX, &u->limit) ?:
+			      get_u64(r, v, path, "used", 0, UINT64_MAX, &u->used) ?:
+			      get_u64(r, v, path, "over", 0, UINT64_MAX, &u->over) ?:
+			      get_u64(r, v, path, "events", 0, UINT64_MAX, &u->events);
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
 /* Appends to a callsite blob being rebuilt; overflow is remembered, not written. */
 struct blob {
 	char buf[REC_CALLSITE_MAX];
@@ -729,11 +872,10 @@ static int read_callsite(struct reader *r, struct json_object *obj, const char *
 		free(cs);
 		return fail_at(r, path, NULL, "not a valid callsite");
 	}
-	if (rec_u64map__put(&p->callsites, addr, cs)) {
-		free(cs);
-		return fail_nomem(r);
-	}
-	return 0;
+	/* Cached compactly; a model read from a dump has no limit on it. */
+	err = rec_proc__add_callsite(p, addr, cs);
+	free(cs);
+	return err ? fail_nomem(r) : 0;
 }
 
 /* A string being packed into an event's string area, as the BPF side packs it. */
@@ -921,8 +1063,9 @@ static int read_event(struct reader *r, struct json_object *obj, const char *pat
 static int read_recording(struct reader *r, struct json_object *obj, const char *path,
 			  struct rec_proc *p)
 {
-	uint64_t key, recorder, cap, seen, kept, dropped, stale;
-	struct json_object *events;
+	uint64_t key, recorder, cap, seen, kept, dropped, stale, invalid = 0;
+	struct json_object *events, *v;
+	int untracked = 0;
 	const char *subject, *state;
 	struct rec_rstate *rs;
 	char epath[REC_DUMP_PATH2];
@@ -948,14 +1091,30 @@ static int read_recording(struct reader *r, struct json_object *obj, const char 
 	if (strcmp(state, "live") != 0 && strcmp(state, "retired") != 0)
 		return fail_at(r, path, "state", "expected \"live\" or \"retired\"");
 
+	/* Optional (newer dumps): the dropped events that failed validation, why untracked. */
+	if (json_object_object_get_ex(obj, "invalid", &v) &&
+	    as_u64(r, v, path, "invalid", 0, dropped, &invalid))
+		return -EINVAL;
+	if (json_object_object_get_ex(obj, "untracked", &v)) {
+		const char *why = json_object_get_string(v);
+
+		if (!json_object_is_type(v, json_type_string) ||
+		    (strcmp(why, "over-quota") != 0 && strcmp(why, "table-full") != 0))
+			return fail_at(r, path, "untracked",
+				       "expected \"over-quota\" or \"table-full\"");
+		untracked = !strcmp(why, "over-quota") ? REC_RS_OVER_QUOTA : REC_RS_TABLE_FULL;
+	}
+
 	rs = rec_proc__get(p, key, recorder, cap);
 	if (!rs)
 		return fail_nomem(r);
 	strcpy(rs->subject, subject);
 	rs->retired = !strcmp(state, "retired");
+	rs->untracked = untracked;
 	rs->produced = seen;
 	rs->received = kept;
-	rs->dropped = dropped;
+	rs->dropped = dropped - invalid;
+	rs->invalid = invalid;
 	rs->stale = stale;
 
 	for (size_t i = 0; i < n; i++) {
@@ -1068,6 +1227,10 @@ static int read_dump(struct reader *r, struct json_object *root, struct rec_proc
 	      read_counters(r, root, p, counters) ?:
 	      get_u64(r, root, "", "malformed", 0, UINT64_MAX, &p->malformed) ?:
 	      get_u64(r, root, "", "orphans", 0, UINT64_MAX, &p->orphans);
+	if (err)
+		return err;
+
+	err = read_limits(r, root, p);
 	if (err)
 		return err;
 

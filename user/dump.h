@@ -15,6 +15,13 @@
 #include "model.h"
 
 #define REC_DUMP_VERSION 1
+/*
+ * The most recordings and thread stacks a dump holds: the writer leaves out
+ * what is past them (and says how many in "recordings_omitted" and
+ * "stacks_omitted"), the reader refuses a dump with more.
+ */
+#define REC_DUMP_MAX_RECORDINGS (1u << 16)
+#define REC_DUMP_MAX_STACKS (1u << 16)
 
 /* Loader-wide counters recorded in a dump (the BPF counters map, summed). */
 struct rec_dump_counters {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "query.h"
@@ -108,7 +109,7 @@ static void recording_header(FILE *out, const struct rec_proc *p, const struct r
 		rec_key__format(rs->key, kbuf));
 	put_target_text(out, rs->subject, 0);
 	fprintf(out, "> cap %" PRIu64 ", seen %" PRIu64 ", kept %" PRIu64 ", dropped %" PRIu64
-		"%s <==\n", rs->cap, rs->produced, rs->received, rs->dropped,
+		"%s <==\n", rs->cap, rs->produced, rs->received, rec_rstate__dropped(rs),
 		rs->retired ? ", retired" : "");
 }
 
@@ -145,7 +146,7 @@ static int answer_list(FILE *out, struct rec_proc *p, const struct rec_query *q)
 			"RECORDING", "RECORDER", "SUBJECT", "CAP", "SEEN", "KEPT", "DROPPED", "TAIL",
 			"STATE");
 	for (struct rec_rstate *rs = p->first; rs; rs = rs->next) {
-		const char *state = rs->retired ? "retired" : "live";
+		const char *state = rec_rstate__state(rs);
 
 		if (!rec_query__match(q, rs))
 			continue;
@@ -156,15 +157,20 @@ static int answer_list(FILE *out, struct rec_proc *p, const struct rec_query *q)
 				(int)p->pid, kbuf, rbuf);
 			rec_json__string(out, rs->subject, strlen(rs->subject));
 			fprintf(out, ",\"cap\":%" PRIu64 ",\"seen\":%" PRIu64 ",\"kept\":%" PRIu64
-				",\"dropped\":%" PRIu64 ",\"tail\":%zu,\"state\":\"%s\"}\n",
-				rs->cap, rs->produced, rs->received, rs->dropped,
-				rec_spool__count(rs->spool), state);
+				",\"dropped\":%" PRIu64 ",\"invalid\":%" PRIu64
+				",\"tail\":%zu,\"state\":\"%s\"",
+				rs->cap, rs->produced, rs->received, rec_rstate__dropped(rs),
+				rs->invalid, rec_spool__count(rs->spool), state);
+			if (rs->untracked)
+				fprintf(out, ",\"untracked\":\"%s\"",
+					rec_untracked__name(rs->untracked));
+			fputs("}\n", out);
 		} else {
 			fprintf(out, "%-8d %-20s %-20s ", (int)p->pid, kbuf, rbuf);
 			put_target_text(out, rs->subject[0] ? rs->subject : "-", 16);
 			fprintf(out, " %8" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64
-				" %8zu %s\n", rs->cap, rs->produced, rs->received, rs->dropped,
-				rec_spool__count(rs->spool), state);
+				" %8zu %s\n", rs->cap, rs->produced, rs->received,
+				rec_rstate__dropped(rs), rec_spool__count(rs->spool), state);
 		}
 	}
 	return 0;
@@ -266,14 +272,72 @@ static const char *const counter_names[REC_C_MAX] = {
 	[REC_C_UNKNOWN_RECORDING] = "unknown_recording",
 	[REC_C_NO_STORAGE] = "no_storage",
 	[REC_C_BAD_ARG] = "bad_arg",
+	[REC_C_UNTRACKED_EVENTS] = "untracked_events",
+	[REC_C_OVER_QUOTA] = "over_quota",
+	[REC_C_TABLE_FULL] = "table_full",
 };
+
 
 const char *rec_counter__name(enum rec_counter c)
 {
 	return (unsigned int)c < REC_C_MAX && counter_names[c] ? counter_names[c] : "unknown";
 }
 
-/* The loss and error counters: per process, then the BPF side's (all processes). */
+static void stats_limits(FILE *out, const struct rec_proc *p, int json)
+{
+	if (!json)
+		fprintf(out, "limits (OVER: what did not fit; EVENTS: the events of those):\n"
+			"    %-24s %10s %10s %10s %12s\n", "LIMIT", "MAX", "USED", "OVER",
+			"EVENTS");
+	for (int l = 0; l < REC_L_MAX; l++) {
+		const struct rec_limit_use *u = &p->use[l];
+
+		if (json) {
+			fprintf(out, "%s\"%s\":{\"limit\":%" PRIu64 ",\"used\":%" PRIu64
+				",\"over\":%" PRIu64 ",\"events\":%" PRIu64 "}", l ? "," : "",
+				rec_limit__name(l), u->limit, u->used, u->over, u->events);
+			continue;
+		}
+		fprintf(out, "    %-24s ", rec_limit__name(l));
+		if (u->limit)
+			fprintf(out, "%10" PRIu64, u->limit);
+		else
+			fprintf(out, "%10s", "-");
+		fprintf(out, " %10" PRIu64 " %10" PRIu64 " %12" PRIu64 "\n", u->used, u->over,
+			u->events);
+	}
+}
+
+static void stats_forgotten(FILE *out, const struct rec_proc *p, int json)
+{
+	struct rec_forgotten *v = NULL;
+	ssize_t n = rec_proc__forgotten(p, &v);
+	char kbuf[20];
+
+	if (!json)
+		fputs("recordings forgotten to make room, per recorder:\n", out);
+	for (ssize_t i = 0; i < n; i++) {
+		if (json)
+			fprintf(out, "%s{\"recorder\":\"%s\",\"recordings\":%" PRIu64
+				",\"seen\":%" PRIu64 ",\"kept\":%" PRIu64 ",\"dropped\":%" PRIu64
+				"}", i ? "," : "", rec_key__format(v[i].recorder, kbuf),
+				v[i].recordings, v[i].seen, v[i].kept, v[i].dropped);
+		else
+			fprintf(out, "    %-8s %-20s recordings %" PRIu64 ", seen %" PRIu64
+				", kept %" PRIu64 ", dropped %" PRIu64 "\n",
+				v[i].recorder ? "recorder" : "others",
+				rec_key__format(v[i].recorder, kbuf),
+				v[i].recordings, v[i].seen, v[i].kept, v[i].dropped);
+	}
+	if (!json && n <= 0)
+		fputs("    none\n", out);
+	free(v);
+}
+
+/*
+ * The loss and error counters: per process, its limits, then the BPF side's
+ * (all processes).
+ */
 static int answer_stats(FILE *out, struct rec_proc *p, const struct rec_query *q)
 {
 	char how[64];
@@ -282,13 +346,31 @@ static int answer_stats(FILE *out, struct rec_proc *p, const struct rec_query *q
 	rec_proc__describe_end(p, how, sizeof(how));
 	if (json)
 		fprintf(out, "{\"pid\":%d,\"state\":\"%s\",\"malformed\":%" PRIu64
-			",\"orphans\":%" PRIu64 ",\"bpf_recordings\":%" PRIu64 ",\"counters\":{",
+			",\"orphans\":%" PRIu64 ",\"bpf_recordings\":%" PRIu64,
 			(int)p->pid, how, p->malformed, p->orphans, p->bpf_recordings);
 	else
 		fprintf(out, "pid %d: %s\nmalformed records: %" PRIu64 "\norphan events: %" PRIu64
-			"\nentries in the BPF recordings table: %" PRIu64
-			"\nBPF counters (all traced processes):\n", (int)p->pid, how, p->malformed,
-			p->orphans, p->bpf_recordings);
+			"\nentries in the BPF recordings table: %" PRIu64 "\n", (int)p->pid, how,
+			p->malformed, p->orphans, p->bpf_recordings);
+	if (p->dump_omitted_recordings || p->dump_omitted_stacks) {
+		if (json)
+			fprintf(out, ",\"recordings_omitted\":%" PRIu64
+				",\"stacks_omitted\":%" PRIu64, p->dump_omitted_recordings,
+				p->dump_omitted_stacks);
+		else
+			fprintf(out, "left out of the dump: %" PRIu64 " recordings, %" PRIu64
+				" stacks\n", p->dump_omitted_recordings, p->dump_omitted_stacks);
+	}
+	if (json)
+		fputs(",\"limits\":{", out);
+	stats_limits(out, p, json);
+	if (json)
+		fputs("},\"forgotten\":[", out);
+	stats_forgotten(out, p, json);
+	if (json)
+		fputs("],\"counters\":{", out);
+	else
+		fputs("BPF counters (all traced processes):\n", out);
 	for (int c = 0; c < REC_C_MAX; c++) {
 		if (json)
 			fprintf(out, "%s\"%s\":%" PRIu64, c ? "," : "", rec_counter__name(c),
