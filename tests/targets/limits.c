@@ -3,16 +3,16 @@
  * limits.c: the target of tests/e2e/test_limits.sh. Each mode pushes one of
  * recorder-attach's limits (README, "Limits"):
  *
- *	limits MODE [N]
+ *	limits [-w] MODE [N]
  *	  -> "pid N"
- *	  waits until recorder-attach arms the probes
+ *	  waits until recorder-attach arms the probes (with -w, then for SIGUSR1:
+ *	  sent once a neighbour has done its worst)
  *	  runs the mode
  *	  -> "recording NAME 0xKEY" per named recording, then "ready"
  *	  waits for SIGTERM or SIGINT, then exits 0 (recordings left to the exit)
  *
  * Modes:
- *	normal     after SIGUSR1 (sent once a neighbour has done its worst): 4
- *	           recordings "normal[i]" of cap 10, 25 events each
+ *	normal     4 recordings "normal[i]" of cap 10, 25 events each
  *	many N     N recordings "many[i]" of cap 2, 3 events each, all left live
  *	invalid    1 recording "invalid" of cap 10 and 5 events; the 2nd and the
  *	           4th carry a field that fails validation (hand-written probes)
@@ -21,7 +21,7 @@
  *	callsites  1 recording "callsites" of cap 100: 64 events from 64
  *	           distinct callsites, each with its own literal field
  *	dead N     N threads, one after another, each ending inside the span
- *	           "doomed" of recording "dead"
+ *	           "doomed" of recording "dead" (up to 100: "thread TID" for each)
  *
  * Exit status: 0 done, 2 usage, 3 nothing attached within 20 s, 1 other errors.
  */
@@ -29,6 +29,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,13 +89,10 @@ static struct rec_recorder *new_recorder(const char *name)
 	return r;
 }
 
-static void mode_normal(sigset_t *go)
+static void mode_normal(void)
 {
 	struct rec_recorder *r = new_recorder("normal");
-	int sig;
 
-	while (sigwait(go, &sig) != 0)
-		;
 	for (int i = 0; i < 4; i++) {
 		char name[32];
 		struct rec_recording *rec;
@@ -213,11 +211,14 @@ static void mode_callsites(void)
 	rec_span_exit(&span);
 }
 
+static pid_t doomed_tid;
+
 static void *doomed_thread(void *p)
 {
 	struct rec_recording *rec = p;
 	struct rec_span span, doomed;
 
+	doomed_tid = gettid();
 	rec_recording_span(&span, rec, "dead");
 	rec_span_enter(&span);
 	REC_SPAN_INIT(&doomed, INFO, "doomed");
@@ -239,6 +240,9 @@ static void mode_dead(long n)
 			die("pthread_create");
 		}
 		pthread_join(th, NULL);
+		/* Few of them: say which, so a test can tell the last ones. */
+		if (n <= 100)
+			printf("thread %d\n", (int)doomed_tid);
 	}
 }
 
@@ -252,17 +256,23 @@ static const struct {
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: limits normal|many N|invalid|retire N|callsites|dead N\n");
+	fprintf(stderr, "usage: limits [-w] normal|many N|invalid|retire N|callsites|dead N\n");
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
+	bool wait_go = false;
 	const char *mode;
 	sigset_t stop, go;
 	long n = 0;
 	int sig;
 
+	if (argc > 1 && !strcmp(argv[1], "-w")) {
+		wait_go = true;
+		argc--;
+		argv++;
+	}
 	if (argc < 2 || argc > 3)
 		usage();
 	mode = argv[1];
@@ -295,9 +305,11 @@ int main(int argc, char **argv)
 	printf("pid %d\n", (int)getpid());
 	fflush(stdout);
 	wait_for_attach();
+	while (wait_go && sigwait(&go, &sig) != 0)
+		;
 
 	if (!strcmp(mode, "normal"))
-		mode_normal(&go);
+		mode_normal();
 	else if (!strcmp(mode, "many"))
 		mode_many(n);
 	else if (!strcmp(mode, "invalid"))

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <malloc.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -352,7 +353,7 @@ static void test_round_trip_answers_identically(void **state)
 	assert_non_null(strstr(text, "\"dumped_at\":\"2026-12-02T"));
 	assert_non_null(strstr(text, "\"counters\":{\"ring_full\":18446744073709551615,"
 				     "\"str_fault\":101,"));
-	assert_non_null(strstr(text, "\"bad_arg\":108}"));
+	assert_non_null(strstr(text, "\"bad_arg\":108,"));
 	assert_non_null(strstr(text, "\"status\":\"truncated\""));
 	assert_non_null(strstr(text, "{\"type\":\"str\",\"value\":\"\",\"status\":\"fault\"},"
 				     "{\"type\":\"str\",\"value\":\"\",\"status\":\"null\"},"
@@ -376,6 +377,83 @@ static void test_round_trip_answers_identically(void **state)
 		assert_non_null(strstr(tail, "hello\\nworld"));
 		assert_non_null(strstr(tail, "request done, path: /index.html"));
 		free(tail);
+	}
+	free(text);
+	rec_proc__fini(&live);
+	rec_proc__fini(&back);
+}
+
+/*
+ * Callsites are cached in the bytes they use, up to the limit; past it they are
+ * read at each use, counted, and a dump still carries every one its events need.
+ * The limits, the tally of forgotten recordings and the invalid count go
+ * through the dump too.
+ */
+static void test_limits_round_trip(void **state)
+{
+	const struct rec_callsite *cs;
+	struct rec_proc live, back;
+	struct rec_rstate *rs;
+	struct ev ev;
+	char err[256], *text, *tail;
+
+	(void)state;
+	assert_int_equal(rec_proc__init(&live, getpid()), 0);
+	live.limits.max_callsites = 2;
+	assert_non_null(rec_proc__callsite(&live, addr(req_meta)));
+	cs = rec_proc__cached_callsite(&live, addr(req_meta));
+	assert_non_null(cs);
+	assert_string_equal(cs->field_names[4], "delta");
+	/* A few hundred bytes at most, where the struct holds a 2 KiB blob. */
+	assert_true(malloc_usable_size((void *)cs) < sizeof(struct rec_callsite) / 4);
+	assert_non_null(rec_proc__callsite(&live, addr(span_meta)));
+	cs = rec_proc__callsite(&live, addr(quote_meta));
+	assert_non_null(cs);
+	assert_string_equal(cs->name, "event b");
+	assert_null(rec_proc__cached_callsite(&live, addr(quote_meta)));
+	assert_int_equal(live.callsites.live, 2);
+	assert_int_equal(live.use[REC_L_CALLSITES].over, 1);
+
+	add_recording(&live, KEY_A, "a", 10, REC_RS_LIVE, 0, 0);
+	ev_init(&ev, KEY_A, 0, addr(quote_meta));
+	assert_int_equal(ev_ingest(&live, &ev), 0);
+	ev_init(&ev, KEY_A, 1, addr(quote_meta));
+	ev_raw(&ev, REC_FT_BOOL, 2);
+	assert_int_equal(ev_ingest(&live, &ev), -EINVAL);
+	rs = rec_proc__find(&live, KEY_A);
+	assert_int_equal(rs->invalid, 1);
+	rec_proc__forget(&live, 0x80000001, 3, 9, 8, 1);
+	live.use[REC_L_DEAD_STACKS] = (struct rec_limit_use){ 10, 10, 40, 0 };
+
+	text = dump_to_file(&live, NULL);
+	assert_non_null(strstr(text, "\"forgotten\":[{\"recorder\":\"0x80000001\",\"recordings\":3,"
+				     "\"seen\":9,\"kept\":8,\"dropped\":1}]"));
+	assert_non_null(strstr(text, "\"dead_stacks\":{\"limit\":10,\"used\":10,\"over\":40,"
+				     "\"events\":0}"));
+	assert_non_null(strstr(text, "\"seen\":2,\"kept\":1,\"dropped\":1,\"invalid\":1,"));
+	assert_int_equal(rec_dump__read(tmp_path, &back, NULL, err, sizeof(err)), 0);
+	assert_string_equal(err, "");
+	/* The callsite past the cache is in the dump, so its event reads right. */
+	tail = answer(&back, 0, 0);
+	assert_non_null(strstr(tail, "bad \"q\""));
+	assert_null(strstr(tail, "<callsite"));
+	free(tail);
+	{
+		char *a = answer(&live, REC_Q_LIST | REC_Q_JSON, 0);
+		char *b = answer(&back, REC_Q_LIST | REC_Q_JSON, 0);
+
+		assert_string_equal(a, b);
+		free(a);
+		free(b);
+		/* Reads past the cache keep counting: only the dump's own rows are compared. */
+		b = answer(&back, REC_Q_STATS | REC_Q_JSON, 0);
+		assert_non_null(strstr(b, "\"retired_kept\":{\"limit\":0,\"used\":0,\"over\":3,"
+					  "\"events\":9}"));
+		assert_non_null(strstr(b, "\"dead_stacks\":{\"limit\":10,\"used\":10,"
+					  "\"over\":40,"));
+		assert_non_null(strstr(b, "\"forgotten\":[{\"recorder\":\"0x80000001\","
+					  "\"recordings\":3,"));
+		free(b);
 	}
 	free(text);
 	rec_proc__fini(&live);
@@ -852,6 +930,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_round_trip_answers_identically, setup_tmp,
 						teardown_tmp),
 		cmocka_unit_test_setup_teardown(test_values_exact, setup_tmp, teardown_tmp),
+		cmocka_unit_test_setup_teardown(test_limits_round_trip, setup_tmp, teardown_tmp),
 		cmocka_unit_test_setup_teardown(test_ended_variants, setup_tmp, teardown_tmp),
 		cmocka_unit_test(test_counter_names),
 		cmocka_unit_test_setup_teardown(test_reads_hand_written_dump, setup_tmp,

@@ -176,7 +176,7 @@ static void test_tail_shows_gaps(void **state)
 	out = answer(p, REC_Q_LIST | REC_Q_JSON, "a");
 	assert_string_equal(strstr(out, "\"subject\""),
 			    "\"subject\":\"a\",\"cap\":10,\"seen\":7,\"kept\":3,\"dropped\":4,"
-			    "\"tail\":3,\"state\":\"live\"}\n");
+			    "\"invalid\":0,\"tail\":3,\"state\":\"live\"}\n");
 	free(out);
 }
 
@@ -197,6 +197,36 @@ static void test_ingest_validates(void **state)
 	assert_int_equal(ingest(p, KEY_B, 20, 0), 0);
 	assert_int_equal(ingest(p, KEY_B, 5, 0), -ESTALE);
 	assert_int_equal(rec_proc__find(p, KEY_B)->stale, 1);
+}
+
+/*
+ * An event that fails validation was numbered by its recording: it counts
+ * there, so that seen = kept + dropped, in the list too.
+ */
+static void test_invalid_event_counts_in_its_recording(void **state)
+{
+	struct rec_proc *p = *state;
+	struct rec_event_rec e = { .hdr = { .type = REC_RT_EVENT, .size = sizeof(e) },
+				   .recording = KEY_A, .seq = 1, .types = 0x7 };
+	struct rec_rstate *rs = rec_proc__find(p, KEY_A);
+	struct rec_decoded d;
+	char *out;
+
+	assert_int_equal(ingest(p, KEY_A, 0, 0), 0);
+	assert_int_equal(rec_proc__ingest_event(p, &e, sizeof(e), &d, &rs), -EINVAL);
+	assert_int_equal(ingest(p, KEY_A, 2, 2), 0);
+	rs = rec_proc__find(p, KEY_A);
+	assert_int_equal(rs->invalid, 1);
+	assert_int_equal(p->malformed, 1);
+	out = answer(p, REC_Q_LIST | REC_Q_JSON, "a");
+	assert_non_null(strstr(out, "\"seen\":3,\"kept\":2,\"dropped\":1,\"invalid\":1,"));
+	free(out);
+	/* Of a recording not known yet: an orphan, until it is. */
+	e.recording = 0x4242;
+	assert_int_equal(rec_proc__ingest_event(p, &e, sizeof(e), &d, &rs), -ENOENT);
+	assert_int_equal(d.recording, 0x4242);
+	assert_int_equal(p->orphans, 1);
+	assert_int_equal(p->malformed, 1);
 }
 
 /* A retired recording stays listed as retired; caps are clamped. */
@@ -308,6 +338,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_one_stack_per_thread, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tail_shows_gaps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ingest_validates, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_invalid_event_counts_in_its_recording, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_retire_and_clamp, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_text_answers_escape_target_text, setup,
 						teardown),
