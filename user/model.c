@@ -26,7 +26,6 @@ struct rec_literal {
 /* Remembered for addresses whose literal could not be read. */
 static struct rec_literal unreadable_literal = { .status = REC_STR_FAULT };
 
-
 static int64_t clock_offset(void)
 {
 	struct timespec rt, mono;
