@@ -31,7 +31,7 @@ const volatile __u64 wakeup_bytes = 1 << 20;
  */
 const volatile bool follow_new = false;
 
-/* Live recordings one process may hold in the recordings table (set before load). */
+/* Entries one process may hold in the recordings table (set before load). */
 const volatile __u64 max_per_process = 16384;
 
 /* Which process the stack iterator reports (set by user space before each read). */
@@ -97,6 +97,17 @@ struct {
 	__type(key, __u32);
 	__type(value, struct rec_pstat);
 } traced SEC(".maps");
+
+/*
+ * Entries of a process (tgid) in recordings that user space has deleted. Only
+ * user space writes it, so that it needs no atomic update from there.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u64);
+} released SEC(".maps");
 
 /* Task-local, so a thread's stack is freed with the thread. */
 struct {
@@ -303,8 +314,12 @@ static __always_inline bool adopt_process(void)
 	return true;
 }
 
-/* subject is a user pointer to a C string, or 0 when there is none to report. */
-static __always_inline void emit_recording(__u64 key, const struct rec_rval *v, __u64 subject)
+/*
+ * subject is a user pointer to a C string, or 0 when there is none to report;
+ * untracked is why the recording has no entry (enum rec_untracked_reason), or 0.
+ */
+static __always_inline void emit_recording(__u64 key, const struct rec_rval *v, __u64 subject,
+					   __u32 untracked)
 {
 	struct rec_recording_rec *r;
 
@@ -320,6 +335,8 @@ static __always_inline void emit_recording(__u64 key, const struct rec_rval *v, 
 	r->seq = v->seq;
 	r->dropped = v->dropped;
 	r->state = v->state;
+	r->untracked = untracked;
+	r->pad = 0;
 	r->has_subject = 0;
 	r->subject[0] = '\0';
 	if (subject && bpf_probe_read_user_str(r->subject, sizeof(r->subject),
@@ -333,10 +350,9 @@ static __always_inline void emit_recording(__u64 key, const struct rec_rval *v, 
  * counters in the key's slot of rslots if that slot is free. The slot is
  * claimed and filled before the table entry appears, and published for the
  * fast path only after, so no event ever counts in two places. The process
- * must be traced and below its quota of live recordings. Returns 0 if this
- * call added the entry (the caller announces it), -EEXIST if it was there
- * already, or else the state of a refused recording: REC_RS_OVER_QUOTA or
- * REC_RS_TABLE_FULL (a positive number).
+ * must be traced and below its quota of entries. Returns 0 if this call added
+ * the entry (the caller announces it), -EEXIST if it was there already, or else
+ * why it was refused (enum rec_untracked_reason, a positive number).
  */
 static __always_inline int create_recording(__u32 tgid, __u64 key, struct rec_rval *nv)
 {
@@ -344,15 +360,20 @@ static __always_inline int create_recording(__u32 tgid, __u64 key, struct rec_rv
 	__u32 i = key & (REC_RSLOTS - 1);
 	struct rec_rslot *sl = bpf_map_lookup_elem(&rslots, &i);
 	struct rec_pstat *ps = bpf_map_lookup_elem(&traced, &tgid);
+	__u64 *rel = bpf_map_lookup_elem(&released, &tgid);
 	int err;
 
 	/* Not traced (the traced table is full): nobody would ever forget its entries. */
 	if (!ps)
-		return REC_RS_TABLE_FULL;
-	/* Counted first, so that two CPUs cannot both take the last place. */
-	if (__sync_fetch_and_add(&ps->live, 1) >= max_per_process) {
-		__sync_fetch_and_sub(&ps->live, 1);
-		return REC_RS_OVER_QUOTA;
+		return REC_UT_TABLE_FULL;
+	/*
+	 * Counted first, so that two CPUs cannot both take the last place. An
+	 * entry counts until user space deletes it, retired or not: a process
+	 * that churns recordings faster than they are read cannot take more.
+	 */
+	if (__sync_fetch_and_add(&ps->created, 1) - (rel ? *rel : 0) >= max_per_process) {
+		__sync_fetch_and_sub(&ps->created, 1);
+		return REC_UT_OVER_QUOTA;
 	}
 	nv->slot = 0;
 	if (sl && __sync_val_compare_and_swap(&sl->k.tgid, 0, tgid) == 0) {
@@ -364,14 +385,14 @@ static __always_inline int create_recording(__u32 tgid, __u64 key, struct rec_rv
 	}
 	err = bpf_map_update_elem(&recordings, &k, nv, BPF_NOEXIST);
 	if (err) {
-		__sync_fetch_and_sub(&ps->live, 1);
+		__sync_fetch_and_sub(&ps->created, 1);
 		if (sl) {
 			/* Nobody saw this slot; give it back. */
 			__builtin_memset(&sl->v, 0, sizeof(sl->v));
 			__sync_lock_test_and_set(&sl->k.tgid, 0);
 		}
 		/* Lost a race to add it, or no room left (-E2BIG, -ENOMEM). */
-		return err == -EEXIST ? -EEXIST : REC_RS_TABLE_FULL;
+		return err == -EEXIST ? -EEXIST : REC_UT_TABLE_FULL;
 	}
 	if (sl)
 		__sync_lock_test_and_set(&sl->k.key, key);
@@ -385,7 +406,7 @@ static __always_inline void count_refused(__u32 tgid, __u32 reason, bool recordi
 
 	if (!ps)
 		return;
-	if (reason == REC_RS_OVER_QUOTA) {
+	if (reason == REC_UT_OVER_QUOTA) {
 		if (recording)
 			__sync_fetch_and_add(&ps->over_quota, 1);
 		__sync_fetch_and_add(&ps->over_quota_events, events);
@@ -421,15 +442,15 @@ static __always_inline void refuse_recording(__u32 tgid, __u64 key, const struct
 		.reason = reason,
 	};
 	struct rec_rval a = { .recorder = nv->recorder, .cap = nv->cap, .seq = events,
-			      .dropped = events, .state = reason };
+			      .dropped = events, .state = REC_RS_LIVE };
 	bool listed = bpf_map_update_elem(&untracked, &k, &u, BPF_NOEXIST) == 0;
 
-	count(reason == REC_RS_OVER_QUOTA ? REC_C_OVER_QUOTA : REC_C_TABLE_FULL);
+	count(reason == REC_UT_OVER_QUOTA ? REC_C_OVER_QUOTA : REC_C_TABLE_FULL);
 	if (events)
 		count(REC_C_UNTRACKED_EVENTS);
 	count_refused(tgid, reason, listed, events);
 	if (listed)
-		emit_recording(key, &a, subject);
+		emit_recording(key, &a, subject, reason);
 }
 
 /* The counters of table entry v: its own, or its slot's. NULL if the slot is not its. */
@@ -505,7 +526,7 @@ static __always_inline struct rec_rval *find_recording(__u32 tgid, __u64 key, __
 	nv.state = REC_RS_LIVE;
 	err = create_recording(tgid, key, &nv);
 	if (err == 0) {
-		emit_recording(key, &nv, recp + REC_TARGET_SUBJECT_OFF);
+		emit_recording(key, &nv, recp + REC_TARGET_SUBJECT_OFF, 0);
 	} else if (err > 0) {
 		refuse_recording(tgid, key, &nv, err, recp + REC_TARGET_SUBJECT_OFF, event);
 		return NULL;
@@ -547,7 +568,7 @@ int on_recording_new(struct pt_regs *ctx)
 	tgid = bpf_get_current_pid_tgid() >> 32;
 	err = create_recording(tgid, key, &v);
 	if (err == 0)
-		emit_recording(key, &v, 0);
+		emit_recording(key, &v, 0, 0);
 	else if (err > 0)
 		refuse_recording(tgid, key, &v, err, 0, 0);
 	return 0;
@@ -574,16 +595,16 @@ int on_recording_span(struct pt_regs *ctx)
 	k.key = key;
 	v = find_recording(k.tgid, key, recp, 0, false);
 	if (v) {
-		emit_recording(key, v, subject);
+		emit_recording(key, v, subject, 0);
 		return 0;
 	}
 	/* Untracked: its subject still names it in the list. */
 	u = bpf_map_lookup_elem(&untracked, &k);
 	if (u) {
 		struct rec_rval a = { .recorder = u->recorder, .cap = u->cap, .seq = u->seen,
-				      .dropped = u->seen, .state = u->reason };
+				      .dropped = u->seen, .state = REC_RS_LIVE };
 
-		emit_recording(key, &a, subject);
+		emit_recording(key, &a, subject, u->reason);
 	}
 	return 0;
 }
@@ -593,7 +614,6 @@ int on_recording_free(struct pt_regs *ctx)
 {
 	struct rec_rkey k = { .tgid = bpf_get_current_pid_tgid() >> 32 };
 	struct rec_untracked *u;
-	struct rec_pstat *ps;
 	struct rec_rval *v;
 	__u8 one = 1;
 	long a[2];
@@ -612,24 +632,22 @@ int on_recording_free(struct pt_regs *ctx)
 					      .seq = u->seen, .dropped = u->seen,
 					      .state = REC_RS_RETIRED };
 
-			/* User space deletes it once it has read the final count. */
-			emit_recording(k.key, &r, 0);
+			/*
+			 * Its final count goes with the record, and its place in
+			 * the untracked table is free at once: no slot to hand
+			 * over, and its later events find it in retired.
+			 */
+			emit_recording(k.key, &r, 0, u->reason);
+			bpf_map_delete_elem(&untracked, &k);
 		}
 		return 0;
 	}
 	v = counters_of(k.tgid, v);
 	if (!v)
 		return 0;
-	/*
-	 * User space deletes the entry once it has read the final counters; it
-	 * leaves the quota now, once.
-	 */
-	if (__sync_val_compare_and_swap(&v->state, REC_RS_LIVE, REC_RS_RETIRED) == REC_RS_LIVE) {
-		ps = bpf_map_lookup_elem(&traced, &k.tgid);
-		if (ps && ps->live)
-			__sync_fetch_and_sub(&ps->live, 1);
-	}
-	emit_recording(k.key, v, 0);
+	/* User space deletes the entry once it has read the final counters. */
+	v->state = REC_RS_RETIRED;
+	emit_recording(k.key, v, 0, 0);
 	return 0;
 }
 

@@ -136,12 +136,15 @@ struct rec_event_rec {
 enum rec_recording_state {
 	REC_RS_LIVE = 1,	/* announced, or found live by its first event */
 	REC_RS_RETIRED = 2,	/* freed by the target */
-	/*
-	 * Live, but refused an entry in the recordings table, so untracked: its
-	 * events are only counted (struct rec_untracked), never delivered.
-	 */
-	REC_RS_OVER_QUOTA = 3,	/* its process had max_per_process live recordings */
-	REC_RS_TABLE_FULL = 4,	/* the table had no room */
+};
+
+/*
+ * Why a recording was refused an entry in the recordings table, and so is
+ * untracked: its events are only counted (struct rec_untracked), never delivered.
+ */
+enum rec_untracked_reason {
+	REC_UT_OVER_QUOTA = 1,	/* its process had max_per_process entries */
+	REC_UT_TABLE_FULL = 2,	/* the table had no room */
 };
 
 /* Announces a recording, a new subject for it, or its retirement. */
@@ -151,9 +154,11 @@ struct rec_recording_rec {
 	__u64 recorder;
 	__u64 cap;
 	__u64 seq;	/* events numbered so far */
-	__u64 dropped;	/* of those, lost because the ring buffer was full */
+	__u64 dropped;	/* of those, lost because the ring buffer was full (or all, untracked) */
 	__u32 state;	/* enum rec_recording_state */
 	__u32 has_subject;
+	__u32 untracked;	/* 0, or enum rec_untracked_reason */
+	__u32 pad;
 	char subject[REC_SUBJECT_MAX];
 };
 
@@ -176,10 +181,11 @@ struct rec_rval {
 
 /*
  * Value of the BPF traced table: a traced process's use of the recordings
- * table. live is the quota's count: its entries not retired yet.
+ * table. Its entries there, the quota's count, are created less those user
+ * space has deleted (the BPF released table: only user space writes it).
  */
 struct rec_pstat {
-	__u64 live;
+	__u64 created;
 	__u64 over_quota;		/* recordings refused at the quota, listed untracked */
 	__u64 over_quota_events;	/* events of recordings refused at the quota */
 	__u64 table_full;		/* recordings refused for want of room, listed untracked */
@@ -187,16 +193,16 @@ struct rec_pstat {
 };
 
 /*
- * Value of the BPF untracked table (same key as the recordings table): a
+ * Value of the BPF untracked table (same key as the recordings table): a live
  * recording that was refused an entry, and how many of its events were counted
- * since. User space deletes it once the recording is retired or its process is
- * gone.
+ * since. Deleted when it is retired (its retirement record carries the count),
+ * or by user space once its process is gone.
  */
 struct rec_untracked {
 	__u64 recorder;
 	__u64 cap;
 	__u64 seen;	/* events of it since it was refused (all of them lost) */
-	__u32 reason;	/* REC_RS_OVER_QUOTA or REC_RS_TABLE_FULL */
+	__u32 reason;	/* enum rec_untracked_reason */
 	__u32 pad;
 };
 

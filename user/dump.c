@@ -1102,7 +1102,7 @@ static int read_recording(struct reader *r, struct json_object *obj, const char 
 		    (strcmp(why, "over-quota") != 0 && strcmp(why, "table-full") != 0))
 			return fail_at(r, path, "untracked",
 				       "expected \"over-quota\" or \"table-full\"");
-		untracked = !strcmp(why, "over-quota") ? REC_RS_OVER_QUOTA : REC_RS_TABLE_FULL;
+		untracked = !strcmp(why, "over-quota") ? REC_UT_OVER_QUOTA : REC_UT_TABLE_FULL;
 	}
 
 	rs = rec_proc__get(p, key, recorder, cap);

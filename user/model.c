@@ -124,8 +124,8 @@ void rec_proc__fini(struct rec_proc *p)
 
 const char *rec_untracked__name(int reason)
 {
-	return reason == REC_RS_OVER_QUOTA ? "over-quota" :
-	       reason == REC_RS_TABLE_FULL ? "table-full" : "";
+	return reason == REC_UT_OVER_QUOTA ? "over-quota" :
+	       reason == REC_UT_TABLE_FULL ? "table-full" : "";
 }
 
 const char *rec_rstate__state(const struct rec_rstate *rs)
@@ -296,10 +296,11 @@ static void retire(struct rec_proc *p, struct rec_rstate *rs)
 
 int rec_proc__ingest_recording(struct rec_proc *p, const struct rec_recording_rec *r)
 {
-	int untracked = r->state == REC_RS_OVER_QUOTA || r->state == REC_RS_TABLE_FULL;
+	int untracked = (int)r->untracked;
 	struct rec_rstate *rs;
 
-	if (r->key == 0 || (r->state != REC_RS_LIVE && r->state != REC_RS_RETIRED && !untracked)) {
+	if (r->key == 0 || (r->state != REC_RS_LIVE && r->state != REC_RS_RETIRED) ||
+	    (untracked && untracked != REC_UT_OVER_QUOTA && untracked != REC_UT_TABLE_FULL)) {
 		p->malformed++;
 		return -EINVAL;
 	}
@@ -311,7 +312,7 @@ int rec_proc__ingest_recording(struct rec_proc *p, const struct rec_recording_re
 	if (!rs)
 		return -ENOMEM;
 	if (untracked)
-		rs->untracked = (int)r->state;
+		rs->untracked = untracked;
 	if (r->has_subject) {
 		memcpy(rs->subject, r->subject, sizeof(rs->subject));
 		rs->subject[sizeof(rs->subject) - 1] = '\0';

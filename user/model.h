@@ -39,7 +39,7 @@
 /* The limits of one session (0 = none: a model read from a dump). */
 struct rec_limits {
 	uint64_t max_recordings;	/* entries of the BPF recordings table */
-	uint64_t max_recordings_per_process;	/* live entries of one process in it */
+	uint64_t max_recordings_per_process;	/* entries of one process in it */
 	uint64_t keep_retired;
 	uint64_t max_callsites;
 	uint64_t max_literals;
@@ -61,7 +61,7 @@ struct rec_limits {
 /* What --stats shows for each limit, and a dump keeps ("limits"). */
 enum rec_limit {
 	REC_L_RECORDINGS,	/* BPF recordings table: used is all processes' entries */
-	REC_L_PROC_RECORDINGS,	/* this process's live entries, its quota */
+	REC_L_PROC_RECORDINGS,	/* this process's entries, its quota */
 	REC_L_RETIRED,		/* retired recordings kept */
 	REC_L_CALLSITES,	/* callsite cache */
 	REC_L_LITERALS,		/* string literal cache */
@@ -96,7 +96,7 @@ struct rec_rstate {
 	uint64_t cap;
 	char subject[REC_SUBJECT_MAX];
 	int retired;
-	int untracked;		/* 0, or why it has no BPF table entry: REC_RS_OVER_QUOTA, ... */
+	int untracked;		/* 0, or why it has no BPF table entry: enum rec_untracked_reason */
 	uint64_t produced;	/* events numbered by the BPF side */
 	uint64_t dropped;	/* of those, lost when the ring buffer was full (or untracked) */
 	uint64_t invalid;	/* of those, delivered but refused by validation */

@@ -114,8 +114,8 @@ static const struct argp_option options[] = {
 	  "Recordings tracked at once by all processes together (default 65536); "
 	  "the events of one that finds no room are counted, not kept", 1 },
 	{ "max-recordings-per-process", OPT_MAX_PER_PROCESS, "N", 0,
-	  "Live recordings one process may have tracked (default a quarter of "
-	  "--max-recordings), so that no process can starve another", 1 },
+	  "Recordings one process may have tracked at once (default a quarter "
+	  "of --max-recordings), so that no process can starve another", 1 },
 	{ "keep-retired", OPT_KEEP_RETIRED, "N", 0,
 	  "Freed recordings kept per process with their tails (default 64); older "
 	  "ones are forgotten and tallied per recorder", 1 },

@@ -388,11 +388,18 @@ out:
 	return err;
 }
 
+/* Stops reporting tgid's exit and forgets its count of recordings (struct rec_pstat). */
+static void untrace(struct rec_session *s, __u32 tgid)
+{
+	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.traced), &tgid);
+	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.released), &tgid);
+}
+
 static void target_discard(struct rec_session *s, struct target *t)
 {
 	__u32 tgid = t->proc.pid;
 
-	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.traced), &tgid);
+	untrace(s, tgid);
 	rec_reaper__close_links(t->links, t->nlinks);
 	free(t->links);
 	if (t->pidfd >= 0) {
@@ -731,7 +738,7 @@ static void target_done(struct rec_session *s, struct target *t, struct rec_exit
 	/* Everything the process emitted before it died is in the ring now. */
 	session__refresh(s, t);
 	rec_proc__died(&t->proc);
-	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.traced), &tgid);
+	untrace(s, tgid);
 	if (info) {
 		info->pid = t->proc.pid;
 		rec_proc__describe_end(&t->proc, info->how, sizeof(info->how));

@@ -4,6 +4,7 @@
  * table and its slots, the counters, and the span stacks read by iterators.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,66 +43,54 @@ static int bpf_recording(struct rec_session *s, struct target *t, uint64_t key,
 	return 0;
 }
 
-/* Deletes the BPF table entry k, whose value is v, and frees its slot if it has one. */
+/*
+ * Deletes the BPF table entry k, whose value is v, and frees its slot if it has
+ * one. With release, its process's quota gets the place back (struct rec_pstat).
+ */
 static void forget_recording(struct rec_session *s, const struct rec_rkey *k,
-			     const struct rec_rval *v)
+			     const struct rec_rval *v, bool release)
 {
+	int rfd = bpf_map__fd(s->skel->maps.released);
 	struct rec_rslot free_slot = { 0 };
+	__u64 n = 0;
 	__u32 i;
 
-	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.recordings), k);
+	if (bpf_map_delete_elem(bpf_map__fd(s->skel->maps.recordings), k))
+		return;
 	/* Its slot is free for the next recording once the table entry is gone. */
 	if (v->slot) {
 		i = v->slot - 1;
 		bpf_map_update_elem(bpf_map__fd(s->skel->maps.rslots), &i, &free_slot, BPF_ANY);
 	}
+	/* Only this thread writes released: a read, then a write, is enough. */
+	if (release) {
+		bpf_map_lookup_elem(rfd, &k->tgid, &n);
+		n++;
+		bpf_map_update_elem(rfd, &k->tgid, &n, BPF_ANY);
+	}
 }
 
-/*
- * Takes the final counters of a retired recording into r, then forgets it in
- * BPF. Returns why it was untracked (REC_RS_OVER_QUOTA, ...) if it was, else 0.
- */
-static int finalize_retired(struct rec_session *s, struct target *t, struct rec_recording_rec *r)
+/* Takes the final counters of a retired recording into r, then forgets it in BPF. */
+static void finalize_retired(struct rec_session *s, struct target *t, struct rec_recording_rec *r)
 {
 	struct rec_rkey k = { .tgid = t->proc.pid, .key = r->key };
-	int fd = bpf_map__fd(s->skel->maps.untracked);
-	struct rec_untracked u;
 	struct rec_rval v;
 
-	if (bpf_recording(s, t, r->key, &v) == 0) {
-		if (v.seq > r->seq)
-			r->seq = v.seq;
-		if (v.dropped > r->dropped)
-			r->dropped = v.dropped;
-		forget_recording(s, &k, &v);
-		return 0;
-	}
-	if (bpf_map_lookup_elem(fd, &k, &u))
-		return 0;
-	/* Refused an entry: every event it saw was lost. */
-	if (u.seen > r->seq)
-		r->seq = u.seen;
-	if (u.seen > r->dropped)
-		r->dropped = u.seen;
-	bpf_map_delete_elem(fd, &k);
-	return (int)u.reason;
+	/* An untracked one has no entry: BPF deleted its own, its count is in r. */
+	if (bpf_recording(s, t, r->key, &v))
+		return;
+	if (v.seq > r->seq)
+		r->seq = v.seq;
+	if (v.dropped > r->dropped)
+		r->dropped = v.dropped;
+	forget_recording(s, &k, &v, true);
 }
 
-/* Takes a recording record of t's, its BPF entries forgotten first if it retires. */
+/* Takes a recording record of t's, its BPF entry forgotten first if it retires. */
 static void take_recording(struct rec_session *s, struct target *t, struct rec_recording_rec *r)
 {
-	int untracked = 0;
-
 	if (r->state == REC_RS_RETIRED)
-		untracked = finalize_retired(s, t, r);
-	/* Its announcement was lost (ring full): say why it is not tracked. */
-	if (untracked) {
-		struct rec_recording_rec a = *r;
-
-		a.state = (__u32)untracked;
-		a.has_subject = 0;
-		rec_proc__ingest_recording(&t->proc, &a);
-	}
+		finalize_retired(s, t, r);
 	rec_proc__ingest_recording(&t->proc, r);
 }
 
@@ -139,6 +128,7 @@ int session__on_record(void *ctx, void *data, size_t size)
 			__u32 tgid = h.tgid;
 
 			bpf_map_delete_elem(bpf_map__fd(s->skel->maps.traced), &tgid);
+			bpf_map_delete_elem(bpf_map__fd(s->skel->maps.released), &tgid);
 			rec_u64map__del(&s->rejected, (uint64_t)h.tgid + 1);
 		}
 		return 0;
@@ -252,13 +242,33 @@ static void refresh_recordings(struct rec_session *s, struct target *t)
 	struct rec_rstate *rs;
 
 	for (rs = t->proc.first; rs; rs = rs->next) {
+		struct rec_rkey k = { .tgid = t->proc.pid, .key = rs->key };
+		struct rec_recording_rec r = {
+			.key = rs->key, .recorder = rs->recorder, .cap = rs->cap,
+			.state = REC_RS_RETIRED, .untracked = (__u32)rs->untracked,
+		};
+		struct rec_untracked u;
 		struct rec_rval val;
 
-		if (rs->retired || rs->untracked || bpf_recording(s, t, rs->key, &val))
+		if (rs->retired)
 			continue;
-		rec_rstate__update_counts(rs, val.seq, val.dropped);
-		if (val.state != REC_RS_RETIRED)
+		if (rs->untracked) {
+			if (bpf_map_lookup_elem(ufd, &k, &u) == 0) {
+				rec_rstate__update_counts(rs, u.seen, u.seen);
+				continue;
+			}
+			/* Retired (BPF deletes it then), and that record was lost. */
+			r.seq = r.dropped = rs->produced;
+		} else if (bpf_recording(s, t, rs->key, &val)) {
 			continue;
+		} else {
+			rec_rstate__update_counts(rs, val.seq, val.dropped);
+			/* Retired, and that record was lost: its entry would stay. */
+			if (val.state != REC_RS_RETIRED)
+				continue;
+			r.seq = val.seq;
+			r.dropped = val.dropped;
+		}
 		/* Taken after the walk: retiring one may free others. */
 		if (n == cap) {
 			size_t grown = cap ? 2 * cap : 8;
@@ -269,29 +279,23 @@ static void refresh_recordings(struct rec_session *s, struct target *t)
 			gone = v;
 			cap = grown;
 		}
-		gone[n++] = (struct rec_recording_rec){
-			.key = rs->key, .recorder = rs->recorder, .cap = rs->cap, .seq = val.seq,
-			.dropped = val.dropped, .state = REC_RS_RETIRED,
-		};
+		gone[n++] = r;
 	}
 	for (size_t i = 0; i < n; i++)
 		take_recording(s, t, &gone[i]);
 	free(gone);
+	/* Untracked ones whose announcement was lost (the ring was full). */
 	n = recording_keys(ufd, t->proc.pid, &keys, NULL);
 	for (size_t i = 0; i < n; i++) {
-		struct rec_recording_rec r = { .key = keys[i].key };
+		struct rec_recording_rec r = { .key = keys[i].key, .state = REC_RS_LIVE };
 		struct rec_untracked u;
 
-		if (bpf_map_lookup_elem(ufd, &keys[i], &u))
+		if (rec_proc__find(&t->proc, r.key) || bpf_map_lookup_elem(ufd, &keys[i], &u))
 			continue;
 		r.recorder = u.recorder;
 		r.cap = u.cap;
 		r.seq = r.dropped = u.seen;
-		r.state = u.reason;
-		rs = rec_proc__find(&t->proc, r.key);
-		/* Retired since, and its retirement not taken yet: that record will come. */
-		if (rs && rs->retired)
-			continue;
+		r.untracked = u.reason;
 		rec_proc__ingest_recording(&t->proc, &r);
 	}
 	free(keys);
@@ -304,13 +308,15 @@ static void refresh_limits(struct rec_session *s, struct target *t)
 	struct rec_limit_use *own = &t->proc.use[REC_L_PROC_RECORDINGS];
 	__u32 tgid = t->proc.pid;
 	struct rec_pstat ps;
+	__u64 rel = 0;
 
 	t->proc.bpf_recordings = recording_keys(bpf_map__fd(s->skel->maps.recordings), tgid,
 						NULL, &all->used);
 	rec_proc__limits(&t->proc);
 	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.traced), &tgid, &ps))
 		return;
-	own->used = ps.live;
+	bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.released), &tgid, &rel);
+	own->used = ps.created - rel;
 	own->over = ps.over_quota;
 	own->events = ps.over_quota_events;
 	all->over = ps.table_full;
@@ -426,8 +432,8 @@ void session__seed_stacks(struct rec_session *s, struct target *t)
 
 /*
  * Removes a process that is gone from the BPF recordings table and frees its
- * slots, and from the untracked table, so that a long --binary session does
- * not fill them with the dead.
+ * slots, and from the untracked and released tables, so that a long --binary
+ * session does not fill them with the dead.
  */
 void session__forget_recordings(struct rec_session *s, __u32 tgid)
 {
@@ -441,11 +447,12 @@ void session__forget_recordings(struct rec_session *s, __u32 tgid)
 
 		/* The table's own value: it names the slot, if any. */
 		bpf_map_lookup_elem(fd, &keys[i], &v);
-		forget_recording(s, &keys[i], &v);
+		forget_recording(s, &keys[i], &v, false);
 	}
 	free(keys);
 	n = recording_keys(ufd, tgid, &keys, NULL);
 	for (size_t i = 0; i < n; i++)
 		bpf_map_delete_elem(ufd, &keys[i]);
 	free(keys);
+	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.released), &tgid);
 }

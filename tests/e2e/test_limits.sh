@@ -131,6 +131,29 @@ test_limits_quota_and_full_table_are_counted_per_process() {
 		"$($B/recorder-tail -p "$b_PID" --stats --json | jq -c '.counters | {untracked_events, over_quota, table_full}')"
 }
 
+# A freed recording keeps its place in the table until recorder-attach has read
+# its last counters: a process that churns recordings faster than they are read
+# still gets no more than its quota. Nothing is read here until the end (a drain
+# every 10 s), so the first 16 recordings take the quota and the rest are refused,
+# retired untracked ones included.
+test_limits_churn_cannot_pass_the_quota() {
+	limits_start t retire 40 || return 1
+	limits_attach --max-recordings 64 --max-recordings-per-process 16 --keep-retired 100 \
+		--drain-ms 10000 -- "$t_PID" || return 1
+	wait_for "$T/t.out" '^ready' || return 1
+	local list
+	list=$($B/recorder-tail -p "$t_PID" --list --json)
+	expect "16 tracked, then 24 retired and 1 live refused, each event counted" \
+		"16 retired 3 3 0 -
+24 retired 3 0 3 over-quota
+1 live 2 0 2 over-quota" \
+		"$(echo "$list" | jq -r '"\(.state) \(.seen) \(.kept) \(.dropped) \(.untracked // "-")"' |
+			sed 's/^over-quota /live /' | uniq -c | awk '{print $1, $2, $3, $4, $5, $6}')" ||
+		return 1
+	expect "the process's count" '{"limit":16,"used":0,"over":25,"events":74}' \
+		"$($B/recorder-tail -p "$t_PID" --stats --json | jq -c .limits.recordings_per_process)"
+}
+
 # Issue 10, item 12: events that fail validation count in their recording.
 test_limits_invalid_events_count_in_their_recording() {
 	limits_start t invalid || return 1
