@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: MIT
 #
 # make demo   install what's missing, build, run the demo end to end
-# make test   install what's missing, build, run every test (root needed)
+# make test   install what's missing, build, run every test (root needed), with a
+#             sanitized build (build/asan) and a short fuzz campaign (build/fuzz)
+# make fuzz   a long fuzz campaign: FUZZ_SECONDS (default 600) per target
 # make        build only (needs the packages from tools/install-deps.sh)
 
 BUILD := build
@@ -39,7 +41,32 @@ LATELIB := $(BUILD)/tests/targets/librecdlopen.so
 
 BINS := $(BUILD)/recorder-attach $(BUILD)/recorder-tail $(BUILD)/workload
 
-.PHONY: all deps test check unit e2e demo bench clean
+# The sanitized build: the library, the CLIs and the unit tests with ASan and UBSan,
+# in their own tree. The BPF skeleton header is shared; no object is. The targets
+# and the workload stay uninstrumented: build/asan links to them so that the e2e
+# tests can run with RECORDER_BIN=build/asan.
+ASAN := $(BUILD)/asan
+SAN_CC ?= $(CLANG)
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+ASAN_CFLAGS = -g -O1 $(SAN_FLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(BUILD) -Iinclude \
+	$(LIBBPF_CFLAGS)
+ASAN_OBJS := $(patsubst user/%.c,$(ASAN)/user/%.o,$(LIB_SRCS))
+ASAN_LIB := $(ASAN)/librecorder.a
+ASAN_UNIT_BINS := $(patsubst tests/unit/%.c,$(ASAN)/tests/unit/%,$(UNIT_SRCS))
+ASAN_BINS := $(ASAN)/recorder-attach $(ASAN)/recorder-tail $(ASAN_UNIT_BINS) \
+	$(ASAN)/workload $(ASAN)/tests/targets
+
+# libFuzzer harnesses (tests/fuzz): the library again, with coverage for the fuzzer.
+FUZZ := $(BUILD)/fuzz
+FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
+	$(WARN) -std=gnu11 -D_GNU_SOURCE -I$(BUILD) -Iinclude $(LIBBPF_CFLAGS)
+FUZZ_OBJS := $(patsubst user/%.c,$(FUZZ)/user/%.o,$(LIB_SRCS))
+FUZZ_LIB := $(FUZZ)/librecorder.a
+FUZZ_TARGETS := event callsite dump control
+FUZZ_BINS := $(patsubst %,$(FUZZ)/fuzz_%,$(FUZZ_TARGETS))
+FUZZ_SECONDS ?= 600
+
+.PHONY: all deps test check unit e2e demo bench clean asan fuzzers fuzz
 .DELETE_ON_ERROR:
 
 all: $(BINS) $(UNIT_BINS) $(TARGET_BINS)
@@ -51,8 +78,16 @@ deps:
 test: deps
 	@$(MAKE) --no-print-directory check
 
-check: all
+check: all asan fuzzers
 	@./tests/run-all.sh
+
+asan: $(ASAN_BINS)
+
+fuzzers: $(FUZZ_BINS)
+
+# The long campaign. make test runs the same with FUZZ_SECONDS=15.
+fuzz: fuzzers
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) ./tests/run-all.sh --fuzz
 
 unit: $(UNIT_BINS)
 	@./tests/run-all.sh --unit
@@ -109,6 +144,43 @@ $(LATELIB): $(wildcard tests/targets/dlopen/*.c) include/recorder.h | $(BUILD)/t
 $(BUILD)/tests/targets/%: tests/targets/%.c include/recorder.h $(SHLIB) $(LATELIB) | $(BUILD)/tests/targets
 	$(CC) $(TARGET_CFLAGS) $< -L$(BUILD)/tests/targets -Wl,--no-as-needed -lrecshared \
 		-Wl,--as-needed -Wl,-rpath,'$$ORIGIN' -ldl -o $@
+
+$(ASAN)/user $(ASAN)/tests/unit $(FUZZ)/user:
+	@mkdir -p $@
+
+$(ASAN)/user/%.o: user/%.c $(wildcard user/*.h) bpf/recorder.h $(BUILD)/recorder.skel.h | $(ASAN)/user
+	$(SAN_CC) $(ASAN_CFLAGS) -c $< -o $@
+
+$(ASAN_LIB): $(ASAN_OBJS)
+	$(AR) rcs $@ $^
+
+$(ASAN)/recorder-%: $(ASAN)/user/recorder-%.o $(ASAN_LIB)
+	$(SAN_CC) $(ASAN_CFLAGS) $^ $(LIBBPF_LIBS) -lelf -lz -ljson-c -pthread -o $@
+
+$(ASAN)/tests/unit/%: tests/unit/%.c $(ASAN_LIB) | $(ASAN)/tests/unit
+	$(SAN_CC) $(ASAN_CFLAGS) -Iuser $< $(ASAN_LIB) $(LIBBPF_LIBS) -lelf -lz -ljson-c -lcmocka \
+		-pthread -o $@
+
+# Links to the uninstrumented programs the e2e tests run as targets.
+$(ASAN)/workload: | $(BUILD)/workload $(ASAN)/user
+	ln -sfn ../workload $@
+
+$(ASAN)/tests/targets: | $(TARGET_BINS) $(ASAN)/tests/unit
+	ln -sfn ../../tests/targets $@
+
+$(FUZZ)/user/%.o: user/%.c $(wildcard user/*.h) bpf/recorder.h $(BUILD)/recorder.skel.h | $(FUZZ)/user
+	$(CLANG) $(FUZZ_CFLAGS) -c $< -o $@
+
+$(FUZZ_LIB): $(FUZZ_OBJS)
+	$(AR) rcs $@ $^
+
+$(FUZZ)/fuzz_%: tests/fuzz/fuzz_%.c $(wildcard tests/fuzz/*.h) $(FUZZ_LIB)
+	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer -Iuser $< $(FUZZ_LIB) $(LIBBPF_LIBS) -lelf -lz \
+		-ljson-c -pthread -o $@
+
+# Regenerates the seed corpora from real runs (root): see tests/fuzz/mkseeds.sh.
+$(FUZZ)/mkseeds: tests/fuzz/mkseeds.c $(LIB) | $(FUZZ)/user
+	$(CC) $(USER_CFLAGS) -Iuser $< $(LIB) $(LIBBPF_LIBS) -lelf -lz -ljson-c -pthread -o $@
 
 clean:
 	rm -rf $(BUILD)
