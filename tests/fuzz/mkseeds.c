@@ -1,0 +1,282 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Writes seeds for the fuzz corpora (tests/fuzz/mkseeds.sh runs it):
+ *	mkseeds OUT DUMP...
+ * From each real dump: every event record its spools keep (as the reader
+ * rebuilt and validated them) into OUT/event, every callsite blob into
+ * OUT/callsite. Then event records as the BPF side writes them (three string
+ * area sizes, literals for fuzz_event's fake reader, every string status) into
+ * OUT/event, and valid and invalid control requests into OUT/control.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "control.h"
+#include "dump.h"
+
+static const char *out_dir;
+
+static void write_seed(const char *kind, const char *name, const void *data, size_t len)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s/%s", out_dir, kind, name);
+	f = fopen(path, "we");
+	if (!f || fwrite(data, 1, len, f) != len || fclose(f)) {
+		fprintf(stderr, "mkseeds: failed to write %s: %s\n", path, strerror(errno));
+		exit(1);
+	}
+}
+
+struct walk {
+	const char *base;
+	uint64_t key;
+};
+
+static int event_seed(uint64_t seq, const void *data, size_t len, void *ctx)
+{
+	struct walk *w = ctx;
+	char name[512];
+
+	snprintf(name, sizeof(name), "%s-%llx-%llu", w->base, (unsigned long long)w->key,
+		 (unsigned long long)seq);
+	write_seed("event", name, data, len);
+	return 0;
+}
+
+static void from_dump(const char *path)
+{
+	char err[512], name[512], *copy = strdup(path), *base, *dot;
+	struct rec_proc p;
+	struct walk w;
+	int rc;
+
+	base = basename(copy);
+	dot = strrchr(base, '.');
+	if (dot)
+		*dot = '\0';
+	w.base = base;
+	rc = rec_dump__read(path, &p, NULL, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "mkseeds: %s: %s\n", path, err);
+		exit(1);
+	}
+	for (struct rec_rstate *rs = p.first; rs; rs = rs->next) {
+		w.key = rs->key;
+		rec_spool__tail(rs->spool, 0, event_seed, &w);
+	}
+	for (size_t i = 0; i < p.callsites.cap; i++) {
+		const struct rec_callsite *cs = p.callsites.vals[i];
+		uint64_t addr = p.callsites.keys[i];
+
+		if (addr == 0 || addr == UINT64_MAX || !cs || !cs->blob_len)
+			continue;
+		snprintf(name, sizeof(name), "%s-%llx", base, (unsigned long long)addr);
+		write_seed("callsite", name, cs->blob, cs->blob_len);
+	}
+	rec_proc__fini(&p);
+	free(copy);
+}
+
+/* ---- event records as the BPF side writes them ---- */
+
+struct rec {
+	union {
+		struct rec_event_rec e;
+		unsigned char bytes[REC_EVENT_MAX];
+	} u;
+	int n;
+	uint32_t used;
+};
+
+static void rec_init(struct rec *r, uint64_t seq)
+{
+	memset(r, 0, sizeof(*r));
+	r->u.e.hdr.type = REC_RT_EVENT;
+	r->u.e.hdr.tgid = 4242;
+	r->u.e.hdr.tid = 4243;
+	r->u.e.hdr.time_ns = 123456789012ULL;
+	r->u.e.recording = 0x8000000000000002ULL;
+	r->u.e.seq = seq;
+	r->u.e.meta = 0x5555555592a0ULL;
+}
+
+static void rec_raw(struct rec *r, enum rec_field_type type, uint64_t raw)
+{
+	r->u.e.types |= (uint64_t)type << (4 * r->n);
+	r->u.e.values[r->n++] = raw;
+}
+
+/* A copied string: its bytes go into the string area, as the BPF side packs them. */
+static void rec_str(struct rec *r, const char *s, uint32_t len, enum rec_str_status st)
+{
+	if (st != REC_STR_OK && st != REC_STR_TRUNCATED) {
+		rec_raw(r, REC_FT_STR, REC_STR_SLOT(0, 0, st));
+		return;
+	}
+	memcpy(r->u.e.strings + r->used, s, len);
+	r->u.e.strings[r->used + len] = '\0';
+	rec_raw(r, REC_FT_STR, REC_STR_SLOT(r->used, len, st));
+	r->used += len + 1;
+}
+
+/* Writes r with a string area of area bytes (0, REC_STR_MAX or REC_STR_AREA). */
+static void rec_write(struct rec *r, uint32_t area, const char *name)
+{
+	size_t len = sizeof(struct rec_event_rec) + area;
+
+	r->u.e.hdr.size = (uint16_t)len;
+	write_seed("event", name, r->u.bytes, len);
+}
+
+/* The literal address fuzz_event's fake reader maps to len bytes at off of the input. */
+static uint64_t lit_addr(uint32_t off, uint32_t len)
+{
+	return (uint64_t)off | (uint64_t)len << 16;
+}
+
+static void synth_events(void)
+{
+	const size_t fixed = sizeof(struct rec_event_rec);
+	char big[REC_STR_MAX];
+	struct rec r;
+	double f = 1.5;
+	uint64_t raw;
+
+	memset(big, 'x', sizeof(big));
+	memcpy(&raw, &f, sizeof(raw));
+
+	rec_init(&r, 0);
+	rec_write(&r, 0, "bpf-no-fields");
+
+	rec_init(&r, 1);
+	rec_raw(&r, REC_FT_I64, (uint64_t)-42);
+	rec_raw(&r, REC_FT_U64, 42);
+	rec_raw(&r, REC_FT_F64, raw);
+	rec_raw(&r, REC_FT_BOOL, 1);
+	rec_write(&r, 0, "bpf-numbers");
+
+	rec_init(&r, 2);
+	rec_str(&r, "text", 4, REC_STR_OK);
+	rec_raw(&r, REC_FT_I64, 7);
+	rec_write(&r, REC_STR_MAX, "bpf-one-string");
+
+	rec_init(&r, 3);
+	rec_str(&r, big, REC_STR_MAX - 1, REC_STR_TRUNCATED);
+	rec_write(&r, REC_STR_MAX, "bpf-truncated-string");
+
+	rec_init(&r, 4);
+	rec_str(&r, "a \"quoted\"\nline", 15, REC_STR_OK);
+	rec_str(&r, NULL, 0, REC_STR_FAULT);
+	rec_str(&r, NULL, 0, REC_STR_NULL);
+	rec_str(&r, NULL, 0, REC_STR_NOSPACE);
+	rec_str(&r, "with\0nul", 8, REC_STR_OK);
+	rec_raw(&r, REC_FT_BOOL, 0);
+	rec_write(&r, REC_STR_AREA, "bpf-string-statuses");
+
+	/* Literals: fuzz_event reads them from the input; here, the strings' bytes. */
+	rec_init(&r, 5);
+	rec_str(&r, "copied", 6, REC_STR_OK);
+	rec_raw(&r, REC_FT_STR_LIT, lit_addr((uint32_t)fixed, 6));
+	rec_raw(&r, REC_FT_STR_LIT, 0);
+	rec_raw(&r, REC_FT_STR_LIT, 1ULL << 63);
+	rec_raw(&r, REC_FT_STR_LIT, lit_addr(0, 300));
+	rec_raw(&r, REC_FT_U64, 8);
+	rec_write(&r, REC_STR_AREA, "bpf-literals");
+
+	rec_init(&r, 6);
+	rec_raw(&r, REC_FT_STR_LIT, lit_addr(8, 16));
+	rec_write(&r, 0, "bpf-literal-only");
+
+	/* Eight strings that do not all fit once literals are added. */
+	rec_init(&r, 7);
+	for (int i = 0; i < 4; i++)
+		rec_str(&r, big, 180, REC_STR_OK);
+	for (int i = 0; i < 4; i++)
+		rec_raw(&r, REC_FT_STR_LIT, lit_addr(0, 255));
+	rec_write(&r, REC_STR_AREA, "bpf-literals-nospace");
+}
+
+/* ---- control requests ---- */
+
+static void request(const char *name, const struct rec_query *q, const void *extra, size_t len)
+{
+	char path[4096];
+	int fd, rc;
+
+	snprintf(path, sizeof(path), "%s/control/%s", out_dir, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	rc = fd < 0 ? -errno : rec_control__send(fd, q);
+	if (!rc && len && write(fd, extra, len) != (ssize_t)len)
+		rc = -errno;
+	if (fd >= 0 && close(fd))
+		rc = -errno;
+	if (rc) {
+		fprintf(stderr, "mkseeds: failed to write %s: %s\n", path, strerror(-rc));
+		exit(1);
+	}
+}
+
+static void synth_requests(void)
+{
+	struct rec_request req = { .magic = REC_REQUEST_MAGIC, .size = sizeof(req) };
+	struct rec_query q = { 0 };
+
+	request("tail", &q, NULL, 0);
+	q.n = 1;
+	q.flags = REC_Q_JSON;
+	request("json-n1", &q, NULL, 0);
+	q.n = -1;
+	q.flags = REC_Q_LIST;
+	request("list-n-1", &q, NULL, 0);
+	q.n = 0;
+	q.flags = REC_Q_LIST | REC_Q_JSON;
+	request("list-json", &q, NULL, 0);
+	q.flags = REC_Q_STACKS | REC_Q_JSON;
+	request("stacks-json", &q, NULL, 0);
+	q.flags = REC_Q_STATS;
+	request("stats", &q, NULL, 0);
+	q.flags = REC_Q_FOLLOW | REC_Q_JSON;
+	request("follow", &q, NULL, 0);
+	q.flags = REC_Q_DUMP;
+	request("dump", &q, NULL, 0);
+	q.flags = REC_Q_HAS_RECORDING | REC_Q_HAS_RECORDER;
+	q.recording = 0x8000000000000002ULL;
+	q.recorder = 0x8000000000000001ULL;
+	snprintf(q.subject, sizeof(q.subject), "fields");
+	request("selected", &q, NULL, 0);
+	request("trailing-bytes", &q, "more", 4);
+
+	/* Invalid: short, bad magic, bad size, a subject without its NUL. */
+	write_seed("control", "empty", "", 0);
+	req.q = q;
+	write_seed("control", "short", &req, sizeof(req) / 2);
+	req.magic = 0x52515152u;
+	write_seed("control", "bad-magic", &req, sizeof(req));
+	req.magic = REC_REQUEST_MAGIC;
+	req.size = sizeof(req) + 8;
+	write_seed("control", "bad-size", &req, sizeof(req));
+	req.size = sizeof(req);
+	memset(req.q.subject, 'A', sizeof(req.q.subject));
+	write_seed("control", "subject-unterminated", &req, sizeof(req));
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: mkseeds OUT DUMP...\n");
+		return 2;
+	}
+	out_dir = argv[1];
+	for (int i = 2; i < argc; i++)
+		from_dump(argv[i]);
+	synth_events();
+	synth_requests();
+	return 0;
+}
