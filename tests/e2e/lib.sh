@@ -2,7 +2,9 @@
 # Helpers for the end-to-end tests: real instrumented processes, the real
 # recorder-attach and recorder-tail. Sourced by tests/run-all.sh.
 
-B=build
+# The binaries: recorder-attach and recorder-tail from RECORDER_BIN (the
+# sanitizer run sets build/asan, which links to build's targets), else build.
+B=${RECORDER_BIN:-build}
 SCENARIO=$B/tests/targets/scenario
 BG_PIDS=()
 
