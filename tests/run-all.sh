@@ -1,8 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# Runs every test: the header compile checks, the cmocka unit tests, and the
-# end-to-end tests that load BPF for real (root). Ends with "N passed, M failed".
-# Usage: tests/run-all.sh [--unit | --e2e] [TEST_NAME_SUBSTRING]
+# Runs every test: the header compile checks, the cmocka unit tests, the
+# end-to-end tests that load BPF for real (root), the unit tests and a subset of
+# the end-to-end tests again with ASan and UBSan (build/asan), and a short fuzz
+# campaign (build/fuzz, FUZZ_SECONDS per target, 15 by default). Ends with
+# "N passed, M failed".
+# Usage: tests/run-all.sh [--unit | --e2e | --asan | --fuzz] [TEST_NAME_SUBSTRING]
 set -u
 cd "$(dirname "$0")/.."
 
@@ -10,8 +13,29 @@ mode=all
 case "${1:-}" in
 --unit) mode=unit; shift ;;
 --e2e) mode=e2e; shift ;;
+--asan) mode=asan; shift ;;
+--fuzz) mode=fuzz; shift ;;
 esac
 filter="${1:-}"
+
+# The end-to-end tests run again with the sanitized CLIs: those that go through
+# the decoder, the model, the dump writer and reader, and the queries.
+ASAN_E2E=(
+	events_are_recorded
+	last_n_entries
+	events_outside_span_are_not_recorded
+	child_span_inherits_recorder
+	recording_spans_are_isolated_across_nested_recordings
+	active_spans
+	all_field_types_render
+	follow_streams_new_events
+	kill_9_during_a_burst_keeps_the_last_event
+	literal_is_read_after_the_process_is_gone
+	dump_on_request_matches_live_tail
+	bad_dump_files_get_clear_errors
+	overflow_accounting_is_exact
+)
+FUZZ_TARGETS=(event callsite dump control)
 
 passed=0
 failed=0
@@ -59,35 +83,110 @@ unit_tests() {
 	done
 }
 
-e2e_tests() {
-	if [ "$(id -u)" -ne 0 ]; then
-		echo "FAIL e2e: the end-to-end tests load BPF programs and need root (run: sudo make test)"
-		failed=$((failed + 1))
-		failures+=("e2e: not root")
-		return
-	fi
+need_root() { # what
+	[ "$(id -u)" -eq 0 ] && return 0
+	echo "FAIL $1: the end-to-end tests load BPF programs and need root (run: sudo make test)"
+	failed=$((failed + 1))
+	failures+=("$1: not root")
+	return 1
+}
+
+# The sanitizers write their reports into files (processes in the background
+# too), halt at the first one, and check for leaks at exit.
+san_env() { # dir
+	export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:log_path=$1/report"
+	export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:log_path=$1/report"
+}
+
+# Prints every sanitizer report in dir; fails if there is one.
+san_reports() { # dir
+	local f found=0
+	for f in "$1"/report.*; do
+		[ -e "$f" ] || continue
+		found=1
+		echo "    sanitizer report ($f):"
+		sed 's/^/    | /' "$f"
+	done
+	[ $found -eq 0 ]
+}
+
+# e2e_run_all LABEL SAN NAME...: runs the e2e tests NAME (all if none), checking
+# for sanitizer reports if SAN is 1.
+e2e_run_all() {
+	local label=$1 san=$2 t
+	shift 2
 	# shellcheck source=tests/e2e/lib.sh
 	. tests/e2e/lib.sh
 	for f in tests/e2e/test_*.sh; do
 		# shellcheck disable=SC1090
 		. "$f"
 	done
-	for t in $(declare -F | awk '{print $3}' | grep '^test_'); do
+	local names=("$@")
+	if [ ${#names[@]} -eq 0 ]; then
+		mapfile -t names < <(declare -F | awk '{print $3}' | grep '^test_' | sed 's/^test_//')
+	fi
+	for t in "${names[@]}"; do
 		case "$t" in *"$filter"*) ;; *) continue ;; esac
-		local log
+		if ! declare -F "test_$t" >/dev/null; then
+			record "$label: $t: no such test in tests/e2e" 1
+			continue
+		fi
+		local log sandir rc
 		log=$(mktemp)
-		(e2e_run "$t") >"$log" 2>&1
-		local rc=$?
+		sandir=$(mktemp -d)
+		if [ "$san" = 1 ]; then
+			(san_env "$sandir"; e2e_run "test_$t") >"$log" 2>&1
+		else
+			(e2e_run "test_$t") >"$log" 2>&1
+		fi
+		rc=$?
 		[ $rc -ne 0 ] && sed 's/^/    /' "$log"
-		rm -f "$log"
-		record "e2e: ${t#test_}" $rc
+		if [ "$san" = 1 ] && ! san_reports "$sandir"; then
+			rc=1
+		fi
+		rm -rf "$log" "$sandir"
+		record "$label: $t" $rc
 	done
 }
 
-if [ "$mode" != e2e ]; then
-	header_checks
-	unit_tests
-fi
+e2e_tests() {
+	need_root e2e || return
+	e2e_run_all e2e 0
+}
+
+# The unit tests and ASAN_E2E, built with -fsanitize=address,undefined.
+asan_tests() {
+	local t found=0
+	for t in build/asan/tests/unit/test_*; do
+		[ -x "$t" ] || continue
+		found=1
+		case "$(basename "$t")" in *"$filter"*) ;; *) continue ;; esac
+		local log sandir rc
+		log=$(mktemp)
+		sandir=$(mktemp -d)
+		(san_env "$sandir"; exec "$t") >"$log" 2>&1
+		rc=$?
+		[ $rc -ne 0 ] && cat "$log"
+		san_reports "$sandir" || rc=1
+		rm -rf "$log" "$sandir"
+		record "asan unit: $(basename "$t")" $rc
+	done
+	[ $found -eq 1 ] || record "asan: build/asan is not built (make asan)" 1
+	[ -x build/asan/recorder-attach ] && [ -x build/asan/recorder-tail ] ||
+		{ record "asan: build/asan/recorder-attach and recorder-tail are not built (make asan)" 1; return; }
+	need_root "asan e2e" || return
+	RECORDER_BIN=build/asan e2e_run_all "asan e2e" 1 "${ASAN_E2E[@]}"
+}
+
+fuzz_tests() {
+	local t secs=${FUZZ_SECONDS:-15}
+	for t in "${FUZZ_TARGETS[@]}"; do
+		case "$t" in *"$filter"*) ;; *) continue ;; esac
+		./tests/fuzz/run.sh "$t" "$secs"
+		record "fuzz: $t (${secs}s)" $?
+	done
+}
+
 bench_smoke() {
 	# A few seconds of make bench, so that the harness cannot rot unnoticed. It
 	# fails only if the harness breaks, never because of the numbers.
@@ -100,10 +199,16 @@ bench_smoke() {
 	record "bench: smoke" $rc
 }
 
-if [ "$mode" != unit ]; then
+if [ "$mode" = all ] || [ "$mode" = unit ]; then
+	header_checks
+	unit_tests
+fi
+if [ "$mode" = all ] || [ "$mode" = e2e ]; then
 	e2e_tests
 	[ "$(id -u)" -eq 0 ] && [ -z "$filter" ] && bench_smoke
 fi
+[ "$mode" = all ] || [ "$mode" = asan ] && asan_tests
+[ "$mode" = all ] || [ "$mode" = fuzz ] && fuzz_tests
 
 echo
 if [ "$failed" -ne 0 ]; then
