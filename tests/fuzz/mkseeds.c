@@ -36,7 +36,7 @@ static void write_seed(const char *kind, const char *name, const void *data, siz
 
 struct walk {
 	const char *base;
-	uint64_t key;
+	int recording;		/* its place in creation order */
 };
 
 static int event_seed(uint64_t seq, const void *data, size_t len, void *ctx)
@@ -44,17 +44,29 @@ static int event_seed(uint64_t seq, const void *data, size_t len, void *ctx)
 	struct walk *w = ctx;
 	char name[512];
 
-	snprintf(name, sizeof(name), "%s-%llx-%llu", w->base, (unsigned long long)w->key,
+	snprintf(name, sizeof(name), "%s-r%d-seq%llu", w->base, w->recording,
 		 (unsigned long long)seq);
 	write_seed("event", name, data, len);
 	return 0;
 }
 
+static int cmp_site(const void *a, const void *b)
+{
+	const struct rec_callsite *x = *(const struct rec_callsite *const *)a;
+	const struct rec_callsite *y = *(const struct rec_callsite *const *)b;
+
+	return x->line < y->line ? -1 : x->line > y->line ? 1 : strcmp(x->name, y->name);
+}
+
+/* Writes the event records and callsite blobs of the dump at path (names do not depend on
+ * the addresses and keys of the run, so that a new run overwrites the seeds of the last). */
 static void from_dump(const char *path)
 {
+	const struct rec_callsite *sites[1024];
 	char err[512], name[512], *copy = strdup(path), *base, *dot;
 	struct rec_proc p;
-	struct walk w;
+	struct walk w = { 0 };
+	size_t nsites = 0;
 	int rc;
 
 	base = basename(copy);
@@ -67,21 +79,158 @@ static void from_dump(const char *path)
 		fprintf(stderr, "mkseeds: %s: %s\n", path, err);
 		exit(1);
 	}
-	for (struct rec_rstate *rs = p.first; rs; rs = rs->next) {
-		w.key = rs->key;
+	for (struct rec_rstate *rs = p.first; rs; rs = rs->next, w.recording++)
 		rec_spool__tail(rs->spool, 0, event_seed, &w);
-	}
-	for (size_t i = 0; i < p.callsites.cap; i++) {
+	for (size_t i = 0; i < p.callsites.cap && nsites < 1024; i++) {
 		const struct rec_callsite *cs = p.callsites.vals[i];
 		uint64_t addr = p.callsites.keys[i];
 
-		if (addr == 0 || addr == UINT64_MAX || !cs || !cs->blob_len)
-			continue;
-		snprintf(name, sizeof(name), "%s-%llx", base, (unsigned long long)addr);
-		write_seed("callsite", name, cs->blob, cs->blob_len);
+		if (addr != 0 && addr != UINT64_MAX && cs && cs->blob_len)
+			sites[nsites++] = cs;
+	}
+	qsort(sites, nsites, sizeof(sites[0]), cmp_site);
+	for (size_t i = 0; i < nsites; i++) {
+		char read[REC_CALLSITE_MAX + 64];
+		size_t len = 0;
+
+		snprintf(name, sizeof(name), "%s-cs%zu", base, i);
+		write_seed("callsite", name, sites[i]->blob, sites[i]->blob_len);
+		/*
+		 * What the model reads at the address: REC_CALLSITE_MAX bytes, the blob and
+		 * whatever follows it (here, the other blobs). A blob of the largest size
+		 * also gets a read past that limit.
+		 */
+		for (size_t j = i; len < sizeof(read); j = (j + 1) % nsites) {
+			size_t n = sites[j]->blob_len;
+
+			if (n > sizeof(read) - len)
+				n = sizeof(read) - len;
+			memcpy(read + len, sites[j]->blob, n);
+			len += n;
+		}
+		snprintf(name, sizeof(name), "%s-cs%zu-read", base, i);
+		write_seed("callsite", name, read,
+			   sites[i]->blob_len < REC_CALLSITE_MAX ? REC_CALLSITE_MAX : sizeof(read));
 	}
 	rec_proc__fini(&p);
 	free(copy);
+}
+
+/* Reads the dump text (which must be valid) and writes it as OUT/dump/NAME.json. */
+static void dump_seed(const char *name, const char *text)
+{
+	char path[4096], err[512];
+	struct rec_dump_counters counters;
+	struct rec_proc p;
+	FILE *f;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/dump/%s.tmp", out_dir, name);
+	f = fopen(path, "we");
+	if (!f || fputs(text, f) < 0 || fclose(f)) {
+		fprintf(stderr, "mkseeds: %s: %s\n", path, strerror(errno));
+		exit(1);
+	}
+	rc = rec_dump__read(path, &p, &counters, err, sizeof(err));
+	unlink(path);
+	if (rc) {
+		fprintf(stderr, "mkseeds: the %s dump is refused: %s\n", name, err);
+		exit(1);
+	}
+	snprintf(path, sizeof(path), "%s/dump/%s.json", out_dir, name);
+	f = fopen(path, "we");
+	rc = f ? rec_dump__write(f, &p, &counters, 1796220192123456789LL) : -errno;
+	if (!f || fclose(f) || rc) {
+		fprintf(stderr, "mkseeds: failed to write %s\n", path);
+		exit(1);
+	}
+	rec_proc__fini(&p);
+	from_dump(path);
+}
+
+#define DUMP_HEAD                                                                        \
+	"{\"format\":\"recorder-dump\",\"version\":1,\"pid\":42,\"ns_pid\":0,"                \
+	"\"ended\":{\"how\":\"unknown\"},\"dumped_at\":\"2026-12-03T08:36:09.499082Z\","       \
+	"\"clock_offset_ns\":1796285282696121951,\"malformed\":0,\"orphans\":0,"
+
+/*
+ * Small dumps, each at one limit of docs/dump-format.md, so that one mutation
+ * takes a step past it: a full string area (strings of 255, 255 and 254 bytes
+ * and an empty one: 768 bytes with their NULs), a callsite blob of exactly 2048
+ * bytes with 8 fields, 32 frames, and the largest numbers everywhere. Read back
+ * and written by the real writer.
+ */
+static void edge_dumps(void)
+{
+	char text[16384], msg[2004], a[256], b[256], c[256], subject[64];
+	size_t len;
+
+	memset(a, 'a', 255);
+	memset(b, 'b', 255);
+	memset(c, 'c', 254);
+	a[255] = b[255] = c[254] = '\0';
+	snprintf(text, sizeof(text), DUMP_HEAD "\"callsites\":[],\"recordings\":["
+		 "{\"key\":\"0x2\",\"recorder\":\"0x1\",\"subject\":\"\",\"cap\":2,"
+		 "\"state\":\"live\",\"seen\":1,\"kept\":1,\"dropped\":0,\"stale\":0,"
+		 "\"events\":[{\"seq\":0,\"tid\":1,\"time_ns\":1,\"callsite\":\"0x10\",\"values\":["
+		 "{\"type\":\"str\",\"value\":\"%s\",\"status\":\"ok\"},"
+		 "{\"type\":\"str\",\"value\":\"%s\",\"status\":\"truncated\"},"
+		 "{\"type\":\"str\",\"value\":\"%s\",\"status\":\"ok\"},"
+		 "{\"type\":\"str\",\"value\":\"\",\"status\":\"ok\"}]}]}],\"stacks\":[]}\n",
+		 a, b, c);
+	dump_seed("edge-string-area", text);
+
+	/* 5 + 2 + 2 + 2 + 2 + 2 + 11 + (2003 + 1) + 2 + 16 = 2048 blob bytes. */
+	memset(msg, 'm', sizeof(msg) - 1);
+	msg[sizeof(msg) - 1] = '\0';
+	snprintf(text, sizeof(text), DUMP_HEAD "\"callsites\":["
+		 "{\"addr\":\"0x10\",\"kind\":\"E\",\"level\":4,\"name\":\"n\",\"target\":\"t\","
+		 "\"file\":\"f\",\"line\":4294967295,\"message\":\"%s\","
+		 "\"fields\":[\"a\",\"b\",\"c\",\"d\",\"e\",\"f\",\"g\",\"h\"]}],"
+		 "\"recordings\":[],\"stacks\":[]}\n", msg);
+	dump_seed("edge-callsite", text);
+
+	len = (size_t)snprintf(text, sizeof(text), DUMP_HEAD "\"callsites\":["
+			       "{\"addr\":\"0x1\",\"kind\":\"S\",\"level\":0,\"name\":\"\","
+			       "\"target\":\"\",\"file\":\"\",\"line\":0,\"message\":\"\","
+			       "\"fields\":[]}],\"recordings\":[],\"stacks\":["
+			       "{\"tid\":4294967295,\"overflow\":4294967295,\"frames\":[");
+	for (int i = 0; i < REC_MAX_DEPTH; i++)
+		len += (size_t)snprintf(text + len, sizeof(text) - len,
+					"%s{\"span\":\"0x%x\",\"callsite\":\"0x1\",\"recording\":\"0x0\"}",
+					i ? "," : "", 0x7ffc0000 + 64 * i);
+	snprintf(text + len, sizeof(text) - len, "]}]}\n");
+	dump_seed("edge-frames", text);
+
+	memset(subject, 's', 63);
+	subject[63] = '\0';
+	snprintf(text, sizeof(text),
+		 "{\"format\":\"recorder-dump\",\"version\":1,\"pid\":2147483647,\"ns_pid\":1,"
+		 "\"ended\":{\"how\":\"signal\",\"signal\":127,\"name\":\"SIG127\","
+		 "\"core_dumped\":true},\"dumped_at\":\"2026-12-03T08:36:09.499082Z\","
+		 "\"clock_offset_ns\":0,"
+		 "\"counters\":{\"ring_full\":18446744073709551615,\"bad_arg\":1},"
+		 "\"malformed\":18446744073709551615,\"orphans\":18446744073709551615,"
+		 "\"callsites\":[],\"recordings\":["
+		 "{\"key\":\"0xfffffffffffffffe\",\"recorder\":\"0xffffffffffffffff\","
+		 "\"subject\":\"%s\",\"cap\":2,\"state\":\"retired\","
+		 "\"seen\":18446744073709551615,\"kept\":18446744073709551615,"
+		 "\"dropped\":18446744073709551615,\"stale\":18446744073709551615,\"events\":["
+		 "{\"seq\":18446744073709551613,\"tid\":4294967295,"
+		 "\"time_ns\":9223372036854775807,\"callsite\":\"0xffffffffffffffe\",\"values\":["
+		 "{\"type\":\"i64\",\"value\":-9223372036854775808},"
+		 "{\"type\":\"u64\",\"value\":18446744073709551615},"
+		 "{\"type\":\"f64\",\"value\":\"-inf\"},{\"type\":\"bool\",\"value\":false},"
+		 "{\"type\":\"str\",\"value\":\"\",\"status\":\"nospace\"},"
+		 "{\"type\":\"str\",\"value\":\"\",\"status\":\"fault\"},"
+		 "{\"type\":\"str\",\"value\":\"\",\"status\":\"null\"},"
+		 "{\"type\":\"f64\",\"value\":1.7976931348623157e308}]},"
+		 "{\"seq\":18446744073709551614,\"tid\":0,\"time_ns\":0,"
+		 "\"callsite\":\"0xffffffffffffffe\",\"values\":["
+		 "{\"type\":\"f64\",\"value\":-0.0},{\"type\":\"f64\",\"value\":\"nan\"},"
+		 "{\"type\":\"str\",\"value\":\"\\u0000\\u001b[31m\\n\",\"status\":\"ok\"}]}]}],"
+		 "\"stacks\":[]}\n", subject);
+	dump_seed("edge-numbers", text);
 }
 
 /* ---- event records as the BPF side writes them ---- */
@@ -276,6 +425,7 @@ int main(int argc, char **argv)
 	out_dir = argv[1];
 	for (int i = 2; i < argc; i++)
 		from_dump(argv[i]);
+	edge_dumps();
 	synth_events();
 	synth_requests();
 	return 0;

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 # Regenerates the seed corpora in tests/fuzz/corpus from real runs: small dumps
 # written by the real recorder-attach for real instrumented targets, the event
-# records and callsite blobs those dumps hold (build/fuzz/mkseeds), plus
-# hand-made event records as the BPF side writes them and control requests.
+# records and callsite blobs those dumps hold (build/fuzz/mkseeds), plus dumps
+# at the format's limits, hand-made event records as the BPF side writes them,
+# and control requests. Files it does not write (reproducers of findings) stay.
 # Root (it loads BPF). Run after make all build/fuzz/mkseeds; review and commit the
 # result.
 set -eu
@@ -13,6 +14,7 @@ B=build
 OUT=tests/fuzz/corpus
 T=$(mktemp -d /tmp/recorder-seeds.XXXXXX)
 PIDS=()
+DUMPS=()
 trap 'kill "${PIDS[@]}" 2>/dev/null; wait 2>/dev/null; rm -rf "$T"' EXIT
 
 # wait_for FILE REGEX: until a line of FILE matches (10 s at most).
@@ -48,6 +50,7 @@ run() {
 			"$T/$name.attach")
 	fi
 	cp "$dump" "$OUT/dump/$name.json"
+	DUMPS+=("$OUT/dump/$name.json")
 }
 
 mkdir -p "$OUT"/{event,callsite,dump,control}
@@ -60,5 +63,5 @@ run literal_then_kill dead $S literal_then_kill
 run workload_kill dead $B/workload --wait-attach --threads 2 --recordings 2 --events 6 \
 	--cap 4 --depth 2 --fields 8 --die kill
 run workload_exit dead $B/workload --wait-attach --recordings 1 --events 3 --cap 2 --fields 3
-$B/fuzz/mkseeds "$OUT" "$OUT"/dump/*.json
+$B/fuzz/mkseeds "$OUT" "${DUMPS[@]}"
 echo "mkseeds: $(find "$OUT" -type f | wc -l) seeds in $OUT"
