@@ -2,7 +2,9 @@
 /*
  * libFuzzer harness for the control protocol (user/control.c): the input is
  * what a client sends on the control socket, fed to rec_control__recv() through
- * a socketpair whose other end is then closed. A request it accepts is
+ * a socketpair whose other end is then closed, and given whole to
+ * rec_control__parse() (what recorder-attach calls on the bytes it collected).
+ * They must agree. A request they accept is
  * answered, as recorder-attach answers it (rec_query__answer), from a fixed
  * model: a small real dump, embedded below. Checked beyond memory safety: fewer
  * bytes than a request, or a wrong magic or size, are refused with -EPROTO; an
@@ -84,9 +86,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct rec_request req;
-	struct rec_query q;
+	struct rec_query q, parsed;
 	size_t off = 0;
-	int sv[2], rc;
+	int sv[2], rc, prc;
 
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
 		abort();
@@ -101,6 +103,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&q, 0xa5, sizeof(q));
 	rc = rec_control__recv(sv[0], &q);
 	close(sv[0]);
+
+	memset(&parsed, 0x5a, sizeof(parsed));
+	prc = rec_control__parse(data, size, &parsed);
+	FUZZ_CHECK(size == sizeof(req) ? prc == rc : prc == -EPROTO,
+		   "parse gave %d for %zu bytes, recv %d", prc, size, rc);
+	FUZZ_CHECK(prc || memcmp(&parsed, &q, sizeof(q)) == 0, "parse and recv differ");
 
 	if (size < sizeof(req)) {
 		FUZZ_CHECK(rc == -EPROTO, "%zu bytes, not a whole request, gave %d", size, rc);
