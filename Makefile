@@ -18,6 +18,8 @@ LIBBPF_LIBS = $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf)
 WARN := -Wall -Wextra -Werror
 CFLAGS ?= -g -O2
 USER_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(BUILD) -Iinclude $(LIBBPF_CFLAGS)
+# What the library needs at link time (every program that uses it).
+LIB_LIBS = $(LIBBPF_LIBS) -lelf -lz -ljson-c -pthread
 TARGET_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -pthread
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 -I$(BUILD) -Ibpf \
 	-I/usr/include/x86_64-linux-gnu -Wall -Werror
@@ -126,13 +128,13 @@ $(LIB): $(LIB_OBJS)
 	$(AR) rcs $@ $^
 
 $(BUILD)/recorder-%: $(BUILD)/user/recorder-%.o $(LIB)
-	$(CC) $(USER_CFLAGS) $^ $(LIBBPF_LIBS) -lelf -lz -ljson-c -pthread -o $@
+	$(CC) $(USER_CFLAGS) $^ $(LIB_LIBS) -o $@
 
 $(BUILD)/workload: tools/workload.c include/recorder.h | $(BUILD)
 	$(CC) $(TARGET_CFLAGS) $< -o $@
 
 $(BUILD)/tests/unit/%: tests/unit/%.c $(LIB) | $(BUILD)/tests/unit
-	$(CC) $(USER_CFLAGS) -Iuser $< $(LIB) $(LIBBPF_LIBS) -lelf -lz -ljson-c -lcmocka -pthread -o $@
+	$(CC) $(USER_CFLAGS) -Iuser $< $(LIB) $(LIB_LIBS) -lcmocka -o $@
 
 $(SHLIB): $(SHLIB_SRCS) include/recorder.h | $(BUILD)/tests/targets
 	$(CC) $(TARGET_CFLAGS) -fPIC -shared $(SHLIB_SRCS) -o $@
@@ -155,11 +157,10 @@ $(ASAN_LIB): $(ASAN_OBJS)
 	$(AR) rcs $@ $^
 
 $(ASAN)/recorder-%: $(ASAN)/user/recorder-%.o $(ASAN_LIB)
-	$(SAN_CC) $(ASAN_CFLAGS) $^ $(LIBBPF_LIBS) -lelf -lz -ljson-c -pthread -o $@
+	$(SAN_CC) $(ASAN_CFLAGS) $^ $(LIB_LIBS) -o $@
 
 $(ASAN)/tests/unit/%: tests/unit/%.c $(ASAN_LIB) | $(ASAN)/tests/unit
-	$(SAN_CC) $(ASAN_CFLAGS) -Iuser $< $(ASAN_LIB) $(LIBBPF_LIBS) -lelf -lz -ljson-c -lcmocka \
-		-pthread -o $@
+	$(SAN_CC) $(ASAN_CFLAGS) -Iuser $< $(ASAN_LIB) $(LIB_LIBS) -lcmocka -o $@
 
 # Links to the uninstrumented programs the e2e tests run as targets.
 $(ASAN)/workload: | $(BUILD)/workload $(ASAN)/user
@@ -175,12 +176,11 @@ $(FUZZ_LIB): $(FUZZ_OBJS)
 	$(AR) rcs $@ $^
 
 $(FUZZ)/fuzz_%: tests/fuzz/fuzz_%.c $(wildcard tests/fuzz/*.h) $(FUZZ_LIB)
-	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer -Iuser $< $(FUZZ_LIB) $(LIBBPF_LIBS) -lelf -lz \
-		-ljson-c -pthread -o $@
+	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer -Iuser $< $(FUZZ_LIB) $(LIB_LIBS) -o $@
 
 # Regenerates the seed corpora from real runs (root): see tests/fuzz/mkseeds.sh.
 $(FUZZ)/mkseeds: tests/fuzz/mkseeds.c $(LIB) | $(FUZZ)/user
-	$(CC) $(USER_CFLAGS) -Iuser $< $(LIB) $(LIBBPF_LIBS) -lelf -lz -ljson-c -pthread -o $@
+	$(CC) $(USER_CFLAGS) -Iuser $< $(LIB) $(LIB_LIBS) -o $@
 
 clean:
 	rm -rf $(BUILD)
