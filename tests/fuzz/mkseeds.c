@@ -9,11 +9,11 @@
  * OUT/event, and valid and invalid control requests into OUT/control.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "control.h"
@@ -354,22 +354,30 @@ static void synth_events(void)
 
 /* ---- control requests ---- */
 
+/* Writes what rec_control__send() sends for q, then len bytes of extra. */
 static void request(const char *name, const struct rec_query *q, const void *extra, size_t len)
 {
-	char path[4096];
-	int fd, rc;
+	char buf[sizeof(struct rec_request) + 64];
+	ssize_t n = -1;
+	int sv[2], rc;
 
-	snprintf(path, sizeof(path), "%s/control/%s", out_dir, name);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	rc = fd < 0 ? -errno : rec_control__send(fd, q);
-	if (!rc && len && write(fd, extra, len) != (ssize_t)len)
-		rc = -errno;
-	if (fd >= 0 && close(fd))
-		rc = -errno;
-	if (rc) {
-		fprintf(stderr, "mkseeds: failed to write %s: %s\n", path, strerror(-rc));
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) {
+		perror("mkseeds: socketpair");
 		exit(1);
 	}
+	rc = rec_control__send(sv[1], q);
+	if (!rc && len && write(sv[1], extra, len) != (ssize_t)len)
+		rc = -errno;
+	close(sv[1]);
+	if (!rc)
+		n = read(sv[0], buf, sizeof(buf));
+	close(sv[0]);
+	if (rc || n != (ssize_t)(sizeof(struct rec_request) + len)) {
+		fprintf(stderr, "mkseeds: failed to make the request %s: %s\n", name,
+			rc ? strerror(-rc) : "short read");
+		exit(1);
+	}
+	write_seed("control", name, buf, (size_t)n);
 }
 
 static void synth_requests(void)
