@@ -150,7 +150,8 @@ $(BUILD)/tests/targets/%: tests/targets/%.c include/recorder.h $(SHLIB) $(LATELI
 $(ASAN)/user $(ASAN)/tests/unit $(FUZZ)/user:
 	@mkdir -p $@
 
-$(ASAN)/user/%.o: user/%.c $(wildcard user/*.h) bpf/recorder.h $(BUILD)/recorder.skel.h | $(ASAN)/user
+$(ASAN)/user/%.o: user/%.c $(wildcard user/*.h) bpf/recorder.h $(BUILD)/recorder.skel.h \
+		| $(ASAN)/user
 	$(SAN_CC) $(ASAN_CFLAGS) -c $< -o $@
 
 $(ASAN_LIB): $(ASAN_OBJS)
@@ -169,7 +170,8 @@ $(ASAN)/workload: | $(BUILD)/workload $(ASAN)/user
 $(ASAN)/tests/targets: | $(TARGET_BINS) $(ASAN)/tests/unit
 	ln -sfn ../../tests/targets $@
 
-$(FUZZ)/user/%.o: user/%.c $(wildcard user/*.h) bpf/recorder.h $(BUILD)/recorder.skel.h | $(FUZZ)/user
+$(FUZZ)/user/%.o: user/%.c $(wildcard user/*.h) bpf/recorder.h $(BUILD)/recorder.skel.h \
+		| $(FUZZ)/user
 	$(CLANG) $(FUZZ_CFLAGS) -c $< -o $@
 
 $(FUZZ_LIB): $(FUZZ_OBJS)

@@ -172,8 +172,10 @@ asan_tests() {
 		record "asan unit: $(basename "$t")" $rc
 	done
 	[ $found -eq 1 ] || record "asan: build/asan is not built (make asan)" 1
-	[ -x build/asan/recorder-attach ] && [ -x build/asan/recorder-tail ] ||
-		{ record "asan: build/asan/recorder-attach and recorder-tail are not built (make asan)" 1; return; }
+	if [ ! -x build/asan/recorder-attach ] || [ ! -x build/asan/recorder-tail ]; then
+		record "asan: build/asan/recorder-attach and recorder-tail are not built (make asan)" 1
+		return
+	fi
 	need_root "asan e2e" || return
 	RECORDER_BIN=build/asan e2e_run_all "asan e2e" 1 "${ASAN_E2E[@]}"
 }

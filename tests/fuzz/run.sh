@@ -7,7 +7,7 @@
 # path of the input that caused it and the command that replays it.
 # Usage: tests/fuzz/run.sh TARGET SECONDS
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 
 t=$1
 secs=$2
