@@ -58,7 +58,7 @@ static ssize_t obuf_write(void *cookie, const char *data, size_t n)
 	struct client *c = cookie;
 
 	/* Reuse what was sent once that is no less than what is left: amortized O(1). */
-	if (c->olen + n > c->ocap && c->ooff >= pending(c)) {
+	if (c->olen + n > c->ocap && c->ooff && c->ooff >= pending(c)) {
 		memmove(c->obuf, c->obuf + c->ooff, pending(c));
 		c->olen -= c->ooff;
 		c->ooff = 0;
