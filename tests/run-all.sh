@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # Runs every test: the header compile checks, the cmocka unit tests, the
-# end-to-end tests that load BPF for real (root), the unit tests and a subset of
+# golden outputs of every format (tests/golden), the end-to-end tests that load
+# BPF for real (root), the unit tests and a subset of
 # the end-to-end tests again with ASan and UBSan (build/asan), and a short fuzz
 # campaign (build/fuzz, FUZZ_SECONDS per target, 15 by default). Ends with
 # "N passed, M failed".
@@ -189,6 +190,18 @@ fuzz_tests() {
 	done
 }
 
+golden_tests() {
+	# Every output format, byte for byte, from the black boxes in tests/golden/.
+	local line
+	while IFS= read -r line; do
+		case "$line" in
+		"PASS golden: "*) record "${line#PASS }" 0 ;;
+		"FAIL golden: "*) record "${line#FAIL }" 1 ;;
+		*) echo "$line" ;;
+		esac
+	done < <(./tests/golden/check.sh)
+}
+
 bench_smoke() {
 	# A few seconds of make bench, so that the harness cannot rot unnoticed. It
 	# fails only if the harness breaks, never because of the numbers.
@@ -204,6 +217,7 @@ bench_smoke() {
 if [ "$mode" = all ] || [ "$mode" = unit ]; then
 	header_checks
 	unit_tests
+	golden_tests
 fi
 if [ "$mode" = all ] || [ "$mode" = e2e ]; then
 	e2e_tests

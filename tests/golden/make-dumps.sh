@@ -1,0 +1,71 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Regenerates the black boxes of tests/golden/dumps/ from real runs (root, after
+# `make`): real instrumented processes, the real recorder-attach, each dump
+# asked for with `recorder-tail --dump` or written when the process dies. Run it
+# only when the dump format changes on purpose; then `tests/golden/check.sh
+# --update` rewrites the expected outputs, and the diff of both is the review.
+set -eu
+cd "$(dirname "$0")/../.."
+B=build
+OUT=tests/golden/dumps
+T=$(mktemp -d)
+PIDS=()
+trap 'for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done; rm -rf "$T"' EXIT
+
+wait_line() { # FILE REGEX
+	for _ in $(seq 500); do grep -qE "$2" "$1" 2>/dev/null && return 0; sleep 0.02; done
+	echo "make-dumps: timed out waiting for /$2/ in $1" >&2
+	cat "$1" >&2
+	return 1
+}
+
+# live NAME CMD...: run CMD until "ready", attach, then write its black box now.
+live() {
+	local name=$1 pid apid
+	shift
+	"$@" >"$T/$name.out" 2>&1 &
+	pid=$!
+	PIDS+=("$pid")
+	wait_line "$T/$name.out" '^pid '
+	$B/recorder-attach -p "$pid" --dump-dir "$T/$name" >"$T/$name.attach" 2>&1 &
+	apid=$!
+	PIDS+=("$apid")
+	wait_line "$T/$name.out" '^ready'
+	cp "$($B/recorder-tail -p "$pid" --dump)" "$OUT/$name.json"
+	kill -TERM "$pid" "$apid" 2>/dev/null || true
+	wait "$pid" "$apid" 2>/dev/null || true
+}
+
+# dead NAME CMD...: attach before it runs, and keep the black box it dies with.
+dead() {
+	local name=$1 pid apid
+	shift
+	"$@" >"$T/$name.out" 2>&1 &
+	pid=$!
+	PIDS+=("$pid")
+	wait_line "$T/$name.out" 'pid [0-9]+'
+	$B/recorder-attach -p "$pid" --dump-dir "$T/$name" >"$T/$name.attach" 2>&1 &
+	apid=$!
+	PIDS+=("$apid")
+	wait_line "$T/$name.attach" "black box of pid $pid written to "
+	cp "$(sed -n "s/^recorder-attach: black box of pid $pid written to //p" "$T/$name.attach")" \
+		"$OUT/$name.json"
+	kill -TERM "$apid" 2>/dev/null || true
+	wait "$apid" 2>/dev/null || true
+}
+
+mkdir -p "$OUT"
+live all_fields $B/tests/targets/scenario all_fields
+live hostile_text $B/tests/targets/scenario hostile_text
+live copied_strings $B/tests/targets/scenario copied_strings
+live unbalanced $B/tests/targets/scenario unbalanced
+live retired $B/tests/targets/scenario retired
+live recorders $B/tests/targets/scenario recorders
+live invalid $B/tests/targets/limits invalid
+live forgotten $B/tests/targets/limits retire 70
+dead killed $B/workload --wait-attach --threads 2 --recordings 2 --events 30 --cap 10 \
+	--depth 2 --fields 8 --die kill
+dead segv $B/workload --wait-attach --threads 1 --recordings 1 --events 5 --cap 3 --depth 1 \
+	--fields 3 --die segv
+echo "make-dumps: wrote $(ls "$OUT" | wc -l) dumps into $OUT"
