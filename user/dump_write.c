@@ -1,0 +1,486 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Writing black-box dumps (dump.h, docs/dump-format.md): plain fprintf into a
+ * temporary file, renamed when whole. dump_read.c reads them back.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dump.h"
+#include "query.h"
+#include "render.h"
+
+#define NSEC_PER_SEC 1000000000LL
+
+static const struct {
+	int sig;
+	const char *name;
+} signal_names[] = {
+	{ SIGHUP, "SIGHUP" },	{ SIGINT, "SIGINT" },	{ SIGQUIT, "SIGQUIT" },
+	{ SIGILL, "SIGILL" },	{ SIGTRAP, "SIGTRAP" }, { SIGABRT, "SIGABRT" },
+	{ SIGBUS, "SIGBUS" },	{ SIGFPE, "SIGFPE" },	{ SIGKILL, "SIGKILL" },
+	{ SIGUSR1, "SIGUSR1" }, { SIGSEGV, "SIGSEGV" }, { SIGUSR2, "SIGUSR2" },
+	{ SIGPIPE, "SIGPIPE" }, { SIGTERM, "SIGTERM" }, { SIGXCPU, "SIGXCPU" },
+	{ SIGSYS, "SIGSYS" },
+};
+
+/* "SIGKILL" etc. for the common signals, else "SIG<n>" written into buf. */
+static const char *signal_name(int sig, char *buf, size_t size)
+{
+	for (size_t i = 0; i < sizeof(signal_names) / sizeof(signal_names[0]); i++)
+		if (signal_names[i].sig == sig)
+			return signal_names[i].name;
+	snprintf(buf, size, "SIG%d", sig);
+	return buf;
+}
+
+/* ---- writing ---- */
+
+static void write_cstr(FILE *out, const char *s)
+{
+	rec_json__string(out, s ? s : "", s ? strlen(s) : 0);
+}
+
+static void write_key(FILE *out, uint64_t key)
+{
+	char buf[20];
+
+	fprintf(out, "\"%s\"", rec_key__format(key, buf));
+}
+
+static void write_ended(FILE *out, const struct rec_proc *p)
+{
+	char buf[16];
+
+	switch (p->end) {
+	case REC_END_EXIT:
+		fprintf(out, "{\"how\":\"exit\",\"code\":%d}", p->end_code);
+		break;
+	case REC_END_SIGNAL:
+		fprintf(out, "{\"how\":\"signal\",\"signal\":%d,\"name\":\"%s\","
+			"\"core_dumped\":%s}",
+			p->end_code, signal_name(p->end_code, buf, sizeof(buf)),
+			p->end_core ? "true" : "false");
+		break;
+	case REC_END_RUNNING:
+		fputs("{\"how\":\"running\"}", out);
+		break;
+	default:
+		fputs("{\"how\":\"unknown\"}", out);
+		break;
+	}
+}
+
+/* RFC 3339 UTC with microseconds, quoted. */
+static void write_time(FILE *out, int64_t time_ns)
+{
+	int64_t s = time_ns / NSEC_PER_SEC, ns = time_ns % NSEC_PER_SEC;
+	time_t sec;
+	struct tm tm;
+
+	if (ns < 0) {
+		ns += NSEC_PER_SEC;
+		s--;
+	}
+	sec = (time_t)s;
+	if (!gmtime_r(&sec, &tm)) {
+		fputs("\"\"", out);
+		return;
+	}
+	fprintf(out, "\"%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ\"", tm.tm_year + 1900, tm.tm_mon + 1,
+		tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (long)(ns / 1000));
+}
+
+static const char *str_status_name(enum rec_str_status st)
+{
+	switch (st) {
+	case REC_STR_OK:
+		return "ok";
+	case REC_STR_TRUNCATED:
+		return "truncated";
+	case REC_STR_FAULT:
+		return "fault";
+	case REC_STR_NULL:
+		return "null";
+	case REC_STR_NOSPACE:
+		return "nospace";
+	}
+	return "?";
+}
+
+static void write_value(FILE *out, const struct rec_value *v)
+{
+	switch (v->type) {
+	case REC_FT_STR:
+		fputs("{\"type\":\"str\",\"value\":", out);
+		rec_json__string(out, v->str.ptr, v->str.len);
+		fprintf(out, ",\"status\":\"%s\"}", str_status_name(v->str.status));
+		break;
+	case REC_FT_I64:
+		fprintf(out, "{\"type\":\"i64\",\"value\":%" PRId64 "}", v->i64);
+		break;
+	case REC_FT_U64:
+		fprintf(out, "{\"type\":\"u64\",\"value\":%" PRIu64 "}", v->u64);
+		break;
+	case REC_FT_F64:
+		fputs("{\"type\":\"f64\",\"value\":", out);
+		rec_json__f64(out, v->f64);
+		fputc('}', out);
+		break;
+	case REC_FT_BOOL:
+		fprintf(out, "{\"type\":\"bool\",\"value\":%s}", v->b ? "true" : "false");
+		break;
+	default:
+		/* rec_event__decode never yields another type. */
+		break;
+	}
+}
+
+static void write_callsite(FILE *out, uint64_t addr, const struct rec_callsite *cs)
+{
+	fputs("{\"addr\":", out);
+	write_key(out, addr);
+	fprintf(out, ",\"kind\":\"%c\",\"level\":%u,\"name\":", cs->kind, (unsigned int)cs->level);
+	write_cstr(out, cs->name);
+	fputs(",\"target\":", out);
+	write_cstr(out, cs->target);
+	fputs(",\"file\":", out);
+	write_cstr(out, cs->file);
+	fprintf(out, ",\"line\":%u,\"message\":", cs->line);
+	write_cstr(out, cs->message);
+	fputs(",\"fields\":[", out);
+	for (uint32_t i = 0; i < cs->nfields && i < REC_NFIELDS; i++) {
+		if (i)
+			fputc(',', out);
+		write_cstr(out, cs->field_names[i]);
+	}
+	fputs("]}", out);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+struct event_walk {
+	FILE *out;
+	struct rec_proc *p;
+	int first;
+	/* Callsites referred to that the cache has no room for (address -> itself). */
+	struct rec_u64map uncached;
+	int err;
+};
+
+/*
+ * Every readable callsite in p's cache, and those in w->uncached (read again
+ * now), by address. Returns 0 or -ENOMEM.
+ */
+static int write_callsites(FILE *out, struct rec_proc *p, const struct event_walk *w)
+{
+	const struct rec_u64map *maps[] = { &p->callsites, &w->uncached };
+	size_t total = p->callsites.live + w->uncached.live, n = 0;
+	uint64_t *addrs = NULL;
+	int first = 1;
+
+	if (total) {
+		addrs = malloc(total * sizeof(*addrs));
+		if (!addrs)
+			return -ENOMEM;
+	}
+	for (size_t m = 0; m < 2; m++)
+		for (size_t i = 0; i < maps[m]->cap && n < total; i++) {
+			uint64_t k = maps[m]->keys[i];
+
+			if (k && k != UINT64_MAX)
+				addrs[n++] = k;
+		}
+	if (n)
+		qsort(addrs, n, sizeof(*addrs), cmp_u64);
+	fputs("\"callsites\":[", out);
+	for (size_t i = 0; i < n; i++) {
+		/* A cached address that could not be read comes back NULL: skip it. */
+		const struct rec_callsite *cs = rec_proc__callsite(p, addrs[i]);
+
+		if (!cs)
+			continue;
+		fputs(first ? "\n" : ",\n", out);
+		write_callsite(out, addrs[i], cs);
+		first = 0;
+	}
+	fputs("],\n", out);
+	free(addrs);
+	return 0;
+}
+
+/*
+ * Reads the callsite at addr into the cache (it usually is already); one that
+ * does not fit is remembered in w->uncached, to be written all the same.
+ */
+static void resolve_callsite(struct event_walk *w, uint64_t addr)
+{
+	if (!rec_proc__callsite(w->p, addr) || rec_proc__cached_callsite(w->p, addr) ||
+	    rec_u64map__get(&w->uncached, addr))
+		return;
+	if (rec_u64map__put(&w->uncached, addr, w))
+		w->err = -ENOMEM;
+}
+
+static int resolve_visit(uint64_t seq, const void *data, size_t len, void *ctx)
+{
+	struct event_walk *w = ctx;
+	struct rec_decoded d;
+
+	(void)seq;
+	if (rec_event__decode(data, len, &d) == 0)
+		resolve_callsite(w, d.meta);
+	return 0;
+}
+
+static int event_visit(uint64_t seq, const void *data, size_t len, void *ctx)
+{
+	struct event_walk *w = ctx;
+	struct rec_decoded d;
+
+	(void)seq;
+	if (rec_event__decode(data, len, &d) != 0)
+		return 0;
+	fputs(w->first ? "\n" : ",\n", w->out);
+	w->first = 0;
+	fprintf(w->out, "{\"seq\":%" PRIu64 ",\"tid\":%u,\"time_ns\":%" PRIu64 ",\"callsite\":",
+		d.seq, d.tid, d.time_ns);
+	write_key(w->out, d.meta);
+	fputs(",\"values\":[", w->out);
+	for (uint32_t i = 0; i < d.nfields; i++) {
+		if (i)
+			fputc(',', w->out);
+		write_value(w->out, &d.values[i]);
+	}
+	fputs("]}", w->out);
+	return 0;
+}
+
+static void write_recording(FILE *out, struct rec_proc *p, const struct rec_rstate *rs)
+{
+	struct event_walk w = { .out = out, .p = p, .first = 1 };
+
+	fputs("{\"key\":", out);
+	write_key(out, rs->key);
+	fputs(",\"recorder\":", out);
+	write_key(out, rs->recorder);
+	fputs(",\"subject\":", out);
+	rec_json__string(out, rs->subject, strnlen(rs->subject, sizeof(rs->subject)));
+	fprintf(out, ",\"cap\":%" PRIu64 ",\"state\":\"%s\",\"seen\":%" PRIu64 ",\"kept\":%" PRIu64
+		",\"dropped\":%" PRIu64 ",\"invalid\":%" PRIu64 ",\"stale\":%" PRIu64,
+		rs->cap, rs->retired ? "retired" : "live", rs->produced, rs->received,
+		rec_rstate__dropped(rs), rs->invalid, rs->stale);
+	if (rs->untracked)
+		fprintf(out, ",\"untracked\":\"%s\"", rec_untracked__name(rs->untracked));
+	fputs(",\"events\":[", out);
+	rec_spool__tail(rs->spool, 0, event_visit, &w);
+	fputs("]}", out);
+}
+
+static void write_stack(FILE *out, const struct rec_thread_stack *ts)
+{
+	uint32_t depth = ts->depth < REC_MAX_DEPTH ? ts->depth : REC_MAX_DEPTH;
+
+	fprintf(out, "{\"tid\":%u,\"overflow\":%u,\"frames\":[", ts->tid, ts->overflow);
+	for (uint32_t i = 0; i < depth; i++) {
+		const struct rec_frame *f = &ts->frames[i];
+
+		fputs(i ? ",{\"span\":" : "{\"span\":", out);
+		write_key(out, f->span);
+		fputs(",\"callsite\":", out);
+		write_key(out, f->meta);
+		fputs(",\"recording\":", out);
+		write_key(out, f->recording);
+		fputc('}', out);
+	}
+	fputs("]}", out);
+}
+
+/* Each limit of p, its use and what did not fit ("limits"). */
+static void write_limits(FILE *out, const struct rec_proc *p)
+{
+	fputs("\"limits\":{", out);
+	for (int l = 0; l < REC_L_MAX; l++)
+		fprintf(out, "%s\"%s\":{\"limit\":%" PRIu64 ",\"used\":%" PRIu64
+			",\"over\":%" PRIu64 ",\"events\":%" PRIu64 "}", l ? "," : "",
+			rec_limit__name(l), p->use[l].limit, p->use[l].used, p->use[l].over,
+			p->use[l].events);
+	fputs("},\n", out);
+}
+
+/* The tally of recordings forgotten to make room, per recorder ("forgotten"). */
+static int write_forgotten(FILE *out, const struct rec_proc *p)
+{
+	struct rec_forgotten *v;
+	ssize_t n = rec_proc__forgotten(p, &v);
+
+	if (n < 0)
+		return (int)n;
+	fputs("\"forgotten\":[", out);
+	for (ssize_t i = 0; i < n; i++) {
+		fputs(i ? ",{\"recorder\":" : "{\"recorder\":", out);
+		write_key(out, v[i].recorder);
+		fprintf(out, ",\"recordings\":%" PRIu64 ",\"seen\":%" PRIu64 ",\"kept\":%" PRIu64
+			",\"dropped\":%" PRIu64 "}", v[i].recordings, v[i].seen, v[i].kept,
+			v[i].dropped);
+	}
+	fputs("],\n", out);
+	free(v);
+	return 0;
+}
+
+/*
+ * Writes p as a dump to out. counters may be NULL. now_ns is the CLOCK_REALTIME
+ * time of the dump. The callsites of held events and stack frames are read into
+ * p's cache first (from the process if it is alive), so that the dump has every
+ * callsite that can still be read. Returns 0, -ENOMEM, or -EIO if a write failed.
+ */
+int rec_dump__write(FILE *out, struct rec_proc *p, const struct rec_dump_counters *counters,
+		    int64_t now_ns)
+{
+	struct event_walk w = { .out = out, .p = p };
+	size_t nrec = 0, nuntracked = 0, skip_untracked, written = 0, nstacks;
+	struct rec_rstate *rs;
+	int err;
+
+	for (rs = p->first; rs; rs = rs->next)
+		rec_spool__tail(rs->spool, 0, resolve_visit, &w);
+	for (size_t t = 0; t < p->nstacks; t++) {
+		const struct rec_thread_stack *ts = &p->stacks[t];
+
+		for (uint32_t i = 0; i < ts->depth && i < REC_MAX_DEPTH; i++)
+			resolve_callsite(&w, ts->frames[i].meta);
+	}
+	if (w.err) {
+		rec_u64map__free(&w.uncached);
+		return w.err;
+	}
+
+	fprintf(out, "{\"format\":\"recorder-dump\",\"version\":%d,\"pid\":%d,\"ns_pid\":%d,\n",
+		REC_DUMP_VERSION, (int)p->pid, (int)p->ns_pid);
+	fputs("\"ended\":", out);
+	write_ended(out, p);
+	fputs(",\n\"dumped_at\":", out);
+	write_time(out, now_ns);
+	fprintf(out, ",\"clock_offset_ns\":%" PRId64 ",\n", p->clock_offset_ns);
+	if (counters) {
+		fputs("\"counters\":{", out);
+		for (int c = 0; c < REC_C_MAX; c++)
+			fprintf(out, "%s\"%s\":%" PRIu64, c ? "," : "", rec_counter__name(c),
+				counters->v[c]);
+		fputs("},\n", out);
+	}
+	fprintf(out, "\"malformed\":%" PRIu64 ",\"orphans\":%" PRIu64 ",\n", p->malformed,
+		p->orphans);
+	/* What a reader accepts: the untracked recordings (no events) go first. */
+	for (rs = p->first; rs; rs = rs->next) {
+		nrec++;
+		nuntracked += rs->untracked != 0;
+	}
+	skip_untracked = nrec > REC_DUMP_MAX_RECORDINGS ? nrec - REC_DUMP_MAX_RECORDINGS : 0;
+	if (skip_untracked > nuntracked)
+		skip_untracked = nuntracked;
+	nstacks = p->nstacks < REC_DUMP_MAX_STACKS ? p->nstacks : REC_DUMP_MAX_STACKS;
+	write_limits(out, p);
+	fprintf(out, "\"recordings_omitted\":%zu,\"stacks_omitted\":%zu,\n",
+		nrec > REC_DUMP_MAX_RECORDINGS ? nrec - REC_DUMP_MAX_RECORDINGS : 0,
+		p->nstacks - nstacks);
+	err = write_forgotten(out, p);
+	if (err) {
+		rec_u64map__free(&w.uncached);
+		return err;
+	}
+
+	err = write_callsites(out, p, &w);
+	rec_u64map__free(&w.uncached);
+	if (err)
+		return err;
+
+	fputs("\"recordings\":[", out);
+	for (rs = p->first; rs && written < REC_DUMP_MAX_RECORDINGS; rs = rs->next) {
+		if (rs->untracked && skip_untracked) {
+			skip_untracked--;
+			continue;
+		}
+		fputs(written ? ",\n" : "\n", out);
+		write_recording(out, p, rs);
+		written++;
+	}
+	fputs("],\n\"stacks\":[", out);
+	/* The last ones: for a process that is gone, the threads that died last. */
+	for (size_t t = p->nstacks - nstacks; t < p->nstacks; t++) {
+		fputs(t > p->nstacks - nstacks ? ",\n" : "\n", out);
+		write_stack(out, &p->stacks[t]);
+	}
+	fputs("]}\n", out);
+
+	if (fflush(out) != 0 || ferror(out))
+		return -EIO;
+	return 0;
+}
+
+static int mkdir_p(const char *dir)
+{
+	char buf[4096];
+
+	if (snprintf(buf, sizeof(buf), "%s", dir) >= (int)sizeof(buf))
+		return -ENAMETOOLONG;
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0755) && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(buf, 0700) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+int rec_dump__write_file(const char *dir, struct rec_proc *p,
+			 const struct rec_dump_counters *counters, char *path, size_t len)
+{
+	char tmp[4200], stamp[32];
+	struct timespec now;
+	struct tm tm;
+	FILE *f;
+	int err;
+
+	err = mkdir_p(dir);
+	if (err)
+		return err;
+	clock_gettime(CLOCK_REALTIME, &now);
+	gmtime_r(&now.tv_sec, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%S", &tm);
+	if (snprintf(path, len, "%s/recorder-%d-%s.%06ldZ.json", dir, (int)p->pid, stamp,
+		     now.tv_nsec / 1000) >= (int)len)
+		return -ENAMETOOLONG;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "wxe");
+	if (!f)
+		return -errno;
+	err = rec_dump__write(f, p, counters, now.tv_sec * 1000000000LL + now.tv_nsec);
+	if (fclose(f) && !err)
+		err = -errno;
+	/* Renamed only when whole: a reader never sees half a dump. */
+	if (!err && rename(tmp, path))
+		err = -errno;
+	if (err)
+		unlink(tmp);
+	return err;
+}
