@@ -19,7 +19,7 @@ WARN := -Wall -Wextra -Werror
 CFLAGS ?= -g -O2
 USER_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(BUILD) -Iinclude $(LIBBPF_CFLAGS)
 # What the library needs at link time (every program that uses it).
-LIB_LIBS = $(LIBBPF_LIBS) -lelf -lz -ljson-c -pthread
+LIB_LIBS = $(LIBBPF_LIBS) -lelf -lz -pthread
 TARGET_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -pthread
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 -I$(BUILD) -Ibpf \
 	-I/usr/include/x86_64-linux-gnu -Wall -Werror
@@ -124,7 +124,9 @@ $(BUILD)/recorder.skel.h: $(BUILD)/recorder.bpf.o
 $(BUILD)/user/%.o: user/%.c $(wildcard user/*.h) bpf/recorder.h $(BUILD)/recorder.skel.h | $(BUILD)/user
 	$(CC) $(USER_CFLAGS) -c $< -o $@
 
+# Rebuilt from scratch: a renamed or removed source must not linger in the archive.
 $(LIB): $(LIB_OBJS)
+	rm -f $@
 	$(AR) rcs $@ $^
 
 $(BUILD)/recorder-%: $(BUILD)/user/recorder-%.o $(LIB)

@@ -7,7 +7,7 @@ set -eu
 # libclang-rt-14-dev: the ASan, UBSan and libFuzzer runtimes of clang 14 (Debian 12's clang)
 # for make test's sanitized build and fuzzers; llvm gives llvm-symbolizer for their reports.
 PKGS="make gcc g++ clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcmocka-dev
-pkg-config bpftrace binutils jq util-linux libjson-c-dev python3 systemtap-sdt-dev procps
+pkg-config bpftrace binutils jq util-linux python3 systemtap-sdt-dev procps
 libclang-rt-14-dev"
 
 missing=""

@@ -45,15 +45,31 @@ int rec_dump__write_file(const char *dir, struct rec_proc *p,
 			 const struct rec_dump_counters *counters, char *path, size_t len);
 
 /*
- * Reads a dump into p (which it initializes; the caller frees it with
+ * The most recordings and thread stacks the reader takes from one dump. Far
+ * above what a writer writes (docs/dump-format.md, "Limits of the reader"):
+ * the reader must never refuse a black box.
+ */
+#define REC_DUMP_READ_MAX_RECORDINGS (1u << 20)
+#define REC_DUMP_READ_MAX_STACKS (1u << 20)
+
+/*
+ * Reads the dump at path into p (which it initializes; the caller frees it with
  * rec_proc__fini) and, if counters is not NULL, the counters. Returns 0, or
  * -EINVAL with a message in err (e.g. "recordings[2].events[5].seq: expected an
- * unsigned integer") for a malformed dump, -EFBIG past 1 GiB, -ENOMEM, or -errno
- * if the file can't be read.
+ * unsigned integer") for a malformed dump, -ENOMEM, -ENOTSUP if path is not a
+ * regular file (a FIFO, a device, a socket or a directory: refused before it is
+ * opened), or -errno if the file can't be read; err then starts with the path.
+ * On error p is left zeroed.
  * Never trusts the file: every type, length, enum and key is checked, and
- * events are validated exactly as live records are.
+ * events are validated exactly as live records are. Builds nothing but p: time
+ * and memory follow the file's size and what p holds, whatever the file
+ * declares (docs/dump-format.md, "Limits of the reader").
  */
 int rec_dump__read(const char *path, struct rec_proc *p, struct rec_dump_counters *counters,
 		   char *err, size_t errlen);
+
+/* Reads a dump from the len bytes at buf, as rec_dump__read() does from a file. */
+int rec_dump__read_mem(const char *buf, size_t len, struct rec_proc *p,
+		       struct rec_dump_counters *counters, char *err, size_t errlen);
 
 #endif /* REC_DUMP_H */

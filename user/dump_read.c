@@ -1,31 +1,38 @@
 // SPDX-License-Identifier: MIT
 /*
- * Reading black-box dumps (dump.h, docs/dump-format.md). The reader parses
- * with json-c, then rebuilds every callsite blob and every event record byte
- * for byte and hands them to the same parser and decoder as live data, so a
- * dump is never trusted more than a target is.
+ * Reading black-box dumps (dump.h, docs/dump-format.md). The dump is walked
+ * with the pull reader of json_read.h, which builds nothing: the only memory
+ * that grows is the model itself, and a 64 KiB window on the file. Every
+ * callsite blob and every event record is rebuilt byte for byte and handed to
+ * the same parser and decoder as live data, so a dump is never trusted more
+ * than a target is.
+ *
+ * Each object of the dump has a table of the members this version knows
+ * (enum + names below). One walk of the object finds them, skipping any other
+ * member without reading it; they are then read in the order the checks need,
+ * wherever they are in the file. A new member is one more entry in a table.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
-#include <json-c/json.h>
-
 #include "dump.h"
+#include "json_read.h"
 #include "query.h"
-#include "render.h"
 
-#define NSEC_PER_SEC 1000000000LL
-_Static_assert(REC_DUMP_MAX_STACKS >= REC_MAX_DEAD_STACKS_LIMIT,
+_Static_assert(REC_DUMP_READ_MAX_STACKS >= REC_MAX_DEAD_STACKS_LIMIT,
 	       "a dump must hold every dead-thread stack kept");
+_Static_assert(REC_DUMP_READ_MAX_RECORDINGS >= REC_DUMP_MAX_RECORDINGS &&
+		       REC_DUMP_READ_MAX_STACKS >= REC_DUMP_MAX_STACKS,
+	       "the reader must take what the writer writes");
+
 /*
  * Room for the name of a place in a dump, by depth: "recordings[1]",
  * "recordings[1].events[2]", "recordings[1].events[2].values[3]". Each holds its
@@ -34,27 +41,11 @@ _Static_assert(REC_DUMP_MAX_STACKS >= REC_MAX_DEAD_STACKS_LIMIT,
 #define REC_DUMP_PATH1 64
 #define REC_DUMP_PATH2 128
 #define REC_DUMP_PATH3 192
-
-static const char *str_status_name(enum rec_str_status st)
-{
-	switch (st) {
-	case REC_STR_OK:
-		return "ok";
-	case REC_STR_TRUNCATED:
-		return "truncated";
-	case REC_STR_FAULT:
-		return "fault";
-	case REC_STR_NULL:
-		return "null";
-	case REC_STR_NOSPACE:
-		return "nospace";
-	}
-	return "?";
-}
-
-/* ---- reading ---- */
+/* Room for a member's name: longer names are no member this version knows. */
+#define REC_DUMP_KEY_MAX 32
 
 struct reader {
+	struct rec_json_read *jr;
 	char *err;
 	size_t errlen;
 };
@@ -88,45 +79,108 @@ static int fail_nomem(struct reader *r)
 	return -ENOMEM;
 }
 
-/* obj's member key, which must be there; path names obj. */
-static int get_member(struct reader *r, struct json_object *obj, const char *path,
-		      const char *key, struct json_object **out)
+/* An error of the JSON reader: not JSON (-EINVAL), or a failed read (its errno). */
+static int fail_input(struct reader *r, int err)
 {
-	if (!json_object_object_get_ex(obj, key, out))
-		return fail_at(r, path, NULL, "missing \"%s\"", key);
+	if (err == -EINVAL)
+		return fail_at(r, "", NULL, "not JSON: %s", rec_json_read__error(r->jr));
+	if (err == -ENOMEM)
+		return fail_nomem(r);
+	if (r->err && r->errlen)
+		snprintf(r->err, r->errlen, "%s", strerror(-err));
+	return err;
+}
+
+/* ---- objects and their members ---- */
+
+/* An object of the dump and the members of it that this version knows. */
+struct object {
+	const char *path;		/* its name in messages: "", "ended", "recordings[2]" */
+	const char *const *keys;	/* the names of the members it knows */
+	size_t nkeys;
+	struct rec_json_value *m;	/* m[i] is member keys[i]; type REC_JSON_NONE if absent */
+};
+
+/*
+ * Finds o's members in the object v, in one walk. A member this version does
+ * not know is skipped without being read; one it knows twice is refused.
+ */
+static int scan_object(struct reader *r, const struct rec_json_value *v, struct object *o)
+{
+	struct rec_json_value m;
+	struct rec_json_iter it;
+	char key[REC_DUMP_KEY_MAX];
+	size_t keylen, i;
+	int ret;
+
+	for (i = 0; i < o->nkeys; i++)
+		o->m[i].type = REC_JSON_NONE;
+	ret = rec_json_read__iter(r->jr, v, &it);
+	if (ret)
+		return fail_input(r, ret);
+	while ((ret = rec_json_read__next(r->jr, &it, &m, key, sizeof(key), &keylen)) > 0) {
+		if (keylen >= sizeof(key))
+			continue;
+		for (i = 0; i < o->nkeys; i++)
+			if (keylen == strlen(o->keys[i]) && !memcmp(key, o->keys[i], keylen))
+				break;
+		if (i == o->nkeys)
+			continue;
+		if (o->m[i].type != REC_JSON_NONE)
+			return fail_at(r, o->path, NULL, "\"%s\" appears twice", o->keys[i]);
+		o->m[i] = m;
+	}
+	return ret ? fail_input(r, ret) : 0;
+}
+
+/* o's member i, which must be there. */
+static int get_member(struct reader *r, const struct object *o, int i,
+		      const struct rec_json_value **v)
+{
+	if (o->m[i].type == REC_JSON_NONE)
+		return fail_at(r, o->path, NULL, "missing \"%s\"", o->keys[i]);
+	*v = &o->m[i];
 	return 0;
 }
 
 /* Checks that v (named path.key) is an unsigned integer in [min, max] and stores it. */
-static int as_u64(struct reader *r, struct json_object *v, const char *path, const char *key,
-		  uint64_t min, uint64_t max, uint64_t *out)
+static int as_u64(struct reader *r, const struct rec_json_value *v, const char *path,
+		  const char *key, uint64_t min, uint64_t max, uint64_t *out)
 {
-	uint64_t u;
+	struct rec_json_number n;
+	int err;
 
-	if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0)
+	if (v->type != REC_JSON_NUMBER)
 		return fail_at(r, path, key, "expected an unsigned integer");
-	u = json_object_get_uint64(v);
-	if (u < min || u > max)
+	err = rec_json_read__number(r->jr, v, &n);
+	if (err)
+		return fail_input(r, err);
+	/* -0 is 0. */
+	if (!n.integer || (n.negative && (n.overflow || n.magnitude)))
+		return fail_at(r, path, key, "expected an unsigned integer");
+	if (n.overflow)
+		return fail_at(r, path, key, "%s is out of range (%" PRIu64 "..%" PRIu64 ")",
+			       n.text, min, max);
+	if (n.magnitude < min || n.magnitude > max)
 		return fail_at(r, path, key,
-			       "%" PRIu64 " is out of range (%" PRIu64 "..%" PRIu64 ")", u, min,
-			       max);
-	*out = u;
+			       "%" PRIu64 " is out of range (%" PRIu64 "..%" PRIu64 ")",
+			       n.magnitude, min, max);
+	*out = n.magnitude;
 	return 0;
 }
 
-static int get_u64(struct reader *r, struct json_object *obj, const char *path, const char *key,
-		   uint64_t min, uint64_t max, uint64_t *out)
+static int get_u64(struct reader *r, const struct object *o, int i, uint64_t min, uint64_t max,
+		   uint64_t *out)
 {
-	struct json_object *v;
+	const struct rec_json_value *v;
 
-	return get_member(r, obj, path, key, &v) ?: as_u64(r, v, path, key, min, max, out);
+	return get_member(r, o, i, &v) ?: as_u64(r, v, o->path, o->keys[i], min, max, out);
 }
 
-static int get_u32(struct reader *r, struct json_object *obj, const char *path, const char *key,
-		   uint32_t *out)
+static int get_u32(struct reader *r, const struct object *o, int i, uint32_t *out)
 {
 	uint64_t v;
-	int err = get_u64(r, obj, path, key, 0, UINT32_MAX, &v);
+	int err = get_u64(r, o, i, 0, UINT32_MAX, &v);
 
 	if (!err)
 		*out = (uint32_t)v;
@@ -134,64 +188,71 @@ static int get_u32(struct reader *r, struct json_object *obj, const char *path, 
 }
 
 /* Checks that v is an integer that fits int64_t and stores it. */
-static int as_i64(struct reader *r, struct json_object *v, const char *path, const char *key,
-		  int64_t *out)
+static int as_i64(struct reader *r, const struct rec_json_value *v, const char *path,
+		  const char *key, int64_t *out)
 {
-	int64_t i;
-
-	if (!json_object_is_type(v, json_type_int))
-		return fail_at(r, path, key, "expected an integer");
-	i = json_object_get_int64(v);
-	/* json-c keeps large positive numbers as uint64 and clamps them here. */
-	if (i == INT64_MAX && json_object_get_uint64(v) != (uint64_t)INT64_MAX)
-		return fail_at(r, path, key, "%" PRIu64 " is out of range for a signed integer",
-			       json_object_get_uint64(v));
-	*out = i;
-	return 0;
-}
-
-/* Checks that v is a string and stores it (NUL-terminated; *len may count inner NULs). */
-static int as_str(struct reader *r, struct json_object *v, const char *path, const char *key,
-		  const char **s, size_t *len)
-{
-	if (!json_object_is_type(v, json_type_string))
-		return fail_at(r, path, key, "expected a string");
-	*s = json_object_get_string(v);
-	*len = (size_t)json_object_get_string_len(v);
-	return 0;
-}
-
-/* A string member without NUL bytes, of at most max bytes. */
-static int get_cstr(struct reader *r, struct json_object *obj, const char *path, const char *key,
-		    size_t max, const char **s)
-{
-	struct json_object *v;
-	size_t len;
+	struct rec_json_number n;
 	int err;
 
-	err = get_member(r, obj, path, key, &v) ?: as_str(r, v, path, key, s, &len);
+	if (v->type != REC_JSON_NUMBER)
+		return fail_at(r, path, key, "expected an integer");
+	err = rec_json_read__number(r->jr, v, &n);
+	if (err)
+		return fail_input(r, err);
+	if (!n.integer)
+		return fail_at(r, path, key, "expected an integer");
+	if (n.overflow || n.magnitude > (uint64_t)INT64_MAX + n.negative)
+		return fail_at(r, path, key, "%s is out of range for a signed integer", n.text);
+	/* Through unsigned arithmetic: -2^63 has no positive twin. */
+	*out = n.negative ? (int64_t)(0 - n.magnitude) : (int64_t)n.magnitude;
+	return 0;
+}
+
+/*
+ * Checks that v is a string and reads it into buf (size bytes, see
+ * rec_json_read__string: a longer one is cut, *info has its whole length).
+ */
+static int as_str(struct reader *r, const struct rec_json_value *v, const char *path,
+		  const char *key, char *buf, size_t size, struct rec_json_str *info)
+{
+	int err;
+
+	if (v->type != REC_JSON_STRING)
+		return fail_at(r, path, key, "expected a string");
+	err = rec_json_read__string(r->jr, v, buf, size, info);
+	return err ? fail_input(r, err) : 0;
+}
+
+/* A string member without NUL bytes, of at most max bytes, into buf (max + 1 bytes). */
+static int get_cstr(struct reader *r, const struct object *o, int i, size_t max, char *buf)
+{
+	const struct rec_json_value *v;
+	struct rec_json_str info;
+	int err;
+
+	err = get_member(r, o, i, &v) ?: as_str(r, v, o->path, o->keys[i], buf, max + 1, &info);
 	if (err)
 		return err;
-	if (strlen(*s) != len)
-		return fail_at(r, path, key, "contains a NUL byte");
-	if (len > max)
-		return fail_at(r, path, key, "longer than %zu bytes", max);
+	if (info.has_nul)
+		return fail_at(r, o->path, o->keys[i], "contains a NUL byte");
+	if (info.len > max)
+		return fail_at(r, o->path, o->keys[i], "longer than %zu bytes", max);
 	return 0;
 }
 
 /* Parses a "0x…" key: 1 to 16 hex digits. */
-static int as_key(struct reader *r, struct json_object *v, const char *path, const char *key,
-		  uint64_t *out)
+static int as_key(struct reader *r, const struct rec_json_value *v, const char *path,
+		  const char *key, uint64_t *out)
 {
-	const char *s;
+	struct rec_json_str info;
+	char s[20];
 	uint64_t k = 0;
-	size_t len, i;
 
-	if (as_str(r, v, path, key, &s, &len))
+	if (as_str(r, v, path, key, s, sizeof(s), &info))
 		return -EINVAL;
-	if (len < 3 || len > 18 || s[0] != '0' || s[1] != 'x')
+	if (info.len < 3 || info.len > 18 || s[0] != '0' || s[1] != 'x')
 		goto bad;
-	for (i = 2; i < len; i++) {
+	for (size_t i = 2; i < info.len; i++) {
 		char c = s[i];
 		unsigned int d;
 
@@ -211,85 +272,117 @@ bad:
 	return fail_at(r, path, key, "expected a \"0x\" hex string of at most 16 digits");
 }
 
-static int get_key(struct reader *r, struct json_object *obj, const char *path, const char *key,
-		   uint64_t *out)
+static int get_key(struct reader *r, const struct object *o, int i, uint64_t *out)
 {
-	struct json_object *v;
+	const struct rec_json_value *v;
 
-	return get_member(r, obj, path, key, &v) ?: as_key(r, v, path, key, out);
+	return get_member(r, o, i, &v) ?: as_key(r, v, o->path, o->keys[i], out);
 }
 
 /* An array member of at most max elements. */
-static int get_array(struct reader *r, struct json_object *obj, const char *path,
-		     const char *key, size_t max, struct json_object **arr, size_t *n)
+static int get_array(struct reader *r, const struct object *o, int i, uint64_t max,
+		     const struct rec_json_value **v)
 {
-	int err = get_member(r, obj, path, key, arr);
+	int err = get_member(r, o, i, v);
 
 	if (err)
 		return err;
-	if (!json_object_is_type(*arr, json_type_array))
-		return fail_at(r, path, key, "expected an array");
-	*n = json_object_array_length(*arr);
-	if (*n > max)
-		return fail_at(r, path, key, "%zu elements, more than %zu", *n, max);
+	if ((*v)->type != REC_JSON_ARRAY)
+		return fail_at(r, o->path, o->keys[i], "expected an array");
+	if ((*v)->count > max)
+		return fail_at(r, o->path, o->keys[i], "%" PRIu64 " elements, more than %" PRIu64,
+			       (*v)->count, max);
 	return 0;
 }
 
-static int get_object(struct reader *r, struct json_object *obj, const char *path,
-		      const char *key, struct json_object **out)
+static int get_object(struct reader *r, const struct object *o, int i,
+		      const struct rec_json_value **v)
 {
-	int err = get_member(r, obj, path, key, out);
+	int err = get_member(r, o, i, v);
 
-	if (!err && !json_object_is_type(*out, json_type_object))
-		return fail_at(r, path, key, "expected an object");
+	if (!err && (*v)->type != REC_JSON_OBJECT)
+		return fail_at(r, o->path, o->keys[i], "expected an object");
 	return err;
 }
 
-static int get_bool(struct reader *r, struct json_object *obj, const char *path, const char *key,
-		    int *out)
+static int get_bool(struct reader *r, const struct object *o, int i, int *out)
 {
-	struct json_object *v;
-	int err = get_member(r, obj, path, key, &v);
+	const struct rec_json_value *v;
+	int err = get_member(r, o, i, &v);
 
 	if (err)
 		return err;
-	if (!json_object_is_type(v, json_type_boolean))
-		return fail_at(r, path, key, "expected true or false");
-	*out = json_object_get_boolean(v);
+	if (v->type != REC_JSON_TRUE && v->type != REC_JSON_FALSE)
+		return fail_at(r, o->path, o->keys[i], "expected true or false");
+	*out = v->type == REC_JSON_TRUE;
 	return 0;
 }
 
-/* Element i of arr, which must be an object; its name goes to path (size bytes). */
-static int element(struct reader *r, struct json_object *arr, size_t i, const char *parent,
-		   const char *key, char *path, size_t size, struct json_object **out)
+/* Reads one element of an array: elem, named path, the index-th. */
+typedef int (*element_fn)(struct reader *r, const struct rec_json_value *elem, const char *path,
+			  size_t index, void *ctx);
+
+/*
+ * Calls fn for each element of arr, o's member i (at most arr->count of them,
+ * which get_array checked), naming each "<o's path>.<key>[<i>]" in path (size
+ * bytes). Each must be an object.
+ */
+static int each_object(struct reader *r, const struct object *o, int i,
+		       const struct rec_json_value *arr, char *path, size_t size, element_fn fn,
+		       void *ctx)
 {
-	snprintf(path, size, "%s%s%s[%zu]", parent, *parent ? "." : "", key, i);
-	*out = json_object_array_get_idx(arr, i);
-	if (!json_object_is_type(*out, json_type_object))
-		return fail_at(r, path, NULL, "expected an object");
-	return 0;
+	struct rec_json_value elem;
+	struct rec_json_iter it;
+	size_t n = 0;
+	int ret;
+
+	ret = rec_json_read__iter(r->jr, arr, &it);
+	if (ret)
+		return fail_input(r, ret);
+	while ((ret = rec_json_read__next(r->jr, &it, &elem, NULL, 0, NULL)) > 0) {
+		/* Only if the file changed since it was checked. */
+		if (n == arr->count)
+			return fail_at(r, o->path, o->keys[i], "changed while it was read");
+		snprintf(path, size, "%s%s%s[%zu]", o->path, *o->path ? "." : "", o->keys[i], n);
+		if (elem.type != REC_JSON_OBJECT)
+			return fail_at(r, path, NULL, "expected an object");
+		ret = fn(r, &elem, path, n++, ctx);
+		if (ret)
+			return ret;
+	}
+	return ret ? fail_input(r, ret) : 0;
 }
 
-static int read_ended(struct reader *r, struct json_object *root, struct rec_proc *p)
+/* ---- the parts of a dump ---- */
+
+enum { ENDED_HOW, ENDED_CODE, ENDED_SIGNAL, ENDED_CORE_DUMPED, ENDED_N };
+static const char *const ended_keys[ENDED_N] = {
+	[ENDED_HOW] = "how",
+	[ENDED_CODE] = "code",
+	[ENDED_SIGNAL] = "signal",
+	[ENDED_CORE_DUMPED] = "core_dumped",
+};
+
+static int read_ended(struct reader *r, const struct rec_json_value *v, struct rec_proc *p)
 {
-	struct json_object *ended;
-	const char *how;
-	uint64_t v;
+	struct rec_json_value m[ENDED_N];
+	struct object o = { "ended", ended_keys, ENDED_N, m };
+	uint64_t code;
+	char how[17];
 	int err;
 
-	err = get_object(r, root, "", "ended", &ended) ?:
-	      get_cstr(r, ended, "ended", "how", 16, &how);
+	err = scan_object(r, v, &o) ?: get_cstr(r, &o, ENDED_HOW, 16, how);
 	if (err)
 		return err;
 	if (!strcmp(how, "exit")) {
-		err = get_u64(r, ended, "ended", "code", 0, 255, &v);
+		err = get_u64(r, &o, ENDED_CODE, 0, 255, &code);
 		p->end = REC_END_EXIT;
-		p->end_code = (int)v;
+		p->end_code = (int)code;
 	} else if (!strcmp(how, "signal")) {
-		err = get_u64(r, ended, "ended", "signal", 1, 127, &v) ?:
-		      get_bool(r, ended, "ended", "core_dumped", &p->end_core);
+		err = get_u64(r, &o, ENDED_SIGNAL, 1, 127, &code) ?:
+		      get_bool(r, &o, ENDED_CORE_DUMPED, &p->end_core);
 		p->end = REC_END_SIGNAL;
-		p->end_code = (int)v;
+		p->end_code = (int)code;
 	} else if (!strcmp(how, "running")) {
 		p->end = REC_END_RUNNING;
 	} else if (!strcmp(how, "unknown")) {
@@ -302,89 +395,29 @@ static int read_ended(struct reader *r, struct json_object *root, struct rec_pro
 }
 
 /* The counters go to p->counters (for --stats) and, if not NULL, to counters. */
-static int read_counters(struct reader *r, struct json_object *root, struct rec_proc *p,
+static int read_counters(struct reader *r, const struct rec_json_value *v, struct rec_proc *p,
 			 struct rec_dump_counters *counters)
 {
-	struct json_object *obj, *v;
+	const char *names[REC_C_MAX];
+	struct rec_json_value m[REC_C_MAX];
+	struct object o = { "counters", names, REC_C_MAX, m };
 	int err;
 
-	/* Optional: a dump written without counters reads as all zero. */
-	if (!json_object_object_get_ex(root, "counters", &obj))
-		return 0;
-	if (!json_object_is_type(obj, json_type_object))
-		return fail_at(r, "", "counters", "expected an object");
-	for (int c = 0; c < REC_C_MAX; c++) {
+	for (int c = 0; c < REC_C_MAX; c++)
+		names[c] = rec_counter__name(c);
+	err = scan_object(r, v, &o);
+	for (int c = 0; !err && c < REC_C_MAX; c++) {
 		uint64_t val = 0;
 
-		if (!json_object_object_get_ex(obj, rec_counter__name(c), &v))
+		/* A counter this dump does not have reads as zero. */
+		if (m[c].type == REC_JSON_NONE)
 			continue;
-		err = as_u64(r, v, "counters", rec_counter__name(c), 0, UINT64_MAX, &val);
-		if (err)
-			return err;
+		err = as_u64(r, &m[c], "counters", names[c], 0, UINT64_MAX, &val);
 		p->counters[c] = val;
 		if (counters)
 			counters->v[c] = val;
 	}
-	return 0;
-}
-
-/*
- * The optional keys of the limits (newer dumps; see --stats): "limits",
- * "forgotten", "recordings_omitted" and "stacks_omitted".
- */
-static int read_limits(struct reader *r, struct json_object *root, struct rec_proc *p)
-{
-	struct json_object *obj, *v, *arr;
-	char path[REC_DUMP_PATH1];
-	size_t n;
-	int err;
-
-	if (json_object_object_get_ex(root, "recordings_omitted", &v) &&
-	    as_u64(r, v, "", "recordings_omitted", 0, UINT64_MAX, &p->dump_omitted_recordings))
-		return -EINVAL;
-	if (json_object_object_get_ex(root, "stacks_omitted", &v) &&
-	    as_u64(r, v, "", "stacks_omitted", 0, UINT64_MAX, &p->dump_omitted_stacks))
-		return -EINVAL;
-	n = 0;
-	if (json_object_object_get_ex(root, "forgotten", &v)) {
-		err = get_array(r, root, "", "forgotten", 1u << 20, &arr, &n);
-		if (err)
-			return err;
-	}
-	for (size_t i = 0; i < n; i++) {
-		uint64_t recorder, recordings, seen, kept, dropped;
-
-		err = element(r, arr, i, "", "forgotten", path, sizeof(path), &obj) ?:
-		      get_key(r, obj, path, "recorder", &recorder) ?:
-		      get_u64(r, obj, path, "recordings", 1, UINT64_MAX, &recordings) ?:
-		      get_u64(r, obj, path, "seen", 0, UINT64_MAX, &seen) ?:
-		      get_u64(r, obj, path, "kept", 0, seen, &kept) ?:
-		      get_u64(r, obj, path, "dropped", 0, seen - kept, &dropped);
-		if (err)
-			return err;
-		rec_proc__forget(p, recorder, recordings, seen, kept, dropped);
-	}
-	/* Last: the tally above counted into the retired row too. */
-	if (json_object_object_get_ex(root, "limits", &obj)) {
-		if (!json_object_is_type(obj, json_type_object))
-			return fail_at(r, "", "limits", "expected an object");
-		for (int l = 0; l < REC_L_MAX; l++) {
-			struct rec_limit_use *u = &p->use[l];
-
-			snprintf(path, sizeof(path), "limits.%s", rec_limit__name(l));
-			if (!json_object_object_get_ex(obj, rec_limit__name(l), &v))
-				continue;
-			if (!json_object_is_type(v, json_type_object))
-				return fail_at(r, path, NULL, "expected an object");
-			err = get_u64(r, v, path, "limit", 0, UINT64_MAX, &u->limit) ?:
-			      get_u64(r, v, path, "used", 0, UINT64_MAX, &u->used) ?:
-			      get_u64(r, v, path, "over", 0, UINT64_MAX, &u->over) ?:
-			      get_u64(r, v, path, "events", 0, UINT64_MAX, &u->events);
-			if (err)
-				return err;
-		}
-	}
-	return 0;
+	return err;
 }
 
 /* Appends to a callsite blob being rebuilt; overflow is remembered, not written. */
@@ -414,73 +447,129 @@ static void blob_add_u64(struct blob *b, uint64_t v)
 	blob_add(b, num);
 }
 
-static int read_callsite(struct reader *r, struct json_object *obj, const char *path,
-			 struct rec_proc *p)
+enum {
+	CS_ADDR, CS_KIND, CS_LEVEL, CS_NAME, CS_TARGET, CS_FILE, CS_LINE, CS_MESSAGE, CS_FIELDS,
+	CS_N
+};
+static const char *const callsite_keys[CS_N] = {
+	[CS_ADDR] = "addr",	[CS_KIND] = "kind",	[CS_LEVEL] = "level",
+	[CS_NAME] = "name",	[CS_TARGET] = "target", [CS_FILE] = "file",
+	[CS_LINE] = "line",	[CS_MESSAGE] = "message", [CS_FIELDS] = "fields",
+};
+
+/* The strings of a callsite being read: each may take the whole blob, no more. */
+struct callsite_strings {
+	char kind[2], name[REC_CALLSITE_MAX + 1], target[REC_CALLSITE_MAX + 1];
+	char file[REC_CALLSITE_MAX + 1], message[REC_CALLSITE_MAX + 1];
+	char field[REC_CALLSITE_MAX + 1];
+	struct blob b;
+};
+
+static int read_callsite(struct reader *r, const struct rec_json_value *v, const char *path,
+			 size_t index, void *ctx)
 {
-	const char *kind, *name, *target, *file, *message, *field;
-	struct json_object *fields;
+	struct rec_proc *p = ctx;
+	struct rec_json_value m[CS_N], fv;
+	struct object o = { path, callsite_keys, CS_N, m };
+	const struct rec_json_value *fields;
+	struct callsite_strings *s;
 	struct rec_callsite *cs;
-	struct blob b = { .len = 0 };
+	struct rec_json_iter it;
 	uint64_t addr, level, line;
 	char fpath[REC_DUMP_PATH2];
-	size_t n;
+	size_t n = 0;
 	int err;
 
-	err = get_key(r, obj, path, "addr", &addr) ?:
-	      get_cstr(r, obj, path, "kind", 1, &kind) ?:
-	      get_u64(r, obj, path, "level", REC_LVL_TRACE, REC_LVL_ERROR, &level) ?:
-	      get_cstr(r, obj, path, "name", REC_CALLSITE_MAX, &name) ?:
-	      get_cstr(r, obj, path, "target", REC_CALLSITE_MAX, &target) ?:
-	      get_cstr(r, obj, path, "file", REC_CALLSITE_MAX, &file) ?:
-	      get_u64(r, obj, path, "line", 0, UINT32_MAX, &line) ?:
-	      get_cstr(r, obj, path, "message", REC_CALLSITE_MAX, &message) ?:
-	      get_array(r, obj, path, "fields", REC_NFIELDS, &fields, &n);
+	(void)index;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return fail_nomem(r);
+	err = scan_object(r, v, &o) ?:
+	      get_key(r, &o, CS_ADDR, &addr) ?:
+	      get_cstr(r, &o, CS_KIND, 1, s->kind) ?:
+	      get_u64(r, &o, CS_LEVEL, REC_LVL_TRACE, REC_LVL_ERROR, &level) ?:
+	      get_cstr(r, &o, CS_NAME, REC_CALLSITE_MAX, s->name) ?:
+	      get_cstr(r, &o, CS_TARGET, REC_CALLSITE_MAX, s->target) ?:
+	      get_cstr(r, &o, CS_FILE, REC_CALLSITE_MAX, s->file) ?:
+	      get_u64(r, &o, CS_LINE, 0, UINT32_MAX, &line) ?:
+	      get_cstr(r, &o, CS_MESSAGE, REC_CALLSITE_MAX, s->message) ?:
+	      get_array(r, &o, CS_FIELDS, REC_NFIELDS, &fields);
 	if (err)
-		return err;
-	if (addr == 0 || addr == UINT64_MAX)
-		return fail_at(r, path, "addr", "0x%" PRIx64 " is not a callsite address", addr);
-	if (rec_u64map__get(&p->callsites, addr))
-		return fail_at(r, path, "addr", "duplicate 0x%" PRIx64, addr);
-	if (strcmp(kind, "E") != 0 && strcmp(kind, "S") != 0)
-		return fail_at(r, path, "kind", "expected \"E\" or \"S\"");
-
-	blob_add(&b, "RCS1");
-	blob_add(&b, kind);
-	blob_add_u64(&b, level);
-	blob_add(&b, name);
-	blob_add(&b, target);
-	blob_add(&b, file);
-	blob_add_u64(&b, line);
-	blob_add(&b, message);
-	blob_add_u64(&b, n);
-	for (size_t i = 0; i < n; i++) {
-		struct json_object *v = json_object_array_get_idx(fields, i);
-		size_t len;
-
-		snprintf(fpath, sizeof(fpath), "%s.fields[%zu]", path, i);
-		if (as_str(r, v, fpath, NULL, &field, &len))
-			return -EINVAL;
-		if (!len)
-			return fail_at(r, fpath, NULL, "empty field name");
-		if (strlen(field) != len)
-			return fail_at(r, fpath, NULL, "contains a NUL byte");
-		blob_add(&b, field);
+		goto out;
+	if (addr == 0 || addr == UINT64_MAX) {
+		err = fail_at(r, path, "addr", "0x%" PRIx64 " is not a callsite address", addr);
+		goto out;
 	}
-	if (b.overflow)
-		return fail_at(r, path, NULL, "longer than the %d bytes a callsite may take",
-			       REC_CALLSITE_MAX);
+	if (rec_u64map__get(&p->callsites, addr)) {
+		err = fail_at(r, path, "addr", "duplicate 0x%" PRIx64, addr);
+		goto out;
+	}
+	if (strcmp(s->kind, "E") != 0 && strcmp(s->kind, "S") != 0) {
+		err = fail_at(r, path, "kind", "expected \"E\" or \"S\"");
+		goto out;
+	}
+
+	blob_add(&s->b, "RCS1");
+	blob_add(&s->b, s->kind);
+	blob_add_u64(&s->b, level);
+	blob_add(&s->b, s->name);
+	blob_add(&s->b, s->target);
+	blob_add(&s->b, s->file);
+	blob_add_u64(&s->b, line);
+	blob_add(&s->b, s->message);
+	blob_add_u64(&s->b, fields->count);
+	err = rec_json_read__iter(r->jr, fields, &it);
+	while (!err && (err = rec_json_read__next(r->jr, &it, &fv, NULL, 0, NULL)) > 0) {
+		struct rec_json_str info;
+
+		snprintf(fpath, sizeof(fpath), "%s.fields[%zu]", path, n++);
+		err = as_str(r, &fv, fpath, NULL, s->field, sizeof(s->field), &info);
+		if (err)
+			goto out;
+		if (!info.len) {
+			err = fail_at(r, fpath, NULL, "empty field name");
+			goto out;
+		}
+		if (info.has_nul) {
+			err = fail_at(r, fpath, NULL, "contains a NUL byte");
+			goto out;
+		}
+		if (info.len > REC_CALLSITE_MAX)
+			s->b.overflow = 1;
+		blob_add(&s->b, s->field);
+	}
+	if (err) {
+		err = fail_input(r, err);
+		goto out;
+	}
+	/* Only if the file changed since it was checked. */
+	if (n != fields->count) {
+		err = fail_at(r, path, "fields", "changed while it was read");
+		goto out;
+	}
+	if (s->b.overflow) {
+		err = fail_at(r, path, NULL, "longer than the %d bytes a callsite may take",
+			      REC_CALLSITE_MAX);
+		goto out;
+	}
 
 	cs = malloc(sizeof(*cs));
-	if (!cs)
-		return fail_nomem(r);
-	if (rec_callsite__parse(cs, b.buf, b.len) != 0) {
+	if (!cs) {
+		err = fail_nomem(r);
+		goto out;
+	}
+	if (rec_callsite__parse(cs, s->b.buf, s->b.len) != 0) {
 		free(cs);
-		return fail_at(r, path, NULL, "not a valid callsite");
+		err = fail_at(r, path, NULL, "not a valid callsite");
+		goto out;
 	}
 	/* Cached compactly; a model read from a dump has no limit on it. */
-	err = rec_proc__add_callsite(p, addr, cs);
+	if (rec_proc__add_callsite(p, addr, cs))
+		err = fail_nomem(r);
 	free(cs);
-	return err ? fail_nomem(r) : 0;
+out:
+	free(s);
+	return err;
 }
 
 /* A string being packed into an event's string area, as the BPF side packs it. */
@@ -489,204 +578,274 @@ struct str_area {
 	uint32_t off;		/* next free byte */
 };
 
+static const char *const str_status_names[] = {
+	[REC_STR_OK] = "ok",	 [REC_STR_TRUNCATED] = "truncated", [REC_STR_FAULT] = "fault",
+	[REC_STR_NULL] = "null", [REC_STR_NOSPACE] = "nospace",
+};
+
 static int str_status_parse(const char *s, enum rec_str_status *st)
 {
-	static const enum rec_str_status all[] = { REC_STR_OK, REC_STR_TRUNCATED, REC_STR_FAULT,
-						   REC_STR_NULL, REC_STR_NOSPACE };
-
-	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
-		if (!strcmp(s, str_status_name(all[i]))) {
-			*st = all[i];
+	for (size_t i = 0; i < sizeof(str_status_names) / sizeof(str_status_names[0]); i++) {
+		if (str_status_names[i] && !strcmp(s, str_status_names[i])) {
+			*st = (enum rec_str_status)i;
 			return 0;
 		}
 	}
 	return -EINVAL;
 }
 
-static int read_str_value(struct reader *r, struct json_object *obj, const char *path,
-			  struct json_object *v, struct str_area *area, uint64_t *slot)
+enum { VAL_TYPE, VAL_VALUE, VAL_STATUS, VAL_N };
+static const char *const value_keys[VAL_N] = {
+	[VAL_TYPE] = "type",
+	[VAL_VALUE] = "value",
+	[VAL_STATUS] = "status",
+};
+
+static int read_str_value(struct reader *r, const struct object *o, const struct rec_json_value *v,
+			  struct str_area *area, uint64_t *slot)
 {
 	enum rec_str_status st;
-	const char *s, *status;
-	size_t len;
+	struct rec_json_str info;
+	char s[REC_STR_MAX], status[17];
 
-	if (as_str(r, v, path, "value", &s, &len) ||
-	    get_cstr(r, obj, path, "status", 16, &status))
+	if (as_str(r, v, o->path, "value", s, sizeof(s), &info) ||
+	    get_cstr(r, o, VAL_STATUS, 16, status))
 		return -EINVAL;
 	if (str_status_parse(status, &st))
-		return fail_at(r, path, "status", "expected \"ok\", \"truncated\", \"fault\", "
+		return fail_at(r, o->path, "status", "expected \"ok\", \"truncated\", \"fault\", "
 			       "\"null\" or \"nospace\"");
 	if (st != REC_STR_OK && st != REC_STR_TRUNCATED) {
-		if (len)
-			return fail_at(r, path, "value", "must be \"\" when the status is \"%s\"",
-				       status);
+		if (info.len)
+			return fail_at(r, o->path, "value",
+				       "must be \"\" when the status is \"%s\"", status);
 		*slot = REC_STR_SLOT(0, 0, st);
 		return 0;
 	}
-	if (len > REC_STR_MAX - 1)
-		return fail_at(r, path, "value", "string longer than %d bytes", REC_STR_MAX - 1);
+	if (info.len > REC_STR_MAX - 1)
+		return fail_at(r, o->path, "value", "string longer than %d bytes",
+			       REC_STR_MAX - 1);
 	/* Each string is followed by its NUL, as bpf_probe_read_user_str() leaves it. */
-	if (len + 1 > REC_STR_AREA - area->off)
-		return fail_at(r, path, "value",
+	if (info.len + 1 > REC_STR_AREA - area->off)
+		return fail_at(r, o->path, "value",
 			       "the event's strings take more than the %d bytes of its string area",
 			       REC_STR_AREA);
-	memcpy(area->base + area->off, s, len);
-	*slot = REC_STR_SLOT(area->off, len, st);
-	area->off += (uint32_t)len + 1;
+	memcpy(area->base + area->off, s, info.len);
+	*slot = REC_STR_SLOT(area->off, info.len, st);
+	area->off += (uint32_t)info.len + 1;
 	return 0;
 }
 
-static int read_f64_value(struct reader *r, struct json_object *v, const char *path,
+static int read_f64_value(struct reader *r, const struct rec_json_value *v, const char *path,
 			  uint64_t *raw)
 {
+	struct rec_json_number n;
+	struct rec_json_str info;
+	char s[8];
 	double d;
+	int err;
 
-	if (json_object_is_type(v, json_type_double)) {
-		d = json_object_get_double(v);
-	} else if (json_object_is_type(v, json_type_int)) {
-		int64_t i;
-
-		if (as_i64(r, v, path, "value", &i))
-			return -EINVAL;
-		d = (double)i;
-	} else if (json_object_is_type(v, json_type_string) &&
-		   !strcmp(json_object_get_string(v), "nan")) {
-		d = NAN;
-	} else if (json_object_is_type(v, json_type_string) &&
-		   !strcmp(json_object_get_string(v), "inf")) {
-		d = INFINITY;
-	} else if (json_object_is_type(v, json_type_string) &&
-		   !strcmp(json_object_get_string(v), "-inf")) {
-		d = -INFINITY;
+	if (v->type == REC_JSON_NUMBER) {
+		err = rec_json_read__number(r->jr, v, &n);
+		if (err)
+			return fail_input(r, err);
+		/* Any JSON number: strtod() rounds it to the nearest double, as the writer expects. */
+		d = strtod(n.text, NULL);
+		if (isinf(d))
+			return fail_at(r, path, "value", "%s is out of range for a double", n.text);
+	} else if (v->type == REC_JSON_STRING) {
+		err = rec_json_read__string(r->jr, v, s, sizeof(s), &info);
+		if (err)
+			return fail_input(r, err);
+		if (info.len == 3 && !strcmp(s, "nan"))
+			d = NAN;
+		else if (info.len == 3 && !strcmp(s, "inf"))
+			d = INFINITY;
+		else if (info.len == 4 && !strcmp(s, "-inf"))
+			d = -INFINITY;
+		else
+			goto bad;
 	} else {
-		return fail_at(r, path, "value", "expected a number, \"nan\", \"inf\" or \"-inf\"");
+		goto bad;
 	}
 	memcpy(raw, &d, sizeof(*raw));
 	return 0;
+bad:
+	return fail_at(r, path, "value", "expected a number, \"nan\", \"inf\" or \"-inf\"");
 }
 
 /* Reads one value into its type and raw value slot. */
-static int read_value(struct reader *r, struct json_object *obj, const char *path,
+static int read_value(struct reader *r, const struct rec_json_value *v, const char *path,
 		      struct str_area *area, unsigned int *type, uint64_t *raw)
 {
-	struct json_object *v;
-	const char *t;
+	struct rec_json_value m[VAL_N];
+	struct object o = { path, value_keys, VAL_N, m };
+	const struct rec_json_value *val;
+	char t[9];
 	int64_t i;
 	int err;
 
-	err = get_cstr(r, obj, path, "type", 8, &t) ?: get_member(r, obj, path, "value", &v);
+	err = scan_object(r, v, &o) ?: get_cstr(r, &o, VAL_TYPE, 8, t) ?:
+	      get_member(r, &o, VAL_VALUE, &val);
 	if (err)
 		return err;
 	if (!strcmp(t, "str")) {
 		*type = REC_FT_STR;
-		return read_str_value(r, obj, path, v, area, raw);
+		return read_str_value(r, &o, val, area, raw);
 	} else if (!strcmp(t, "i64")) {
 		*type = REC_FT_I64;
-		err = as_i64(r, v, path, "value", &i);
+		err = as_i64(r, val, path, "value", &i);
 		*raw = (uint64_t)i;
 		return err;
 	} else if (!strcmp(t, "u64")) {
 		*type = REC_FT_U64;
-		return as_u64(r, v, path, "value", 0, UINT64_MAX, raw);
+		return as_u64(r, val, path, "value", 0, UINT64_MAX, raw);
 	} else if (!strcmp(t, "f64")) {
 		*type = REC_FT_F64;
-		return read_f64_value(r, v, path, raw);
+		return read_f64_value(r, val, path, raw);
 	} else if (!strcmp(t, "bool")) {
 		*type = REC_FT_BOOL;
-		if (!json_object_is_type(v, json_type_boolean))
+		if (val->type != REC_JSON_TRUE && val->type != REC_JSON_FALSE)
 			return fail_at(r, path, "value", "expected true or false");
-		*raw = json_object_get_boolean(v) ? 1 : 0;
+		*raw = val->type == REC_JSON_TRUE;
 		return 0;
 	}
 	return fail_at(r, path, "type", "expected \"str\", \"i64\", \"u64\", \"f64\" or \"bool\"");
 }
 
-static int read_event(struct reader *r, struct json_object *obj, const char *path,
-		      struct rec_proc *p, struct rec_rstate *rs)
-{
-	/* The record exactly as the ring buffer would deliver it. */
+/* The event record being rebuilt, exactly as the ring buffer would deliver it. */
+struct event_build {
 	union {
 		struct rec_event_rec e;
 		unsigned char bytes[REC_EVENT_REC_MAX];
 	} rec;
-	struct rec_event_rec *e = &rec.e;
-	struct str_area area = { .base = (char *)rec.bytes + sizeof(*e) };
-	struct json_object *values;
+	struct str_area area;
+	int has_str;
+};
+
+static int read_one_value(struct reader *r, const struct rec_json_value *v, const char *path,
+			  size_t i, void *ctx)
+{
+	struct event_build *b = ctx;
+	unsigned int type;
+	uint64_t raw;
+	int err;
+
+	err = read_value(r, v, path, &b->area, &type, &raw);
+	if (err)
+		return err;
+	b->rec.e.values[i] = raw;
+	b->rec.e.types |= (uint64_t)type << (4 * i);
+	b->has_str |= type == REC_FT_STR;
+	return 0;
+}
+
+enum { EV_SEQ, EV_TID, EV_TIME_NS, EV_CALLSITE, EV_VALUES, EV_N };
+static const char *const event_keys[EV_N] = {
+	[EV_SEQ] = "seq",	  [EV_TID] = "tid",	  [EV_TIME_NS] = "time_ns",
+	[EV_CALLSITE] = "callsite", [EV_VALUES] = "values",
+};
+
+struct recording_ctx {
+	struct rec_proc *p;
+	struct rec_rstate *rs;
+};
+
+static int read_event(struct reader *r, const struct rec_json_value *v, const char *path,
+		      size_t index, void *ctx)
+{
+	struct recording_ctx *rc = ctx;
+	struct rec_rstate *rs = rc->rs;
+	struct rec_json_value m[EV_N];
+	struct object o = { path, event_keys, EV_N, m };
+	const struct rec_json_value *values;
+	struct event_build b;
+	struct rec_event_rec *e = &b.rec.e;
 	struct rec_decoded d;
 	char vpath[REC_DUMP_PATH3];
 	uint64_t seq, tid, time_ns, meta;
-	size_t n, size;
-	int err, has_str = 0;
+	size_t size;
+	int err;
 
-	memset(&rec, 0, sizeof(rec));
-	err = get_u64(r, obj, path, "seq", 0, UINT64_MAX, &seq) ?:
-	      get_u64(r, obj, path, "tid", 0, UINT32_MAX, &tid) ?:
-	      get_u64(r, obj, path, "time_ns", 0, UINT64_MAX, &time_ns) ?:
-	      get_key(r, obj, path, "callsite", &meta) ?:
-	      get_array(r, obj, path, "values", REC_MAX_FIELDS, &values, &n);
+	(void)index;
+	memset(&b, 0, sizeof(b));
+	b.area.base = (char *)b.rec.bytes + sizeof(*e);
+	err = scan_object(r, v, &o) ?:
+	      get_u64(r, &o, EV_SEQ, 0, UINT64_MAX, &seq) ?:
+	      get_u64(r, &o, EV_TID, 0, UINT32_MAX, &tid) ?:
+	      get_u64(r, &o, EV_TIME_NS, 0, UINT64_MAX, &time_ns) ?:
+	      get_key(r, &o, EV_CALLSITE, &meta) ?:
+	      get_array(r, &o, EV_VALUES, REC_MAX_FIELDS, &values);
 	if (err)
 		return err;
 	if (seq >= rs->produced)
 		return fail_at(r, path, "seq", "%" PRIu64 " is not below seen (%" PRIu64 ")", seq,
 			       rs->produced);
-	for (size_t i = 0; i < n; i++) {
-		struct json_object *v;
-		unsigned int type;
-		uint64_t raw;
-
-		err = element(r, values, i, path, "values", vpath, sizeof(vpath), &v) ?:
-		      read_value(r, v, vpath, &area, &type, &raw);
-		if (err)
-			return err;
-		e->values[i] = raw;
-		e->types |= (uint64_t)type << (4 * i);
-		has_str |= type == REC_FT_STR;
-	}
-	size = sizeof(*e) + (has_str ? REC_STR_AREA : 0);
+	err = each_object(r, &o, EV_VALUES, values, vpath, sizeof(vpath), read_one_value, &b);
+	if (err)
+		return err;
+	/* The string area trimmed to the bytes used, as rec_event__normalize() leaves it. */
+	size = sizeof(*e) + (b.has_str ? b.area.off : 0);
 	e->hdr.type = REC_RT_EVENT;
 	e->hdr.size = (uint16_t)size;
-	e->hdr.tgid = (uint32_t)p->pid;
+	e->hdr.tgid = (uint32_t)rc->p->pid;
 	e->hdr.tid = (uint32_t)tid;
 	e->hdr.time_ns = time_ns;
 	e->recording = rs->key;
 	e->seq = seq;
 	e->meta = meta;
 
-	if (rec_event__decode(rec.bytes, size, &d) != 0)
+	if (rec_event__decode(b.rec.bytes, size, &d) != 0)
 		return fail_at(r, path, NULL, "not a valid event record");
-	err = rec_spool__push(rs->spool, d.seq, rec.bytes, size);
+	err = rec_spool__push(rs->spool, d.seq, b.rec.bytes, size);
 	if (err == -EEXIST)
 		return fail_at(r, path, "seq", "duplicate seq %" PRIu64, d.seq);
 	if (err == -ESTALE)
 		return fail_at(r, path, "seq", "seq %" PRIu64 " is older than the last %" PRIu64
 			       " (cap) events", d.seq, rs->cap);
+	if (err == -ENOMEM)
+		return fail_nomem(r);
 	if (err)
 		return fail_at(r, path, "seq", "cannot be stored (%s)", strerror(-err));
 	return 0;
 }
 
-static int read_recording(struct reader *r, struct json_object *obj, const char *path,
-			  struct rec_proc *p)
+enum {
+	RS_KEY, RS_RECORDER, RS_SUBJECT, RS_CAP, RS_STATE, RS_SEEN, RS_KEPT, RS_DROPPED, RS_STALE,
+	RS_EVENTS, RS_INVALID, RS_UNTRACKED, RS_N
+};
+static const char *const recording_keys[RS_N] = {
+	[RS_KEY] = "key",	  [RS_RECORDER] = "recorder", [RS_SUBJECT] = "subject",
+	[RS_CAP] = "cap",	  [RS_STATE] = "state",	      [RS_SEEN] = "seen",
+	[RS_KEPT] = "kept",	  [RS_DROPPED] = "dropped",   [RS_STALE] = "stale",
+	[RS_EVENTS] = "events",	  [RS_INVALID] = "invalid",   [RS_UNTRACKED] = "untracked",
+};
+
+static int read_recording(struct reader *r, const struct rec_json_value *v, const char *path,
+			  size_t index, void *ctx)
 {
+	struct rec_proc *p = ctx;
+	struct rec_json_value m[RS_N];
+	struct object o = { path, recording_keys, RS_N, m };
 	uint64_t key, recorder, cap, seen, kept, dropped, stale, invalid = 0;
-	struct json_object *events, *v;
+	const struct rec_json_value *events;
+	char subject[REC_SUBJECT_MAX], state[17], why[17];
 	int untracked = 0;
-	const char *subject, *state;
-	struct rec_rstate *rs;
 	char epath[REC_DUMP_PATH2];
-	size_t n;
+	struct recording_ctx rc = { .p = p };
 	int err;
 
-	err = get_key(r, obj, path, "key", &key) ?:
-	      get_key(r, obj, path, "recorder", &recorder) ?:
-	      get_cstr(r, obj, path, "subject", REC_SUBJECT_MAX - 1, &subject) ?:
-	      get_u64(r, obj, path, "cap", 2, REC_CAP_MAX, &cap) ?:
-	      get_cstr(r, obj, path, "state", 16, &state) ?:
-	      get_u64(r, obj, path, "seen", 0, UINT64_MAX, &seen) ?:
-	      get_u64(r, obj, path, "kept", 0, UINT64_MAX, &kept) ?:
-	      get_u64(r, obj, path, "dropped", 0, UINT64_MAX, &dropped) ?:
-	      get_u64(r, obj, path, "stale", 0, UINT64_MAX, &stale) ?:
-	      get_array(r, obj, path, "events", cap, &events, &n);
+	(void)index;
+	err = scan_object(r, v, &o) ?:
+	      get_key(r, &o, RS_KEY, &key) ?:
+	      get_key(r, &o, RS_RECORDER, &recorder) ?:
+	      get_cstr(r, &o, RS_SUBJECT, REC_SUBJECT_MAX - 1, subject) ?:
+	      get_u64(r, &o, RS_CAP, 2, REC_CAP_MAX, &cap) ?:
+	      get_cstr(r, &o, RS_STATE, 16, state) ?:
+	      get_u64(r, &o, RS_SEEN, 0, UINT64_MAX, &seen) ?:
+	      get_u64(r, &o, RS_KEPT, 0, UINT64_MAX, &kept) ?:
+	      get_u64(r, &o, RS_DROPPED, 0, UINT64_MAX, &dropped) ?:
+	      get_u64(r, &o, RS_STALE, 0, UINT64_MAX, &stale) ?:
+	      get_array(r, &o, RS_EVENTS, cap, &events);
 	if (err)
 		return err;
 	if (key == 0 || key == UINT64_MAX)
@@ -695,121 +854,240 @@ static int read_recording(struct reader *r, struct json_object *obj, const char 
 		return fail_at(r, path, "key", "duplicate 0x%" PRIx64, key);
 	if (strcmp(state, "live") != 0 && strcmp(state, "retired") != 0)
 		return fail_at(r, path, "state", "expected \"live\" or \"retired\"");
-
 	/* Optional (newer dumps): the dropped events that failed validation, why untracked. */
-	if (json_object_object_get_ex(obj, "invalid", &v) &&
-	    as_u64(r, v, path, "invalid", 0, dropped, &invalid))
-		return -EINVAL;
-	if (json_object_object_get_ex(obj, "untracked", &v)) {
-		const char *why = json_object_get_string(v);
-
-		if (!json_object_is_type(v, json_type_string) ||
+	if (m[RS_INVALID].type != REC_JSON_NONE &&
+	    (err = get_u64(r, &o, RS_INVALID, 0, dropped, &invalid)))
+		return err;
+	if (m[RS_UNTRACKED].type != REC_JSON_NONE) {
+		if (get_cstr(r, &o, RS_UNTRACKED, 16, why) ||
 		    (strcmp(why, "over-quota") != 0 && strcmp(why, "table-full") != 0))
 			return fail_at(r, path, "untracked",
 				       "expected \"over-quota\" or \"table-full\"");
 		untracked = !strcmp(why, "over-quota") ? REC_UT_OVER_QUOTA : REC_UT_TABLE_FULL;
 	}
 
-	rs = rec_proc__get(p, key, recorder, cap);
-	if (!rs)
+	rc.rs = rec_proc__get(p, key, recorder, cap);
+	if (!rc.rs)
 		return fail_nomem(r);
-	strcpy(rs->subject, subject);
-	rs->retired = !strcmp(state, "retired");
-	rs->untracked = untracked;
-	rs->produced = seen;
-	rs->received = kept;
-	rs->dropped = dropped - invalid;
-	rs->invalid = invalid;
-	rs->stale = stale;
-
-	for (size_t i = 0; i < n; i++) {
-		struct json_object *ev;
-
-		err = element(r, events, i, path, "events", epath, sizeof(epath), &ev) ?:
-		      read_event(r, ev, epath, p, rs);
-		if (err)
-			return err;
-	}
-	return 0;
+	strcpy(rc.rs->subject, subject);
+	rc.rs->retired = !strcmp(state, "retired");
+	rc.rs->untracked = untracked;
+	rc.rs->produced = seen;
+	rc.rs->received = kept;
+	rc.rs->dropped = dropped - invalid;
+	rc.rs->invalid = invalid;
+	rc.rs->stale = stale;
+	return each_object(r, &o, RS_EVENTS, events, epath, sizeof(epath), read_event, &rc);
 }
 
-static int read_stack(struct reader *r, struct json_object *obj, const char *path,
-		      struct rec_thread_stack *ts)
+enum { FR_SPAN, FR_CALLSITE, FR_RECORDING, FR_N };
+static const char *const frame_keys[FR_N] = {
+	[FR_SPAN] = "span",
+	[FR_CALLSITE] = "callsite",
+	[FR_RECORDING] = "recording",
+};
+
+static int read_frame(struct reader *r, const struct rec_json_value *v, const char *path,
+		      size_t index, void *ctx)
 {
-	struct json_object *frames;
-	char fpath[REC_DUMP_PATH2];
-	size_t n;
+	struct rec_thread_stack *ts = ctx;
+	struct rec_json_value m[FR_N];
+	struct object o = { path, frame_keys, FR_N, m };
+	uint64_t span, meta, recording;
 	int err;
 
-	err = get_u32(r, obj, path, "tid", &ts->tid) ?:
-	      get_u32(r, obj, path, "overflow", &ts->overflow) ?:
-	      get_array(r, obj, path, "frames", REC_MAX_DEPTH, &frames, &n);
+	err = scan_object(r, v, &o) ?:
+	      get_key(r, &o, FR_SPAN, &span) ?:
+	      get_key(r, &o, FR_CALLSITE, &meta) ?:
+	      get_key(r, &o, FR_RECORDING, &recording);
 	if (err)
 		return err;
-	for (size_t i = 0; i < n; i++) {
-		struct json_object *fo;
-		uint64_t span, meta, recording;
-
-		err = element(r, frames, i, path, "frames", fpath, sizeof(fpath), &fo) ?:
-		      get_key(r, fo, fpath, "span", &span) ?:
-		      get_key(r, fo, fpath, "callsite", &meta) ?:
-		      get_key(r, fo, fpath, "recording", &recording);
-		if (err)
-			return err;
-		ts->frames[i] = (struct rec_frame){ .span = span, .meta = meta,
-						    .recording = recording };
-	}
-	ts->depth = (uint32_t)n;
+	ts->frames[index] = (struct rec_frame){ .span = span, .meta = meta,
+						.recording = recording };
+	ts->depth = (uint32_t)index + 1;
 	return 0;
 }
 
-static int read_stacks(struct reader *r, struct json_object *root, struct rec_proc *p)
+enum { ST_TID, ST_OVERFLOW, ST_FRAMES, ST_N };
+static const char *const stack_keys[ST_N] = {
+	[ST_TID] = "tid",
+	[ST_OVERFLOW] = "overflow",
+	[ST_FRAMES] = "frames",
+};
+
+static int read_stack(struct reader *r, const struct rec_json_value *v, const char *path,
+		      size_t index, void *ctx)
 {
-	struct rec_thread_stack *v;
-	struct json_object *arr;
-	char path[REC_DUMP_PATH1];
-	size_t n;
+	struct rec_thread_stack *ts = (struct rec_thread_stack *)ctx + index;
+	struct rec_json_value m[ST_N];
+	struct object o = { path, stack_keys, ST_N, m };
+	const struct rec_json_value *frames;
+	char fpath[REC_DUMP_PATH2];
+
+	return scan_object(r, v, &o) ?:
+	       get_u32(r, &o, ST_TID, &ts->tid) ?:
+	       get_u32(r, &o, ST_OVERFLOW, &ts->overflow) ?:
+	       get_array(r, &o, ST_FRAMES, REC_MAX_DEPTH, &frames) ?:
+	       each_object(r, &o, ST_FRAMES, frames, fpath, sizeof(fpath), read_frame, ts);
+}
+
+enum {
+	TOP_FORMAT, TOP_VERSION, TOP_PID, TOP_NS_PID, TOP_ENDED, TOP_DUMPED_AT,
+	TOP_CLOCK_OFFSET_NS, TOP_COUNTERS, TOP_MALFORMED, TOP_ORPHANS, TOP_CALLSITES,
+	TOP_RECORDINGS, TOP_STACKS, TOP_LIMITS, TOP_FORGOTTEN, TOP_RECORDINGS_OMITTED,
+	TOP_STACKS_OMITTED, TOP_N
+};
+static const char *const top_keys[TOP_N] = {
+	[TOP_FORMAT] = "format",	   [TOP_VERSION] = "version",
+	[TOP_PID] = "pid",		   [TOP_NS_PID] = "ns_pid",
+	[TOP_ENDED] = "ended",		   [TOP_DUMPED_AT] = "dumped_at",
+	[TOP_CLOCK_OFFSET_NS] = "clock_offset_ns", [TOP_COUNTERS] = "counters",
+	[TOP_MALFORMED] = "malformed",	   [TOP_ORPHANS] = "orphans",
+	[TOP_CALLSITES] = "callsites",	   [TOP_RECORDINGS] = "recordings",
+	[TOP_STACKS] = "stacks",	   [TOP_LIMITS] = "limits",
+	[TOP_FORGOTTEN] = "forgotten",	   [TOP_RECORDINGS_OMITTED] = "recordings_omitted",
+	[TOP_STACKS_OMITTED] = "stacks_omitted",
+};
+
+enum { FG_RECORDER, FG_RECORDINGS, FG_SEEN, FG_KEPT, FG_DROPPED, FG_N };
+static const char *const forgotten_keys[FG_N] = {
+	[FG_RECORDER] = "recorder", [FG_RECORDINGS] = "recordings", [FG_SEEN] = "seen",
+	[FG_KEPT] = "kept",	    [FG_DROPPED] = "dropped",
+};
+
+/* One row of the tally of recordings forgotten to make room ("forgotten"). */
+static int read_forgotten(struct reader *r, const struct rec_json_value *v, const char *path,
+			  size_t index, void *ctx)
+{
+	struct rec_proc *p = ctx;
+	struct rec_json_value m[FG_N];
+	struct object o = { path, forgotten_keys, FG_N, m };
+	uint64_t recorder, recordings, seen, kept, dropped;
 	int err;
 
-	err = get_array(r, root, "", "stacks", REC_DUMP_MAX_STACKS, &arr, &n);
-	if (err || !n)
+	(void)index;
+	err = scan_object(r, v, &o) ?:
+	      get_key(r, &o, FG_RECORDER, &recorder) ?:
+	      get_u64(r, &o, FG_RECORDINGS, 1, UINT64_MAX, &recordings) ?:
+	      get_u64(r, &o, FG_SEEN, 0, UINT64_MAX, &seen) ?:
+	      get_u64(r, &o, FG_KEPT, 0, seen, &kept) ?:
+	      get_u64(r, &o, FG_DROPPED, 0, seen - kept, &dropped);
+	if (err)
 		return err;
-	v = calloc(n, sizeof(*v));
+	rec_proc__forget(p, recorder, recordings, seen, kept, dropped);
+	return 0;
+}
+
+enum { LU_LIMIT, LU_USED, LU_OVER, LU_EVENTS, LU_N };
+static const char *const limit_keys[LU_N] = {
+	[LU_LIMIT] = "limit", [LU_USED] = "used", [LU_OVER] = "over", [LU_EVENTS] = "events",
+};
+
+/* "limits": each limit of the process, its use and what did not fit (see --stats). */
+static int read_limits(struct reader *r, const struct rec_json_value *v, struct rec_proc *p)
+{
+	const char *names[REC_L_MAX];
+	struct rec_json_value m[REC_L_MAX], lm[LU_N];
+	struct object o = { "limits", names, REC_L_MAX, m };
+	char path[REC_DUMP_PATH1];
+	int err;
+
+	for (int l = 0; l < REC_L_MAX; l++)
+		names[l] = rec_limit__name(l);
+	err = scan_object(r, v, &o);
+	for (int l = 0; !err && l < REC_L_MAX; l++) {
+		struct rec_limit_use *u = &p->use[l];
+		struct object lo = { path, limit_keys, LU_N, lm };
+
+		/* A limit this dump does not have keeps its defaults. */
+		if (m[l].type == REC_JSON_NONE)
+			continue;
+		snprintf(path, sizeof(path), "limits.%s", names[l]);
+		if (m[l].type != REC_JSON_OBJECT)
+			return fail_at(r, path, NULL, "expected an object");
+		err = scan_object(r, &m[l], &lo) ?:
+		      get_u64(r, &lo, LU_LIMIT, 0, UINT64_MAX, &u->limit) ?:
+		      get_u64(r, &lo, LU_USED, 0, UINT64_MAX, &u->used) ?:
+		      get_u64(r, &lo, LU_OVER, 0, UINT64_MAX, &u->over) ?:
+		      get_u64(r, &lo, LU_EVENTS, 0, UINT64_MAX, &u->events);
+	}
+	return err;
+}
+
+/*
+ * The optional keys of the limits (newer dumps): "recordings_omitted",
+ * "stacks_omitted", "forgotten", then "limits", last because the tally of the
+ * forgotten also counts into the retired row.
+ */
+static int read_limit_keys(struct reader *r, const struct object *o, struct rec_proc *p)
+{
+	const struct rec_json_value *v;
+	char path[REC_DUMP_PATH1];
+	int err = 0;
+
+	if (o->m[TOP_RECORDINGS_OMITTED].type != REC_JSON_NONE)
+		err = get_u64(r, o, TOP_RECORDINGS_OMITTED, 0, UINT64_MAX,
+			      &p->dump_omitted_recordings);
+	if (!err && o->m[TOP_STACKS_OMITTED].type != REC_JSON_NONE)
+		err = get_u64(r, o, TOP_STACKS_OMITTED, 0, UINT64_MAX, &p->dump_omitted_stacks);
+	if (!err && o->m[TOP_FORGOTTEN].type != REC_JSON_NONE)
+		err = get_array(r, o, TOP_FORGOTTEN, 1u << 20, &v) ?:
+		      each_object(r, o, TOP_FORGOTTEN, v, path, sizeof(path), read_forgotten, p);
+	if (!err && o->m[TOP_LIMITS].type != REC_JSON_NONE)
+		err = get_object(r, o, TOP_LIMITS, &v) ?: read_limits(r, v, p);
+	return err;
+}
+
+static int read_stacks(struct reader *r, const struct object *o, struct rec_proc *p)
+{
+	const struct rec_json_value *arr;
+	struct rec_thread_stack *v;
+	char path[REC_DUMP_PATH1];
+	int err;
+
+	err = get_array(r, o, TOP_STACKS, REC_DUMP_READ_MAX_STACKS, &arr);
+	if (err || !arr->count)
+		return err;
+	/* At most REC_DUMP_READ_MAX_STACKS, and each took at least 30 bytes of the file. */
+	v = calloc(arr->count, sizeof(*v));
 	if (!v)
 		return fail_nomem(r);
-	for (size_t i = 0; i < n; i++) {
-		struct json_object *obj;
-
-		err = element(r, arr, i, "", "stacks", path, sizeof(path), &obj) ?:
-		      read_stack(r, obj, path, &v[i]);
-		if (err) {
-			free(v);
-			return err;
-		}
+	err = each_object(r, o, TOP_STACKS, arr, path, sizeof(path), read_stack, v);
+	if (err) {
+		free(v);
+		return err;
 	}
-	rec_proc__set_stacks(p, v, n);
+	rec_proc__set_stacks(p, v, arr->count);
 	return 0;
 }
 
-static int read_dump(struct reader *r, struct json_object *root, struct rec_proc *p,
+static int read_dump(struct reader *r, const struct rec_json_value *root, struct rec_proc *p,
 		     struct rec_dump_counters *counters)
 {
-	struct json_object *v, *arr;
-	const char *dumped_at;
+	struct rec_json_value m[TOP_N];
+	struct object o = { "", top_keys, TOP_N, m };
+	const struct rec_json_value *v;
+	struct rec_json_str info;
 	uint64_t version, pid, ns_pid;
-	char path[REC_DUMP_PATH1];
-	size_t n;
+	char path[REC_DUMP_PATH1], format[16], dumped_at[65];
 	int err;
 
-	if (!json_object_is_type(root, json_type_object))
+	if (root->type != REC_JSON_OBJECT)
 		return fail_at(r, "", NULL, "not a recorder dump: expected a JSON object");
-	if (!json_object_object_get_ex(root, "format", &v))
+	err = scan_object(r, root, &o);
+	if (err)
+		return err;
+	if (m[TOP_FORMAT].type == REC_JSON_NONE)
 		return fail_at(r, "", NULL, "not a recorder dump: missing \"format\"");
-	if (!json_object_is_type(v, json_type_string) ||
-	    strcmp(json_object_get_string(v), "recorder-dump") != 0)
+	if (m[TOP_FORMAT].type != REC_JSON_STRING ||
+	    (err = rec_json_read__string(r->jr, &m[TOP_FORMAT], format, sizeof(format), &info)) ||
+	    info.len != strlen("recorder-dump") || strcmp(format, "recorder-dump") != 0) {
+		if (err)
+			return fail_input(r, err);
 		return fail_at(r, "", NULL,
 			       "not a recorder dump: \"format\" is not \"recorder-dump\"");
-	err = get_u64(r, root, "", "version", 0, UINT64_MAX, &version);
+	}
+	err = get_u64(r, &o, TOP_VERSION, 0, UINT64_MAX, &version);
 	if (err)
 		return err;
 	if (version != REC_DUMP_VERSION)
@@ -817,166 +1095,179 @@ static int read_dump(struct reader *r, struct json_object *root, struct rec_proc
 			       "version %" PRIu64 " is not supported (this build reads version %d)",
 			       version, REC_DUMP_VERSION);
 
-	err = get_u64(r, root, "", "pid", 1, INT_MAX, &pid) ?:
-	      get_u64(r, root, "", "ns_pid", 0, INT_MAX, &ns_pid);
+	err = get_u64(r, &o, TOP_PID, 1, INT_MAX, &pid) ?:
+	      get_u64(r, &o, TOP_NS_PID, 0, INT_MAX, &ns_pid);
 	if (err)
 		return err;
 	p->pid = (pid_t)pid;
 	p->ns_pid = (pid_t)ns_pid;
 	p->alive = 0;
 	p->uid = (uid_t)-1;
-	err = read_ended(r, root, p) ?:
-	      get_cstr(r, root, "", "dumped_at", 64, &dumped_at) ?:
-	      get_member(r, root, "", "clock_offset_ns", &v) ?:
-	      as_i64(r, v, "", "clock_offset_ns", &p->clock_offset_ns) ?:
-	      read_counters(r, root, p, counters) ?:
-	      get_u64(r, root, "", "malformed", 0, UINT64_MAX, &p->malformed) ?:
-	      get_u64(r, root, "", "orphans", 0, UINT64_MAX, &p->orphans);
+	err = get_object(r, &o, TOP_ENDED, &v) ?: read_ended(r, v, p);
 	if (err)
 		return err;
-
-	err = read_limits(r, root, p);
+	err = get_cstr(r, &o, TOP_DUMPED_AT, 64, dumped_at) ?:
+	      get_member(r, &o, TOP_CLOCK_OFFSET_NS, &v) ?:
+	      as_i64(r, v, "", "clock_offset_ns", &p->clock_offset_ns);
 	if (err)
 		return err;
-
-	err = get_array(r, root, "", "callsites", SIZE_MAX, &arr, &n);
-	for (size_t i = 0; !err && i < n; i++) {
-		err = element(r, arr, i, "", "callsites", path, sizeof(path), &v) ?:
-		      read_callsite(r, v, path, p);
+	/* Optional: a dump written without counters reads as all zero. */
+	if (m[TOP_COUNTERS].type != REC_JSON_NONE) {
+		err = get_object(r, &o, TOP_COUNTERS, &v) ?: read_counters(r, v, p, counters);
+		if (err)
+			return err;
 	}
+	err = get_u64(r, &o, TOP_MALFORMED, 0, UINT64_MAX, &p->malformed) ?:
+	      get_u64(r, &o, TOP_ORPHANS, 0, UINT64_MAX, &p->orphans) ?:
+	      read_limit_keys(r, &o, p);
 	if (err)
 		return err;
 
-	err = get_array(r, root, "", "recordings", REC_DUMP_MAX_RECORDINGS, &arr, &n);
-	for (size_t i = 0; !err && i < n; i++) {
-		err = element(r, arr, i, "", "recordings", path, sizeof(path), &v) ?:
-		      read_recording(r, v, path, p);
-	}
+	/* No limit on callsites but the file's size: each takes over 90 bytes of it. */
+	err = get_array(r, &o, TOP_CALLSITES, UINT64_MAX, &v) ?:
+	      each_object(r, &o, TOP_CALLSITES, v, path, sizeof(path), read_callsite, p);
 	if (err)
 		return err;
-
-	return read_stacks(r, root, p);
+	err = get_array(r, &o, TOP_RECORDINGS, REC_DUMP_READ_MAX_RECORDINGS, &v) ?:
+	      each_object(r, &o, TOP_RECORDINGS, v, path, sizeof(path), read_recording, p);
+	if (err)
+		return err;
+	return read_stacks(r, &o, p);
 }
 
-/* Reads the whole file at path into a malloc'ed buffer. Returns 0 or -errno. */
-static int slurp(const char *path, char **bufp, size_t *lenp)
+/* Reads the dump jr holds, as rec_dump__read() promises. */
+static int read_input(struct rec_json_read *jr, struct rec_proc *p,
+		      struct rec_dump_counters *counters, char *err, size_t errlen)
 {
-	size_t len = 0, cap = 0;
-	char *buf = NULL;
-	FILE *f;
-	int err = 0;
-
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	for (;;) {
-		size_t got;
-
-		if (len == cap) {
-			char *nbuf;
-
-			/* json-c takes an int length. */
-			if (cap > INT_MAX / 2) {
-				err = -EFBIG;
-				break;
-			}
-			cap = cap ? cap * 2 : 65536;
-			nbuf = realloc(buf, cap);
-			if (!nbuf) {
-				err = -ENOMEM;
-				break;
-			}
-			buf = nbuf;
-		}
-		errno = 0;
-		got = fread(buf + len, 1, cap - len, f);
-		len += got;
-		if (got == 0) {
-			if (ferror(f))
-				err = errno ? -errno : -EIO;
-			break;
-		}
-	}
-	fclose(f);
-	if (err) {
-		free(buf);
-		return err;
-	}
-	*bufp = buf;
-	*lenp = len;
-	return 0;
-}
-
-/* Parses buf as exactly one JSON document. */
-static int parse_json(struct reader *r, const char *buf, size_t len, struct json_object **root)
-{
-	struct json_tokener *tok;
-	enum json_tokener_error jerr;
-	size_t end;
-
-	tok = json_tokener_new();
-	if (!tok)
-		return fail_nomem(r);
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
-	*root = json_tokener_parse_ex(tok, buf, (int)len);
-	jerr = json_tokener_get_error(tok);
-	end = json_tokener_get_parse_end(tok);
-	json_tokener_free(tok);
-	if (jerr == json_tokener_continue) {
-		json_object_put(*root);
-		return fail_at(r, "", NULL, "not JSON: the document ends early");
-	}
-	if (jerr != json_tokener_success || !*root) {
-		json_object_put(*root);
-		return fail_at(r, "", NULL, "not JSON: %s at byte %zu",
-			       json_tokener_error_desc(jerr), end);
-	}
-	for (; end < len; end++) {
-		if (!strchr(" \t\r\n", buf[end]) || !buf[end]) {
-			json_object_put(*root);
-			return fail_at(r, "", NULL, "not JSON: trailing data at byte %zu", end);
-		}
-	}
-	return 0;
-}
-
-/*
- * Reads a dump into p (which it initializes; the caller frees it with
- * rec_proc__fini) and, if counters is not NULL, the counters. Returns 0, or
- * -EINVAL with a message in err for a malformed dump, -ENOMEM, or -errno if the
- * file can't be read. On error p is left zeroed.
- */
-int rec_dump__read(const char *path, struct rec_proc *p, struct rec_dump_counters *counters,
-		   char *err, size_t errlen)
-{
-	struct reader r = { .err = err, .errlen = errlen };
-	struct json_object *root = NULL;
-	char *buf = NULL;
-	size_t len = 0;
+	struct reader r = { .jr = jr, .err = err, .errlen = errlen };
+	struct rec_json_value root;
 	int ret;
 
+	ret = rec_json_read__check(jr, &root);
+	if (ret)
+		return fail_input(&r, ret);
+	ret = read_dump(&r, &root, p, counters);
+	if (ret) {
+		rec_proc__fini(p);
+		memset(p, 0, sizeof(*p));
+		if (counters)
+			memset(counters, 0, sizeof(*counters));
+	}
+	return ret;
+}
+
+static void start(struct rec_proc *p, struct rec_dump_counters *counters, char *err,
+		  size_t errlen)
+{
 	memset(p, 0, sizeof(*p));
 	if (counters)
 		memset(counters, 0, sizeof(*counters));
 	if (err && errlen)
 		err[0] = '\0';
+}
 
-	ret = slurp(path, &buf, &len);
+int rec_dump__read_mem(const char *buf, size_t len, struct rec_proc *p,
+		       struct rec_dump_counters *counters, char *err, size_t errlen)
+{
+	struct rec_json_read *jr;
+	int ret;
+
+	start(p, counters, err, errlen);
+	ret = rec_json_read__new_mem(&jr, buf, len);
 	if (ret) {
 		if (err && errlen)
-			snprintf(err, errlen, "%s: %s", path, strerror(-ret));
+			snprintf(err, errlen, "out of memory");
 		return ret;
 	}
-	ret = parse_json(&r, buf, len, &root);
-	free(buf);
-	if (ret)
-		return ret;
-	ret = read_dump(&r, root, p, counters);
-	json_object_put(root);
+	ret = read_input(jr, p, counters, err, errlen);
+	rec_json_read__free(jr);
+	return ret;
+}
+
+/* What a file that is not a regular file is, for a message. */
+static const char *file_kind(mode_t mode)
+{
+	if (S_ISDIR(mode))
+		return "a directory";
+	if (S_ISFIFO(mode))
+		return "a FIFO";
+	if (S_ISSOCK(mode))
+		return "a socket";
+	if (S_ISCHR(mode))
+		return "a character device";
+	if (S_ISBLK(mode))
+		return "a block device";
+	return "not a regular file";
+}
+
+/*
+ * Opens path for reading if it is a regular file, and measures it. Anything
+ * else is refused before it is opened (a FIFO would block the open, a device
+ * would never end), and what was opened must be the file that was looked at.
+ * Returns the descriptor, or a negative errno with a message in err.
+ */
+static int open_regular(const char *path, uint64_t *size, char *err, size_t errlen)
+{
+	struct stat before, st;
+	int fd, ret;
+
+	if (stat(path, &before)) {
+		ret = -errno;
+		goto fail;
+	}
+	if (!S_ISREG(before.st_mode)) {
+		if (err && errlen)
+			snprintf(err, errlen, "%s: %s, not a regular file", path,
+				 file_kind(before.st_mode));
+		return -ENOTSUP;
+	}
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		goto fail;
+	}
+	if (fstat(fd, &st)) {
+		ret = -errno;
+		close(fd);
+		goto fail;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_dev != before.st_dev || st.st_ino != before.st_ino) {
+		close(fd);
+		if (err && errlen)
+			snprintf(err, errlen, "%s: replaced while it was being opened", path);
+		return -EAGAIN;
+	}
+	*size = (uint64_t)st.st_size;
+	return fd;
+fail:
+	if (err && errlen)
+		snprintf(err, errlen, "%s: %s", path, strerror(-ret));
+	return ret;
+}
+
+int rec_dump__read(const char *path, struct rec_proc *p, struct rec_dump_counters *counters,
+		   char *err, size_t errlen)
+{
+	struct rec_json_read *jr;
+	uint64_t size;
+	int fd, ret;
+
+	start(p, counters, err, errlen);
+	fd = open_regular(path, &size, err, errlen);
+	if (fd < 0)
+		return fd;
+	ret = rec_json_read__new_fd(&jr, fd, size);
 	if (ret) {
-		rec_proc__fini(p);
-		if (counters)
-			memset(counters, 0, sizeof(*counters));
+		close(fd);
+		if (err && errlen)
+			snprintf(err, errlen, "out of memory");
+		return ret;
 	}
+	ret = read_input(jr, p, counters, err, errlen);
+	rec_json_read__free(jr);
+	close(fd);
+	/* A failed read names the file. */
+	if (ret && ret != -EINVAL && ret != -ENOMEM && err && errlen)
+		snprintf(err, errlen, "%s: %s", path, strerror(-ret));
 	return ret;
 }
