@@ -2,6 +2,7 @@
 /* recorder-tail: print what recorder-attach recorded. */
 #include <argp.h>
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -160,15 +161,17 @@ static int show_file(const char *path)
 {
 	struct rec_dump_counters counters;
 	struct rec_proc p;
-	char err[256];
+	char err[PATH_MAX + 256];
 	int rc;
 
+	/* A FIFO, a device or a directory is refused before it is opened. */
 	rc = rec_dump__read(path, &p, &counters, err, sizeof(err));
 	if (rc == -EINVAL) {
 		fprintf(stderr, "recorder-tail: %s is not a valid recorder dump: %s\n", path, err);
 		return 1;
 	} else if (rc) {
-		fprintf(stderr, "recorder-tail: failed to read %s: %s\n", path, strerror(-rc));
+		/* err names the file: "PATH: a FIFO, not a regular file". */
+		fprintf(stderr, "recorder-tail: failed to read %s\n", err);
 		return 1;
 	}
 	memcpy(p.counters, counters.v, sizeof(p.counters));
