@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define REC_TARGET "srv"
@@ -341,10 +342,21 @@ static void test_round_trip_answers_identically(void **state)
 		}
 	}
 
-	/* The dump of the dump is the same dump. */
+	/* The dump of the dump is the same dump, read from a file or from memory. */
 	text2 = dump_to_file(&back, &back_counters);
 	assert_string_equal(text, text2);
 	free(text2);
+	{
+		struct rec_dump_counters mem_counters;
+		struct rec_proc mem;
+
+		assert_int_equal(rec_dump__read_mem(text, strlen(text), &mem, &mem_counters, err,
+						    sizeof(err)), 0);
+		text2 = dump_to_file(&mem, &mem_counters);
+		assert_string_equal(text, text2);
+		free(text2);
+		rec_proc__fini(&mem);
+	}
 
 	/* Spot checks of the text and of what the queries showed. */
 	assert_non_null(strstr(text, "{\"format\":\"recorder-dump\",\"version\":1,"));
@@ -646,11 +658,12 @@ struct bad_case {
 	const char *expect;	/* substring of the message */
 };
 
+/* text must be refused with expect in the message, from a file and from memory alike. */
 static void check_bad(const char *text, const char *expect)
 {
 	struct rec_dump_counters c;
 	struct rec_proc p, zero;
-	char err[256];
+	char err[256], err_mem[256];
 	int ret;
 
 	memset(&zero, 0, sizeof(zero));
@@ -658,6 +671,14 @@ static void check_bad(const char *text, const char *expect)
 	ret = read_text(text, &p, &c, err, sizeof(err));
 	if (ret != -EINVAL || !strstr(err, expect))
 		fail_msg("expected -EINVAL and \"%s\", got %d and \"%s\"", expect, ret, err);
+	assert_memory_equal(&p, &zero, sizeof(p));
+	for (int i = 0; i < REC_C_MAX; i++)
+		assert_int_equal(c.v[i], 0);
+
+	memset(&c, 0xff, sizeof(c));
+	assert_int_equal(rec_dump__read_mem(text, strlen(text), &p, &c, err_mem, sizeof(err_mem)),
+			 -EINVAL);
+	assert_string_equal(err_mem, err);
 	assert_memory_equal(&p, &zero, sizeof(p));
 	for (int i = 0; i < REC_C_MAX; i++)
 		assert_int_equal(c.v[i], 0);
@@ -770,6 +791,31 @@ static const struct bad_case bad_cases[] = {
 	{ { "\"stacks\":[", "\"stacks\":[{\"tid\":1,\"overflow\":0,\"frames\":[]},", "\"span\"",
 	    "\"spam\"" },
 	  "stacks[1].frames[0]: missing \"span\"" },
+	/* A member this version knows may appear once. */
+	{ { "\"seq\":2,", "\"seq\":2,\"seq\":3," },
+	  "recordings[0].events[1]: \"seq\" appears twice" },
+	{ { "\"pid\":42,", "\"pid\":42,\"pid\":43," }, "\"pid\" appears twice" },
+	/* Integers past 64 bits are refused, not clamped. */
+	{ { "\"seen\":6", "\"seen\":18446744073709551616" },
+	  "recordings[0].seen: 18446744073709551616 is out of range (0..18446744073709551615)" },
+	{ { "\"type\":\"i64\",\"value\":-1", "\"type\":\"i64\",\"value\":-9223372036854775809" },
+	  "recordings[0].events[0].values[1].value: -9223372036854775809 is out of range for a "
+	  "signed integer" },
+	{ { "\"type\":\"i64\",\"value\":-1", "\"type\":\"f64\",\"value\":1e400" },
+	  "recordings[0].events[0].values[1].value: 1e400 is out of range for a double" },
+	{ { "\"time_ns\":100", "\"time_ns\":100.0" },
+	  "recordings[0].events[0].time_ns: expected an unsigned integer" },
+	/* Strict JSON. */
+	{ { "[\"a\",\"b\"]", "[\"a\",\"b\",]" }, "not JSON: expected a value at byte " },
+	{ { "\"ns_pid\":0", "\"ns_pid\":00" }, "not JSON: a number with a leading zero at byte " },
+	{ { "\"name\":\"ev\"", "\"name\":\"e\tv\"" }, "not JSON: a control character (0x09)" },
+	{ { "\"name\":\"ev\"", "\"name\":\"\\ud800\"" }, "not JSON: an unpaired surrogate" },
+	{ { "{\"format\"", "{\"deep\":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
+	    "[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]],\"format\"" },
+	  "not JSON: nested deeper than 64 levels at byte " },
+	{ { "{\"format\":\"recorder-dump\",", "[{\"format\":\"recorder-dump\",", "]}\n",
+	    "]}]\n" },
+	  "not a recorder dump: expected a JSON object" },
 };
 
 static void test_rejects_malformed(void **state)
@@ -909,6 +955,168 @@ static void test_missing_file(void **state)
 	assert_int_equal(rec_dump__read(tmp_path, &p, NULL, NULL, 0), -EINVAL);
 }
 
+/* Members may come in any order, at every level: the answers are those of base_dump. */
+static void test_reader_takes_any_member_order(void **state)
+{
+	static const char reordered[] =
+		"{\"stacks\":[{\"frames\":[{\"recording\":\"0x8000000000000002\","
+		"\"callsite\":\"0x1000\",\"span\":\"0x10\"}],\"overflow\":0,\"tid\":7}],\n"
+		"\"recordings\":[{\"events\":[\n"
+		"{\"values\":[{\"status\":\"ok\",\"value\":\"x\",\"type\":\"str\"},"
+		"{\"value\":-1,\"type\":\"i64\"}],\"callsite\":\"0x1000\",\"time_ns\":100,"
+		"\"tid\":7,\"seq\":1},\n"
+		"{\"values\":[],\"seq\":2,\"callsite\":\"0x1000\",\"time_ns\":200,\"tid\":7}],"
+		"\"stale\":0,\"dropped\":3,\"kept\":3,\"seen\":6,\"state\":\"live\",\"cap\":4,"
+		"\"subject\":\"s\",\"recorder\":\"0x1\",\"key\":\"0x8000000000000002\"}],\n"
+		"\"callsites\":[{\"fields\":[\"a\",\"b\"],\"message\":\"hi\",\"line\":12,"
+		"\"file\":\"f.c\",\"target\":\"t\",\"name\":\"ev\",\"level\":2,\"kind\":\"E\","
+		"\"addr\":\"0x1000\"}],\n"
+		"\"orphans\":0,\"malformed\":0,\"clock_offset_ns\":5,"
+		"\"dumped_at\":\"2026-12-02T14:03:12.123456Z\",\n"
+		"\"ended\":{\"code\":0,\"how\":\"exit\"},\"ns_pid\":0,\"pid\":42,\"version\":1,"
+		"\"format\":\"recorder-dump\"}\n";
+	static const uint32_t flags[] = { 0, REC_Q_JSON, REC_Q_LIST, REC_Q_STACKS, REC_Q_STATS };
+	struct rec_proc a, b;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(read_text(base_dump, &a, NULL, err, sizeof(err)), 0);
+	if (read_text(reordered, &b, NULL, err, sizeof(err)))
+		fail_msg("refused: %s", err);
+	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+		char *x = answer(&a, flags[i], 0), *y = answer(&b, flags[i], 0);
+
+		assert_string_equal(x, y);
+		free(x);
+		free(y);
+	}
+	rec_proc__fini(&a);
+	rec_proc__fini(&b);
+}
+
+/* Unknown members, however big or deep (up to 64 levels), are skipped at every level. */
+static void test_unknown_members_are_skipped(void **state)
+{
+	char *text = strdup(base_dump), *big = repeat("[],", 200000, ""), *to, *out;
+	struct rec_proc p;
+	char err[256];
+
+	(void)state;
+	assert_true(asprintf(&to, "{\"future\":[%s{\"a\":[[[[[[[[[[\"\\u00e9\"]]]]]]]]]]}],"
+			     "\"format\"", big) > 0);
+	replace(&text, "{\"format\"", to);
+	replace(&text, "\"how\":\"exit\"", "\"later\":[1.5e300,null,true],\"how\":\"exit\"");
+	replace(&text, "\"key\":", "\"extra\":{\"k\":{\"key\":\"0x0\"}},\"key\":");
+	replace(&text, "{\"type\":\"i64\"", "{\"note\":\"x\",\"type\":\"i64\"");
+	replace(&text, "{\"span\":", "{\"depth\":-1,\"span\":");
+	replace(&text, "\"fields\":[", "\"fieldz\":7,\"fields\":[");
+	if (read_text(text, &p, NULL, err, sizeof(err)))
+		fail_msg("refused: %s", err);
+	out = answer(&p, 0, 0);
+	assert_non_null(strstr(out, " 7 f.c:12] <s> hi, a: x, b: -1\n"));
+	free(out);
+	rec_proc__fini(&p);
+	free(text);
+	free(to);
+	free(big);
+}
+
+/*
+ * A FIFO, a device and a directory are refused before they are opened: a
+ * FIFO without a writer would block the open forever, /dev/zero never ends.
+ */
+static void test_special_files_are_refused(void **state)
+{
+	static const struct {
+		const char *path, *kind;
+	} cases[] = {
+		{ "/tmp/test_dump.fifo", "a FIFO" },
+		{ "/dev/zero", "a character device" },
+		{ "/dev/null", "a character device" },
+		{ "/tmp", "a directory" },
+	};
+	struct rec_proc p;
+	char err[256], want[256];
+
+	(void)state;
+	unlink(cases[0].path);
+	assert_int_equal(mkfifo(cases[0].path, 0600), 0);
+	/* A read that blocks ends the test here instead of hanging it. */
+	alarm(10);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int ret = rec_dump__read(cases[i].path, &p, NULL, err, sizeof(err));
+
+		snprintf(want, sizeof(want), "%s: %s, not a regular file", cases[i].path,
+			 cases[i].kind);
+		if (ret != -ENOTSUP || strcmp(err, want))
+			fail_msg("%s: expected -ENOTSUP and \"%s\", got %d \"%s\"", cases[i].path,
+				 want, ret, err);
+	}
+	alarm(0);
+	unlink(cases[0].path);
+}
+
+/*
+ * A process whose 70,000 threads ended inside spans writes 70,000 stacks: the
+ * reader takes them (item 5 of issue 10; it used to stop at 65,536).
+ */
+static void test_stacks_beyond_65536_are_read(void **state)
+{
+	const size_t n = 70000;
+	char *text = NULL, *stacks, *to;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	struct rec_proc p;
+	char err[256];
+
+	(void)state;
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "%s{\"tid\":%zu,\"overflow\":0,\"frames\":[{\"span\":\"0x10\","
+			"\"callsite\":\"0x1000\",\"recording\":\"0x8000000000000002\"}]}",
+			i ? "," : "", i + 1);
+	fclose(f);
+	stacks = strdup(base_dump);
+	assert_true(asprintf(&to, "\"stacks\":[%s]}\n", text) > 0);
+	*strstr(stacks, "\"stacks\":[") = '\0';
+	free(text);
+	assert_true(asprintf(&text, "%s%s", stacks, to) > 0);
+	if (read_text(text, &p, NULL, err, sizeof(err)))
+		fail_msg("refused: %s", err);
+	assert_int_equal(p.nstacks, n);
+	assert_int_equal(p.stacks[n - 1].tid, n);
+	assert_int_equal(p.stacks[n - 1].depth, 1);
+	rec_proc__fini(&p);
+	free(text);
+	free(to);
+	free(stacks);
+}
+
+static int record_len(uint64_t seq, const void *data, size_t len, void *ctx)
+{
+	size_t *lens = ctx;
+
+	(void)data;
+	lens[seq] = len;
+	return 0;
+}
+
+/* An event read back keeps only the string bytes it uses, as a live one does. */
+static void test_events_are_kept_trimmed(void **state)
+{
+	size_t lens[3] = { 0 };
+	struct rec_proc p;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(rec_dump__read_mem(base_dump, strlen(base_dump), &p, NULL, err,
+					    sizeof(err)), 0);
+	rec_spool__tail(rec_proc__find(&p, KEY_A)->spool, 0, record_len, lens);
+	/* "x" and its NUL; no string at all. */
+	assert_int_equal(lens[1], sizeof(struct rec_event_rec) + 2);
+	assert_int_equal(lens[2], sizeof(struct rec_event_rec));
+	rec_proc__fini(&p);
+}
+
 /* A failing stream is reported. */
 static void test_write_error(void **state)
 {
@@ -939,6 +1147,14 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rejects_malformed, setup_tmp, teardown_tmp),
 		cmocka_unit_test_setup_teardown(test_rejects_generated, setup_tmp, teardown_tmp),
 		cmocka_unit_test_setup_teardown(test_missing_file, setup_tmp, teardown_tmp),
+		cmocka_unit_test_setup_teardown(test_reader_takes_any_member_order, setup_tmp,
+						teardown_tmp),
+		cmocka_unit_test_setup_teardown(test_unknown_members_are_skipped, setup_tmp,
+						teardown_tmp),
+		cmocka_unit_test(test_special_files_are_refused),
+		cmocka_unit_test_setup_teardown(test_stacks_beyond_65536_are_read, setup_tmp,
+						teardown_tmp),
+		cmocka_unit_test(test_events_are_kept_trimmed),
 		cmocka_unit_test(test_write_error),
 	};
 
