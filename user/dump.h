@@ -37,12 +37,24 @@ int rec_dump__write(FILE *out, struct rec_proc *p, const struct rec_dump_counter
 		    int64_t now_ns);
 
 /*
- * Writes p's dump into dir (created 0700 if missing) as
- * recorder-PID-YYYYmmddTHHMMSS.uuuuuuZ.json, atomically (a temporary file, then a
- * rename), and puts its path into path. Returns 0 or a negative errno.
+ * Writes p's dump into dir (created 0711, its missing parents 0755; a directory
+ * that exists is never changed) as recorder-PID-YYYYmmddTHHMMSS.uuuuuuZ.json,
+ * atomically (a temporary file, then a rename), and puts its path into path.
+ * The file is 0600 from its creation, and given to p's owner (p->uid) once
+ * whole; it stays root's if the owner is unknown or cannot be given it.
+ * Returns 0 or a negative errno: the real reason a write failed (-ENOSPC,
+ * -EDQUOT, -EROFS, ...), not -EIO.
  */
 int rec_dump__write_file(const char *dir, struct rec_proc *p,
 			 const struct rec_dump_counters *counters, char *path, size_t len);
+
+/*
+ * Makes sure dumps can be written into dir: creates it as rec_dump__write_file()
+ * does if it is missing, then creates, writes and removes a small file in it.
+ * Returns 0, or the negative errno that a dump would meet (-ENOTDIR, -EROFS,
+ * -EACCES, -ENOSPC, ...).
+ */
+int rec_dump__prepare_dir(const char *dir);
 
 /*
  * The most recordings and thread stacks the reader takes from one dump. Far

@@ -4,6 +4,7 @@
  * temporary file, renamed when whole. dump_read.c reads them back.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
@@ -433,12 +434,22 @@ int rec_dump__write(FILE *out, struct rec_proc *p, const struct rec_dump_counter
 	return 0;
 }
 
+/*
+ * Creates dir and its missing parents: parents 0755 (as mkdir -p), dir itself
+ * 0711, so that the owner of a dump can open it by its path and nobody else can
+ * list the directory. A directory that exists is left as it is: recorder never
+ * changes the mode or the owner of a directory it did not create.
+ */
 static int mkdir_p(const char *dir)
 {
 	char buf[4096];
+	size_t len;
 
-	if (snprintf(buf, sizeof(buf), "%s", dir) >= (int)sizeof(buf))
+	len = (size_t)snprintf(buf, sizeof(buf), "%s", dir);
+	if (len >= sizeof(buf))
 		return -ENAMETOOLONG;
+	while (len > 1 && buf[len - 1] == '/')
+		buf[--len] = '\0';
 	for (char *p = buf + 1; *p; p++) {
 		if (*p != '/')
 			continue;
@@ -447,14 +458,71 @@ static int mkdir_p(const char *dir)
 			return -errno;
 		*p = '/';
 	}
-	if (mkdir(buf, 0700) && errno != EEXIST)
+	if (mkdir(buf, 0711) && errno != EEXIST)
 		return -errno;
 	return 0;
+}
+
+int rec_dump__prepare_dir(const char *dir)
+{
+	char probe[4200];
+	struct stat st;
+	int fd, err = 0;
+
+	err = mkdir_p(dir);
+	if (err)
+		return err;
+	if (stat(dir, &st))
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	/* A file is created and written as a dump would be: this finds EROFS, EACCES, ENOSPC. */
+	if (snprintf(probe, sizeof(probe), "%s/.recorder-probe-%d", dir, (int)getpid()) >=
+	    (int)sizeof(probe))
+		return -ENAMETOOLONG;
+	unlink(probe);
+	fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, "{}\n", 3) != 3)
+		err = errno ? -errno : -EIO;
+	if (close(fd) && !err)
+		err = -errno;
+	unlink(probe);
+	return err;
+}
+
+/* A stdio stream onto a descriptor that remembers why a write failed (stdio says EIO). */
+struct sink {
+	int fd;
+	int err;	/* the first failed write, a negative errno */
+};
+
+static ssize_t sink_write(void *cookie, const char *buf, size_t size)
+{
+	struct sink *s = cookie;
+	size_t done = 0;
+
+	while (done < size) {
+		ssize_t n = write(s->fd, buf + done, size - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (!s->err)
+				s->err = n < 0 ? -errno : -EIO;
+			break;
+		}
+		done += (size_t)n;
+	}
+	return (ssize_t)done;
 }
 
 int rec_dump__write_file(const char *dir, struct rec_proc *p,
 			 const struct rec_dump_counters *counters, char *path, size_t len)
 {
+	cookie_io_functions_t io = { .write = sink_write };
+	struct sink sink = { .fd = -1 };
 	char tmp[4200], stamp[32];
 	struct timespec now;
 	struct tm tm;
@@ -470,12 +538,35 @@ int rec_dump__write_file(const char *dir, struct rec_proc *p,
 	if (snprintf(path, len, "%s/recorder-%d-%s.%06ldZ.json", dir, (int)p->pid, stamp,
 		     now.tv_nsec / 1000) >= (int)len)
 		return -ENAMETOOLONG;
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "wxe");
-	if (!f)
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	/* 0600 from the start, whatever the umask: the temporary file is never wider. */
+	sink.fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (sink.fd < 0)
 		return -errno;
+	if (fchmod(sink.fd, 0600)) {
+		err = -errno;
+		goto out;
+	}
+	f = fopencookie(&sink, "w", io);
+	if (!f) {
+		err = -ENOMEM;
+		goto out;
+	}
 	err = rec_dump__write(f, p, counters, now.tv_sec * 1000000000LL + now.tv_nsec);
 	if (fclose(f) && !err)
+		err = -EIO;
+	/* The reason a write failed: ENOSPC, EDQUOT, EIO... */
+	if (err == -EIO && sink.err)
+		err = sink.err;
+	if (err)
+		goto out;
+	/* Given to the target's owner once whole, never before. */
+	if (p->uid != (uid_t)-1 && p->uid != 0 && fchown(sink.fd, p->uid, (gid_t)-1)) {
+		/* An owner that cannot be given files here: the dump stays root's, 0600. */
+	}
+out:
+	if (close(sink.fd) && !err)
 		err = -errno;
 	/* Renamed only when whole: a reader never sees half a dump. */
 	if (!err && rename(tmp, path))

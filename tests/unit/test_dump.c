@@ -1117,6 +1117,73 @@ static void test_events_are_kept_trimmed(void **state)
 	rec_proc__fini(&p);
 }
 
+/*
+ * A dump file is 0600 from its creation, whatever the umask, and belongs to the
+ * target's owner; the directories recorder creates are 0711 (the dump's own)
+ * and 0755 (its parents); one that exists is never changed.
+ */
+static void test_write_file_mode_owner_and_directories(void **state)
+{
+	char dir[] = "/tmp/test_dump_dir.XXXXXX", sub[128], path[4096], file[128];
+	uid_t owner = geteuid() == 0 ? 65534 : getuid();
+	struct rec_proc p;
+	struct stat st;
+	mode_t old_umask;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(chmod(dir, 0777), 0);
+	memset(&p, 0, sizeof(p));
+	p.pid = 4242;
+	p.uid = owner;
+
+	old_umask = umask(0);
+	assert_int_equal(rec_dump__write_file(dir, &p, NULL, path, sizeof(path)), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	assert_int_equal(st.st_uid, owner);
+	assert_int_equal(stat(dir, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0777);
+	assert_int_equal(unlink(path), 0);
+
+	/* An owner nobody knows leaves the dump to root (or whoever writes it). */
+	p.uid = (uid_t)-1;
+	snprintf(sub, sizeof(sub), "%s/a/b/boxes/", dir);
+	assert_int_equal(rec_dump__write_file(sub, &p, NULL, path, sizeof(path)), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	assert_int_equal(st.st_uid, geteuid());
+	assert_int_equal(unlink(path), 0);
+	umask(old_umask);
+
+	assert_int_equal(stat(sub, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0711);
+	snprintf(sub, sizeof(sub), "%s/a/b", dir);
+	assert_int_equal(stat(sub, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0755);
+
+	/* What prepare_dir finds is what a dump would meet; it leaves nothing behind. */
+	assert_int_equal(rec_dump__prepare_dir(dir), 0);
+	snprintf(file, sizeof(file), "%s/file", dir);
+	f = fopen(file, "w");
+	assert_non_null(f);
+	fclose(f);
+	assert_int_equal(rec_dump__prepare_dir(file), -ENOTDIR);
+	snprintf(sub, sizeof(sub), "%s/file/boxes", dir);
+	assert_int_equal(rec_dump__prepare_dir(sub), -ENOTDIR);
+	assert_int_equal(rec_dump__write_file(sub, &p, NULL, path, sizeof(path)), -ENOTDIR);
+	assert_int_equal(unlink(file), 0);
+	snprintf(sub, sizeof(sub), "%s/a/b/boxes", dir);
+	assert_int_equal(rmdir(sub), 0);
+	snprintf(sub, sizeof(sub), "%s/a/b", dir);
+	assert_int_equal(rmdir(sub), 0);
+	snprintf(sub, sizeof(sub), "%s/a", dir);
+	assert_int_equal(rmdir(sub), 0);
+	/* Empty again: no probe file was left. */
+	assert_int_equal(rmdir(dir), 0);
+}
+
 /* A failing stream is reported. */
 static void test_write_error(void **state)
 {
@@ -1155,6 +1222,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stacks_beyond_65536_are_read, setup_tmp,
 						teardown_tmp),
 		cmocka_unit_test(test_events_are_kept_trimmed),
+		cmocka_unit_test(test_write_file_mode_owner_and_directories),
 		cmocka_unit_test(test_write_error),
 	};
 
