@@ -15,10 +15,13 @@
 
 #include "cli.h"
 #include "control.h"
+#include "dump.h"
 #include "render.h"
 #include "session.h"
 
 #define MAX_PIDS 64
+/* Pids named in the summary of black boxes that could not be written. */
+#define MAX_LOST_NAMED 16
 
 static struct {
 	pid_t pids[MAX_PIDS];
@@ -26,6 +29,8 @@ static struct {
 	const char *binaries[8];
 	int nbinaries;
 	struct rec_session_opts opts;
+	int lost;			/* black boxes that could not be written */
+	pid_t lost_pids[MAX_LOST_NAMED];
 } env = {
 	.opts = { .ring_bytes = 8u << 20, .drain_ms = 10, .dump_dir = "/var/lib/recorder",
 		  .max_clients = REC_CLIENTS_MAX, .client_timeout_ms = REC_CLIENT_TIMEOUT_MS,
@@ -48,6 +53,9 @@ static const char doc[] =
 	"When a process ends, even by SIGKILL, its black box (every recording's\n"
 	"tail, the span stacks its threads died in, and how it ended) is written\n"
 	"as JSON into the dump directory; read it with recorder-tail --file.\n"
+	"A dump is 0600 and belongs to the process's owner. The directory is\n"
+	"created if missing (0711) and checked before anything is attached; a\n"
+	"black box that cannot be written is reported, and the exit status is 1.\n"
 	"\n"
 	"With --binary, every process that runs the executable is traced, those\n"
 	"running now and those started later (fork, exec), until recorder-attach\n"
@@ -279,9 +287,13 @@ static void on_exit_pid(const struct rec_exit_info *info, void *ctx)
 	if (info->dump_err == 0)
 		printf("recorder-attach: black box of pid %d written to %s\n", (int)info->pid,
 		       info->dump_path);
-	else if (env.opts.dump_dir)
+	else if (env.opts.dump_dir) {
 		fprintf(stderr, "recorder-attach: failed to write the black box of pid %d into %s: "
 				"%s\n", (int)info->pid, env.opts.dump_dir, strerror(-info->dump_err));
+		if (env.lost < MAX_LOST_NAMED)
+			env.lost_pids[env.lost] = info->pid;
+		env.lost++;
+	}
 	fflush(stdout);
 }
 
@@ -379,6 +391,16 @@ static int socket_error(pid_t pid, int err, const struct rec_attach_info *info)
 	return 1;
 }
 
+/* Names the processes whose black box could not be written. */
+static void report_lost(void)
+{
+	fprintf(stderr, "recorder-attach: %d black box%s could not be written: pid", env.lost,
+		env.lost == 1 ? "" : "es");
+	for (int i = 0; i < env.lost && i < MAX_LOST_NAMED; i++)
+		fprintf(stderr, "%s %d", i ? "," : "", (int)env.lost_pids[i]);
+	fprintf(stderr, "%s\n", env.lost > MAX_LOST_NAMED ? ", ..." : "");
+}
+
 int main(int argc, char **argv)
 {
 	static const struct argp argp = { options, parse_arg, NULL, doc, NULL, NULL, NULL };
@@ -397,6 +419,16 @@ int main(int argc, char **argv)
 	}
 	if (prepare_sock_dir())
 		return 1;
+	/* Found now, not when a process dies and its black box is lost. */
+	if (env.opts.dump_dir) {
+		err = rec_dump__prepare_dir(env.opts.dump_dir);
+		if (err) {
+			fprintf(stderr, "recorder-attach: cannot write black boxes into %s: %s "
+					"(use --dump-dir DIR, or --no-dump)\n", env.opts.dump_dir,
+				strerror(-err));
+			return 1;
+		}
+	}
 	env.opts.on_adopt = on_adopt;
 	env.opts.on_skipped = on_skipped;
 	env.opts.follow_binaries = env.nbinaries > 0;
@@ -466,5 +498,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "recorder-attach: event loop failed: %s\n", strerror(-err));
 cleanup:
 	rec_session__free(s);
-	return err ? 1 : 0;
+	if (env.lost)
+		report_lost();
+	return err || env.lost ? 1 : 0;
 }
