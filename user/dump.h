@@ -50,9 +50,11 @@ int rec_dump__write_file(const char *dir, struct rec_proc *p,
 
 /*
  * Makes sure dumps can be written into dir: creates it as rec_dump__write_file()
- * does if it is missing, then creates, writes and removes a small file in it.
- * Returns 0, or the negative errno that a dump would meet (-ENOTDIR, -EROFS,
- * -EACCES, -ENOSPC, ...).
+ * does if it is missing, checks that its mode lets the effective user write in
+ * it (without CAP_DAC_OVERRIDE, which recorder-attach gives up once attached),
+ * then creates, writes and removes a small file in it. Returns 0, or the
+ * negative errno that a dump would meet (-ENOTDIR, -EACCES, -EROFS, -EPERM,
+ * -ENOSPC, ...).
  */
 int rec_dump__prepare_dir(const char *dir);
 

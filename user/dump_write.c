@@ -463,6 +463,25 @@ static int mkdir_p(const char *dir)
 	return 0;
 }
 
+/*
+ * Whether the effective user may create files in the directory st through its
+ * mode alone, as the kernel decides without CAP_DAC_OVERRIDE: owner bits for
+ * its owner, else group bits for its group, else the others' bits.
+ */
+static int writable_by_mode(const struct stat *st)
+{
+	gid_t groups[256];
+	int n = getgroups(sizeof(groups) / sizeof(groups[0]), groups);
+
+	if (st->st_uid == geteuid())
+		return (st->st_mode & (S_IWUSR | S_IXUSR)) == (S_IWUSR | S_IXUSR);
+	for (int i = -1; i < n; i++) {
+		if (st->st_gid == (i < 0 ? getegid() : groups[i]))
+			return (st->st_mode & (S_IWGRP | S_IXGRP)) == (S_IWGRP | S_IXGRP);
+	}
+	return (st->st_mode & (S_IWOTH | S_IXOTH)) == (S_IWOTH | S_IXOTH);
+}
+
 int rec_dump__prepare_dir(const char *dir)
 {
 	char probe[4200];
@@ -476,6 +495,9 @@ int rec_dump__prepare_dir(const char *dir)
 		return -errno;
 	if (!S_ISDIR(st.st_mode))
 		return -ENOTDIR;
+	/* recorder-attach gives up CAP_DAC_OVERRIDE once attached: root needs the mode too. */
+	if (!writable_by_mode(&st))
+		return -EACCES;
 	/* A file is created and written as a dump would be: this finds EROFS, EACCES, ENOSPC. */
 	if (snprintf(probe, sizeof(probe), "%s/.recorder-probe-%d", dir, (int)getpid()) >=
 	    (int)sizeof(probe))

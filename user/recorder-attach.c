@@ -423,9 +423,10 @@ int main(int argc, char **argv)
 	if (env.opts.dump_dir) {
 		err = rec_dump__prepare_dir(env.opts.dump_dir);
 		if (err) {
-			fprintf(stderr, "recorder-attach: cannot write black boxes into %s: %s "
+			fprintf(stderr, "recorder-attach: cannot write black boxes into %s: %s%s "
 					"(use --dump-dir DIR, or --no-dump)\n", env.opts.dump_dir,
-				strerror(-err));
+				strerror(-err), err == -EACCES ? ": its mode does not let root "
+				"write in it" : "");
 			return 1;
 		}
 	}

@@ -167,6 +167,11 @@ test_dumpfiles_unusable_dump_directory_fails_at_start() {
 	dumpfiles_refused_at_start "$T/ro" "Read-only file system" || return 1
 	dumpfiles_refused_at_start "$T/ro/missing/boxes" "Read-only file system" || return 1
 
+	# Not writable by root through its mode (recorder-attach keeps no CAP_DAC_OVERRIDE).
+	mkdir "$T/theirs" && chown 1234 "$T/theirs" && chmod 0755 "$T/theirs" || return 1
+	dumpfiles_refused_at_start "$T/theirs" \
+		"Permission denied: its mode does not let root write in it" || return 1
+
 	# Not writable even by root.
 	dumpfiles_immutable "$T/immutable" || return 1
 	dumpfiles_refused_at_start "$T/immutable" "Operation not permitted" || return 1

@@ -1174,7 +1174,12 @@ static void test_write_file_mode_owner_and_directories(void **state)
 	assert_int_equal(rec_dump__prepare_dir(sub), -ENOTDIR);
 	assert_int_equal(rec_dump__write_file(sub, &p, NULL, path, sizeof(path)), -ENOTDIR);
 	assert_int_equal(unlink(file), 0);
+	/* Not writable through its mode, as recorder-attach finds it without CAP_DAC_OVERRIDE. */
 	snprintf(sub, sizeof(sub), "%s/a/b/boxes", dir);
+	assert_int_equal(chmod(sub, 0555), 0);
+	assert_int_equal(rec_dump__prepare_dir(sub), -EACCES);
+	assert_int_equal(chmod(sub, 0711), 0);
+	assert_int_equal(rec_dump__prepare_dir(sub), 0);
 	assert_int_equal(rmdir(sub), 0);
 	snprintf(sub, sizeof(sub), "%s/a/b", dir);
 	assert_int_equal(rmdir(sub), 0);
