@@ -648,7 +648,7 @@ static int read_f64_value(struct reader *r, const struct rec_json_value *v, cons
 		err = rec_json_read__number(r->jr, v, &n);
 		if (err)
 			return fail_input(r, err);
-		/* Any JSON number: strtod() rounds it to the nearest double, as the writer expects. */
+		/* Any JSON number: strtod() rounds it to the nearest double, as written. */
 		d = strtod(n.text, NULL);
 		if (isinf(d))
 			return fail_at(r, path, "value", "%s is out of range for a double", n.text);
@@ -714,12 +714,12 @@ static int read_value(struct reader *r, const struct rec_json_value *v, const ch
 
 /* The event record being rebuilt, exactly as the ring buffer would deliver it. */
 struct event_build {
+	struct str_area area;
+	int has_str;
 	union {
 		struct rec_event_rec e;
 		unsigned char bytes[REC_EVENT_REC_MAX];
-	} rec;
-	struct str_area area;
-	int has_str;
+	} rec;		/* last: struct rec_event_rec ends with a flexible array */
 };
 
 static int read_one_value(struct reader *r, const struct rec_json_value *v, const char *path,

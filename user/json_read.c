@@ -285,8 +285,8 @@ static int read_string(struct rec_json_read *jr, char *buf, size_t size,
 			if (lo < 0xdc00 || lo > 0xdfff)
 				return fail(jr, "an unpaired surrogate \\u%04x at byte %llu", hi,
 					    (unsigned long long)at);
-			put_utf8(buf, size, info,
-				 0x10000 + (((uint32_t)hi - 0xd800) << 10) + ((uint32_t)lo - 0xdc00));
+			put_utf8(buf, size, info, 0x10000 + (((uint32_t)hi - 0xd800) << 10) +
+							  ((uint32_t)lo - 0xdc00));
 			break;
 		}
 		default:

@@ -811,7 +811,8 @@ static const struct bad_case bad_cases[] = {
 	{ { "\"name\":\"ev\"", "\"name\":\"e\tv\"" }, "not JSON: a control character (0x09)" },
 	{ { "\"name\":\"ev\"", "\"name\":\"\\ud800\"" }, "not JSON: an unpaired surrogate" },
 	{ { "{\"format\"", "{\"deep\":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
-	    "[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]],\"format\"" },
+	    "[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]"
+	    "]],\"format\"" },
 	  "not JSON: nested deeper than 64 levels at byte " },
 	{ { "{\"format\":\"recorder-dump\",", "[{\"format\":\"recorder-dump\",", "]}\n",
 	    "]}]\n" },
