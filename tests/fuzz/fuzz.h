@@ -7,6 +7,7 @@
 #ifndef REC_FUZZ_H
 #define REC_FUZZ_H
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,19 +40,19 @@ static inline void fuzz__touch(const void *p, size_t len)
 }
 
 /*
- * The dump reader on len bytes at buf, with rec_dump__read()'s contract.
- *
- * user/dump.c reads a path today, so the bytes go through a memfd (a regular
- * file) and /proc/self/fd/N. Once it has rec_dump__read_mem(), this body is
- * one line: return rec_dump__read_mem(buf, len, p, counters, err, errlen);
+ * The dump reader on len bytes at buf, with rec_dump__read()'s contract: read
+ * from memory, and through a memfd (a regular file, read by the file reader's
+ * window) too, which must give the same answer and the same message.
  */
 static inline int fuzz_dump__read(const char *buf, size_t len, struct rec_proc *p,
 				  struct rec_dump_counters *counters, char *err, size_t errlen)
 {
-	char path[64];
+	char path[64], ferr[256];
+	struct rec_proc fp;
 	size_t off = 0;
-	int fd, ret;
+	int fd, ret, fret;
 
+	ret = rec_dump__read_mem(buf, len, p, counters, err, errlen);
 	fd = memfd_create("fuzz-dump", MFD_CLOEXEC);
 	if (fd < 0) {
 		perror("fuzz: memfd_create");
@@ -67,8 +68,15 @@ static inline int fuzz_dump__read(const char *buf, size_t len, struct rec_proc *
 		off += (size_t)n;
 	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	ret = rec_dump__read(path, p, counters, err, errlen);
+	fret = rec_dump__read(path, &fp, NULL, ferr, sizeof(ferr));
 	close(fd);
+	if (fret != ret || (ret == -EINVAL && errlen && strncmp(err, ferr, errlen - 1) != 0)) {
+		fprintf(stderr, "fuzz: the memory reader said %d (%s), the file reader %d (%s)\n",
+			ret, ret ? err : "", fret, fret ? ferr : "");
+		abort();
+	}
+	if (!fret)
+		rec_proc__fini(&fp);
 	return ret;
 }
 

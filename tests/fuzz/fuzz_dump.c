@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * libFuzzer harness for the dump reader (user/dump.c), as recorder-tail --file
+ * libFuzzer harness for the dump reader (user/dump_read.c), as recorder-tail --file
  * uses it. The input is a dump file: any bytes. Checked beyond memory safety,
  * leaks and undefined behaviour:
  *  - a refused dump comes with a message;
