@@ -748,6 +748,7 @@ static const char *const event_keys[EV_N] = {
 struct recording_ctx {
 	struct rec_proc *p;
 	struct rec_rstate *rs;
+	uint64_t next_seq;	/* events are oldest first: each seq is at least this */
 };
 
 static int read_event(struct reader *r, const struct rec_json_value *v, const char *path,
@@ -780,6 +781,16 @@ static int read_event(struct reader *r, const struct rec_json_value *v, const ch
 	if (seq >= rs->produced)
 		return fail_at(r, path, "seq", "%" PRIu64 " is not below seen (%" PRIu64 ")", seq,
 			       rs->produced);
+	/*
+	 * Oldest first, as written: each is stored at the new end of the spool,
+	 * so a dump of any order cannot make reading it quadratic.
+	 */
+	if (seq + 1 == rc->next_seq)
+		return fail_at(r, path, "seq", "duplicate seq %" PRIu64, seq);
+	if (seq < rc->next_seq)
+		return fail_at(r, path, "seq", "%" PRIu64 " comes after seq %" PRIu64
+			       " (events are oldest first)", seq, rc->next_seq - 1);
+	rc->next_seq = seq + 1;
 	err = each_object(r, &o, EV_VALUES, values, vpath, sizeof(vpath), read_one_value, &b);
 	if (err)
 		return err;

@@ -750,7 +750,7 @@ static const struct bad_case bad_cases[] = {
 	{ { "\"seq\":2,", "\"seq\":6," }, "recordings[0].events[1].seq: 6 is not below seen (6)" },
 	{ { "\"seen\":6", "\"seen\":60", "\"seq\":1,", "\"seq\":50,", "\"seq\":2,",
 	    "\"seq\":1," },
-	  "recordings[0].events[1].seq: seq 1 is older than the last 4 (cap) events" },
+	  "recordings[0].events[1].seq: 1 comes after seq 50 (events are oldest first)" },
 	{ { "\"cap\":4", "\"cap\":2", "\"values\":[]}", "\"values\":[]},{\"seq\":3,\"tid\":7,"
 	    "\"time_ns\":300,\"callsite\":\"0x1000\",\"values\":[]}" },
 	  "recordings[0].events: 3 elements, more than 2" },
