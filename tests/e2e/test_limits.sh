@@ -137,9 +137,12 @@ test_limits_quota_and_full_table_are_counted_per_process() {
 # every 10 s), so the first 16 recordings take the quota and the rest are refused,
 # retired untracked ones included.
 test_limits_churn_cannot_pass_the_quota() {
-	limits_start t retire 40 || return 1
+	# Churns only once the attach is done (-w, SIGUSR1): the attach itself drains
+	# the ring (and so releases entries) while it seeds the stacks.
+	limits_start t -w retire 40 || return 1
 	limits_attach --max-recordings 64 --max-recordings-per-process 16 --keep-retired 100 \
 		--drain-ms 10000 -- "$t_PID" || return 1
+	kill -USR1 "$t_PID"
 	wait_for "$T/t.out" '^ready' || return 1
 	local list
 	list=$($B/recorder-tail -p "$t_PID" --list --json)
