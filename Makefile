@@ -17,7 +17,7 @@ LIBBPF_LIBS = $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf)
 
 WARN := -Wall -Wextra -Werror
 CFLAGS ?= -g -O2
-USER_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(BUILD) -Iinclude $(LIBBPF_CFLAGS)
+USER_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(BUILD) -Iinclude -Ibpf $(LIBBPF_CFLAGS)
 # What the library needs at link time (every program that uses it).
 LIB_LIBS = $(LIBBPF_LIBS) -lelf -lz -pthread
 TARGET_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -pthread
@@ -50,7 +50,7 @@ BINS := $(BUILD)/recorder-attach $(BUILD)/recorder-tail $(BUILD)/workload
 ASAN := $(BUILD)/asan
 SAN_CC ?= $(CLANG)
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-ASAN_CFLAGS = -g -O1 $(SAN_FLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(BUILD) -Iinclude \
+ASAN_CFLAGS = -g -O1 $(SAN_FLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(BUILD) -Iinclude -Ibpf \
 	$(LIBBPF_CFLAGS)
 ASAN_OBJS := $(patsubst user/%.c,$(ASAN)/user/%.o,$(LIB_SRCS))
 ASAN_LIB := $(ASAN)/librecorder.a
@@ -61,7 +61,7 @@ ASAN_BINS := $(ASAN)/recorder-attach $(ASAN)/recorder-tail $(ASAN_UNIT_BINS) \
 # libFuzzer harnesses (tests/fuzz): the library again, with coverage for the fuzzer.
 FUZZ := $(BUILD)/fuzz
 FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
-	$(WARN) -std=gnu11 -D_GNU_SOURCE -I$(BUILD) -Iinclude $(LIBBPF_CFLAGS)
+	$(WARN) -std=gnu11 -D_GNU_SOURCE -I$(BUILD) -Iinclude -Ibpf $(LIBBPF_CFLAGS)
 FUZZ_OBJS := $(patsubst user/%.c,$(FUZZ)/user/%.o,$(LIB_SRCS))
 FUZZ_LIB := $(FUZZ)/librecorder.a
 FUZZ_TARGETS := event callsite dump control
@@ -112,7 +112,7 @@ $(BUILD) $(BUILD)/user $(BUILD)/tests/unit $(BUILD)/tests/targets:
 $(BUILD)/vmlinux.h: | $(BUILD)
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
 
-$(BUILD)/recorder.tmp.bpf.o: bpf/recorder.bpf.c bpf/recorder.h $(BUILD)/vmlinux.h
+$(BUILD)/recorder.tmp.bpf.o: bpf/recorder.bpf.c bpf/recorder_abi.h $(BUILD)/vmlinux.h
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 $(BUILD)/recorder.bpf.o: $(BUILD)/recorder.tmp.bpf.o
@@ -121,7 +121,7 @@ $(BUILD)/recorder.bpf.o: $(BUILD)/recorder.tmp.bpf.o
 $(BUILD)/recorder.skel.h: $(BUILD)/recorder.bpf.o
 	$(BPFTOOL) gen skeleton $< name recorder_bpf > $@
 
-$(BUILD)/user/%.o: user/%.c $(wildcard user/*.h) bpf/recorder.h $(BUILD)/recorder.skel.h | $(BUILD)/user
+$(BUILD)/user/%.o: user/%.c $(wildcard user/*.h) bpf/recorder_abi.h $(BUILD)/recorder.skel.h | $(BUILD)/user
 	$(CC) $(USER_CFLAGS) -c $< -o $@
 
 # Rebuilt from scratch: a renamed or removed source must not linger in the archive.
@@ -152,7 +152,7 @@ $(BUILD)/tests/targets/%: tests/targets/%.c include/recorder.h $(SHLIB) $(LATELI
 $(ASAN)/user $(ASAN)/tests/unit $(FUZZ)/user:
 	@mkdir -p $@
 
-$(ASAN)/user/%.o: user/%.c $(wildcard user/*.h) bpf/recorder.h $(BUILD)/recorder.skel.h \
+$(ASAN)/user/%.o: user/%.c $(wildcard user/*.h) bpf/recorder_abi.h $(BUILD)/recorder.skel.h \
 		| $(ASAN)/user
 	$(SAN_CC) $(ASAN_CFLAGS) -c $< -o $@
 
@@ -172,7 +172,7 @@ $(ASAN)/workload: | $(BUILD)/workload $(ASAN)/user
 $(ASAN)/tests/targets: | $(TARGET_BINS) $(ASAN)/tests/unit
 	ln -sfn ../../tests/targets $@
 
-$(FUZZ)/user/%.o: user/%.c $(wildcard user/*.h) bpf/recorder.h $(BUILD)/recorder.skel.h \
+$(FUZZ)/user/%.o: user/%.c $(wildcard user/*.h) bpf/recorder_abi.h $(BUILD)/recorder.skel.h \
 		| $(FUZZ)/user
 	$(CLANG) $(FUZZ_CFLAGS) -c $< -o $@
 

@@ -14,10 +14,9 @@
  * per site); libbpf's default is 256. User space shrinks the IP map, unused with
  * cookies, to one entry.
  */
-#define BPF_USDT_MAX_SPEC_CNT 16384
+#include "recorder_abi.h"
+#define BPF_USDT_MAX_SPEC_CNT REC_USDT_MAX_SPECS
 #include <bpf/usdt.bpf.h>
-
-#include "recorder.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
@@ -82,7 +81,7 @@ struct {
 /* --binary: the executables whose processes are adopted (set by user space). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 8);
+	__uint(max_entries, REC_MAX_BINARIES);
 	__type(key, struct rec_binary_key);
 	__type(value, __u8);
 } binaries SEC(".maps");
@@ -708,7 +707,7 @@ static __always_inline int emit_event(const long *args, struct rec_rval *v, __u6
 		e->values[i] = 0;
 		if (!t)
 			continue;
-		if (area && t == REC_FT_STR)
+		if (area && t == REC_TYPE_STR)
 			e->values[i] = read_str(e, &off, val, area);
 		else
 			e->values[i] = val;
@@ -766,11 +765,11 @@ int on_event(struct pt_regs *ctx)
 	st = thread_stack(span, &seeded);
 	/*
 	 * Which record size: none, one or several copied strings (a literal,
-	 * REC_FT_STR_LIT, is passed by address like a number). Counted here, last,
+	 * REC_TYPE_STR_LIT, is passed by address like a number). Counted here, last,
 	 * and only up to 2, for the same reason as above.
 	 */
 	for (int i = 0; i < REC_MAX_FIELDS; i++)
-		if (((types >> (4 * i)) & 0xf) == REC_FT_STR && nstr < 2)
+		if (((types >> (4 * i)) & 0xf) == REC_TYPE_STR && nstr < 2)
 			nstr++;
 	if (nstr > 1)
 		return emit_event(args, v, key, meta, types, st, id, REC_STR_AREA);

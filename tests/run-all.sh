@@ -67,6 +67,14 @@ header_checks() {
 			record "$name" $rc
 		done
 	done
+	# The probe ABI's two spellings agree (tests/header/abi.c compiles only if they do).
+	for cc in gcc clang; do
+		$cc -std=c11 -Wall -Wextra -Werror -pedantic -Iinclude -Ibpf tests/header/abi.c \
+			-o "$out/abi" >"$out/log" 2>&1
+		local rc=$?
+		[ $rc -ne 0 ] && cat "$out/log"
+		record "header: $cc abi agrees with bpf/recorder_abi.h" $rc
+	done
 	rm -rf "$out"
 }
 

@@ -74,7 +74,7 @@ int rec_callsite__parse(struct rec_callsite *cs, const void *blob, size_t len)
 	cs->kind = kind[0];
 
 	level = blob_next(&c);
-	if (!level || parse_decimal(level, REC_LVL_ERROR, &val))
+	if (!level || parse_decimal(level, REC_LEVEL_ERROR, &val))
 		goto invalid;
 	cs->level = (enum rec_level)val;
 
@@ -89,7 +89,7 @@ int rec_callsite__parse(struct rec_callsite *cs, const void *blob, size_t len)
 
 	cs->message = blob_next(&c);
 	nfields = blob_next(&c);
-	if (!cs->message || !nfields || parse_decimal(nfields, REC_NFIELDS, &cs->nfields))
+	if (!cs->message || !nfields || parse_decimal(nfields, REC_MAX_FIELDS, &cs->nfields))
 		goto invalid;
 
 	for (i = 0; i < cs->nfields; i++) {
@@ -109,15 +109,15 @@ invalid:
 const char *rec_level__name(enum rec_level level)
 {
 	switch (level) {
-	case REC_LVL_TRACE:
+	case REC_LEVEL_TRACE:
 		return "TRACE";
-	case REC_LVL_DEBUG:
+	case REC_LEVEL_DEBUG:
 		return "DEBUG";
-	case REC_LVL_INFO:
+	case REC_LEVEL_INFO:
 		return "INFO";
-	case REC_LVL_WARN:
+	case REC_LEVEL_WARN:
 		return "WARN";
-	case REC_LVL_ERROR:
+	case REC_LEVEL_ERROR:
 		return "ERROR";
 	}
 	return "?";
@@ -127,15 +127,15 @@ const char *rec_level__name(enum rec_level level)
 char rec_level__letter(enum rec_level level)
 {
 	switch (level) {
-	case REC_LVL_TRACE:
+	case REC_LEVEL_TRACE:
 		return 'T';
-	case REC_LVL_DEBUG:
+	case REC_LEVEL_DEBUG:
 		return 'D';
-	case REC_LVL_INFO:
+	case REC_LEVEL_INFO:
 		return 'I';
-	case REC_LVL_WARN:
+	case REC_LEVEL_WARN:
 		return 'W';
-	case REC_LVL_ERROR:
+	case REC_LEVEL_ERROR:
 		return 'E';
 	}
 	return '?';

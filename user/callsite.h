@@ -14,16 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define REC_CALLSITE_MAX 2048	/* longest blob read from a target */
-#define REC_NFIELDS 8
-
-enum rec_level {
-	REC_LVL_TRACE = 0,
-	REC_LVL_DEBUG = 1,
-	REC_LVL_INFO = 2,
-	REC_LVL_WARN = 3,
-	REC_LVL_ERROR = 4,
-};
+#include "recorder_abi.h"
 
 struct rec_callsite {
 	char kind;		/* 'E' or 'S' */
@@ -34,7 +25,7 @@ struct rec_callsite {
 	uint32_t line;
 	const char *message;
 	uint32_t nfields;
-	const char *field_names[REC_NFIELDS];
+	const char *field_names[REC_MAX_FIELDS];
 	size_t blob_len;	/* bytes of the blob used, last NUL included */
 	char blob[REC_CALLSITE_MAX];	/* the strings above point in here */
 };

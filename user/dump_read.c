@@ -487,13 +487,13 @@ static int read_callsite(struct reader *r, const struct rec_json_value *v, const
 	err = scan_object(r, v, &o) ?:
 	      get_key(r, &o, CS_ADDR, &addr) ?:
 	      get_cstr(r, &o, CS_KIND, 1, s->kind) ?:
-	      get_u64(r, &o, CS_LEVEL, REC_LVL_TRACE, REC_LVL_ERROR, &level) ?:
+	      get_u64(r, &o, CS_LEVEL, REC_LEVEL_TRACE, REC_LEVEL_ERROR, &level) ?:
 	      get_cstr(r, &o, CS_NAME, REC_CALLSITE_MAX, s->name) ?:
 	      get_cstr(r, &o, CS_TARGET, REC_CALLSITE_MAX, s->target) ?:
 	      get_cstr(r, &o, CS_FILE, REC_CALLSITE_MAX, s->file) ?:
 	      get_u64(r, &o, CS_LINE, 0, UINT32_MAX, &line) ?:
 	      get_cstr(r, &o, CS_MESSAGE, REC_CALLSITE_MAX, s->message) ?:
-	      get_array(r, &o, CS_FIELDS, REC_NFIELDS, &fields);
+	      get_array(r, &o, CS_FIELDS, REC_MAX_FIELDS, &fields);
 	if (err)
 		goto out;
 	if (addr == 0 || addr == UINT64_MAX) {
@@ -689,21 +689,21 @@ static int read_value(struct reader *r, const struct rec_json_value *v, const ch
 	if (err)
 		return err;
 	if (!strcmp(t, "str")) {
-		*type = REC_FT_STR;
+		*type = REC_TYPE_STR;
 		return read_str_value(r, &o, val, area, raw);
 	} else if (!strcmp(t, "i64")) {
-		*type = REC_FT_I64;
+		*type = REC_TYPE_I64;
 		err = as_i64(r, val, path, "value", &i);
 		*raw = (uint64_t)i;
 		return err;
 	} else if (!strcmp(t, "u64")) {
-		*type = REC_FT_U64;
+		*type = REC_TYPE_U64;
 		return as_u64(r, val, path, "value", 0, UINT64_MAX, raw);
 	} else if (!strcmp(t, "f64")) {
-		*type = REC_FT_F64;
+		*type = REC_TYPE_F64;
 		return read_f64_value(r, val, path, raw);
 	} else if (!strcmp(t, "bool")) {
-		*type = REC_FT_BOOL;
+		*type = REC_TYPE_BOOL;
 		if (val->type != REC_JSON_TRUE && val->type != REC_JSON_FALSE)
 			return fail_at(r, path, "value", "expected true or false");
 		*raw = val->type == REC_JSON_TRUE;
@@ -735,7 +735,7 @@ static int read_one_value(struct reader *r, const struct rec_json_value *v, cons
 		return err;
 	b->rec.e.values[i] = raw;
 	b->rec.e.types |= (uint64_t)type << (4 * i);
-	b->has_str |= type == REC_FT_STR;
+	b->has_str |= type == REC_TYPE_STR;
 	return 0;
 }
 

@@ -121,23 +121,23 @@ static const char *str_status_name(enum rec_str_status st)
 static void write_value(FILE *out, const struct rec_value *v)
 {
 	switch (v->type) {
-	case REC_FT_STR:
+	case REC_TYPE_STR:
 		fputs("{\"type\":\"str\",\"value\":", out);
 		rec_json__string(out, v->str.ptr, v->str.len);
 		fprintf(out, ",\"status\":\"%s\"}", str_status_name(v->str.status));
 		break;
-	case REC_FT_I64:
+	case REC_TYPE_I64:
 		fprintf(out, "{\"type\":\"i64\",\"value\":%" PRId64 "}", v->i64);
 		break;
-	case REC_FT_U64:
+	case REC_TYPE_U64:
 		fprintf(out, "{\"type\":\"u64\",\"value\":%" PRIu64 "}", v->u64);
 		break;
-	case REC_FT_F64:
+	case REC_TYPE_F64:
 		fputs("{\"type\":\"f64\",\"value\":", out);
 		rec_json__f64(out, v->f64);
 		fputc('}', out);
 		break;
-	case REC_FT_BOOL:
+	case REC_TYPE_BOOL:
 		fprintf(out, "{\"type\":\"bool\",\"value\":%s}", v->b ? "true" : "false");
 		break;
 	default:
@@ -159,7 +159,7 @@ static void write_callsite(FILE *out, uint64_t addr, const struct rec_callsite *
 	fprintf(out, ",\"line\":%u,\"message\":", cs->line);
 	write_cstr(out, cs->message);
 	fputs(",\"fields\":[", out);
-	for (uint32_t i = 0; i < cs->nfields && i < REC_NFIELDS; i++) {
+	for (uint32_t i = 0; i < cs->nfields && i < REC_MAX_FIELDS; i++) {
 		if (i)
 			fputc(',', out);
 		write_cstr(out, cs->field_names[i]);

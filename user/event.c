@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Decoding of the event records written by the BPF side (bpf/recorder.h). */
+/* Decoding of the event records written by the BPF side (bpf/recorder_abi.h). */
 #include <errno.h>
 #include <string.h>
 
@@ -50,18 +50,18 @@ static int decode_value(unsigned int type, uint64_t v, const char *strings, uint
 {
 	val->type = (enum rec_field_type)type;
 	switch (type) {
-	case REC_FT_STR:
+	case REC_TYPE_STR:
 		return decode_str(v, strings, area, val);
-	case REC_FT_I64:
+	case REC_TYPE_I64:
 		val->i64 = (int64_t)v;
 		return 0;
-	case REC_FT_U64:
+	case REC_TYPE_U64:
 		val->u64 = v;
 		return 0;
-	case REC_FT_F64:
+	case REC_TYPE_F64:
 		memcpy(&val->f64, &v, sizeof(val->f64));
 		return 0;
-	case REC_FT_BOOL:
+	case REC_TYPE_BOOL:
 		if (v > 1)
 			return -EINVAL;
 		val->b = v == 1;
@@ -113,7 +113,7 @@ int rec_event__decode(const void *rec, size_t len, struct rec_decoded *out)
 	for (i = 0; i < REC_MAX_FIELDS; i++) {
 		unsigned int type = (ev.types >> (4 * i)) & 0xf;
 
-		if (type == REC_FT_NONE) {
+		if (type == REC_TYPE_NONE) {
 			ended = true;
 			continue;
 		}
@@ -141,7 +141,7 @@ invalid:
 
 /*
  * Rewrites the event record rec (len bytes, as the BPF side wrote it) into out:
- * string literals (REC_FT_STR_LIT) become strings with the bytes lit() finds at
+ * string literals (REC_TYPE_STR_LIT) become strings with the bytes lit() finds at
  * their address, and the string area shrinks to the bytes its strings use. The
  * result is what spools and dumps keep. out must hold REC_EVENT_MAX bytes.
  * Returns the new length, or -EINVAL if rec is malformed.
@@ -162,24 +162,24 @@ ssize_t rec_event__normalize(const void *rec, size_t len, rec_literal_fn lit, vo
 		struct rec_value v = { 0 };
 		uint32_t status;
 
-		if (type == REC_FT_NONE) {
+		if (type == REC_TYPE_NONE) {
 			ended = true;
 			continue;
 		}
 		if (ended)
 			return -EINVAL;
-		if (type == REC_FT_STR_LIT) {
-			v.type = REC_FT_STR;
+		if (type == REC_TYPE_STR_LIT) {
+			v.type = REC_TYPE_STR;
 			v.str.status = REC_STR_NULL;
 			if (ev.values[i] && lit(ctx, ev.values[i], &v) != 0) {
 				v.str.len = 0;
 				v.str.status = REC_STR_FAULT;
 			}
-			ev.types ^= (uint64_t)(REC_FT_STR_LIT ^ REC_FT_STR) << (4 * i);
+			ev.types ^= (uint64_t)(REC_TYPE_STR_LIT ^ REC_TYPE_STR) << (4 * i);
 		} else if (decode_value(type, ev.values[i], strings, area, &v) != 0) {
 			return -EINVAL;
 		}
-		if (type != REC_FT_STR && type != REC_FT_STR_LIT)
+		if (type != REC_TYPE_STR && type != REC_TYPE_STR_LIT)
 			continue;
 		status = v.str.status;
 		if (v.str.len > REC_STR_MAX - 1)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Decoding of the event records the BPF side writes (bpf/recorder.h), and the
+ * Decoding of the event records the BPF side writes (bpf/recorder_abi.h), and the
  * view of an event that rendering needs.
  */
 #ifndef REC_EVENT_H
@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "../bpf/recorder.h"
+#include "recorder_abi.h"
 #include "callsite.h"
 
 struct rec_value {
@@ -61,8 +61,8 @@ typedef int (*rec_literal_fn)(void *ctx, uint64_t addr, struct rec_value *v);
 
 /*
  * Rewrites the event record rec (len bytes, as the BPF side wrote it) into out,
- * which holds REC_EVENT_MAX bytes: every REC_FT_STR_LIT field becomes a
- * REC_FT_STR field with the bytes lit() finds (status REC_STR_FAULT if it finds
+ * which holds REC_EVENT_MAX bytes: every REC_TYPE_STR_LIT field becomes a
+ * REC_TYPE_STR field with the bytes lit() finds (status REC_STR_FAULT if it finds
  * none, REC_STR_NULL for address 0, REC_STR_NOSPACE past REC_STR_AREA bytes),
  * and the string area is trimmed to the bytes its strings use. Spools and dumps
  * keep only such records, which rec_event__decode() accepts. Returns the new

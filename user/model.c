@@ -474,7 +474,7 @@ int rec_proc__add_callsite(struct rec_proc *p, uint64_t addr, const struct rec_c
 	c->target = REBASE(cs->target);
 	c->file = REBASE(cs->file);
 	c->message = REBASE(cs->message);
-	for (uint32_t i = 0; i < REC_NFIELDS; i++)
+	for (uint32_t i = 0; i < REC_MAX_FIELDS; i++)
 		c->field_names[i] = REBASE(cs->field_names[i]);
 #undef REBASE
 	if (rec_u64map__put(&p->callsites, addr, c)) {

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "../bpf/recorder.h"
+#include "recorder_abi.h"
 #include "callsite.h"
 #include "event.h"
 #include "procmaps.h"

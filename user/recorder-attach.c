@@ -26,7 +26,7 @@
 static struct {
 	pid_t pids[MAX_PIDS];
 	int npids;
-	const char *binaries[8];
+	const char *binaries[REC_MAX_BINARIES];
 	int nbinaries;
 	struct rec_session_opts opts;
 	int lost;			/* black boxes that could not be written */
@@ -166,8 +166,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.pids[env.npids++] = pid;
 		break;
 	case OPT_BINARY:
-		if (env.nbinaries == 8)
-			argp_error(state, "too many --binary: at most 8");
+		if (env.nbinaries == REC_MAX_BINARIES)
+			argp_error(state, "too many --binary: at most %d", REC_MAX_BINARIES);
 		env.binaries[env.nbinaries++] = arg;
 		break;
 	case OPT_RING:
@@ -454,7 +454,7 @@ int main(int argc, char **argv)
 		} else if (err == -E2BIG) {
 			fprintf(stderr, "recorder-attach: failed to attach to pid %d: its probes have "
 					"more distinct argument layouts than the %d this build holds\n",
-				(int)pid, 16384);
+				(int)pid, REC_USDT_MAX_SPECS);
 			goto cleanup;
 		} else if (err) {
 			fprintf(stderr, "recorder-attach: failed to attach to pid %d: %s\n",

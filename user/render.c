@@ -178,7 +178,7 @@ static void split_time(int64_t time_ns, time_t *sec, long *usec)
 static const char *field_name(const struct rec_event_view *ev, uint32_t i, char *buf,
 			      size_t size)
 {
-	if (ev->cs && i < ev->cs->nfields && i < REC_NFIELDS && ev->cs->field_names[i])
+	if (ev->cs && i < ev->cs->nfields && i < REC_MAX_FIELDS && ev->cs->field_names[i])
 		return ev->cs->field_names[i];
 	snprintf(buf, size, "field%u", i);
 	return buf;
@@ -198,10 +198,10 @@ static const char *event_message(const struct rec_event_view *ev, int *msg_field
 		return NULL;
 	if (ev->cs->message && ev->cs->message[0])
 		return ev->cs->message;
-	for (i = 0; i < ev->nfields && i < ev->cs->nfields && i < REC_NFIELDS; i++) {
+	for (i = 0; i < ev->nfields && i < ev->cs->nfields && i < REC_MAX_FIELDS; i++) {
 		const char *name = ev->cs->field_names[i];
 
-		if (ev->values[i].type == REC_FT_STR && name && !strcmp(name, "message")) {
+		if (ev->values[i].type == REC_TYPE_STR && name && !strcmp(name, "message")) {
 			*msg_field = (int)i;
 			break;
 		}
@@ -243,19 +243,19 @@ static void json_message(FILE *out, const struct rec_event_view *ev, const char 
 static void glog_value(FILE *out, const struct rec_value *v)
 {
 	switch (v->type) {
-	case REC_FT_STR:
+	case REC_TYPE_STR:
 		put_str_value(out, v);
 		break;
-	case REC_FT_I64:
+	case REC_TYPE_I64:
 		fprintf(out, "%" PRId64, v->i64);
 		break;
-	case REC_FT_U64:
+	case REC_TYPE_U64:
 		fprintf(out, "%" PRIu64, v->u64);
 		break;
-	case REC_FT_F64:
+	case REC_TYPE_F64:
 		fprintf(out, "%g", v->f64);
 		break;
-	case REC_FT_BOOL:
+	case REC_TYPE_BOOL:
 		fputs(v->b ? "true" : "false", out);
 		break;
 	default:
@@ -352,19 +352,19 @@ void rec_json__f64(FILE *out, double v)
 static void json_value(FILE *out, const struct rec_value *v)
 {
 	switch (v->type) {
-	case REC_FT_STR:
+	case REC_TYPE_STR:
 		json_str_value(out, v);
 		break;
-	case REC_FT_I64:
+	case REC_TYPE_I64:
 		fprintf(out, "%" PRId64, v->i64);
 		break;
-	case REC_FT_U64:
+	case REC_TYPE_U64:
 		fprintf(out, "%" PRIu64, v->u64);
 		break;
-	case REC_FT_F64:
+	case REC_TYPE_F64:
 		rec_json__f64(out, v->f64);
 		break;
-	case REC_FT_BOOL:
+	case REC_TYPE_BOOL:
 		fputs(v->b ? "true" : "false", out);
 		break;
 	default:
@@ -386,7 +386,7 @@ static void json_field_status(FILE *out, const struct rec_event_view *ev)
 		const struct rec_value *v = &ev->values[i];
 		const char *status;
 
-		if (v->type != REC_FT_STR || !(status = str_status_name(v->str.status)))
+		if (v->type != REC_TYPE_STR || !(status = str_status_name(v->str.status)))
 			continue;
 		fputs(first ? ",\"field_status\":{" : ",", out);
 		first = false;

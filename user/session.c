@@ -641,7 +641,7 @@ int rec_session__attach_binary(struct rec_session *s, const char *path,
 	memset(info, 0, sizeof(*info));
 	if (!realpath(path, real) || stat(real, &st))
 		return -errno;
-	if (s->nbins == MAX_BINARIES)
+	if (s->nbins == REC_MAX_BINARIES)
 		return -E2BIG;
 	err = rec_usdt__scan(real, "recorder", &names);
 	if (err)

@@ -23,7 +23,6 @@ struct bpf_link;
 struct rec_ring;
 struct recorder_bpf;
 
-#define MAX_BINARIES 8
 
 enum watch_kind { W_RING, W_SIGNAL, W_PIDFD, W_LISTEN, W_CLIENT };
 
@@ -108,8 +107,8 @@ struct rec_session {
 	struct client_counters ccount;
 	struct rec_session_opts opts;
 	uint64_t foreign;	/* records of processes we do not trace */
-	struct object_id bins[MAX_BINARIES];	/* --binary files */
-	dev_t bin_devs[MAX_BINARIES];
+	struct object_id bins[REC_MAX_BINARIES];	/* --binary files */
+	dev_t bin_devs[REC_MAX_BINARIES];
 	size_t nbins;
 	int *bin_links;		/* the --binary files', and their libraries' (every process) */
 	size_t nbin_links;

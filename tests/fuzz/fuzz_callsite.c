@@ -44,9 +44,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	FUZZ_CHECK(cs.kind == 'E' || cs.kind == 'S', "kind %d", cs.kind);
-	FUZZ_CHECK(cs.level <= REC_LVL_ERROR && rec_level__name(cs.level)[0] != '?' &&
+	FUZZ_CHECK(cs.level <= REC_LEVEL_ERROR && rec_level__name(cs.level)[0] != '?' &&
 		   rec_level__letter(cs.level) != '?', "level %d", (int)cs.level);
-	FUZZ_CHECK(cs.nfields <= REC_NFIELDS, "nfields %u", cs.nfields);
+	FUZZ_CHECK(cs.nfields <= REC_MAX_FIELDS, "nfields %u", cs.nfields);
 	FUZZ_CHECK(cs.blob_len <= size && cs.blob_len <= REC_CALLSITE_MAX, "blob_len %zu of %zu",
 		   cs.blob_len, size);
 	FUZZ_CHECK(memcmp(cs.blob, data, cs.blob_len) == 0, "the blob is not the input's bytes");
@@ -55,7 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (uint32_t i = 0; i < cs.nfields; i++)
 		FUZZ_CHECK(in_blob(&cs, cs.field_names[i]) && cs.field_names[i][0],
 			   "field name %u", i);
-	for (uint32_t i = cs.nfields; i < REC_NFIELDS; i++)
+	for (uint32_t i = cs.nfields; i < REC_MAX_FIELDS; i++)
 		FUZZ_CHECK(!cs.field_names[i], "field name %u past nfields", i);
 
 	/* The bytes it used are a callsite on their own, the very same one. */

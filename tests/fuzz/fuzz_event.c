@@ -73,9 +73,9 @@ static void check_decoded(const struct rec_decoded *d, const void *rec, size_t l
 	for (uint32_t i = 0; i < d->nfields; i++) {
 		const struct rec_value *v = &d->values[i];
 
-		FUZZ_CHECK(v->type >= REC_FT_STR && v->type <= REC_FT_BOOL, "field %u type %d", i,
+		FUZZ_CHECK(v->type >= REC_TYPE_STR && v->type <= REC_TYPE_BOOL, "field %u type %d", i,
 			   v->type);
-		if (v->type != REC_FT_STR)
+		if (v->type != REC_TYPE_STR)
 			continue;
 		FUZZ_CHECK(v->str.len <= REC_STR_MAX - 1, "field %u len %u", i, v->str.len);
 		if (v->str.len == 0)
@@ -95,20 +95,20 @@ static bool same_value(const struct rec_value *r, const struct rec_value *n)
 	if (r->type != n->type)
 		return false;
 	switch (r->type) {
-	case REC_FT_STR:
+	case REC_TYPE_STR:
 		/* Strings that overlapped in the raw area may no longer all fit. */
 		if (n->str.status == REC_STR_NOSPACE)
 			return r->str.status == REC_STR_OK || r->str.status == REC_STR_TRUNCATED ||
 			       r->str.status == REC_STR_NOSPACE;
 		return r->str.status == n->str.status && r->str.len == n->str.len &&
 		       memcmp(r->str.ptr, n->str.ptr, r->str.len) == 0;
-	case REC_FT_I64:
+	case REC_TYPE_I64:
 		return r->i64 == n->i64;
-	case REC_FT_U64:
+	case REC_TYPE_U64:
 		return r->u64 == n->u64;
-	case REC_FT_F64:
+	case REC_TYPE_F64:
 		return memcmp(&r->f64, &n->f64, sizeof(r->f64)) == 0;
-	case REC_FT_BOOL:
+	case REC_TYPE_BOOL:
 		return r->b == n->b;
 	default:
 		return false;

@@ -266,12 +266,12 @@ static void rec_raw(struct rec *r, enum rec_field_type type, uint64_t raw)
 static void rec_str(struct rec *r, const char *s, uint32_t len, enum rec_str_status st)
 {
 	if (st != REC_STR_OK && st != REC_STR_TRUNCATED) {
-		rec_raw(r, REC_FT_STR, REC_STR_SLOT(0, 0, st));
+		rec_raw(r, REC_TYPE_STR, REC_STR_SLOT(0, 0, st));
 		return;
 	}
 	memcpy(r->u.e.strings + r->used, s, len);
 	r->u.e.strings[r->used + len] = '\0';
-	rec_raw(r, REC_FT_STR, REC_STR_SLOT(r->used, len, st));
+	rec_raw(r, REC_TYPE_STR, REC_STR_SLOT(r->used, len, st));
 	r->used += len + 1;
 }
 
@@ -305,15 +305,15 @@ static void synth_events(void)
 	rec_write(&r, 0, "bpf-no-fields");
 
 	rec_init(&r, 1);
-	rec_raw(&r, REC_FT_I64, (uint64_t)-42);
-	rec_raw(&r, REC_FT_U64, 42);
-	rec_raw(&r, REC_FT_F64, raw);
-	rec_raw(&r, REC_FT_BOOL, 1);
+	rec_raw(&r, REC_TYPE_I64, (uint64_t)-42);
+	rec_raw(&r, REC_TYPE_U64, 42);
+	rec_raw(&r, REC_TYPE_F64, raw);
+	rec_raw(&r, REC_TYPE_BOOL, 1);
 	rec_write(&r, 0, "bpf-numbers");
 
 	rec_init(&r, 2);
 	rec_str(&r, "text", 4, REC_STR_OK);
-	rec_raw(&r, REC_FT_I64, 7);
+	rec_raw(&r, REC_TYPE_I64, 7);
 	rec_write(&r, REC_STR_MAX, "bpf-one-string");
 
 	rec_init(&r, 3);
@@ -326,21 +326,21 @@ static void synth_events(void)
 	rec_str(&r, NULL, 0, REC_STR_NULL);
 	rec_str(&r, NULL, 0, REC_STR_NOSPACE);
 	rec_str(&r, "with\0nul", 8, REC_STR_OK);
-	rec_raw(&r, REC_FT_BOOL, 0);
+	rec_raw(&r, REC_TYPE_BOOL, 0);
 	rec_write(&r, REC_STR_AREA, "bpf-string-statuses");
 
 	/* Literals: fuzz_event reads them from the input; here, the strings' bytes. */
 	rec_init(&r, 5);
 	rec_str(&r, "copied", 6, REC_STR_OK);
-	rec_raw(&r, REC_FT_STR_LIT, lit_addr((uint32_t)fixed, 6));
-	rec_raw(&r, REC_FT_STR_LIT, 0);
-	rec_raw(&r, REC_FT_STR_LIT, 1ULL << 63);
-	rec_raw(&r, REC_FT_STR_LIT, lit_addr(0, 300));
-	rec_raw(&r, REC_FT_U64, 8);
+	rec_raw(&r, REC_TYPE_STR_LIT, lit_addr((uint32_t)fixed, 6));
+	rec_raw(&r, REC_TYPE_STR_LIT, 0);
+	rec_raw(&r, REC_TYPE_STR_LIT, 1ULL << 63);
+	rec_raw(&r, REC_TYPE_STR_LIT, lit_addr(0, 300));
+	rec_raw(&r, REC_TYPE_U64, 8);
 	rec_write(&r, REC_STR_AREA, "bpf-literals");
 
 	rec_init(&r, 6);
-	rec_raw(&r, REC_FT_STR_LIT, lit_addr(8, 16));
+	rec_raw(&r, REC_TYPE_STR_LIT, lit_addr(8, 16));
 	rec_write(&r, 0, "bpf-literal-only");
 
 	/* Eight strings that do not all fit once literals are added. */
@@ -348,7 +348,7 @@ static void synth_events(void)
 	for (int i = 0; i < 4; i++)
 		rec_str(&r, big, 180, REC_STR_OK);
 	for (int i = 0; i < 4; i++)
-		rec_raw(&r, REC_FT_STR_LIT, lit_addr(0, 255));
+		rec_raw(&r, REC_TYPE_STR_LIT, lit_addr(0, 255));
 	rec_write(&r, REC_STR_AREA, "bpf-literals-nospace");
 }
 

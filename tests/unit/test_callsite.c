@@ -40,7 +40,7 @@ static void test_real_event_blob(void **state)
 	snprintf(want_name, sizeof(want_name), "event %s:%u", __FILE__, line);
 	assert_int_equal(rec_callsite__parse(&cs, blob, len), 0);
 	assert_int_equal(cs.kind, 'E');
-	assert_int_equal(cs.level, REC_LVL_INFO);
+	assert_int_equal(cs.level, REC_LEVEL_INFO);
 	assert_string_equal(cs.name, want_name);
 	assert_string_equal(cs.target, "server");
 	assert_string_equal(cs.file, __FILE__);
@@ -64,7 +64,7 @@ static void test_real_span_blob(void **state)
 	(void)state;
 	assert_int_equal(rec_callsite__parse(&cs, blob, len), 0);
 	assert_int_equal(cs.kind, 'S');
-	assert_int_equal(cs.level, REC_LVL_WARN);
+	assert_int_equal(cs.level, REC_LEVEL_WARN);
 	assert_string_equal(cs.name, "handle");
 	assert_string_equal(cs.message, "");
 	assert_int_equal(cs.nfields, 0);
@@ -95,7 +95,7 @@ static void test_printf_event_blob(void **state)
 	memcpy(buf, blob, sizeof(blob));
 	assert_int_equal(rec_callsite__parse(&cs, buf, sizeof(buf)), 0);
 	assert_int_equal(cs.blob_len, sizeof(blob) - 1);
-	assert_int_equal(cs.level, REC_LVL_ERROR);
+	assert_int_equal(cs.level, REC_LEVEL_ERROR);
 	assert_int_equal(cs.nfields, 1);
 	assert_string_equal(cs.field_names[0], "message");
 }
@@ -104,11 +104,11 @@ static void test_all_levels_and_eight_fields(void **state)
 {
 	(void)state;
 	assert_int_equal(PARSE(BLOB("E", "0", "n", "t", "f.c", "1", "", "0", "")), 0);
-	assert_int_equal(cs.level, REC_LVL_TRACE);
+	assert_int_equal(cs.level, REC_LEVEL_TRACE);
 	assert_int_equal(PARSE(BLOB("E", "1", "n", "t", "f.c", "1", "", "0", "")), 0);
-	assert_int_equal(cs.level, REC_LVL_DEBUG);
+	assert_int_equal(cs.level, REC_LEVEL_DEBUG);
 	assert_int_equal(PARSE(BLOB("E", "4", "n", "t", "f.c", "4294967295", "", "0", "")), 0);
-	assert_int_equal(cs.level, REC_LVL_ERROR);
+	assert_int_equal(cs.level, REC_LEVEL_ERROR);
 	assert_int_equal(cs.line, 4294967295u);
 	assert_int_equal(PARSE(BLOB("E", "2", "n", "t", "a/b/f.c", "12", "m", "8",
 				    "a\0b\0c\0d\0e\0f\0g\0h\0")),
@@ -256,18 +256,18 @@ static void test_failure_clears(void **state)
 static void test_level_names(void **state)
 {
 	(void)state;
-	assert_string_equal(rec_level__name(REC_LVL_TRACE), "TRACE");
-	assert_string_equal(rec_level__name(REC_LVL_DEBUG), "DEBUG");
-	assert_string_equal(rec_level__name(REC_LVL_INFO), "INFO");
-	assert_string_equal(rec_level__name(REC_LVL_WARN), "WARN");
-	assert_string_equal(rec_level__name(REC_LVL_ERROR), "ERROR");
+	assert_string_equal(rec_level__name(REC_LEVEL_TRACE), "TRACE");
+	assert_string_equal(rec_level__name(REC_LEVEL_DEBUG), "DEBUG");
+	assert_string_equal(rec_level__name(REC_LEVEL_INFO), "INFO");
+	assert_string_equal(rec_level__name(REC_LEVEL_WARN), "WARN");
+	assert_string_equal(rec_level__name(REC_LEVEL_ERROR), "ERROR");
 	assert_string_equal(rec_level__name((enum rec_level)5), "?");
 	assert_string_equal(rec_level__name((enum rec_level)-1), "?");
-	assert_int_equal(rec_level__letter(REC_LVL_TRACE), 'T');
-	assert_int_equal(rec_level__letter(REC_LVL_DEBUG), 'D');
-	assert_int_equal(rec_level__letter(REC_LVL_INFO), 'I');
-	assert_int_equal(rec_level__letter(REC_LVL_WARN), 'W');
-	assert_int_equal(rec_level__letter(REC_LVL_ERROR), 'E');
+	assert_int_equal(rec_level__letter(REC_LEVEL_TRACE), 'T');
+	assert_int_equal(rec_level__letter(REC_LEVEL_DEBUG), 'D');
+	assert_int_equal(rec_level__letter(REC_LEVEL_INFO), 'I');
+	assert_int_equal(rec_level__letter(REC_LEVEL_WARN), 'W');
+	assert_int_equal(rec_level__letter(REC_LEVEL_ERROR), 'E');
 	assert_int_equal(rec_level__letter((enum rec_level)9), '?');
 }
 

@@ -80,7 +80,7 @@ static void ev_f64(struct ev *ev, double v)
 	uint64_t raw;
 
 	memcpy(&raw, &v, sizeof(raw));
-	ev_raw(ev, REC_FT_F64, raw);
+	ev_raw(ev, REC_TYPE_F64, raw);
 }
 
 static void ev_str(struct ev *ev, const char *s, enum rec_str_status st)
@@ -89,11 +89,11 @@ static void ev_str(struct ev *ev, const char *s, enum rec_str_status st)
 
 	ev->has_str = 1;
 	if (st != REC_STR_OK && st != REC_STR_TRUNCATED) {
-		ev_raw(ev, REC_FT_STR, REC_STR_SLOT(0, 0, st));
+		ev_raw(ev, REC_TYPE_STR, REC_STR_SLOT(0, 0, st));
 		return;
 	}
 	memcpy(ev->u.bytes + sizeof(ev->u.e) + ev->off, s, len);
-	ev_raw(ev, REC_FT_STR, REC_STR_SLOT(ev->off, len, st));
+	ev_raw(ev, REC_TYPE_STR, REC_STR_SLOT(ev->off, len, st));
 	ev->off += len + 1;
 }
 
@@ -158,10 +158,10 @@ static void build_live(struct rec_proc *p)
 			continue;
 		ev_init(&ev, KEY_A, seq, seq == 5 ? UNKNOWN_META : addr(req_meta));
 		ev_str(&ev, seq == 4 ? "" : "/index.html", REC_STR_OK);
-		ev_raw(&ev, REC_FT_U64, 200 + seq);
+		ev_raw(&ev, REC_TYPE_U64, 200 + seq);
 		ev_f64(&ev, 1.5 * (double)seq);
-		ev_raw(&ev, REC_FT_BOOL, seq & 1);
-		ev_raw(&ev, REC_FT_I64, (uint64_t)(int64_t)-42);
+		ev_raw(&ev, REC_TYPE_BOOL, seq & 1);
+		ev_raw(&ev, REC_TYPE_I64, (uint64_t)(int64_t)-42);
 		assert_int_equal(ev_ingest(p, &ev), 0);
 	}
 	/* Late: counted as stale. */
@@ -185,8 +185,8 @@ static void build_live(struct rec_proc *p)
 	ev_f64(&ev, -0.0);
 	ev_f64(&ev, 0.1);
 	ev_f64(&ev, 1e300);
-	ev_raw(&ev, REC_FT_U64, UINT64_MAX);
-	ev_raw(&ev, REC_FT_I64, (uint64_t)INT64_MIN);
+	ev_raw(&ev, REC_TYPE_U64, UINT64_MAX);
+	ev_raw(&ev, REC_TYPE_I64, (uint64_t)INT64_MIN);
 	assert_int_equal(ev_ingest(p, &ev), 0);
 	ev_init(&ev, KEY_B, 2, addr(quote_meta));
 	assert_int_equal(ev_ingest(p, &ev), 0);
@@ -430,7 +430,7 @@ static void test_limits_round_trip(void **state)
 	ev_init(&ev, KEY_A, 0, addr(quote_meta));
 	assert_int_equal(ev_ingest(&live, &ev), 0);
 	ev_init(&ev, KEY_A, 1, addr(quote_meta));
-	ev_raw(&ev, REC_FT_BOOL, 2);
+	ev_raw(&ev, REC_TYPE_BOOL, 2);
 	assert_int_equal(ev_ingest(&live, &ev), -EINVAL);
 	rs = rec_proc__find(&live, KEY_A);
 	assert_int_equal(rs->invalid, 1);

@@ -93,31 +93,31 @@ static void test_scalar_types(void **state)
 {
 	const uint64_t values[] = { (uint64_t)-7LL, UINT64_MAX, f64_bits(1.5), 1, 0 };
 	unsigned char *p = build(0, REC_SMALL,
-				 T(REC_FT_I64, 0) | T(REC_FT_U64, 1) | T(REC_FT_F64, 2) |
-					 T(REC_FT_BOOL, 3) | T(REC_FT_BOOL, 4),
+				 T(REC_TYPE_I64, 0) | T(REC_TYPE_U64, 1) | T(REC_TYPE_F64, 2) |
+					 T(REC_TYPE_BOOL, 3) | T(REC_TYPE_BOOL, 4),
 				 values, 5);
 
 	(void)state;
 	assert_int_equal(rec_event__decode(p, REC_SMALL, &out), 0);
 	assert_int_equal(out.nfields, 5);
-	assert_int_equal(out.values[0].type, REC_FT_I64);
+	assert_int_equal(out.values[0].type, REC_TYPE_I64);
 	assert_true(out.values[0].i64 == -7);
-	assert_int_equal(out.values[1].type, REC_FT_U64);
+	assert_int_equal(out.values[1].type, REC_TYPE_U64);
 	assert_true(out.values[1].u64 == UINT64_MAX);
-	assert_int_equal(out.values[2].type, REC_FT_F64);
+	assert_int_equal(out.values[2].type, REC_TYPE_F64);
 	assert_true(out.values[2].f64 == 1.5);
-	assert_int_equal(out.values[3].type, REC_FT_BOOL);
+	assert_int_equal(out.values[3].type, REC_TYPE_BOOL);
 	assert_true(out.values[3].b);
-	assert_int_equal(out.values[4].type, REC_FT_BOOL);
+	assert_int_equal(out.values[4].type, REC_TYPE_BOOL);
 	assert_false(out.values[4].b);
-	assert_int_equal(out.values[5].type, REC_FT_NONE);
+	assert_int_equal(out.values[5].type, REC_TYPE_NONE);
 }
 
 static void test_f64_special(void **state)
 {
 	const uint64_t values[] = { f64_bits(NAN), f64_bits(-INFINITY), f64_bits(-0.0) };
 	unsigned char *p = build(0, REC_SMALL,
-				 T(REC_FT_F64, 0) | T(REC_FT_F64, 1) | T(REC_FT_F64, 2), values, 3);
+				 T(REC_TYPE_F64, 0) | T(REC_TYPE_F64, 1) | T(REC_TYPE_F64, 2), values, 3);
 
 	(void)state;
 	assert_int_equal(rec_event__decode(p, REC_SMALL, &out), 0);
@@ -135,15 +135,15 @@ static void test_strings_ok(void **state)
 		REC_STR_SLOT(11, 0, REC_STR_OK),
 	};
 	unsigned char *p = build(0, REC_BIG,
-				 T(REC_FT_STR, 0) | T(REC_FT_I64, 1) | T(REC_FT_STR, 2) |
-					 T(REC_FT_STR, 3),
+				 T(REC_TYPE_STR, 0) | T(REC_TYPE_I64, 1) | T(REC_TYPE_STR, 2) |
+					 T(REC_TYPE_STR, 3),
 				 values, 4);
 
 	(void)state;
 	memcpy(strings_of(p), "helloworld!", 11);
 	assert_int_equal(rec_event__decode(p, REC_BIG, &out), 0);
 	assert_int_equal(out.nfields, 4);
-	assert_int_equal(out.values[0].type, REC_FT_STR);
+	assert_int_equal(out.values[0].type, REC_TYPE_STR);
 	assert_int_equal(out.values[0].str.status, REC_STR_OK);
 	assert_int_equal(out.values[0].str.len, 5);
 	assert_memory_equal(out.values[0].str.ptr, "hello", 5);
@@ -161,7 +161,7 @@ static void assert_bad_string(size_t size, uint64_t v);
 static void test_one_string_record(void **state)
 {
 	const uint64_t ok = REC_STR_SLOT(0, REC_STR_MAX - 1, REC_STR_TRUNCATED);
-	unsigned char *p = build(0, REC_ONE, T(REC_FT_STR, 0) | T(REC_FT_BOOL, 1),
+	unsigned char *p = build(0, REC_ONE, T(REC_TYPE_STR, 0) | T(REC_TYPE_BOOL, 1),
 				 (const uint64_t[]){ ok, 1 }, 2);
 
 	(void)state;
@@ -173,13 +173,13 @@ static void test_one_string_record(void **state)
 	assert_bad_string(REC_ONE, REC_STR_SLOT(2, REC_STR_MAX - 1, REC_STR_OK));
 	assert_bad_string(REC_ONE, REC_STR_SLOT(REC_STR_MAX + 1, 0, REC_STR_NULL));
 	/* A trimmed record (rec_event__normalize) has any area size up to REC_STR_AREA. */
-	p = build(0, REC_SMALL + 6, T(REC_FT_STR, 0), (const uint64_t[]){ REC_STR_SLOT(0, 5, 0) },
+	p = build(0, REC_SMALL + 6, T(REC_TYPE_STR, 0), (const uint64_t[]){ REC_STR_SLOT(0, 5, 0) },
 		  1);
 	memcpy(strings_of(p), "hello", 6);
 	assert_int_equal(rec_event__decode(p, REC_SMALL + 6, &out), 0);
 	assert_memory_equal(out.values[0].str.ptr, "hello", 5);
 	/* ... but its strings must still end inside it. */
-	p = build(0, REC_SMALL + 5, T(REC_FT_STR, 0), (const uint64_t[]){ REC_STR_SLOT(0, 6, 0) },
+	p = build(0, REC_SMALL + 5, T(REC_TYPE_STR, 0), (const uint64_t[]){ REC_STR_SLOT(0, 6, 0) },
 		  1);
 	assert_invalid(p, REC_SMALL + 5);
 }
@@ -195,8 +195,8 @@ static void test_string_statuses(void **state)
 		REC_STR_SLOT(REC_STR_AREA, 0, REC_STR_NOSPACE),
 	};
 	unsigned char *p = build(0, REC_BIG,
-				 T(REC_FT_STR, 0) | T(REC_FT_STR, 1) | T(REC_FT_STR, 2) |
-					 T(REC_FT_STR, 3) | T(REC_FT_STR, 4) | T(REC_FT_STR, 5),
+				 T(REC_TYPE_STR, 0) | T(REC_TYPE_STR, 1) | T(REC_TYPE_STR, 2) |
+					 T(REC_TYPE_STR, 3) | T(REC_TYPE_STR, 4) | T(REC_TYPE_STR, 5),
 				 values, 6);
 
 	(void)state;
@@ -220,9 +220,9 @@ static void test_eight_fields_unaligned(void **state)
 	const uint64_t values[] = { REC_STR_SLOT(0, 2, REC_STR_OK), 1, 2, f64_bits(2.25), 0,
 				    (uint64_t)-1LL, 3, 1 };
 	unsigned char *p = build(3, REC_BIG,
-				 T(REC_FT_STR, 0) | T(REC_FT_I64, 1) | T(REC_FT_U64, 2) |
-					 T(REC_FT_F64, 3) | T(REC_FT_BOOL, 4) | T(REC_FT_I64, 5) |
-					 T(REC_FT_U64, 6) | T(REC_FT_BOOL, 7),
+				 T(REC_TYPE_STR, 0) | T(REC_TYPE_I64, 1) | T(REC_TYPE_U64, 2) |
+					 T(REC_TYPE_F64, 3) | T(REC_TYPE_BOOL, 4) | T(REC_TYPE_I64, 5) |
+					 T(REC_TYPE_U64, 6) | T(REC_TYPE_BOOL, 7),
 				 values, 8);
 
 	(void)state;
@@ -240,7 +240,7 @@ static void test_eight_fields_unaligned(void **state)
 static void test_area_without_strings(void **state)
 {
 	const uint64_t values[] = { 9 };
-	unsigned char *p = build(0, REC_BIG, T(REC_FT_U64, 0), values, 1);
+	unsigned char *p = build(0, REC_BIG, T(REC_TYPE_U64, 0), values, 1);
 
 	(void)state;
 	assert_int_equal(rec_event__decode(p, REC_BIG, &out), 0);
@@ -297,17 +297,17 @@ static void test_bad_nibbles(void **state)
 	(void)state;
 	p = build(0, REC_SMALL, T(6, 0), values, 8);
 	assert_invalid(p, REC_SMALL);
-	p = build(0, REC_SMALL, T(REC_FT_I64, 0) | T(15, 1), values, 8);
+	p = build(0, REC_SMALL, T(REC_TYPE_I64, 0) | T(15, 1), values, 8);
 	assert_invalid(p, REC_SMALL);
 	/* A field after the end. */
-	p = build(0, REC_SMALL, T(REC_FT_I64, 1), values, 8);
+	p = build(0, REC_SMALL, T(REC_TYPE_I64, 1), values, 8);
 	assert_invalid(p, REC_SMALL);
-	p = build(0, REC_SMALL, T(REC_FT_I64, 0) | T(REC_FT_I64, 7), values, 8);
+	p = build(0, REC_SMALL, T(REC_TYPE_I64, 0) | T(REC_TYPE_I64, 7), values, 8);
 	assert_invalid(p, REC_SMALL);
 	/* Bits beyond the eighth field. */
-	p = build(0, REC_SMALL, T(REC_FT_I64, 8), values, 8);
+	p = build(0, REC_SMALL, T(REC_TYPE_I64, 8), values, 8);
 	assert_invalid(p, REC_SMALL);
-	p = build(0, REC_SMALL, T(REC_FT_I64, 0) | (1ULL << 63), values, 8);
+	p = build(0, REC_SMALL, T(REC_TYPE_I64, 0) | (1ULL << 63), values, 8);
 	assert_invalid(p, REC_SMALL);
 }
 
@@ -317,16 +317,16 @@ static void test_bad_bool(void **state)
 	unsigned char *p;
 
 	(void)state;
-	p = build(0, REC_SMALL, T(REC_FT_BOOL, 0), two, 1);
+	p = build(0, REC_SMALL, T(REC_TYPE_BOOL, 0), two, 1);
 	assert_invalid(p, REC_SMALL);
-	p = build(0, REC_SMALL, T(REC_FT_BOOL, 0), high, 1);
+	p = build(0, REC_SMALL, T(REC_TYPE_BOOL, 0), high, 1);
 	assert_invalid(p, REC_SMALL);
 }
 
 /* Builds a record with one string field of slot v and checks that it is refused. */
 static void assert_bad_string(size_t size, uint64_t v)
 {
-	unsigned char *p = build(0, size, T(REC_FT_STR, 0), &v, 1);
+	unsigned char *p = build(0, size, T(REC_TYPE_STR, 0), &v, 1);
 
 	assert_invalid(p, size);
 }
@@ -361,7 +361,7 @@ static void test_bad_strings(void **state)
 static void test_bad_late_field(void **state)
 {
 	const uint64_t values[] = { 1, 2, REC_STR_SLOT(0, 1, 9) };
-	uint64_t types = T(REC_FT_I64, 0) | T(REC_FT_BOOL, 1) | T(REC_FT_STR, 2);
+	uint64_t types = T(REC_TYPE_I64, 0) | T(REC_TYPE_BOOL, 1) | T(REC_TYPE_STR, 2);
 	unsigned char *p = build(0, REC_BIG, types, values, 3);
 
 	(void)state;
@@ -399,8 +399,8 @@ static void test_normalize_literals(void **state)
 	/* i64, a copied string, a literal, a NULL literal, an unreadable literal. */
 	const uint64_t values[] = { (uint64_t)-5, REC_STR_SLOT(0, 2, REC_STR_OK), 0x1000, 0, 0x3000 };
 	unsigned char *p = build(0, REC_ONE,
-				 T(REC_FT_I64, 0) | T(REC_FT_STR, 1) | T(REC_FT_STR_LIT, 2) |
-					 T(REC_FT_STR_LIT, 3) | T(REC_FT_STR_LIT, 4),
+				 T(REC_TYPE_I64, 0) | T(REC_TYPE_STR, 1) | T(REC_TYPE_STR_LIT, 2) |
+					 T(REC_TYPE_STR_LIT, 3) | T(REC_TYPE_STR_LIT, 4),
 				 values, 5);
 	ssize_t n;
 
@@ -417,7 +417,7 @@ static void test_normalize_literals(void **state)
 	assert_int_equal(out.values[0].i64, -5);
 	assert_int_equal(out.values[1].str.len, 2);
 	assert_memory_equal(out.values[1].str.ptr, "ab", 2);
-	assert_int_equal(out.values[2].type, REC_FT_STR);
+	assert_int_equal(out.values[2].type, REC_TYPE_STR);
 	assert_int_equal(out.values[2].str.len, 7);
 	assert_memory_equal(out.values[2].str.ptr, "literal", 7);
 	assert_int_equal(out.values[3].str.status, REC_STR_NULL);
@@ -436,7 +436,7 @@ static void test_normalize_trims_and_bounds(void **state)
 
 	(void)state;
 	/* The BPF side's 888-byte record with one 3-byte string shrinks to 124 bytes. */
-	p = build(0, REC_BIG, T(REC_FT_STR, 0), (const uint64_t[]){ REC_STR_SLOT(0, 3, 0) }, 1);
+	p = build(0, REC_BIG, T(REC_TYPE_STR, 0), (const uint64_t[]){ REC_STR_SLOT(0, 3, 0) }, 1);
 	memcpy(strings_of(p), "abc", 4);
 	n = rec_event__normalize(p, REC_BIG, lit, NULL, norm);
 	assert_int_equal(n, REC_SMALL + 4);
@@ -445,7 +445,7 @@ static void test_normalize_trims_and_bounds(void **state)
 	/* Eight 255-byte literals: the first three fit the area, the rest are NOSPACE. */
 	for (i = 0; i < REC_MAX_FIELDS; i++) {
 		values[i] = 0x2000;
-		types |= T(REC_FT_STR_LIT, i);
+		types |= T(REC_TYPE_STR_LIT, i);
 	}
 	p = build(0, REC_SMALL, types, values, REC_MAX_FIELDS);
 	n = rec_event__normalize(p, REC_SMALL, lit, NULL, norm);
@@ -455,7 +455,7 @@ static void test_normalize_trims_and_bounds(void **state)
 		assert_int_equal(out.values[i].str.status,
 				 i < 3 ? REC_STR_TRUNCATED : REC_STR_NOSPACE);
 	/* Only unread strings (a NULL literal, an unreadable one): no area at all. */
-	p = build(0, REC_SMALL, T(REC_FT_STR_LIT, 0) | T(REC_FT_STR_LIT, 1),
+	p = build(0, REC_SMALL, T(REC_TYPE_STR_LIT, 0) | T(REC_TYPE_STR_LIT, 1),
 		  (const uint64_t[]){ 0, 0x3000 }, 2);
 	n = rec_event__normalize(p, REC_SMALL, lit, NULL, norm);
 	assert_int_equal(n, REC_SMALL);
@@ -466,11 +466,11 @@ static void test_normalize_trims_and_bounds(void **state)
 	assert_int_equal(rec_event__normalize(NULL, REC_SMALL, lit, NULL, norm), -EINVAL);
 	assert_int_equal(rec_event__normalize(p, REC_SMALL - 1, lit, NULL, norm), -EINVAL);
 	assert_int_equal(rec_event__normalize(p, REC_SMALL + 8, lit, NULL, norm), -EINVAL);
-	p = build(0, REC_SMALL, T(REC_FT_STR, 0), (const uint64_t[]){ REC_STR_SLOT(0, 1, 0) }, 1);
+	p = build(0, REC_SMALL, T(REC_TYPE_STR, 0), (const uint64_t[]){ REC_STR_SLOT(0, 1, 0) }, 1);
 	assert_int_equal(rec_event__normalize(p, REC_SMALL, lit, NULL, norm), -EINVAL);
 	p = build(0, REC_SMALL, T(7, 0), (const uint64_t[]){ 0 }, 1);
 	assert_int_equal(rec_event__normalize(p, REC_SMALL, lit, NULL, norm), -EINVAL);
-	p = build(0, REC_SMALL, T(REC_FT_STR_LIT, 1), (const uint64_t[]){ 0, 0x1000 }, 2);
+	p = build(0, REC_SMALL, T(REC_TYPE_STR_LIT, 1), (const uint64_t[]){ 0, 0x1000 }, 2);
 	assert_int_equal(rec_event__normalize(p, REC_SMALL, lit, NULL, norm), -EINVAL);
 }
 

@@ -45,7 +45,7 @@ static int ingest(struct rec_proc *p, uint64_t key, uint64_t seq, uint64_t n)
 	struct rec_event_rec e = {
 		.hdr = { .type = REC_RT_EVENT, .size = sizeof(e), .tgid = p->pid, .tid = 7 },
 		.recording = key, .seq = seq, .meta = (uintptr_t)event_meta,
-		.types = REC_FT_U64, .values = { n },
+		.types = REC_TYPE_U64, .values = { n },
 	};
 	struct rec_decoded d;
 	struct rec_rstate *rs;

@@ -66,27 +66,27 @@ static const char *json(const struct rec_event_view *ev)
 
 static struct rec_value i64(int64_t v)
 {
-	return (struct rec_value){ .type = REC_FT_I64, .i64 = v };
+	return (struct rec_value){ .type = REC_TYPE_I64, .i64 = v };
 }
 
 static struct rec_value u64(uint64_t v)
 {
-	return (struct rec_value){ .type = REC_FT_U64, .u64 = v };
+	return (struct rec_value){ .type = REC_TYPE_U64, .u64 = v };
 }
 
 static struct rec_value f64(double v)
 {
-	return (struct rec_value){ .type = REC_FT_F64, .f64 = v };
+	return (struct rec_value){ .type = REC_TYPE_F64, .f64 = v };
 }
 
 static struct rec_value boolean(bool v)
 {
-	return (struct rec_value){ .type = REC_FT_BOOL, .b = v };
+	return (struct rec_value){ .type = REC_TYPE_BOOL, .b = v };
 }
 
 static struct rec_value str(const char *s, size_t len, enum rec_str_status status)
 {
-	struct rec_value v = { .type = REC_FT_STR };
+	struct rec_value v = { .type = REC_TYPE_STR };
 
 	v.str.ptr = s;
 	v.str.len = (uint32_t)len;

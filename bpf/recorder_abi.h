@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Records shared by the BPF programs (bpf/recorder.bpf.c) and user space
- * (user/). Fixed-width fields only, no pointers, 8-byte aligned. User space
- * validates every type, size and length before reading a record.
+ * The probe ABI as the BPF programs (bpf/recorder.bpf.c) and user space (user/)
+ * see it, in one place: the limits and enums of include/recorder.h's probes
+ * (docs/probe-abi.md), mirrors of its target-side structs, and the records BPF
+ * writes to user space. Records have fixed-width fields only, no pointers, and
+ * are 8-byte aligned; user space validates every type, size and length before
+ * reading one. tests/header/abi.c checks every constant and layout that
+ * include/recorder.h also defines against it, at compile time.
  */
-#ifndef RECORDER_BPF_SHARED_H
-#define RECORDER_BPF_SHARED_H
+#ifndef RECORDER_ABI_H
+#define RECORDER_ABI_H
 
 #ifdef __BPF__
 /* vmlinux.h provides __u8..__u64 */
@@ -13,11 +17,31 @@
 #include <linux/types.h>
 #endif
 
+/* Fields an event carries at most (include/recorder.h: REC_MAX_FIELDS). */
 #define REC_MAX_FIELDS 8
 /* struct rec_recording's magic in the target (include/recorder.h), while it lives. */
 #define REC_RECORDING_MAGIC 0x31474e4944524352ULL
 /* "RCS1", the first bytes of every callsite metadata blob (docs/probe-abi.md). */
 #define REC_CALLSITE_MAGIC 0x31534352U
+/* The longest callsite metadata blob read from a target. */
+#define REC_CALLSITE_MAX 2048
+
+/* Event and span levels (include/recorder.h: REC__LEVEL_*). */
+enum rec_level {
+	REC_LEVEL_TRACE = 0,
+	REC_LEVEL_DEBUG = 1,
+	REC_LEVEL_INFO = 2,
+	REC_LEVEL_WARN = 3,
+	REC_LEVEL_ERROR = 4,
+};
+
+/*
+ * Distinct USDT argument layouts one session holds (libbpf's
+ * BPF_USDT_MAX_SPEC_CNT, raised: big programs have many; see bpf/recorder.bpf.c).
+ */
+#define REC_USDT_MAX_SPECS 16384
+/* Executables one session follows with --binary. */
+#define REC_MAX_BINARIES 8
 
 /*
  * Mirrors of the target's struct rec_recording (its fixed part; the subject
@@ -54,21 +78,22 @@ struct rec_target_span {
  */
 #define REC_STR_AREA 768
 
+/* Field types, 4 bits each in the event probe's types argument (include/recorder.h: REC__TYPE_*). */
 enum rec_field_type {
-	REC_FT_NONE = 0,
-	REC_FT_STR = 1,
-	REC_FT_I64 = 2,
-	REC_FT_U64 = 3,
-	REC_FT_F64 = 4,
-	REC_FT_BOOL = 5,
+	REC_TYPE_NONE = 0,
+	REC_TYPE_STR = 1,
+	REC_TYPE_I64 = 2,
+	REC_TYPE_U64 = 3,
+	REC_TYPE_F64 = 4,
+	REC_TYPE_BOOL = 5,
 	/*
 	 * A string literal (include/recorder.h knows at compile time): its bytes
 	 * are in the target's read-only image for as long as the image is mapped,
 	 * so the BPF side passes the address and user space reads the bytes once
-	 * per address. It turns a literal into a REC_FT_STR field at ingest;
+	 * per address. It turns a literal into a REC_TYPE_STR field at ingest;
 	 * records that reach a spool, a dump or a reader never hold this type.
 	 */
-	REC_FT_STR_LIT = 6,
+	REC_TYPE_STR_LIT = 6,
 };
 
 /* How a string field was read (bits 32..39 of its value slot). */
@@ -274,4 +299,4 @@ enum rec_counter {
 	REC_C_MAX,
 };
 
-#endif /* RECORDER_BPF_SHARED_H */
+#endif /* RECORDER_ABI_H */

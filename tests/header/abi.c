@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The probe ABI is written twice: include/recorder.h, which instrumented
+ * programs compile, and bpf/recorder_abi.h, which the BPF programs and
+ * recorder-attach compile. This file only compiles if they agree, constant by
+ * constant and field by field (docs/probe-abi.md). A macro both define
+ * (REC_MAX_FIELDS, REC_SUBJECT_MAX, REC_RECORDING_MAGIC) is checked by the
+ * compiler itself: a redefinition with another value is an error.
+ */
+#include <stddef.h>
+
+#include "recorder.h"
+#include "recorder_abi.h"
+
+#define SAME_FIELD(a, b, f)                                                                       \
+	_Static_assert(offsetof(a, f) == offsetof(b, f) &&                                        \
+			       sizeof(((a *)0)->f) == sizeof(((b *)0)->f),                        \
+		       #a "." #f " and " #b "." #f " differ")
+
+_Static_assert(REC_ABI_VERSION == 1, "docs/probe-abi.md describes version 1");
+
+/* Levels, as the callsite metadata and the BPF side number them. */
+_Static_assert(REC__LEVEL_TRACE == REC_LEVEL_TRACE, "TRACE");
+_Static_assert(REC__LEVEL_DEBUG == REC_LEVEL_DEBUG, "DEBUG");
+_Static_assert(REC__LEVEL_INFO == REC_LEVEL_INFO, "INFO");
+_Static_assert(REC__LEVEL_WARN == REC_LEVEL_WARN, "WARN");
+_Static_assert(REC__LEVEL_ERROR == REC_LEVEL_ERROR, "ERROR");
+
+/* Field types, 4 bits each in the event probe's types argument. */
+_Static_assert(REC__TYPE_STR == REC_TYPE_STR, "STR");
+_Static_assert(REC__TYPE_I64 == REC_TYPE_I64, "I64");
+_Static_assert(REC__TYPE_U64 == REC_TYPE_U64, "U64");
+_Static_assert(REC__TYPE_F64 == REC_TYPE_F64, "F64");
+_Static_assert(REC__TYPE_BOOL == REC_TYPE_BOOL, "BOOL");
+_Static_assert(REC__TYPE_STR_LIT == REC_TYPE_STR_LIT, "STR_LIT");
+_Static_assert(REC_MAX_FIELDS * 4 <= 64, "every field's type fits the 64-bit types argument");
+
+/* Limits. */
+_Static_assert(REC_MESSAGE_MAX == REC_STR_MAX, "a formatted message is one string field");
+_Static_assert(REC_CALLSITE_MAGIC == ('R' | 'C' << 8 | 'S' << 16 | (unsigned int)'1' << 24),
+	       "callsite blobs start with \"RCS1\"");
+
+/* struct rec_recording as BPF and recorder-attach read it: a fixed part, then the subject. */
+SAME_FIELD(struct rec_recording, struct rec_target_recording, magic);
+SAME_FIELD(struct rec_recording, struct rec_target_recording, key);
+SAME_FIELD(struct rec_recording, struct rec_target_recording, recorder_key);
+SAME_FIELD(struct rec_recording, struct rec_target_recording, cap);
+_Static_assert(offsetof(struct rec_recording, subject) == REC_TARGET_SUBJECT_OFF, "subject");
+_Static_assert(sizeof(((struct rec_recording *)0)->subject) == REC_SUBJECT_MAX, "subject");
+_Static_assert(sizeof(struct rec_recording) == REC_TARGET_SUBJECT_OFF + REC_SUBJECT_MAX,
+	       "struct rec_recording");
+
+/* struct rec_span, pointers as 64-bit addresses. */
+_Static_assert(sizeof(void *) == sizeof(__u64), "a 64-bit target");
+SAME_FIELD(struct rec_span, struct rec_target_span, meta);
+SAME_FIELD(struct rec_span, struct rec_target_span, recording_key);
+SAME_FIELD(struct rec_span, struct rec_target_span, recording);
+SAME_FIELD(struct rec_span, struct rec_target_span, parent);
+SAME_FIELD(struct rec_span, struct rec_target_span, prev);
+SAME_FIELD(struct rec_span, struct rec_target_span, entered);
+_Static_assert(sizeof(struct rec_span) == sizeof(struct rec_target_span), "struct rec_span");
+
+int main(void)
+{
+	return 0;
+}
