@@ -157,6 +157,7 @@ $(ASAN)/user/%.o: user/%.c $(wildcard user/*.h) bpf/recorder_abi.h $(BUILD)/reco
 	$(SAN_CC) $(ASAN_CFLAGS) -c $< -o $@
 
 $(ASAN_LIB): $(ASAN_OBJS)
+	rm -f $@
 	$(AR) rcs $@ $^
 
 $(ASAN)/recorder-%: $(ASAN)/user/recorder-%.o $(ASAN_LIB)
@@ -177,6 +178,7 @@ $(FUZZ)/user/%.o: user/%.c $(wildcard user/*.h) bpf/recorder_abi.h $(BUILD)/reco
 	$(CLANG) $(FUZZ_CFLAGS) -c $< -o $@
 
 $(FUZZ_LIB): $(FUZZ_OBJS)
+	rm -f $@
 	$(AR) rcs $@ $^
 
 $(FUZZ)/fuzz_%: tests/fuzz/fuzz_%.c $(wildcard tests/fuzz/*.h) $(FUZZ_LIB)
