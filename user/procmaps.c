@@ -68,19 +68,28 @@ const struct rec_mapping *rec_maps__find(const struct rec_maps *maps, uint64_t a
 	return NULL;
 }
 
-int rec_maps__copy(struct rec_maps *dst, const struct rec_maps *src)
+int rec_maps__merge(struct rec_maps *dst, const struct rec_maps *src)
 {
-	dst->n = 0;
-	dst->v = src->n ? calloc(src->n, sizeof(*dst->v)) : NULL;
-	if (src->n && !dst->v)
+	struct rec_mapping *v;
+	size_t n = dst->n;
+
+	if (!src->n)
+		return 0;
+	v = realloc(dst->v, (dst->n + src->n) * sizeof(*v));
+	if (!v)
 		return -ENOMEM;
+	dst->v = v;
 	for (size_t i = 0; i < src->n; i++) {
-		dst->v[i] = src->v[i];
-		dst->v[i].path = src->v[i].path ? strdup(src->v[i].path) : NULL;
-		if (src->v[i].path && !dst->v[i].path) {
-			rec_maps__free(dst);
+		int known = 0;
+
+		for (size_t j = 0; j < n && !known; j++)
+			known = v[j].start == src->v[i].start;
+		if (known)
+			continue;
+		v[dst->n] = src->v[i];
+		v[dst->n].path = src->v[i].path ? strdup(src->v[i].path) : NULL;
+		if (src->v[i].path && !v[dst->n].path)
 			return -ENOMEM;
-		}
 		dst->n++;
 	}
 	return 0;

@@ -23,8 +23,11 @@ struct rec_maps {
 int rec_maps__read(struct rec_maps *maps, pid_t pid);
 /* The file mapping that contains addr, or NULL. */
 const struct rec_mapping *rec_maps__find(const struct rec_maps *maps, uint64_t addr);
-/* Makes dst a deep copy of src. Returns 0 or -ENOMEM (dst is then empty). */
-int rec_maps__copy(struct rec_maps *dst, const struct rec_maps *src);
+/*
+ * Appends to dst the mappings of src that start where none of dst's does; dst's
+ * own come first, so rec_maps__find() prefers them. Returns 0 or -ENOMEM.
+ */
+int rec_maps__merge(struct rec_maps *dst, const struct rec_maps *src);
 void rec_maps__free(struct rec_maps *maps);
 
 #endif /* REC_PROCMAPS_H */

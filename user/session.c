@@ -550,24 +550,39 @@ static const struct object_id *binary_of_hello(struct rec_session *s,
 	return NULL;
 }
 
-/*
- * The maps of a process that is gone (or has no mm left, a zombie), so that
- * its callsites and literals can still be read from the files: its parent's,
- * if it was traced (a forked child has the same layout), else its executable
- * placed where hello says it was loaded.
- */
-static int maps_of_gone(struct rec_session *s, const struct object_id *bin,
-			const struct rec_hello_rec *hello, struct rec_proc *p)
+/* Whether a process whose executable is loaded at start_code was forked by parent, not exec'd. */
+static int forked_from(const struct target *parent, const struct object_id *bin,
+		       uint64_t start_code)
 {
-	struct target *parent = hello ? session__target_of(s, (pid_t)hello->ppid) : NULL;
+	for (size_t i = 0; i < parent->proc.maps.n; i++) {
+		const struct rec_mapping *m = &parent->proc.maps.v[i];
 
-	rec_maps__free(&p->maps);
-	if (parent && parent->proc.maps.n) {
-		p->uid = parent->proc.uid;
-		return rec_maps__copy(&p->maps, &parent->proc.maps);
+		if (m->inode == bin->inode && m->exec && m->start == start_code)
+			return 1;
 	}
-	if (!hello)
-		return -ESRCH;
+	return 0;
+}
+
+/*
+ * Completes the maps of an adopted process, so that its callsites and literals
+ * can be read from the files once it is gone. A forked child has its parent's
+ * layout: the parent's mappings are added after its own, which may be a part
+ * only (read while the process was tearing its address space down) or none (a
+ * zombie, or gone). A process with no maps and no traced parent of the same
+ * layout gets its executable, placed where hello says it was loaded.
+ */
+static int complete_maps(struct rec_session *s, const struct object_id *bin,
+			 const struct rec_hello_rec *hello, struct rec_proc *p)
+{
+	struct target *parent = session__target_of(s, (pid_t)hello->ppid);
+
+	if (parent && forked_from(parent, bin, hello->start_code)) {
+		if (!p->maps.n)
+			p->uid = parent->proc.uid;
+		return rec_maps__merge(&p->maps, &parent->proc.maps);
+	}
+	if (p->maps.n)
+		return 0;
 	return rec_elf__image_maps(bin->path, bin->inode, hello->start_code, &p->maps);
 }
 
@@ -597,11 +612,13 @@ struct target *session__adopt(struct rec_session *s, pid_t pid, const struct rec
 	t->pidfd = t->listen_fd = t->lock_fd = -1;
 	t->adopted = 1;
 	err = rec_proc__init(&t->proc, pid);
-	if ((err == -ESRCH || (!err && !t->proc.maps.n)) && hello) {
-		/* Gone, or a zombie: no maps, no memory left to read. */
+	if (err == -ESRCH && hello)
+		err = 0;
+	/* Gone, or a zombie: no maps, no memory left to read. */
+	if (!err && !t->proc.maps.n)
 		t->proc.alive = 0;
-		err = maps_of_gone(s, bin, hello, &t->proc);
-	}
+	if (!err && hello)
+		err = complete_maps(s, bin, hello, &t->proc);
 	if (err) {
 		rec_proc__fini(&t->proc);
 		free(t);
