@@ -3,7 +3,8 @@
 # Golden tests of every output format: for each black box in tests/golden/dumps/,
 # `recorder-tail --file` in each format must print exactly the bytes of
 # tests/golden/expected/DUMP/FORMAT. TZ is UTC, so that glog's local times are
-# the same everywhere.
+# the same everywhere. The dumps themselves pin the dump writer: each is read
+# and written back byte for byte by tests/unit/test_dump_golden.c.
 #   tests/golden/check.sh            compare; prints "PASS golden: DUMP FORMAT" or FAIL and a diff
 #   tests/golden/check.sh --update   rewrite the expected files from today's output
 set -u
