@@ -17,16 +17,19 @@ LIBBPF_LIBS = $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf)
 
 WARN := -Wall -Wextra -Werror
 CFLAGS ?= -g -O2
-USER_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(BUILD) -Iinclude -Ibpf $(LIBBPF_CFLAGS)
+USER_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(BUILD) -Iinclude -Ibpf -Iuser \
+	$(LIBBPF_CFLAGS)
 # What the library needs at link time (every program that uses it).
 LIB_LIBS = $(LIBBPF_LIBS) -lelf -lz -pthread
 TARGET_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -pthread
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 -I$(BUILD) -Ibpf \
 	-I/usr/include/x86_64-linux-gnu -Wall -Werror
 
-# The loader library: every user/*.c except the two CLI mains.
+# The loader library: every user/*.c except the two CLI mains, and the output layer
+# (user/output/*.c). Its files include each other as "x.h" and "output/x.h" (-Iuser).
 CLI_SRCS := user/recorder-attach.c user/recorder-tail.c
-LIB_SRCS := $(filter-out $(CLI_SRCS),$(wildcard user/*.c))
+LIB_SRCS := $(filter-out $(CLI_SRCS),$(wildcard user/*.c user/output/*.c))
+USER_HDRS := $(wildcard user/*.h user/output/*.h)
 LIB_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(LIB_SRCS))
 LIB := $(BUILD)/librecorder.a
 
@@ -51,7 +54,7 @@ ASAN := $(BUILD)/asan
 SAN_CC ?= $(CLANG)
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 ASAN_CFLAGS = -g -O1 $(SAN_FLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(BUILD) -Iinclude -Ibpf \
-	$(LIBBPF_CFLAGS)
+	-Iuser $(LIBBPF_CFLAGS)
 ASAN_OBJS := $(patsubst user/%.c,$(ASAN)/user/%.o,$(LIB_SRCS))
 ASAN_LIB := $(ASAN)/librecorder.a
 ASAN_UNIT_BINS := $(patsubst tests/unit/%.c,$(ASAN)/tests/unit/%,$(UNIT_SRCS))
@@ -61,7 +64,7 @@ ASAN_BINS := $(ASAN)/recorder-attach $(ASAN)/recorder-tail $(ASAN_UNIT_BINS) \
 # libFuzzer harnesses (tests/fuzz): the library again, with coverage for the fuzzer.
 FUZZ := $(BUILD)/fuzz
 FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
-	$(WARN) -std=gnu11 -D_GNU_SOURCE -I$(BUILD) -Iinclude -Ibpf $(LIBBPF_CFLAGS)
+	$(WARN) -std=gnu11 -D_GNU_SOURCE -I$(BUILD) -Iinclude -Ibpf -Iuser $(LIBBPF_CFLAGS)
 FUZZ_OBJS := $(patsubst user/%.c,$(FUZZ)/user/%.o,$(LIB_SRCS))
 FUZZ_LIB := $(FUZZ)/librecorder.a
 FUZZ_TARGETS := event callsite dump control
@@ -106,7 +109,7 @@ demo: deps
 bench: all
 	@./tools/bench/run.sh
 
-$(BUILD) $(BUILD)/user $(BUILD)/tests/unit $(BUILD)/tests/targets:
+$(BUILD) $(BUILD)/user $(BUILD)/user/output $(BUILD)/tests/unit $(BUILD)/tests/targets:
 	@mkdir -p $@
 
 $(BUILD)/vmlinux.h: | $(BUILD)
@@ -121,7 +124,8 @@ $(BUILD)/recorder.bpf.o: $(BUILD)/recorder.tmp.bpf.o
 $(BUILD)/recorder.skel.h: $(BUILD)/recorder.bpf.o
 	$(BPFTOOL) gen skeleton $< name recorder_bpf > $@
 
-$(BUILD)/user/%.o: user/%.c $(wildcard user/*.h) bpf/recorder_abi.h $(BUILD)/recorder.skel.h | $(BUILD)/user
+$(BUILD)/user/%.o: user/%.c $(USER_HDRS) bpf/recorder_abi.h $(BUILD)/recorder.skel.h \
+		| $(BUILD)/user $(BUILD)/user/output
 	$(CC) $(USER_CFLAGS) -c $< -o $@
 
 # Rebuilt from scratch: a renamed or removed source must not linger in the archive.
@@ -149,11 +153,11 @@ $(BUILD)/tests/targets/%: tests/targets/%.c include/recorder.h $(SHLIB) $(LATELI
 	$(CC) $(TARGET_CFLAGS) $< -L$(BUILD)/tests/targets -Wl,--no-as-needed -lrecshared \
 		-Wl,--as-needed -Wl,-rpath,'$$ORIGIN' -ldl -o $@
 
-$(ASAN)/user $(ASAN)/tests/unit $(FUZZ)/user:
+$(ASAN)/user $(ASAN)/user/output $(ASAN)/tests/unit $(FUZZ)/user $(FUZZ)/user/output:
 	@mkdir -p $@
 
-$(ASAN)/user/%.o: user/%.c $(wildcard user/*.h) bpf/recorder_abi.h $(BUILD)/recorder.skel.h \
-		| $(ASAN)/user
+$(ASAN)/user/%.o: user/%.c $(USER_HDRS) bpf/recorder_abi.h $(BUILD)/recorder.skel.h \
+		| $(ASAN)/user $(ASAN)/user/output
 	$(SAN_CC) $(ASAN_CFLAGS) -c $< -o $@
 
 $(ASAN_LIB): $(ASAN_OBJS)
@@ -173,8 +177,8 @@ $(ASAN)/workload: | $(BUILD)/workload $(ASAN)/user
 $(ASAN)/tests/targets: | $(TARGET_BINS) $(ASAN)/tests/unit
 	ln -sfn ../../tests/targets $@
 
-$(FUZZ)/user/%.o: user/%.c $(wildcard user/*.h) bpf/recorder_abi.h $(BUILD)/recorder.skel.h \
-		| $(FUZZ)/user
+$(FUZZ)/user/%.o: user/%.c $(USER_HDRS) bpf/recorder_abi.h $(BUILD)/recorder.skel.h \
+		| $(FUZZ)/user $(FUZZ)/user/output
 	$(CLANG) $(FUZZ_CFLAGS) -c $< -o $@
 
 $(FUZZ_LIB): $(FUZZ_OBJS)

@@ -104,39 +104,3 @@ invalid:
 	memset(cs, 0, sizeof(*cs));
 	return -EINVAL;
 }
-
-/* "TRACE".."ERROR", or "?" for an unknown level. */
-const char *rec_level__name(enum rec_level level)
-{
-	switch (level) {
-	case REC_LEVEL_TRACE:
-		return "TRACE";
-	case REC_LEVEL_DEBUG:
-		return "DEBUG";
-	case REC_LEVEL_INFO:
-		return "INFO";
-	case REC_LEVEL_WARN:
-		return "WARN";
-	case REC_LEVEL_ERROR:
-		return "ERROR";
-	}
-	return "?";
-}
-
-/* glog's letter: 'T', 'D', 'I', 'W', 'E', or '?'. */
-char rec_level__letter(enum rec_level level)
-{
-	switch (level) {
-	case REC_LEVEL_TRACE:
-		return 'T';
-	case REC_LEVEL_DEBUG:
-		return 'D';
-	case REC_LEVEL_INFO:
-		return 'I';
-	case REC_LEVEL_WARN:
-		return 'W';
-	case REC_LEVEL_ERROR:
-		return 'E';
-	}
-	return '?';
-}

@@ -38,9 +38,4 @@ struct rec_callsite {
  */
 int rec_callsite__parse(struct rec_callsite *cs, const void *blob, size_t len);
 
-/* "TRACE".."ERROR", or "?" for an unknown level. */
-const char *rec_level__name(enum rec_level level);
-/* glog's letter: 'T', 'D', 'I', 'W', 'E', or '?'. */
-char rec_level__letter(enum rec_level level);
-
 #endif /* REC_CALLSITE_H */

@@ -25,7 +25,7 @@
 
 #include "dump.h"
 #include "json_read.h"
-#include "query.h"
+#include "output/names.h"
 
 _Static_assert(REC_DUMP_READ_MAX_STACKS >= REC_MAX_DEAD_STACKS_LIMIT,
 	       "a dump must hold every dead-thread stack kept");
@@ -367,6 +367,7 @@ static int read_ended(struct reader *r, const struct rec_json_value *v, struct r
 {
 	struct rec_json_value m[ENDED_N];
 	struct object o = { "ended", ended_keys, ENDED_N, m };
+	enum rec_end end;
 	uint64_t code;
 	char how[17];
 	int err;
@@ -374,22 +375,22 @@ static int read_ended(struct reader *r, const struct rec_json_value *v, struct r
 	err = scan_object(r, v, &o) ?: get_cstr(r, &o, ENDED_HOW, 16, how);
 	if (err)
 		return err;
-	if (!strcmp(how, "exit")) {
-		err = get_u64(r, &o, ENDED_CODE, 0, 255, &code);
-		p->end = REC_END_EXIT;
-		p->end_code = (int)code;
-	} else if (!strcmp(how, "signal")) {
-		err = get_u64(r, &o, ENDED_SIGNAL, 1, 127, &code) ?:
-		      get_bool(r, &o, ENDED_CORE_DUMPED, &p->end_core);
-		p->end = REC_END_SIGNAL;
-		p->end_code = (int)code;
-	} else if (!strcmp(how, "running")) {
-		p->end = REC_END_RUNNING;
-	} else if (!strcmp(how, "unknown")) {
-		p->end = REC_END_UNKNOWN;
-	} else {
+	if (rec_names__parse_end_how(how, &end))
 		return fail_at(r, "ended", "how",
 			       "expected \"exit\", \"signal\", \"running\" or \"unknown\"");
+	p->end = end;
+	switch (end) {
+	case REC_END_EXIT:
+		err = get_u64(r, &o, ENDED_CODE, 0, 255, &code);
+		p->end_code = (int)code;
+		break;
+	case REC_END_SIGNAL:
+		err = get_u64(r, &o, ENDED_SIGNAL, 1, 127, &code) ?:
+		      get_bool(r, &o, ENDED_CORE_DUMPED, &p->end_core);
+		p->end_code = (int)code;
+		break;
+	default:
+		break;
 	}
 	return err;
 }
@@ -404,7 +405,7 @@ static int read_counters(struct reader *r, const struct rec_json_value *v, struc
 	int err;
 
 	for (int c = 0; c < REC_C_MAX; c++)
-		names[c] = rec_counter__name(c);
+		names[c] = rec_names__counter(c);
 	err = scan_object(r, v, &o);
 	for (int c = 0; !err && c < REC_C_MAX; c++) {
 		uint64_t val = 0;
@@ -578,22 +579,6 @@ struct str_area {
 	uint32_t off;		/* next free byte */
 };
 
-static const char *const str_status_names[] = {
-	[REC_STR_OK] = "ok",	 [REC_STR_TRUNCATED] = "truncated", [REC_STR_FAULT] = "fault",
-	[REC_STR_NULL] = "null", [REC_STR_NOSPACE] = "nospace",
-};
-
-static int str_status_parse(const char *s, enum rec_str_status *st)
-{
-	for (size_t i = 0; i < sizeof(str_status_names) / sizeof(str_status_names[0]); i++) {
-		if (str_status_names[i] && !strcmp(s, str_status_names[i])) {
-			*st = (enum rec_str_status)i;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
 enum { VAL_TYPE, VAL_VALUE, VAL_STATUS, VAL_N };
 static const char *const value_keys[VAL_N] = {
 	[VAL_TYPE] = "type",
@@ -611,7 +596,7 @@ static int read_str_value(struct reader *r, const struct object *o, const struct
 	if (as_str(r, v, o->path, "value", s, sizeof(s), &info) ||
 	    get_cstr(r, o, VAL_STATUS, 16, status))
 		return -EINVAL;
-	if (str_status_parse(status, &st))
+	if (rec_names__parse_str_status(status, &st))
 		return fail_at(r, o->path, "status", "expected \"ok\", \"truncated\", \"fault\", "
 			       "\"null\" or \"nospace\"");
 	if (st != REC_STR_OK && st != REC_STR_TRUNCATED) {
@@ -680,6 +665,7 @@ static int read_value(struct reader *r, const struct rec_json_value *v, const ch
 	struct rec_json_value m[VAL_N];
 	struct object o = { path, value_keys, VAL_N, m };
 	const struct rec_json_value *val;
+	enum rec_field_type ft;
 	char t[9];
 	int64_t i;
 	int err;
@@ -688,28 +674,28 @@ static int read_value(struct reader *r, const struct rec_json_value *v, const ch
 	      get_member(r, &o, VAL_VALUE, &val);
 	if (err)
 		return err;
-	if (!strcmp(t, "str")) {
-		*type = REC_TYPE_STR;
+	if (rec_names__parse_field_type(t, &ft))
+		return fail_at(r, path, "type",
+			       "expected \"str\", \"i64\", \"u64\", \"f64\" or \"bool\"");
+	*type = ft;
+	switch (ft) {
+	case REC_TYPE_STR:
 		return read_str_value(r, &o, val, area, raw);
-	} else if (!strcmp(t, "i64")) {
-		*type = REC_TYPE_I64;
+	case REC_TYPE_I64:
 		err = as_i64(r, val, path, "value", &i);
 		*raw = (uint64_t)i;
 		return err;
-	} else if (!strcmp(t, "u64")) {
-		*type = REC_TYPE_U64;
+	case REC_TYPE_U64:
 		return as_u64(r, val, path, "value", 0, UINT64_MAX, raw);
-	} else if (!strcmp(t, "f64")) {
-		*type = REC_TYPE_F64;
+	case REC_TYPE_F64:
 		return read_f64_value(r, val, path, raw);
-	} else if (!strcmp(t, "bool")) {
-		*type = REC_TYPE_BOOL;
+	default:
+		/* REC_TYPE_BOOL: the table parses no other type. */
 		if (val->type != REC_JSON_TRUE && val->type != REC_JSON_FALSE)
 			return fail_at(r, path, "value", "expected true or false");
 		*raw = val->type == REC_JSON_TRUE;
 		return 0;
 	}
-	return fail_at(r, path, "type", "expected \"str\", \"i64\", \"u64\", \"f64\" or \"bool\"");
 }
 
 /* The event record being rebuilt, exactly as the ring buffer would deliver it. */
@@ -840,7 +826,7 @@ static int read_recording(struct reader *r, const struct rec_json_value *v, cons
 	uint64_t key, recorder, cap, seen, kept, dropped, stale, invalid = 0;
 	const struct rec_json_value *events;
 	char subject[REC_SUBJECT_MAX], state[17], why[17];
-	int untracked = 0;
+	int untracked = 0, retired;
 	char epath[REC_DUMP_PATH2];
 	struct recording_ctx rc = { .p = p };
 	int err;
@@ -863,7 +849,7 @@ static int read_recording(struct reader *r, const struct rec_json_value *v, cons
 		return fail_at(r, path, "key", "0x%" PRIx64 " is not a recording key", key);
 	if (rec_proc__find(p, key))
 		return fail_at(r, path, "key", "duplicate 0x%" PRIx64, key);
-	if (strcmp(state, "live") != 0 && strcmp(state, "retired") != 0)
+	if (rec_names__parse_retired(state, &retired))
 		return fail_at(r, path, "state", "expected \"live\" or \"retired\"");
 	/* Optional (newer dumps): the dropped events that failed validation, why untracked. */
 	if (m[RS_INVALID].type != REC_JSON_NONE &&
@@ -871,17 +857,16 @@ static int read_recording(struct reader *r, const struct rec_json_value *v, cons
 		return err;
 	if (m[RS_UNTRACKED].type != REC_JSON_NONE) {
 		if (get_cstr(r, &o, RS_UNTRACKED, 16, why) ||
-		    (strcmp(why, "over-quota") != 0 && strcmp(why, "table-full") != 0))
+		    rec_names__parse_untracked(why, &untracked))
 			return fail_at(r, path, "untracked",
 				       "expected \"over-quota\" or \"table-full\"");
-		untracked = !strcmp(why, "over-quota") ? REC_UT_OVER_QUOTA : REC_UT_TABLE_FULL;
 	}
 
 	rc.rs = rec_proc__get(p, key, recorder, cap);
 	if (!rc.rs)
 		return fail_nomem(r);
 	strcpy(rc.rs->subject, subject);
-	rc.rs->retired = !strcmp(state, "retired");
+	rc.rs->retired = retired;
 	rc.rs->untracked = untracked;
 	rc.rs->produced = seen;
 	rc.rs->received = kept;
@@ -1004,7 +989,7 @@ static int read_limits(struct reader *r, const struct rec_json_value *v, struct 
 	int err;
 
 	for (int l = 0; l < REC_L_MAX; l++)
-		names[l] = rec_limit__name(l);
+		names[l] = rec_names__limit(l);
 	err = scan_object(r, v, &o);
 	for (int l = 0; !err && l < REC_L_MAX; l++) {
 		struct rec_limit_use *u = &p->use[l];

@@ -17,32 +17,10 @@
 #include <unistd.h>
 
 #include "dump.h"
-#include "query.h"
+#include "output/names.h"
 #include "render.h"
 
 #define NSEC_PER_SEC 1000000000LL
-
-static const struct {
-	int sig;
-	const char *name;
-} signal_names[] = {
-	{ SIGHUP, "SIGHUP" },	{ SIGINT, "SIGINT" },	{ SIGQUIT, "SIGQUIT" },
-	{ SIGILL, "SIGILL" },	{ SIGTRAP, "SIGTRAP" }, { SIGABRT, "SIGABRT" },
-	{ SIGBUS, "SIGBUS" },	{ SIGFPE, "SIGFPE" },	{ SIGKILL, "SIGKILL" },
-	{ SIGUSR1, "SIGUSR1" }, { SIGSEGV, "SIGSEGV" }, { SIGUSR2, "SIGUSR2" },
-	{ SIGPIPE, "SIGPIPE" }, { SIGTERM, "SIGTERM" }, { SIGXCPU, "SIGXCPU" },
-	{ SIGSYS, "SIGSYS" },
-};
-
-/* "SIGKILL" etc. for the common signals, else "SIG<n>" written into buf. */
-static const char *signal_name(int sig, char *buf, size_t size)
-{
-	for (size_t i = 0; i < sizeof(signal_names) / sizeof(signal_names[0]); i++)
-		if (signal_names[i].sig == sig)
-			return signal_names[i].name;
-	snprintf(buf, size, "SIG%d", sig);
-	return buf;
-}
 
 /* ---- writing ---- */
 
@@ -60,6 +38,7 @@ static void write_key(FILE *out, uint64_t key)
 
 static void write_ended(FILE *out, const struct rec_proc *p)
 {
+	const char *name = rec_names__signal(p->end_code);
 	char buf[16];
 
 	switch (p->end) {
@@ -69,7 +48,7 @@ static void write_ended(FILE *out, const struct rec_proc *p)
 	case REC_END_SIGNAL:
 		fprintf(out, "{\"how\":\"signal\",\"signal\":%d,\"name\":\"%s\","
 			"\"core_dumped\":%s}",
-			p->end_code, signal_name(p->end_code, buf, sizeof(buf)),
+			p->end_code, name ? name : (snprintf(buf, sizeof(buf), "SIG%d", p->end_code), buf),
 			p->end_core ? "true" : "false");
 		break;
 	case REC_END_RUNNING:
@@ -101,30 +80,13 @@ static void write_time(FILE *out, int64_t time_ns)
 		tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (long)(ns / 1000));
 }
 
-static const char *str_status_name(enum rec_str_status st)
-{
-	switch (st) {
-	case REC_STR_OK:
-		return "ok";
-	case REC_STR_TRUNCATED:
-		return "truncated";
-	case REC_STR_FAULT:
-		return "fault";
-	case REC_STR_NULL:
-		return "null";
-	case REC_STR_NOSPACE:
-		return "nospace";
-	}
-	return "?";
-}
-
 static void write_value(FILE *out, const struct rec_value *v)
 {
 	switch (v->type) {
 	case REC_TYPE_STR:
 		fputs("{\"type\":\"str\",\"value\":", out);
 		rec_json__string(out, v->str.ptr, v->str.len);
-		fprintf(out, ",\"status\":\"%s\"}", str_status_name(v->str.status));
+		fprintf(out, ",\"status\":\"%s\"}", rec_names__str_status(v->str.status));
 		break;
 	case REC_TYPE_I64:
 		fprintf(out, "{\"type\":\"i64\",\"value\":%" PRId64 "}", v->i64);
@@ -286,7 +248,7 @@ static void write_recording(FILE *out, struct rec_proc *p, const struct rec_rsta
 		rs->cap, rs->retired ? "retired" : "live", rs->produced, rs->received,
 		rec_rstate__dropped(rs), rs->invalid, rs->stale);
 	if (rs->untracked)
-		fprintf(out, ",\"untracked\":\"%s\"", rec_untracked__name(rs->untracked));
+		fprintf(out, ",\"untracked\":\"%s\"", rec_names__untracked(rs->untracked));
 	fputs(",\"events\":[", out);
 	rec_spool__tail(rs->spool, 0, event_visit, &w);
 	fputs("]}", out);
@@ -318,7 +280,7 @@ static void write_limits(FILE *out, const struct rec_proc *p)
 	for (int l = 0; l < REC_L_MAX; l++)
 		fprintf(out, "%s\"%s\":{\"limit\":%" PRIu64 ",\"used\":%" PRIu64
 			",\"over\":%" PRIu64 ",\"events\":%" PRIu64 "}", l ? "," : "",
-			rec_limit__name(l), p->use[l].limit, p->use[l].used, p->use[l].over,
+			rec_names__limit(l), p->use[l].limit, p->use[l].used, p->use[l].over,
 			p->use[l].events);
 	fputs("},\n", out);
 }
@@ -381,7 +343,7 @@ int rec_dump__write(FILE *out, struct rec_proc *p, const struct rec_dump_counter
 	if (counters) {
 		fputs("\"counters\":{", out);
 		for (int c = 0; c < REC_C_MAX; c++)
-			fprintf(out, "%s\"%s\":%" PRIu64, c ? "," : "", rec_counter__name(c),
+			fprintf(out, "%s\"%s\":%" PRIu64, c ? "," : "", rec_names__counter(c),
 				counters->v[c]);
 		fputs("},\n", out);
 	}

@@ -122,19 +122,6 @@ void rec_proc__fini(struct rec_proc *p)
 	memset(p, 0, sizeof(*p));
 }
 
-const char *rec_untracked__name(int reason)
-{
-	return reason == REC_UT_OVER_QUOTA ? "over-quota" :
-	       reason == REC_UT_TABLE_FULL ? "table-full" : "";
-}
-
-const char *rec_rstate__state(const struct rec_rstate *rs)
-{
-	if (rs->retired)
-		return "retired";
-	return rs->untracked ? rec_untracked__name(rs->untracked) : "live";
-}
-
 void rec_rstate__update_counts(struct rec_rstate *rs, uint64_t produced, uint64_t dropped)
 {
 	if (produced > rs->produced)
@@ -692,20 +679,6 @@ void rec_proc__died(struct rec_proc *p)
 	p->ndeath = p->death_cap = p->death_next = 0;
 }
 
-static const char *const limit_names[REC_L_MAX] = {
-	[REC_L_RECORDINGS] = "recordings",
-	[REC_L_PROC_RECORDINGS] = "recordings_per_process",
-	[REC_L_RETIRED] = "retired_kept",
-	[REC_L_CALLSITES] = "callsites",
-	[REC_L_LITERALS] = "literals",
-	[REC_L_DEAD_STACKS] = "dead_stacks",
-};
-
-const char *rec_limit__name(enum rec_limit l)
-{
-	return (unsigned int)l < REC_L_MAX ? limit_names[l] : "unknown";
-}
-
 void rec_proc__limits(struct rec_proc *p)
 {
 	p->use[REC_L_RECORDINGS].limit = p->limits.max_recordings;
@@ -719,31 +692,4 @@ void rec_proc__limits(struct rec_proc *p)
 	p->use[REC_L_DEAD_STACKS].limit = p->limits.max_dead_stacks;
 	/* Once the process is gone, its stacks are the ones its threads died in. */
 	p->use[REC_L_DEAD_STACKS].used = p->alive ? p->ndeath : p->nstacks;
-}
-
-const char *rec_proc__describe_end(const struct rec_proc *p, char *buf, size_t len)
-{
-	const char *abbrev;
-
-	switch (p->end) {
-	case REC_END_RUNNING:
-		snprintf(buf, len, "running");
-		break;
-	case REC_END_EXIT:
-		snprintf(buf, len, "exited with status %d", p->end_code);
-		break;
-	case REC_END_SIGNAL:
-		abbrev = sigabbrev_np(p->end_code);
-		if (abbrev)
-			snprintf(buf, len, "killed by SIG%s%s", abbrev,
-				 p->end_core ? " (core dumped)" : "");
-		else
-			snprintf(buf, len, "killed by signal %d%s", p->end_code,
-				 p->end_core ? " (core dumped)" : "");
-		break;
-	default:
-		snprintf(buf, len, "ended (how was not seen)");
-		break;
-	}
-	return buf;
 }

@@ -181,11 +181,6 @@ int rec_proc__init(struct rec_proc *p, pid_t pid);
 int rec_proc__literal(struct rec_proc *p, uint64_t addr, struct rec_value *v);
 void rec_proc__fini(struct rec_proc *p);
 
-/* "over-quota" or "table-full" for why a recording is untracked (its untracked), or "". */
-const char *rec_untracked__name(int reason);
-/* "live", "retired", or why it is untracked: "over-quota", "table-full". */
-const char *rec_rstate__state(const struct rec_rstate *rs);
-
 /* Raises rs's produced and dropped counts to these, if they are higher. */
 void rec_rstate__update_counts(struct rec_rstate *rs, uint64_t produced, uint64_t dropped);
 
@@ -238,8 +233,6 @@ ssize_t rec_proc__forgotten(const struct rec_proc *p, struct rec_forgotten **v);
 
 /* Brings p->use up to date with what p holds now (the BPF side's rows are the session's). */
 void rec_proc__limits(struct rec_proc *p);
-/* "recordings", "callsites", ... as --stats and dumps name the limit. */
-const char *rec_limit__name(enum rec_limit l);
 
 /* Takes the stack a thread exited in. Returns 0, -EINVAL or -ENOMEM. */
 int rec_proc__ingest_stack(struct rec_proc *p, const struct rec_stack_rec *r);
@@ -247,8 +240,6 @@ int rec_proc__ingest_stack(struct rec_proc *p, const struct rec_stack_rec *r);
 void rec_proc__ingest_exit(struct rec_proc *p, const struct rec_exit_rec *r);
 /* The process is gone: its stacks become the ones its threads died in. */
 void rec_proc__died(struct rec_proc *p);
-/* "exited with status 7", "killed by SIGKILL (core dumped)", "running", ... */
-const char *rec_proc__describe_end(const struct rec_proc *p, char *buf, size_t len);
 
 /*
  * Learns the recording of the span at address span in the live target from its

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "output/names.h"
 #include "query.h"
 #include "render.h"
 
@@ -120,7 +121,7 @@ static int answer_tail(FILE *out, struct rec_proc *p, const struct rec_query *q)
 
 	if (!p->alive && !(q->flags & REC_Q_JSON))
 		fprintf(out, "==> pid %d %s <==\n", (int)p->pid,
-			rec_proc__describe_end(p, how, sizeof(how)));
+			rec_names__end(p->end, p->end_code, p->end_core, how, sizeof(how)));
 
 	for (struct rec_rstate *rs = p->first; rs; rs = rs->next) {
 		struct tail_walk w = { .out = out, .p = p, .rs = rs, .q = q };
@@ -146,7 +147,7 @@ static int answer_list(FILE *out, struct rec_proc *p, const struct rec_query *q)
 			"RECORDING", "RECORDER", "SUBJECT", "CAP", "SEEN", "KEPT", "DROPPED", "TAIL",
 			"STATE");
 	for (struct rec_rstate *rs = p->first; rs; rs = rs->next) {
-		const char *state = rec_rstate__state(rs);
+		const char *state = rec_names__recording_state(rs->retired, rs->untracked);
 
 		if (!rec_query__match(q, rs))
 			continue;
@@ -163,7 +164,7 @@ static int answer_list(FILE *out, struct rec_proc *p, const struct rec_query *q)
 				rs->invalid, rec_spool__count(rs->spool), state);
 			if (rs->untracked)
 				fprintf(out, ",\"untracked\":\"%s\"",
-					rec_untracked__name(rs->untracked));
+					rec_names__untracked(rs->untracked));
 			fputs("}\n", out);
 		} else {
 			fprintf(out, "%-8d %-20s %-20s ", (int)p->pid, kbuf, rbuf);
@@ -262,27 +263,6 @@ static int answer_stacks(FILE *out, struct rec_proc *p, const struct rec_query *
 	return 0;
 }
 
-static const char *const counter_names[REC_C_MAX] = {
-	[REC_C_RING_FULL] = "ring_full",
-	[REC_C_STR_FAULT] = "str_fault",
-	[REC_C_DEPTH_OVERFLOW] = "depth_overflow",
-	[REC_C_EXIT_UNMATCHED] = "exit_unmatched",
-	[REC_C_EXIT_OUT_OF_ORDER] = "exit_out_of_order",
-	[REC_C_RETIRED_EVENTS] = "retired_events",
-	[REC_C_UNKNOWN_RECORDING] = "unknown_recording",
-	[REC_C_NO_STORAGE] = "no_storage",
-	[REC_C_BAD_ARG] = "bad_arg",
-	[REC_C_UNTRACKED_EVENTS] = "untracked_events",
-	[REC_C_OVER_QUOTA] = "over_quota",
-	[REC_C_TABLE_FULL] = "table_full",
-};
-
-
-const char *rec_counter__name(enum rec_counter c)
-{
-	return (unsigned int)c < REC_C_MAX && counter_names[c] ? counter_names[c] : "unknown";
-}
-
 static void stats_limits(FILE *out, const struct rec_proc *p, int json)
 {
 	if (!json)
@@ -295,10 +275,10 @@ static void stats_limits(FILE *out, const struct rec_proc *p, int json)
 		if (json) {
 			fprintf(out, "%s\"%s\":{\"limit\":%" PRIu64 ",\"used\":%" PRIu64
 				",\"over\":%" PRIu64 ",\"events\":%" PRIu64 "}", l ? "," : "",
-				rec_limit__name(l), u->limit, u->used, u->over, u->events);
+				rec_names__limit(l), u->limit, u->used, u->over, u->events);
 			continue;
 		}
-		fprintf(out, "    %-24s ", rec_limit__name(l));
+		fprintf(out, "    %-24s ", rec_names__limit(l));
 		if (u->limit)
 			fprintf(out, "%10" PRIu64, u->limit);
 		else
@@ -343,7 +323,7 @@ static int answer_stats(FILE *out, struct rec_proc *p, const struct rec_query *q
 	char how[64];
 	int json = q->flags & REC_Q_JSON;
 
-	rec_proc__describe_end(p, how, sizeof(how));
+	rec_names__end(p->end, p->end_code, p->end_core, how, sizeof(how));
 	if (json)
 		fprintf(out, "{\"pid\":%d,\"state\":\"%s\",\"malformed\":%" PRIu64
 			",\"orphans\":%" PRIu64 ",\"bpf_recordings\":%" PRIu64,
@@ -373,10 +353,10 @@ static int answer_stats(FILE *out, struct rec_proc *p, const struct rec_query *q
 		fputs("BPF counters (all traced processes):\n", out);
 	for (int c = 0; c < REC_C_MAX; c++) {
 		if (json)
-			fprintf(out, "%s\"%s\":%" PRIu64, c ? "," : "", rec_counter__name(c),
+			fprintf(out, "%s\"%s\":%" PRIu64, c ? "," : "", rec_names__counter(c),
 				p->counters[c]);
 		else
-			fprintf(out, "    %-20s %" PRIu64 "\n", rec_counter__name(c), p->counters[c]);
+			fprintf(out, "    %-20s %" PRIu64 "\n", rec_names__counter(c), p->counters[c]);
 	}
 	if (json)
 		fputs("}}\n", out);

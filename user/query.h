@@ -38,9 +38,6 @@ int rec_query__match(const struct rec_query *q, const struct rec_rstate *rs);
  */
 int rec_query__answer(FILE *out, struct rec_proc *p, const struct rec_query *q);
 
-/* Names of enum rec_counter: "ring_full", ... */
-const char *rec_counter__name(enum rec_counter c);
-
 /*
  * The CLOCK_REALTIME time of an event recorded at mono_ns (CLOCK_MONOTONIC),
  * given the process's offset between the clocks: their sum, saturated to the

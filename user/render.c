@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "output/names.h"
 #include "render.h"
 
 #define NSEC_PER_SEC 1000000000LL
@@ -104,52 +105,13 @@ const char *rec_key__format(uint64_t key, char *buf)
 	return buf;
 }
 
-/* The marker that follows a string field that was not read whole, or "". */
-static const char *str_marker(enum rec_str_status status)
-{
-	switch (status) {
-	case REC_STR_OK:
-		return "";
-	case REC_STR_TRUNCATED:
-		return "\xe2\x80\xa6[truncated]";
-	case REC_STR_FAULT:
-		return "<unreadable>";
-	case REC_STR_NULL:
-		return "(null)";
-	case REC_STR_NOSPACE:
-		return "<no space>";
-	}
-	return "<?>";
-}
-
 /* Writes a string field's text and its marker, escaped for glog. */
 static void put_str_value(FILE *out, const struct rec_value *v)
 {
-	const char *marker = str_marker(v->str.status);
+	const char *marker = rec_names__str_mark(v->str.status);
 
 	put_text(out, v->str.ptr, v->str.len, false);
 	put_text(out, marker, strlen(marker), false);
-}
-
-/*
- * The name of a string's status in JSON ("field_status" here, "status" in
- * dumps), or NULL for a string read whole.
- */
-static const char *str_status_name(enum rec_str_status status)
-{
-	switch (status) {
-	case REC_STR_OK:
-		return NULL;
-	case REC_STR_TRUNCATED:
-		return "truncated";
-	case REC_STR_FAULT:
-		return "fault";
-	case REC_STR_NULL:
-		return "null";
-	case REC_STR_NOSPACE:
-		return "nospace";
-	}
-	return "unknown";
 }
 
 /* Writes a string field as JSON: the bytes read (the first of a truncated one), else null. */
@@ -296,7 +258,7 @@ void rec_render__glog(FILE *out, const struct rec_event_view *ev)
 	base = rec_path__base(file);
 
 	fprintf(out, "%c%02d%02d %02d:%02d:%02d.%06ld %" PRIu32 " ",
-		cs ? rec_level__letter(cs->level) : '?', tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+		cs ? rec_names__level_letter(cs->level) : '?', tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
 		tm.tm_min, tm.tm_sec, usec, ev->tid);
 	put_text(out, base, strlen(base), false);
 	fprintf(out, ":%" PRIu32 "] ", cs ? cs->line : 0);
@@ -384,15 +346,14 @@ static void json_field_status(FILE *out, const struct rec_event_view *ev)
 
 	for (i = 0; i < ev->nfields; i++) {
 		const struct rec_value *v = &ev->values[i];
-		const char *status;
 
-		if (v->type != REC_TYPE_STR || !(status = str_status_name(v->str.status)))
+		if (v->type != REC_TYPE_STR || v->str.status == REC_STR_OK)
 			continue;
 		fputs(first ? ",\"field_status\":{" : ",", out);
 		first = false;
 		json_cstr(out, field_name(ev, i, name_buf, sizeof(name_buf)));
 		fputc(':', out);
-		json_cstr(out, status);
+		json_cstr(out, rec_names__str_status(v->str.status));
 	}
 	if (!first)
 		fputc('}', out);
@@ -430,7 +391,7 @@ void rec_render__json(FILE *out, const struct rec_event_view *ev)
 	fprintf(out, ",\"time\":\"%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ\"", tm.tm_year + 1900,
 		tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, usec);
 	fputs(",\"level\":", out);
-	json_cstr(out, cs ? rec_level__name(cs->level) : "?");
+	json_cstr(out, cs ? rec_names__level(cs->level) : "?");
 	fputs(",\"target\":", out);
 	json_cstr(out, cs ? cs->target : "?");
 	fputs(",\"name\":", out);

@@ -27,6 +27,7 @@
 #include "dump.h"
 #include "reaper.h"
 #include "model.h"
+#include "output/names.h"
 #include "ring.h"
 #include "session.h"
 #include "session_int.h"
@@ -758,7 +759,8 @@ static void target_done(struct rec_session *s, struct target *t, struct rec_exit
 	untrace(s, tgid);
 	if (info) {
 		info->pid = t->proc.pid;
-		rec_proc__describe_end(&t->proc, info->how, sizeof(info->how));
+		rec_names__end(t->proc.end, t->proc.end_code, t->proc.end_core, info->how,
+			       sizeof(info->how));
 		info->dump_err = session__write_dump(s, t, info->dump_path,
 						     sizeof(info->dump_path));
 	}

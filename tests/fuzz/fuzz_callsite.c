@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "callsite.h"
+#include "output/names.h"
 #include "fuzz.h"
 
 /* s is a NUL-terminated string inside cs's blob_len bytes. */
@@ -44,8 +45,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	FUZZ_CHECK(cs.kind == 'E' || cs.kind == 'S', "kind %d", cs.kind);
-	FUZZ_CHECK(cs.level <= REC_LEVEL_ERROR && rec_level__name(cs.level)[0] != '?' &&
-		   rec_level__letter(cs.level) != '?', "level %d", (int)cs.level);
+	FUZZ_CHECK(cs.level <= REC_LEVEL_ERROR && rec_names__level(cs.level)[0] != '?' &&
+		   rec_names__level_letter(cs.level) != '?', "level %d", (int)cs.level);
 	FUZZ_CHECK(cs.nfields <= REC_MAX_FIELDS, "nfields %u", cs.nfields);
 	FUZZ_CHECK(cs.blob_len <= size && cs.blob_len <= REC_CALLSITE_MAX, "blob_len %zu of %zu",
 		   cs.blob_len, size);

@@ -14,6 +14,7 @@
 #include <recorder.h>
 
 #include "callsite.h"
+#include "output/names.h"
 
 /*
  * A blob built exactly as REC__META builds it, with every part given as a
@@ -256,19 +257,19 @@ static void test_failure_clears(void **state)
 static void test_level_names(void **state)
 {
 	(void)state;
-	assert_string_equal(rec_level__name(REC_LEVEL_TRACE), "TRACE");
-	assert_string_equal(rec_level__name(REC_LEVEL_DEBUG), "DEBUG");
-	assert_string_equal(rec_level__name(REC_LEVEL_INFO), "INFO");
-	assert_string_equal(rec_level__name(REC_LEVEL_WARN), "WARN");
-	assert_string_equal(rec_level__name(REC_LEVEL_ERROR), "ERROR");
-	assert_string_equal(rec_level__name((enum rec_level)5), "?");
-	assert_string_equal(rec_level__name((enum rec_level)-1), "?");
-	assert_int_equal(rec_level__letter(REC_LEVEL_TRACE), 'T');
-	assert_int_equal(rec_level__letter(REC_LEVEL_DEBUG), 'D');
-	assert_int_equal(rec_level__letter(REC_LEVEL_INFO), 'I');
-	assert_int_equal(rec_level__letter(REC_LEVEL_WARN), 'W');
-	assert_int_equal(rec_level__letter(REC_LEVEL_ERROR), 'E');
-	assert_int_equal(rec_level__letter((enum rec_level)9), '?');
+	assert_string_equal(rec_names__level(REC_LEVEL_TRACE), "TRACE");
+	assert_string_equal(rec_names__level(REC_LEVEL_DEBUG), "DEBUG");
+	assert_string_equal(rec_names__level(REC_LEVEL_INFO), "INFO");
+	assert_string_equal(rec_names__level(REC_LEVEL_WARN), "WARN");
+	assert_string_equal(rec_names__level(REC_LEVEL_ERROR), "ERROR");
+	assert_string_equal(rec_names__level((enum rec_level)5), "?");
+	assert_string_equal(rec_names__level((enum rec_level)-1), "?");
+	assert_int_equal(rec_names__level_letter(REC_LEVEL_TRACE), 'T');
+	assert_int_equal(rec_names__level_letter(REC_LEVEL_DEBUG), 'D');
+	assert_int_equal(rec_names__level_letter(REC_LEVEL_INFO), 'I');
+	assert_int_equal(rec_names__level_letter(REC_LEVEL_WARN), 'W');
+	assert_int_equal(rec_names__level_letter(REC_LEVEL_ERROR), 'E');
+	assert_int_equal(rec_names__level_letter((enum rec_level)9), '?');
 }
 
 int main(void)

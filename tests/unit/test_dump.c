@@ -26,6 +26,7 @@
 
 #include "dump.h"
 #include "model.h"
+#include "output/names.h"
 #include "query.h"
 
 #define KEY_A 0x8000000000000002ULL
@@ -561,9 +562,9 @@ static void test_ended_variants(void **state)
 static void test_counter_names(void **state)
 {
 	(void)state;
-	assert_string_equal(rec_counter__name(REC_C_RING_FULL), "ring_full");
-	assert_string_equal(rec_counter__name(REC_C_EXIT_OUT_OF_ORDER), "exit_out_of_order");
-	assert_string_equal(rec_counter__name(REC_C_BAD_ARG), "bad_arg");
+	assert_string_equal(rec_names__counter(REC_C_RING_FULL), "ring_full");
+	assert_string_equal(rec_names__counter(REC_C_EXIT_OUT_OF_ORDER), "exit_out_of_order");
+	assert_string_equal(rec_names__counter(REC_C_BAD_ARG), "bad_arg");
 }
 
 /* ---- reading hand-written dumps ---- */
