@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * Writing black-box dumps (dump.h, docs/dump-format.md): plain fprintf into a
- * temporary file, renamed when whole. dump_read.c reads them back.
+ * Writing black-box dumps (dump.h, docs/dump-format.md): the model as one JSON
+ * object (output/json.h), into a temporary file renamed when whole.
+ * dump_read.c reads them back.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,116 +18,84 @@
 #include <unistd.h>
 
 #include "dump.h"
+#include "output/json.h"
 #include "output/names.h"
-#include "render.h"
-
-#define NSEC_PER_SEC 1000000000LL
 
 /* ---- writing ---- */
 
-static void write_cstr(FILE *out, const char *s)
-{
-	rec_json__string(out, s ? s : "", s ? strlen(s) : 0);
-}
-
-static void write_key(FILE *out, uint64_t key)
-{
-	char buf[20];
-
-	fprintf(out, "\"%s\"", rec_key__format(key, buf));
-}
-
-static void write_ended(FILE *out, const struct rec_proc *p)
+static void write_ended(struct rec_json *w, const struct rec_proc *p)
 {
 	const char *name = rec_names__signal(p->end_code);
 	char buf[16];
 
+	rec_json__begin_object(w);
+	rec_json__member_cstr(w, "how", rec_names__end_how(p->end));
 	switch (p->end) {
 	case REC_END_EXIT:
-		fprintf(out, "{\"how\":\"exit\",\"code\":%d}", p->end_code);
+		rec_json__member_i64(w, "code", p->end_code);
 		break;
 	case REC_END_SIGNAL:
-		fprintf(out, "{\"how\":\"signal\",\"signal\":%d,\"name\":\"%s\","
-			"\"core_dumped\":%s}",
-			p->end_code, name ? name : (snprintf(buf, sizeof(buf), "SIG%d", p->end_code), buf),
-			p->end_core ? "true" : "false");
-		break;
-	case REC_END_RUNNING:
-		fputs("{\"how\":\"running\"}", out);
+		if (!name) {
+			snprintf(buf, sizeof(buf), "SIG%d", p->end_code);
+			name = buf;
+		}
+		rec_json__member_i64(w, "signal", p->end_code);
+		rec_json__member_cstr(w, "name", name);
+		rec_json__member_bool(w, "core_dumped", p->end_core);
 		break;
 	default:
-		fputs("{\"how\":\"unknown\"}", out);
 		break;
 	}
+	rec_json__end_object(w);
 }
 
-/* RFC 3339 UTC with microseconds, quoted. */
-static void write_time(FILE *out, int64_t time_ns)
+static void write_value(struct rec_json *w, const struct rec_value *v)
 {
-	int64_t s = time_ns / NSEC_PER_SEC, ns = time_ns % NSEC_PER_SEC;
-	time_t sec;
-	struct tm tm;
-
-	if (ns < 0) {
-		ns += NSEC_PER_SEC;
-		s--;
-	}
-	sec = (time_t)s;
-	if (!gmtime_r(&sec, &tm)) {
-		fputs("\"\"", out);
+	/* rec_event__decode never yields another type. */
+	if (v->type < REC_TYPE_STR || v->type > REC_TYPE_BOOL)
 		return;
-	}
-	fprintf(out, "\"%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ\"", tm.tm_year + 1900, tm.tm_mon + 1,
-		tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (long)(ns / 1000));
-}
-
-static void write_value(FILE *out, const struct rec_value *v)
-{
+	rec_json__begin_object(w);
+	rec_json__member_cstr(w, "type", rec_names__field_type(v->type));
+	rec_json__key(w, "value");
 	switch (v->type) {
 	case REC_TYPE_STR:
-		fputs("{\"type\":\"str\",\"value\":", out);
-		rec_json__string(out, v->str.ptr, v->str.len);
-		fprintf(out, ",\"status\":\"%s\"}", rec_names__str_status(v->str.status));
+		rec_json__string(w, v->str.ptr, v->str.len);
+		rec_json__member_cstr(w, "status", rec_names__str_status(v->str.status));
 		break;
 	case REC_TYPE_I64:
-		fprintf(out, "{\"type\":\"i64\",\"value\":%" PRId64 "}", v->i64);
+		rec_json__i64(w, v->i64);
 		break;
 	case REC_TYPE_U64:
-		fprintf(out, "{\"type\":\"u64\",\"value\":%" PRIu64 "}", v->u64);
+		rec_json__u64(w, v->u64);
 		break;
 	case REC_TYPE_F64:
-		fputs("{\"type\":\"f64\",\"value\":", out);
-		rec_json__f64(out, v->f64);
-		fputc('}', out);
-		break;
-	case REC_TYPE_BOOL:
-		fprintf(out, "{\"type\":\"bool\",\"value\":%s}", v->b ? "true" : "false");
+		rec_json__f64(w, v->f64);
 		break;
 	default:
-		/* rec_event__decode never yields another type. */
+		rec_json__bool(w, v->b);
 		break;
 	}
+	rec_json__end_object(w);
 }
 
-static void write_callsite(FILE *out, uint64_t addr, const struct rec_callsite *cs)
+static void write_callsite(struct rec_json *w, uint64_t addr, const struct rec_callsite *cs)
 {
-	fputs("{\"addr\":", out);
-	write_key(out, addr);
-	fprintf(out, ",\"kind\":\"%c\",\"level\":%u,\"name\":", cs->kind, (unsigned int)cs->level);
-	write_cstr(out, cs->name);
-	fputs(",\"target\":", out);
-	write_cstr(out, cs->target);
-	fputs(",\"file\":", out);
-	write_cstr(out, cs->file);
-	fprintf(out, ",\"line\":%u,\"message\":", cs->line);
-	write_cstr(out, cs->message);
-	fputs(",\"fields\":[", out);
-	for (uint32_t i = 0; i < cs->nfields && i < REC_MAX_FIELDS; i++) {
-		if (i)
-			fputc(',', out);
-		write_cstr(out, cs->field_names[i]);
-	}
-	fputs("]}", out);
+	rec_json__begin_object(w);
+	rec_json__member_hex(w, "addr", addr);
+	rec_json__key(w, "kind");
+	rec_json__string(w, &cs->kind, 1);
+	rec_json__member_u64(w, "level", (unsigned int)cs->level);
+	rec_json__member_cstr(w, "name", cs->name);
+	rec_json__member_cstr(w, "target", cs->target);
+	rec_json__member_cstr(w, "file", cs->file);
+	rec_json__member_u64(w, "line", cs->line);
+	rec_json__member_cstr(w, "message", cs->message);
+	rec_json__key(w, "fields");
+	rec_json__begin_array(w);
+	for (uint32_t i = 0; i < cs->nfields && i < REC_MAX_FIELDS; i++)
+		rec_json__cstr(w, cs->field_names[i]);
+	rec_json__end_array(w);
+	rec_json__end_object(w);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -137,24 +106,22 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 struct event_walk {
-	FILE *out;
+	struct rec_json *w;
 	struct rec_proc *p;
-	int first;
 	/* Callsites referred to that the cache has no room for (address -> itself). */
 	struct rec_u64map uncached;
 	int err;
 };
 
 /*
- * Every readable callsite in p's cache, and those in w->uncached (read again
- * now), by address. Returns 0 or -ENOMEM.
+ * Every readable callsite in p's cache, and those in ew->uncached (read again
+ * now), by address, one a line. Returns 0 or -ENOMEM.
  */
-static int write_callsites(FILE *out, struct rec_proc *p, const struct event_walk *w)
+static int write_callsites(struct rec_json *w, struct rec_proc *p, const struct event_walk *ew)
 {
-	const struct rec_u64map *maps[] = { &p->callsites, &w->uncached };
-	size_t total = p->callsites.live + w->uncached.live, n = 0;
+	const struct rec_u64map *maps[] = { &p->callsites, &ew->uncached };
+	size_t total = p->callsites.live + ew->uncached.live, n = 0;
 	uint64_t *addrs = NULL;
-	int first = 1;
 
 	if (total) {
 		addrs = malloc(total * sizeof(*addrs));
@@ -170,185 +137,211 @@ static int write_callsites(FILE *out, struct rec_proc *p, const struct event_wal
 		}
 	if (n)
 		qsort(addrs, n, sizeof(*addrs), cmp_u64);
-	fputs("\"callsites\":[", out);
+	rec_json__key(w, "callsites");
+	rec_json__begin_array(w);
 	for (size_t i = 0; i < n; i++) {
 		/* A cached address that could not be read comes back NULL: skip it. */
 		const struct rec_callsite *cs = rec_proc__callsite(p, addrs[i]);
 
 		if (!cs)
 			continue;
-		fputs(first ? "\n" : ",\n", out);
-		write_callsite(out, addrs[i], cs);
-		first = 0;
+		rec_json__newline(w);
+		write_callsite(w, addrs[i], cs);
 	}
-	fputs("],\n", out);
+	rec_json__end_array(w);
 	free(addrs);
 	return 0;
 }
 
 /*
  * Reads the callsite at addr into the cache (it usually is already); one that
- * does not fit is remembered in w->uncached, to be written all the same.
+ * does not fit is remembered in ew->uncached, to be written all the same.
  */
-static void resolve_callsite(struct event_walk *w, uint64_t addr)
+static void resolve_callsite(struct event_walk *ew, uint64_t addr)
 {
-	if (!rec_proc__callsite(w->p, addr) || rec_proc__cached_callsite(w->p, addr) ||
-	    rec_u64map__get(&w->uncached, addr))
+	if (!rec_proc__callsite(ew->p, addr) || rec_proc__cached_callsite(ew->p, addr) ||
+	    rec_u64map__get(&ew->uncached, addr))
 		return;
-	if (rec_u64map__put(&w->uncached, addr, w))
-		w->err = -ENOMEM;
+	if (rec_u64map__put(&ew->uncached, addr, ew))
+		ew->err = -ENOMEM;
 }
 
 static int resolve_visit(uint64_t seq, const void *data, size_t len, void *ctx)
 {
-	struct event_walk *w = ctx;
+	struct event_walk *ew = ctx;
 	struct rec_decoded d;
 
 	(void)seq;
 	if (rec_event__decode(data, len, &d) == 0)
-		resolve_callsite(w, d.meta);
+		resolve_callsite(ew, d.meta);
 	return 0;
 }
 
+/* One event a line. */
 static int event_visit(uint64_t seq, const void *data, size_t len, void *ctx)
 {
-	struct event_walk *w = ctx;
+	struct rec_json *w = ctx;
 	struct rec_decoded d;
 
 	(void)seq;
 	if (rec_event__decode(data, len, &d) != 0)
 		return 0;
-	fputs(w->first ? "\n" : ",\n", w->out);
-	w->first = 0;
-	fprintf(w->out, "{\"seq\":%" PRIu64 ",\"tid\":%u,\"time_ns\":%" PRIu64 ",\"callsite\":",
-		d.seq, d.tid, d.time_ns);
-	write_key(w->out, d.meta);
-	fputs(",\"values\":[", w->out);
-	for (uint32_t i = 0; i < d.nfields; i++) {
-		if (i)
-			fputc(',', w->out);
-		write_value(w->out, &d.values[i]);
-	}
-	fputs("]}", w->out);
+	rec_json__newline(w);
+	rec_json__begin_object(w);
+	rec_json__member_u64(w, "seq", d.seq);
+	rec_json__member_u64(w, "tid", d.tid);
+	rec_json__member_u64(w, "time_ns", d.time_ns);
+	rec_json__member_hex(w, "callsite", d.meta);
+	rec_json__key(w, "values");
+	rec_json__begin_array(w);
+	for (uint32_t i = 0; i < d.nfields; i++)
+		write_value(w, &d.values[i]);
+	rec_json__end_array(w);
+	rec_json__end_object(w);
 	return 0;
 }
 
-static void write_recording(FILE *out, struct rec_proc *p, const struct rec_rstate *rs)
+static void write_recording(struct rec_json *w, const struct rec_rstate *rs)
 {
-	struct event_walk w = { .out = out, .p = p, .first = 1 };
-
-	fputs("{\"key\":", out);
-	write_key(out, rs->key);
-	fputs(",\"recorder\":", out);
-	write_key(out, rs->recorder);
-	fputs(",\"subject\":", out);
-	rec_json__string(out, rs->subject, strnlen(rs->subject, sizeof(rs->subject)));
-	fprintf(out, ",\"cap\":%" PRIu64 ",\"state\":\"%s\",\"seen\":%" PRIu64 ",\"kept\":%" PRIu64
-		",\"dropped\":%" PRIu64 ",\"invalid\":%" PRIu64 ",\"stale\":%" PRIu64,
-		rs->cap, rs->retired ? "retired" : "live", rs->produced, rs->received,
-		rec_rstate__dropped(rs), rs->invalid, rs->stale);
+	rec_json__begin_object(w);
+	rec_json__member_hex(w, "key", rs->key);
+	rec_json__member_hex(w, "recorder", rs->recorder);
+	rec_json__key(w, "subject");
+	rec_json__string(w, rs->subject, strnlen(rs->subject, sizeof(rs->subject)));
+	rec_json__member_u64(w, "cap", rs->cap);
+	rec_json__member_cstr(w, "state", rec_names__retired(rs->retired));
+	rec_json__member_u64(w, "seen", rs->produced);
+	rec_json__member_u64(w, "kept", rs->received);
+	rec_json__member_u64(w, "dropped", rec_rstate__dropped(rs));
+	rec_json__member_u64(w, "invalid", rs->invalid);
+	rec_json__member_u64(w, "stale", rs->stale);
 	if (rs->untracked)
-		fprintf(out, ",\"untracked\":\"%s\"", rec_names__untracked(rs->untracked));
-	fputs(",\"events\":[", out);
-	rec_spool__tail(rs->spool, 0, event_visit, &w);
-	fputs("]}", out);
+		rec_json__member_cstr(w, "untracked", rec_names__untracked(rs->untracked));
+	rec_json__key(w, "events");
+	rec_json__begin_array(w);
+	rec_spool__tail(rs->spool, 0, event_visit, w);
+	rec_json__end_array(w);
+	rec_json__end_object(w);
 }
 
-static void write_stack(FILE *out, const struct rec_thread_stack *ts)
+static void write_stack(struct rec_json *w, const struct rec_thread_stack *ts)
 {
 	uint32_t depth = ts->depth < REC_MAX_DEPTH ? ts->depth : REC_MAX_DEPTH;
 
-	fprintf(out, "{\"tid\":%u,\"overflow\":%u,\"frames\":[", ts->tid, ts->overflow);
+	rec_json__begin_object(w);
+	rec_json__member_u64(w, "tid", ts->tid);
+	rec_json__member_u64(w, "overflow", ts->overflow);
+	rec_json__key(w, "frames");
+	rec_json__begin_array(w);
 	for (uint32_t i = 0; i < depth; i++) {
 		const struct rec_frame *f = &ts->frames[i];
 
-		fputs(i ? ",{\"span\":" : "{\"span\":", out);
-		write_key(out, f->span);
-		fputs(",\"callsite\":", out);
-		write_key(out, f->meta);
-		fputs(",\"recording\":", out);
-		write_key(out, f->recording);
-		fputc('}', out);
+		rec_json__begin_object(w);
+		rec_json__member_hex(w, "span", f->span);
+		rec_json__member_hex(w, "callsite", f->meta);
+		rec_json__member_hex(w, "recording", f->recording);
+		rec_json__end_object(w);
 	}
-	fputs("]}", out);
+	rec_json__end_array(w);
+	rec_json__end_object(w);
 }
 
 /* Each limit of p, its use and what did not fit ("limits"). */
-static void write_limits(FILE *out, const struct rec_proc *p)
+static void write_limits(struct rec_json *w, const struct rec_proc *p)
 {
-	fputs("\"limits\":{", out);
-	for (int l = 0; l < REC_L_MAX; l++)
-		fprintf(out, "%s\"%s\":{\"limit\":%" PRIu64 ",\"used\":%" PRIu64
-			",\"over\":%" PRIu64 ",\"events\":%" PRIu64 "}", l ? "," : "",
-			rec_names__limit(l), p->use[l].limit, p->use[l].used, p->use[l].over,
-			p->use[l].events);
-	fputs("},\n", out);
+	rec_json__key(w, "limits");
+	rec_json__begin_object(w);
+	for (int l = 0; l < REC_L_MAX; l++) {
+		rec_json__key(w, rec_names__limit(l));
+		rec_json__begin_object(w);
+		rec_json__member_u64(w, "limit", p->use[l].limit);
+		rec_json__member_u64(w, "used", p->use[l].used);
+		rec_json__member_u64(w, "over", p->use[l].over);
+		rec_json__member_u64(w, "events", p->use[l].events);
+		rec_json__end_object(w);
+	}
+	rec_json__end_object(w);
 }
 
 /* The tally of recordings forgotten to make room, per recorder ("forgotten"). */
-static int write_forgotten(FILE *out, const struct rec_proc *p)
+static int write_forgotten(struct rec_json *w, const struct rec_proc *p)
 {
 	struct rec_forgotten *v;
 	ssize_t n = rec_proc__forgotten(p, &v);
 
 	if (n < 0)
 		return (int)n;
-	fputs("\"forgotten\":[", out);
+	rec_json__key(w, "forgotten");
+	rec_json__begin_array(w);
 	for (ssize_t i = 0; i < n; i++) {
-		fputs(i ? ",{\"recorder\":" : "{\"recorder\":", out);
-		write_key(out, v[i].recorder);
-		fprintf(out, ",\"recordings\":%" PRIu64 ",\"seen\":%" PRIu64 ",\"kept\":%" PRIu64
-			",\"dropped\":%" PRIu64 "}", v[i].recordings, v[i].seen, v[i].kept,
-			v[i].dropped);
+		rec_json__begin_object(w);
+		rec_json__member_hex(w, "recorder", v[i].recorder);
+		rec_json__member_u64(w, "recordings", v[i].recordings);
+		rec_json__member_u64(w, "seen", v[i].seen);
+		rec_json__member_u64(w, "kept", v[i].kept);
+		rec_json__member_u64(w, "dropped", v[i].dropped);
+		rec_json__end_object(w);
 	}
-	fputs("],\n", out);
+	rec_json__end_array(w);
 	free(v);
 	return 0;
 }
 
 /*
- * Writes p as a dump to out. counters may be NULL. now_ns is the CLOCK_REALTIME
- * time of the dump. The callsites of held events and stack frames are read into
- * p's cache first (from the process if it is alive), so that the dump has every
- * callsite that can still be read. Returns 0, -ENOMEM, or -EIO if a write failed.
+ * Writes p as a dump to out: one object, a few members a line, each callsite,
+ * recording, event and stack on a line of its own. counters may be NULL.
+ * now_ns is the CLOCK_REALTIME time of the dump. The callsites of held events
+ * and stack frames are read into p's cache first (from the process if it is
+ * alive), so that the dump has every callsite that can still be read. Returns
+ * 0, -ENOMEM, or -EIO if a write failed.
  */
 int rec_dump__write(FILE *out, struct rec_proc *p, const struct rec_dump_counters *counters,
 		    int64_t now_ns)
 {
-	struct event_walk w = { .out = out, .p = p };
+	struct event_walk ew = { .p = p };
 	size_t nrec = 0, nuntracked = 0, skip_untracked, written = 0, nstacks;
 	struct rec_rstate *rs;
+	struct rec_json w;
 	int err;
 
 	for (rs = p->first; rs; rs = rs->next)
-		rec_spool__tail(rs->spool, 0, resolve_visit, &w);
+		rec_spool__tail(rs->spool, 0, resolve_visit, &ew);
 	for (size_t t = 0; t < p->nstacks; t++) {
 		const struct rec_thread_stack *ts = &p->stacks[t];
 
 		for (uint32_t i = 0; i < ts->depth && i < REC_MAX_DEPTH; i++)
-			resolve_callsite(&w, ts->frames[i].meta);
+			resolve_callsite(&ew, ts->frames[i].meta);
 	}
-	if (w.err) {
-		rec_u64map__free(&w.uncached);
-		return w.err;
+	if (ew.err) {
+		rec_u64map__free(&ew.uncached);
+		return ew.err;
 	}
 
-	fprintf(out, "{\"format\":\"recorder-dump\",\"version\":%d,\"pid\":%d,\"ns_pid\":%d,\n",
-		REC_DUMP_VERSION, (int)p->pid, (int)p->ns_pid);
-	fputs("\"ended\":", out);
-	write_ended(out, p);
-	fputs(",\n\"dumped_at\":", out);
-	write_time(out, now_ns);
-	fprintf(out, ",\"clock_offset_ns\":%" PRId64 ",\n", p->clock_offset_ns);
+	rec_json__init(&w, out);
+	rec_json__begin_object(&w);
+	rec_json__member_cstr(&w, "format", "recorder-dump");
+	rec_json__member_i64(&w, "version", REC_DUMP_VERSION);
+	rec_json__member_i64(&w, "pid", p->pid);
+	rec_json__member_i64(&w, "ns_pid", p->ns_pid);
+	rec_json__newline(&w);
+	rec_json__key(&w, "ended");
+	write_ended(&w, p);
+	rec_json__newline(&w);
+	rec_json__key(&w, "dumped_at");
+	rec_json__time(&w, now_ns);
+	rec_json__member_i64(&w, "clock_offset_ns", p->clock_offset_ns);
+	rec_json__newline(&w);
 	if (counters) {
-		fputs("\"counters\":{", out);
+		rec_json__key(&w, "counters");
+		rec_json__begin_object(&w);
 		for (int c = 0; c < REC_C_MAX; c++)
-			fprintf(out, "%s\"%s\":%" PRIu64, c ? "," : "", rec_names__counter(c),
-				counters->v[c]);
-		fputs("},\n", out);
+			rec_json__member_u64(&w, rec_names__counter(c), counters->v[c]);
+		rec_json__end_object(&w);
+		rec_json__newline(&w);
 	}
-	fprintf(out, "\"malformed\":%" PRIu64 ",\"orphans\":%" PRIu64 ",\n", p->malformed,
-		p->orphans);
+	rec_json__member_u64(&w, "malformed", p->malformed);
+	rec_json__member_u64(&w, "orphans", p->orphans);
+	rec_json__newline(&w);
 	/* What a reader accepts: the untracked recordings (no events) go first. */
 	for (rs = p->first; rs; rs = rs->next) {
 		nrec++;
@@ -358,38 +351,48 @@ int rec_dump__write(FILE *out, struct rec_proc *p, const struct rec_dump_counter
 	if (skip_untracked > nuntracked)
 		skip_untracked = nuntracked;
 	nstacks = p->nstacks < REC_DUMP_MAX_STACKS ? p->nstacks : REC_DUMP_MAX_STACKS;
-	write_limits(out, p);
-	fprintf(out, "\"recordings_omitted\":%zu,\"stacks_omitted\":%zu,\n",
-		nrec > REC_DUMP_MAX_RECORDINGS ? nrec - REC_DUMP_MAX_RECORDINGS : 0,
-		p->nstacks - nstacks);
-	err = write_forgotten(out, p);
+	write_limits(&w, p);
+	rec_json__newline(&w);
+	rec_json__member_u64(&w, "recordings_omitted",
+			     nrec > REC_DUMP_MAX_RECORDINGS ? nrec - REC_DUMP_MAX_RECORDINGS : 0);
+	rec_json__member_u64(&w, "stacks_omitted", p->nstacks - nstacks);
+	rec_json__newline(&w);
+	err = write_forgotten(&w, p);
 	if (err) {
-		rec_u64map__free(&w.uncached);
+		rec_u64map__free(&ew.uncached);
 		return err;
 	}
+	rec_json__newline(&w);
 
-	err = write_callsites(out, p, &w);
-	rec_u64map__free(&w.uncached);
+	err = write_callsites(&w, p, &ew);
+	rec_u64map__free(&ew.uncached);
 	if (err)
 		return err;
+	rec_json__newline(&w);
 
-	fputs("\"recordings\":[", out);
+	rec_json__key(&w, "recordings");
+	rec_json__begin_array(&w);
 	for (rs = p->first; rs && written < REC_DUMP_MAX_RECORDINGS; rs = rs->next) {
 		if (rs->untracked && skip_untracked) {
 			skip_untracked--;
 			continue;
 		}
-		fputs(written ? ",\n" : "\n", out);
-		write_recording(out, p, rs);
+		rec_json__newline(&w);
+		write_recording(&w, rs);
 		written++;
 	}
-	fputs("],\n\"stacks\":[", out);
+	rec_json__end_array(&w);
+	rec_json__newline(&w);
+	rec_json__key(&w, "stacks");
+	rec_json__begin_array(&w);
 	/* The last ones: for a process that is gone, the threads that died last. */
 	for (size_t t = p->nstacks - nstacks; t < p->nstacks; t++) {
-		fputs(t > p->nstacks - nstacks ? ",\n" : "\n", out);
-		write_stack(out, &p->stacks[t]);
+		rec_json__newline(&w);
+		write_stack(&w, &p->stacks[t]);
 	}
-	fputs("]}\n", out);
+	rec_json__end_array(&w);
+	rec_json__end_object(&w);
+	rec_json__newline(&w);
 
 	if (fflush(out) != 0 || ferror(out))
 		return -EIO;

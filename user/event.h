@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Decoding of the event records the BPF side writes (bpf/recorder_abi.h), and the
- * view of an event that rendering needs.
+ * Decoding of the event records the BPF side writes (bpf/recorder_abi.h). What
+ * output shows of an event is struct rec_event_view (output/output.h).
  */
 #ifndef REC_EVENT_H
 #define REC_EVENT_H
@@ -71,21 +71,5 @@ typedef int (*rec_literal_fn)(void *ctx, uint64_t addr, struct rec_value *v);
  */
 ssize_t rec_event__normalize(const void *rec, size_t len, rec_literal_fn lit, void *ctx,
 			     void *out);
-
-/* Everything needed to print one event. */
-struct rec_event_view {
-	uint32_t pid;
-	uint32_t ns_pid;	/* pid in the target's namespace, 0 = same */
-	uint32_t tid;
-	uint64_t recording;
-	uint64_t recorder;
-	const char *subject;
-	uint64_t seq;
-	int64_t time_ns;	/* CLOCK_REALTIME, nanoseconds since the epoch */
-	const struct rec_callsite *cs;	/* NULL if the callsite could not be read */
-	uint64_t meta;		/* callsite address, shown when cs is NULL */
-	uint32_t nfields;
-	const struct rec_value *values;
-};
 
 #endif /* REC_EVENT_H */

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "model.h"
+#include "output/output.h"
 
 enum rec_query_flags {
 	REC_Q_JSON = 1 << 0,
@@ -32,11 +33,15 @@ struct rec_query {
 int rec_query__match(const struct rec_query *q, const struct rec_rstate *rs);
 
 /*
- * Writes the answer to q for process p: the recordings list (REC_Q_LIST), the
- * span stacks (REC_Q_STACKS) or the tails, as text or JSON lines. Returns 0 or
- * a negative errno.
+ * Writes the answer to q for process p: the loss and error counters
+ * (REC_Q_STATS), the recordings list (REC_Q_LIST), the span stacks
+ * (REC_Q_STACKS) or the tails, as text or JSON lines (REC_Q_JSON). Returns 0
+ * or a negative errno.
  */
 int rec_query__answer(FILE *out, struct rec_proc *p, const struct rec_query *q);
+/* The same, from a recorder-attach: its stats also show its clients. */
+int rec_query__answer_live(FILE *out, struct rec_proc *p, const struct rec_query *q,
+			   const struct rec_output_clients *clients);
 
 /*
  * The CLOCK_REALTIME time of an event recorded at mono_ns (CLOCK_MONOTONIC),
@@ -45,8 +50,13 @@ int rec_query__answer(FILE *out, struct rec_proc *p, const struct rec_query *q);
  */
 int64_t rec_query__realtime(uint64_t mono_ns, int64_t offset_ns);
 
-/* Writes one event (as decoded by rec_proc__ingest_event) the way tails show it. */
+/*
+ * For a follower, after the answer: one more event (as decoded by
+ * rec_proc__ingest_event) the way tails show it, or the word that n events
+ * were not sent to it.
+ */
 void rec_query__event(FILE *out, struct rec_proc *p, const struct rec_rstate *rs,
 		      const struct rec_decoded *d, const struct rec_query *q);
+void rec_query__not_sent(FILE *out, struct rec_proc *p, uint64_t n, const struct rec_query *q);
 
 #endif /* REC_QUERY_H */

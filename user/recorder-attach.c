@@ -16,7 +16,7 @@
 #include "cli.h"
 #include "control.h"
 #include "dump.h"
-#include "render.h"
+#include "output/text.h"
 #include "session.h"
 
 #define MAX_PIDS 64

@@ -119,12 +119,7 @@ static void client_close(struct rec_session *s, struct client *c)
 /* One line that tells a follower how many events it was not sent. */
 static void tell_missed(struct client *c)
 {
-	if (c->q.flags & REC_Q_JSON)
-		fprintf(c->out, "{\"pid\":%d,\"not_sent\":%" PRIu64 ",\"reason\":\"reader too slow\"}\n",
-			(int)c->t->proc.pid, c->missed);
-	else
-		fprintf(c->out, "-- %" PRIu64 " event%s not sent: reader too slow --\n", c->missed,
-			c->missed == 1 ? "" : "s");
+	rec_query__not_sent(c->out, &c->t->proc, c->missed, &c->q);
 	c->missed = 0;
 	fflush(c->out);
 }
@@ -192,35 +187,26 @@ static void say_and_close(int fd, const char *fmt, ...)
 	close(fd);
 }
 
-/* The client counters, added to the answer of --stats. */
-static void clients_stats(struct rec_session *s, struct client *c)
+/* The client counters, for the answer of --stats. */
+static struct rec_output_clients clients_stats(struct rec_session *s)
 {
 	const struct client_counters *k = &s->ccount;
 
-	fflush(c->out);
-	if (c->q.flags & REC_Q_JSON) {
-		/* Inside the one object of the answer: its closing "}\n" goes after ours. */
-		if (pending(c) < 2 || memcmp(c->obuf + c->olen - 2, "}\n", 2) != 0)
-			return;
-		c->olen -= 2;
-		fprintf(c->out, ",\"clients\":{\"connected\":%zu,\"max_clients\":%u,"
-				"\"accepted\":%" PRIu64 ",\"denied\":%" PRIu64 ",\"refused\":%" PRIu64
-				",\"timed_out\":%" PRIu64 ",\"events_not_sent\":%" PRIu64 "}}\n",
-			s->nclients, max_clients(s), k->accepted, k->denied, k->refused,
-			k->timed_out, k->not_sent);
-		return;
-	}
-	fprintf(c->out, "clients of this recorder-attach (all traced processes):\n"
-			"    %-20s %zu (at most %u)\n    %-20s %" PRIu64 "\n    %-20s %" PRIu64
-			"\n    %-20s %" PRIu64 "\n    %-20s %" PRIu64 "\n    %-20s %" PRIu64 "\n",
-		"connected", s->nclients, max_clients(s), "accepted", k->accepted, "denied",
-		k->denied, "refused", k->refused, "timed_out", k->timed_out, "events_not_sent",
-		k->not_sent);
+	return (struct rec_output_clients){
+		.connected = s->nclients,
+		.max_clients = max_clients(s),
+		.accepted = k->accepted,
+		.denied = k->denied,
+		.refused = k->refused,
+		.timed_out = k->timed_out,
+		.not_sent = k->not_sent,
+	};
 }
 
 /* c's request is whole: renders the answer into its buffer, and it becomes a follower or not. */
 static void client_answer(struct rec_session *s, struct client *c)
 {
+	struct rec_output_clients clients;
 	struct target *t = c->t;
 	int err;
 
@@ -247,9 +233,8 @@ static void client_answer(struct rec_session *s, struct client *c)
 		goto send;
 	}
 	fputc('0', c->out);
-	rec_query__answer(c->out, &t->proc, &c->q);
-	if (c->q.flags & REC_Q_STATS)
-		clients_stats(s, c);
+	clients = clients_stats(s);
+	rec_query__answer_live(c->out, &t->proc, &c->q, &clients);
 	if ((c->q.flags & REC_Q_FOLLOW) && !t->done &&
 	    !(c->q.flags & (REC_Q_LIST | REC_Q_STACKS | REC_Q_STATS))) {
 		c->state = C_FOLLOW;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests of glog and JSON rendering (user/render.c). */
+/* Unit tests of glog and JSON lines rendering (user/output/output_text.c, output_jsonl.c). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -12,7 +12,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "render.h"
+#include "output/json.h"
+#include "output/output.h"
+#include "output/text.h"
 
 /* 2026-12-02T14:03:12.123456789Z */
 #define TIME_NS (1796220192LL * 1000000000LL + 123456789LL)
@@ -40,8 +42,10 @@ static FILE *open_text(void)
 static const char *json_string(const char *s, size_t len)
 {
 	FILE *f = open_text();
+	struct rec_json w;
 
-	rec_json__string(f, s, len);
+	rec_json__init(&w, f);
+	rec_json__string(&w, s, len);
 	fclose(f);
 	return text;
 }
@@ -49,8 +53,10 @@ static const char *json_string(const char *s, size_t len)
 static const char *glog(const struct rec_event_view *ev)
 {
 	FILE *f = open_text();
+	struct rec_output o;
 
-	rec_render__glog(f, ev);
+	rec_output__init(&o, f, &rec_output_text__ops);
+	rec_output__event(&o, ev);
 	fclose(f);
 	return text;
 }
@@ -58,8 +64,10 @@ static const char *glog(const struct rec_event_view *ev)
 static const char *json(const struct rec_event_view *ev)
 {
 	FILE *f = open_text();
+	struct rec_output o;
 
-	rec_render__json(f, ev);
+	rec_output__init(&o, f, &rec_output_jsonl__ops);
+	rec_output__event(&o, ev);
 	fclose(f);
 	return text;
 }
@@ -96,7 +104,7 @@ static struct rec_value str(const char *s, size_t len, enum rec_str_status statu
 
 #define STR(lit) str((lit), sizeof(lit) - 1, REC_STR_OK)
 
-/* The event of the examples in render.h, with cs and values to fill in. */
+/* The event of the examples in output_text.c and output_jsonl.c, with cs and values to fill in. */
 static struct rec_event_view view(const struct rec_callsite *c, const struct rec_value *values,
 				  uint32_t nfields)
 {
@@ -186,11 +194,11 @@ static void test_key_format(void **state)
 	char buf[19];
 
 	(void)state;
-	assert_string_equal(rec_key__format(0, buf), "0x0");
-	assert_string_equal(rec_key__format(0x80000001ULL, buf), "0x80000001");
-	assert_string_equal(rec_key__format(0xABCDEF0123ULL, buf), "0xabcdef0123");
-	assert_string_equal(rec_key__format(UINT64_MAX, buf), "0xffffffffffffffff");
-	assert_ptr_equal(rec_key__format(1, buf), buf);
+	assert_string_equal(rec_text__key(0, buf), "0x0");
+	assert_string_equal(rec_text__key(0x80000001ULL, buf), "0x80000001");
+	assert_string_equal(rec_text__key(0xABCDEF0123ULL, buf), "0xabcdef0123");
+	assert_string_equal(rec_text__key(UINT64_MAX, buf), "0xffffffffffffffff");
+	assert_ptr_equal(rec_text__key(1, buf), buf);
 }
 
 static void test_glog_example(void **state)

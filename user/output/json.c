@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The streaming JSON writer (json.h). It keeps one flag for the commas, as
+ * bpftool's json_writer does: a value sets it, opening an object or array or
+ * writing a key clears it, so nesting needs no stack.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "text.h"
+
+void rec_json__init(struct rec_json *w, FILE *out)
+{
+	*w = (struct rec_json){ .out = out };
+}
+
+/* Before a value or a key: the comma after the one before, and the line break asked for. */
+static void before(struct rec_json *w)
+{
+	if (w->comma && w->depth)
+		fputc(',', w->out);
+	if (w->newline)
+		fputc('\n', w->out);
+	w->comma = false;
+	w->newline = false;
+}
+
+static void begin(struct rec_json *w, char c)
+{
+	before(w);
+	fputc(c, w->out);
+	w->depth++;
+}
+
+static void end(struct rec_json *w, char c)
+{
+	if (w->depth)
+		w->depth--;
+	fputc(c, w->out);
+	w->comma = true;
+	w->newline = false;
+}
+
+void rec_json__begin_object(struct rec_json *w)
+{
+	begin(w, '{');
+}
+
+void rec_json__end_object(struct rec_json *w)
+{
+	end(w, '}');
+}
+
+void rec_json__begin_array(struct rec_json *w)
+{
+	begin(w, '[');
+}
+
+void rec_json__end_array(struct rec_json *w)
+{
+	end(w, ']');
+}
+
+/* Writes s quoted and escaped. */
+static void put_string(FILE *out, const char *s, size_t len)
+{
+	size_t from = 0;
+
+	fputc('"', out);
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] != '"' && s[i] != '\\')
+			continue;
+		rec_text__escape(out, s + from, i - from);
+		fputc('\\', out);
+		fputc(s[i], out);
+		from = i + 1;
+	}
+	rec_text__escape(out, s + from, len - from);
+	fputc('"', out);
+}
+
+void rec_json__key(struct rec_json *w, const char *name)
+{
+	before(w);
+	put_string(w->out, name, strlen(name));
+	fputc(':', w->out);
+}
+
+void rec_json__string(struct rec_json *w, const char *s, size_t len)
+{
+	before(w);
+	put_string(w->out, s, len);
+	w->comma = true;
+}
+
+void rec_json__cstr(struct rec_json *w, const char *s)
+{
+	rec_json__string(w, s ? s : "", s ? strlen(s) : 0);
+}
+
+void rec_json__hex(struct rec_json *w, uint64_t v)
+{
+	char buf[REC_TEXT_KEY_MAX];
+
+	rec_json__cstr(w, rec_text__key(v, buf));
+}
+
+void rec_json__time(struct rec_json *w, int64_t time_ns)
+{
+	char buf[REC_TEXT_TIME_MAX];
+
+	rec_json__cstr(w, rec_text__rfc3339(time_ns, buf));
+}
+
+void rec_json__u64(struct rec_json *w, uint64_t v)
+{
+	before(w);
+	fprintf(w->out, "%" PRIu64, v);
+	w->comma = true;
+}
+
+void rec_json__i64(struct rec_json *w, int64_t v)
+{
+	before(w);
+	fprintf(w->out, "%" PRId64, v);
+	w->comma = true;
+}
+
+void rec_json__f64(struct rec_json *w, double v)
+{
+	char buf[40];
+
+	if (isnan(v)) {
+		rec_json__cstr(w, "nan");
+		return;
+	}
+	if (isinf(v)) {
+		rec_json__cstr(w, v < 0 ? "-inf" : "inf");
+		return;
+	}
+	for (int prec = 15; prec <= 17; prec++) {
+		snprintf(buf, sizeof(buf), "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	if (!strpbrk(buf, ".e"))
+		strcat(buf, ".0");
+	before(w);
+	fputs(buf, w->out);
+	w->comma = true;
+}
+
+void rec_json__bool(struct rec_json *w, bool v)
+{
+	before(w);
+	fputs(v ? "true" : "false", w->out);
+	w->comma = true;
+}
+
+void rec_json__null(struct rec_json *w)
+{
+	before(w);
+	fputs("null", w->out);
+	w->comma = true;
+}
+
+void rec_json__member_u64(struct rec_json *w, const char *name, uint64_t v)
+{
+	rec_json__key(w, name);
+	rec_json__u64(w, v);
+}
+
+void rec_json__member_i64(struct rec_json *w, const char *name, int64_t v)
+{
+	rec_json__key(w, name);
+	rec_json__i64(w, v);
+}
+
+void rec_json__member_cstr(struct rec_json *w, const char *name, const char *s)
+{
+	rec_json__key(w, name);
+	rec_json__cstr(w, s);
+}
+
+void rec_json__member_hex(struct rec_json *w, const char *name, uint64_t v)
+{
+	rec_json__key(w, name);
+	rec_json__hex(w, v);
+}
+
+void rec_json__member_bool(struct rec_json *w, const char *name, bool v)
+{
+	rec_json__key(w, name);
+	rec_json__bool(w, v);
+}
+
+void rec_json__newline(struct rec_json *w)
+{
+	if (w->depth)
+		w->newline = true;
+	else
+		fputc('\n', w->out);
+}

@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The backend interface (output.h): each call goes to the backend, unless its
+ * format does not show that thing; and the parts of an event that every
+ * backend shows alike.
+ */
+#include <string.h>
+
+#include "output.h"
+
+void rec_output__init(struct rec_output *o, FILE *out, const struct rec_output_ops *ops)
+{
+	o->ops = ops;
+	o->out = out;
+	rec_json__init(&o->json, out);
+}
+
+void rec_output__begin(struct rec_output *o)
+{
+	if (o->ops->begin)
+		o->ops->begin(o);
+}
+
+void rec_output__end(struct rec_output *o)
+{
+	if (o->ops->end)
+		o->ops->end(o);
+}
+
+void rec_output__ended(struct rec_output *o, const struct rec_proc *p)
+{
+	if (o->ops->ended)
+		o->ops->ended(o, p);
+}
+
+void rec_output__recording(struct rec_output *o, const struct rec_proc *p,
+			   const struct rec_rstate *rs)
+{
+	if (o->ops->recording)
+		o->ops->recording(o, p, rs);
+}
+
+void rec_output__event(struct rec_output *o, const struct rec_event_view *ev)
+{
+	if (o->ops->event)
+		o->ops->event(o, ev);
+}
+
+void rec_output__gap(struct rec_output *o, uint64_t from, uint64_t to)
+{
+	if (o->ops->gap)
+		o->ops->gap(o, from, to);
+}
+
+void rec_output__not_sent(struct rec_output *o, const struct rec_proc *p, uint64_t n)
+{
+	if (o->ops->not_sent)
+		o->ops->not_sent(o, p, n);
+}
+
+void rec_output__list_header(struct rec_output *o)
+{
+	if (o->ops->list_header)
+		o->ops->list_header(o);
+}
+
+void rec_output__list_row(struct rec_output *o, const struct rec_proc *p,
+			  const struct rec_rstate *rs)
+{
+	if (o->ops->list_row)
+		o->ops->list_row(o, p, rs);
+}
+
+void rec_output__stack(struct rec_output *o, const struct rec_stack_view *s)
+{
+	if (o->ops->stack)
+		o->ops->stack(o, s);
+}
+
+void rec_output__stats(struct rec_output *o, const struct rec_stats_view *s)
+{
+	if (o->ops->stats)
+		o->ops->stats(o, s);
+}
+
+const char *rec_output__message(const struct rec_event_view *ev, int *field)
+{
+	uint32_t i;
+
+	*field = -1;
+	if (!ev->cs)
+		return NULL;
+	if (ev->cs->message && ev->cs->message[0])
+		return ev->cs->message;
+	for (i = 0; i < ev->nfields && i < ev->cs->nfields && i < REC_MAX_FIELDS; i++) {
+		const char *name = ev->cs->field_names[i];
+
+		if (ev->values[i].type == REC_TYPE_STR && name && !strcmp(name, "message")) {
+			*field = (int)i;
+			break;
+		}
+	}
+	return NULL;
+}
+
+const char *rec_output__field_name(const struct rec_event_view *ev, uint32_t i, char *buf)
+{
+	if (ev->cs && i < ev->cs->nfields && i < REC_MAX_FIELDS && ev->cs->field_names[i])
+		return ev->cs->field_names[i];
+	snprintf(buf, REC_OUTPUT_FIELD_NAME_MAX, "field%u", i);
+	return buf;
+}

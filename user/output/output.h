@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The output backends: one per format that recorder-tail shows (text, JSON
+ * lines). query.c selects and walks; it hands each thing it found to the
+ * backend through the calls below, and the backend alone decides how it
+ * looks. Adding a format means adding one backend: a file output_<name>.c that
+ * defines a struct rec_output_ops, declared below, which query.c picks for the
+ * query that asks for it.
+ *
+ * What a query emits, in order:
+ *	tail:	ended (a process that is gone), then per recording: recording,
+ *		its events with a gap where events were lost
+ *	follow:	the tail, then more events, and not_sent when a reader was too
+ *		slow to be sent some
+ *	list:	list_header, then list_row per recording
+ *	stacks:	stack per thread and recording it is in
+ *	stats:	stats
+ * begin and end come once around each answer (not around the events sent
+ * to a follower after it).
+ */
+#ifndef REC_OUTPUT_H
+#define REC_OUTPUT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "model.h"
+#include "json.h"
+
+/* Everything needed to show one event. */
+struct rec_event_view {
+	uint32_t pid;
+	uint32_t ns_pid;	/* pid in the target's namespace, 0 = same */
+	uint32_t tid;
+	uint64_t recording;
+	uint64_t recorder;
+	const char *subject;
+	uint64_t seq;
+	int64_t time_ns;	/* CLOCK_REALTIME, nanoseconds since the epoch */
+	const struct rec_callsite *cs;	/* NULL if the callsite could not be read */
+	uint64_t meta;		/* callsite address, shown when cs is NULL */
+	uint32_t nfields;
+	const struct rec_value *values;
+};
+
+/* One span a thread is in: its callsite, NULL if it could not be read (then its address). */
+struct rec_frame_view {
+	const struct rec_callsite *cs;
+	uint64_t meta;
+};
+
+/* The spans of one recording that one thread is in, innermost first. */
+struct rec_stack_view {
+	const struct rec_proc *p;
+	const struct rec_rstate *rs;
+	uint32_t tid;
+	uint32_t nframes;
+	struct rec_frame_view frames[REC_MAX_DEPTH];
+};
+
+/* The control-socket clients of a recorder-attach (all traced processes), for --stats. */
+struct rec_output_clients {
+	uint64_t connected;
+	uint64_t max_clients;
+	uint64_t accepted;
+	uint64_t denied;
+	uint64_t refused;
+	uint64_t timed_out;
+	uint64_t not_sent;	/* events a follower was too slow to be sent */
+};
+
+/* The loss and error counters of one process (--stats). */
+struct rec_stats_view {
+	const struct rec_proc *p;	/* its own counters, limits, and the BPF side's */
+	const struct rec_forgotten *forgotten;	/* recordings forgotten, per recorder */
+	size_t nforgotten;
+	const struct rec_output_clients *clients;	/* NULL: not asked of a recorder-attach */
+};
+
+struct rec_output;
+
+/*
+ * A backend. Each call writes one thing; a NULL call means this format does
+ * not show that thing (JSON lines has no gap lines, say).
+ */
+struct rec_output_ops {
+	void (*begin)(struct rec_output *o);
+	void (*end)(struct rec_output *o);
+	/* The process is gone (p->end says how); before its recordings. */
+	void (*ended)(struct rec_output *o, const struct rec_proc *p);
+	/* Recording rs of p, before its events. */
+	void (*recording)(struct rec_output *o, const struct rec_proc *p,
+			  const struct rec_rstate *rs);
+	void (*event)(struct rec_output *o, const struct rec_event_view *ev);
+	/* Events from..to (seqs, inclusive) of the recording were lost. */
+	void (*gap)(struct rec_output *o, uint64_t from, uint64_t to);
+	/* n events of p were not sent to this follower: it read too slowly. */
+	void (*not_sent)(struct rec_output *o, const struct rec_proc *p, uint64_t n);
+	void (*list_header)(struct rec_output *o);
+	void (*list_row)(struct rec_output *o, const struct rec_proc *p,
+			 const struct rec_rstate *rs);
+	void (*stack)(struct rec_output *o, const struct rec_stack_view *s);
+	void (*stats)(struct rec_output *o, const struct rec_stats_view *s);
+};
+
+/* One answer being written: the backend, where to, and its JSON writer if it writes JSON. */
+struct rec_output {
+	const struct rec_output_ops *ops;
+	FILE *out;
+	struct rec_json json;
+};
+
+/* Starts writing to out with the backend ops. */
+void rec_output__init(struct rec_output *o, FILE *out, const struct rec_output_ops *ops);
+
+void rec_output__begin(struct rec_output *o);
+void rec_output__end(struct rec_output *o);
+void rec_output__ended(struct rec_output *o, const struct rec_proc *p);
+void rec_output__recording(struct rec_output *o, const struct rec_proc *p,
+			   const struct rec_rstate *rs);
+void rec_output__event(struct rec_output *o, const struct rec_event_view *ev);
+void rec_output__gap(struct rec_output *o, uint64_t from, uint64_t to);
+void rec_output__not_sent(struct rec_output *o, const struct rec_proc *p, uint64_t n);
+void rec_output__list_header(struct rec_output *o);
+void rec_output__list_row(struct rec_output *o, const struct rec_proc *p,
+			  const struct rec_rstate *rs);
+void rec_output__stack(struct rec_output *o, const struct rec_stack_view *s);
+void rec_output__stats(struct rec_output *o, const struct rec_stats_view *s);
+
+/* The backends. */
+extern const struct rec_output_ops rec_output_text__ops;	/* output_text.c: glog lines, tables */
+extern const struct rec_output_ops rec_output_jsonl__ops;	/* output_jsonl.c: JSON lines */
+
+/* Room for the name rec_output__field_name() makes: "field4294967295". */
+#define REC_OUTPUT_FIELD_NAME_MAX 16
+
+/*
+ * The parts of an event every backend shows alike: its message (the
+ * callsite's if non-empty; else the string field named "message", whose index
+ * goes to *field, and NULL; else NULL and *field -1), and the name of field i
+ * (its callsite's, or "field<i>" into buf, REC_OUTPUT_FIELD_NAME_MAX bytes).
+ */
+const char *rec_output__message(const struct rec_event_view *ev, int *field);
+const char *rec_output__field_name(const struct rec_event_view *ev, uint32_t i, char *buf);
+
+#endif /* REC_OUTPUT_H */

@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The JSON lines backend (output.h): one object a line per event, list row,
+ * stack, stats answer and follow notice, written with the JSON writer. It
+ * shows no headers and no gap lines: an event's seq says what was lost.
+ */
+#include <string.h>
+
+#include "names.h"
+#include "output.h"
+#include "text.h"
+
+/* A string field's value: the bytes read (the first of a truncated one), else null. */
+static void json_str_value(struct rec_json *w, const struct rec_value *v)
+{
+	if (v->str.status == REC_STR_OK || v->str.status == REC_STR_TRUNCATED)
+		rec_json__string(w, v->str.ptr, v->str.len);
+	else
+		rec_json__null(w);
+}
+
+static void json_value(struct rec_json *w, const struct rec_value *v)
+{
+	switch (v->type) {
+	case REC_TYPE_STR:
+		json_str_value(w, v);
+		break;
+	case REC_TYPE_I64:
+		rec_json__i64(w, v->i64);
+		break;
+	case REC_TYPE_U64:
+		rec_json__u64(w, v->u64);
+		break;
+	case REC_TYPE_F64:
+		rec_json__f64(w, v->f64);
+		break;
+	case REC_TYPE_BOOL:
+		rec_json__bool(w, v->b);
+		break;
+	default:
+		rec_json__null(w);
+	}
+}
+
+/*
+ * "field_status": {name: status, ...} for the string fields of ev that were
+ * not read whole, the message field included; nothing if there are none.
+ */
+static void json_field_status(struct rec_json *w, const struct rec_event_view *ev)
+{
+	char name_buf[REC_OUTPUT_FIELD_NAME_MAX];
+	bool any = false;
+
+	for (uint32_t i = 0; i < ev->nfields; i++) {
+		const struct rec_value *v = &ev->values[i];
+
+		if (v->type != REC_TYPE_STR || v->str.status == REC_STR_OK)
+			continue;
+		if (!any) {
+			rec_json__key(w, "field_status");
+			rec_json__begin_object(w);
+			any = true;
+		}
+		rec_json__member_cstr(w, rec_output__field_name(ev, i, name_buf),
+				      rec_names__str_status(v->str.status));
+	}
+	if (any)
+		rec_json__end_object(w);
+}
+
+/*
+ * One object, keys in this order: pid, tid, recording, recorder, subject, seq,
+ * time, level, target, name, file, line, fields. ns_pid is added after pid
+ * when non-zero. recording and recorder are "0x…" strings (lower-case hex, no
+ * padding), time is RFC 3339 UTC with microseconds
+ * ("2026-12-02T14:03:12.123456Z"), level is "INFO" etc. fields is an object
+ * whose first key is "message" (the callsite's message, or the field named
+ * message when the callsite has none; "" when there is none), then each field
+ * by name. A string is its bytes (the first 255 of a truncated one) or null
+ * when none were read (NULL, unreadable, no space); each string not read whole
+ * is named with its status in "field_status", after "fields" and only when
+ * there is one: {"long":"truncated","p":"null","q":"fault","r":"nospace"}. f64
+ * that are not finite are strings ("nan", "inf", "-inf"). With cs NULL, level,
+ * target, name and file are "?", line is 0 and the message "<callsite 0x…>".
+ */
+static void jsonl_event(struct rec_output *o, const struct rec_event_view *ev)
+{
+	char name_buf[REC_OUTPUT_FIELD_NAME_MAX], buf[REC_TEXT_CALLSITE_MAX];
+	const struct rec_callsite *cs = ev->cs;
+	struct rec_json *w = &o->json;
+	const char *msg;
+	int msg_field;
+
+	rec_json__begin_object(w);
+	rec_json__member_u64(w, "pid", ev->pid);
+	if (ev->ns_pid)
+		rec_json__member_u64(w, "ns_pid", ev->ns_pid);
+	rec_json__member_u64(w, "tid", ev->tid);
+	rec_json__member_hex(w, "recording", ev->recording);
+	rec_json__member_hex(w, "recorder", ev->recorder);
+	rec_json__member_cstr(w, "subject", ev->subject);
+	rec_json__member_u64(w, "seq", ev->seq);
+	rec_json__key(w, "time");
+	rec_json__time(w, ev->time_ns);
+	rec_json__member_cstr(w, "level", cs ? rec_names__level(cs->level) : "?");
+	rec_json__member_cstr(w, "target", cs ? cs->target : "?");
+	rec_json__member_cstr(w, "name", cs ? cs->name : "?");
+	rec_json__member_cstr(w, "file", cs ? cs->file : "?");
+	rec_json__member_u64(w, "line", cs ? cs->line : 0);
+
+	msg = rec_output__message(ev, &msg_field);
+	rec_json__key(w, "fields");
+	rec_json__begin_object(w);
+	rec_json__key(w, "message");
+	if (!cs)
+		rec_json__cstr(w, rec_text__callsite(ev->meta, buf));
+	else if (msg_field >= 0)
+		json_str_value(w, &ev->values[msg_field]);
+	else
+		rec_json__cstr(w, msg);
+	for (uint32_t i = 0; i < ev->nfields; i++) {
+		if ((int)i == msg_field)
+			continue;
+		rec_json__key(w, rec_output__field_name(ev, i, name_buf));
+		json_value(w, &ev->values[i]);
+	}
+	rec_json__end_object(w);
+	json_field_status(w, ev);
+	rec_json__end_object(w);
+	rec_json__newline(w);
+}
+
+static void jsonl_not_sent(struct rec_output *o, const struct rec_proc *p, uint64_t n)
+{
+	struct rec_json *w = &o->json;
+
+	rec_json__begin_object(w);
+	rec_json__member_i64(w, "pid", p->pid);
+	rec_json__member_u64(w, "not_sent", n);
+	rec_json__member_cstr(w, "reason", "reader too slow");
+	rec_json__end_object(w);
+	rec_json__newline(w);
+}
+
+static void jsonl_list_row(struct rec_output *o, const struct rec_proc *p,
+			   const struct rec_rstate *rs)
+{
+	struct rec_json *w = &o->json;
+
+	rec_json__begin_object(w);
+	rec_json__member_i64(w, "pid", p->pid);
+	rec_json__member_hex(w, "recording", rs->key);
+	rec_json__member_hex(w, "recorder", rs->recorder);
+	rec_json__member_cstr(w, "subject", rs->subject);
+	rec_json__member_u64(w, "cap", rs->cap);
+	rec_json__member_u64(w, "seen", rs->produced);
+	rec_json__member_u64(w, "kept", rs->received);
+	rec_json__member_u64(w, "dropped", rec_rstate__dropped(rs));
+	rec_json__member_u64(w, "invalid", rs->invalid);
+	rec_json__member_u64(w, "tail", rec_spool__count(rs->spool));
+	rec_json__member_cstr(w, "state", rec_names__recording_state(rs->retired, rs->untracked));
+	if (rs->untracked)
+		rec_json__member_cstr(w, "untracked", rec_names__untracked(rs->untracked));
+	rec_json__end_object(w);
+	rec_json__newline(w);
+}
+
+/* A frame: name, target, file, line; one that could not be read, its name "<callsite 0x…>". */
+static void json_frame(struct rec_json *w, const struct rec_frame_view *f)
+{
+	char buf[REC_TEXT_CALLSITE_MAX];
+
+	rec_json__begin_object(w);
+	if (!f->cs) {
+		rec_json__member_cstr(w, "name", rec_text__callsite(f->meta, buf));
+	} else {
+		rec_json__member_cstr(w, "name", f->cs->name);
+		rec_json__member_cstr(w, "target", f->cs->target);
+		rec_json__member_cstr(w, "file", f->cs->file);
+		rec_json__member_u64(w, "line", f->cs->line);
+	}
+	rec_json__end_object(w);
+}
+
+static void jsonl_stack(struct rec_output *o, const struct rec_stack_view *s)
+{
+	struct rec_json *w = &o->json;
+
+	rec_json__begin_object(w);
+	rec_json__member_i64(w, "pid", s->p->pid);
+	rec_json__member_u64(w, "tid", s->tid);
+	rec_json__member_hex(w, "recording", s->rs->key);
+	rec_json__member_cstr(w, "subject", s->rs->subject);
+	rec_json__key(w, "stack");
+	rec_json__begin_array(w);
+	for (uint32_t i = 0; i < s->nframes; i++)
+		json_frame(w, &s->frames[i]);
+	rec_json__end_array(w);
+	rec_json__end_object(w);
+	rec_json__newline(w);
+}
+
+static void jsonl_stats(struct rec_output *o, const struct rec_stats_view *s)
+{
+	const struct rec_proc *p = s->p;
+	struct rec_json *w = &o->json;
+	char how[64];
+
+	rec_json__begin_object(w);
+	rec_json__member_i64(w, "pid", p->pid);
+	rec_json__member_cstr(w, "state",
+			      rec_names__end(p->end, p->end_code, p->end_core, how, sizeof(how)));
+	rec_json__member_u64(w, "malformed", p->malformed);
+	rec_json__member_u64(w, "orphans", p->orphans);
+	rec_json__member_u64(w, "bpf_recordings", p->bpf_recordings);
+	if (p->dump_omitted_recordings || p->dump_omitted_stacks) {
+		rec_json__member_u64(w, "recordings_omitted", p->dump_omitted_recordings);
+		rec_json__member_u64(w, "stacks_omitted", p->dump_omitted_stacks);
+	}
+	rec_json__key(w, "limits");
+	rec_json__begin_object(w);
+	for (int l = 0; l < REC_L_MAX; l++) {
+		rec_json__key(w, rec_names__limit(l));
+		rec_json__begin_object(w);
+		rec_json__member_u64(w, "limit", p->use[l].limit);
+		rec_json__member_u64(w, "used", p->use[l].used);
+		rec_json__member_u64(w, "over", p->use[l].over);
+		rec_json__member_u64(w, "events", p->use[l].events);
+		rec_json__end_object(w);
+	}
+	rec_json__end_object(w);
+	rec_json__key(w, "forgotten");
+	rec_json__begin_array(w);
+	for (size_t i = 0; i < s->nforgotten; i++) {
+		rec_json__begin_object(w);
+		rec_json__member_hex(w, "recorder", s->forgotten[i].recorder);
+		rec_json__member_u64(w, "recordings", s->forgotten[i].recordings);
+		rec_json__member_u64(w, "seen", s->forgotten[i].seen);
+		rec_json__member_u64(w, "kept", s->forgotten[i].kept);
+		rec_json__member_u64(w, "dropped", s->forgotten[i].dropped);
+		rec_json__end_object(w);
+	}
+	rec_json__end_array(w);
+	rec_json__key(w, "counters");
+	rec_json__begin_object(w);
+	for (int c = 0; c < REC_C_MAX; c++)
+		rec_json__member_u64(w, rec_names__counter(c), p->counters[c]);
+	rec_json__end_object(w);
+	if (s->clients) {
+		rec_json__key(w, "clients");
+		rec_json__begin_object(w);
+		rec_json__member_u64(w, "connected", s->clients->connected);
+		rec_json__member_u64(w, "max_clients", s->clients->max_clients);
+		rec_json__member_u64(w, "accepted", s->clients->accepted);
+		rec_json__member_u64(w, "denied", s->clients->denied);
+		rec_json__member_u64(w, "refused", s->clients->refused);
+		rec_json__member_u64(w, "timed_out", s->clients->timed_out);
+		rec_json__member_u64(w, "events_not_sent", s->clients->not_sent);
+		rec_json__end_object(w);
+	}
+	rec_json__end_object(w);
+	rec_json__newline(w);
+}
+
+const struct rec_output_ops rec_output_jsonl__ops = {
+	.event = jsonl_event,
+	.not_sent = jsonl_not_sent,
+	.list_row = jsonl_list_row,
+	.stack = jsonl_stack,
+	.stats = jsonl_stats,
+};

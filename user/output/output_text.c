@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The text backend (output.h): events as glog lines, tails under a header per
+ * recording with a line where events were lost, lists as a table, stacks as
+ * indented frames, stats as labelled lines. Everything that came from the
+ * target is escaped (rec_text__escape), so that one event is always one line.
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include "names.h"
+#include "output.h"
+#include "text.h"
+
+/* Writes a string field's bytes and, if it was not read whole, its mark. */
+static void put_str_value(FILE *out, const struct rec_value *v)
+{
+	const char *mark = rec_names__str_mark(v->str.status);
+
+	rec_text__escape(out, v->str.ptr, v->str.len);
+	rec_text__escape(out, mark, strlen(mark));
+}
+
+static void put_value(FILE *out, const struct rec_value *v)
+{
+	switch (v->type) {
+	case REC_TYPE_STR:
+		put_str_value(out, v);
+		break;
+	case REC_TYPE_I64:
+		fprintf(out, "%" PRId64, v->i64);
+		break;
+	case REC_TYPE_U64:
+		fprintf(out, "%" PRIu64, v->u64);
+		break;
+	case REC_TYPE_F64:
+		fprintf(out, "%g", v->f64);
+		break;
+	case REC_TYPE_BOOL:
+		fputs(v->b ? "true" : "false", out);
+		break;
+	default:
+		fputs("?", out);
+	}
+}
+
+/*
+ * One glog-style line, newline included:
+ *	I1202 14:03:12.123456 4242 server.c:88] <actor[0]> handled request, id: 7, ok: true
+ * Level letter, local month/day and time with microseconds, tid, basename of the
+ * file, line, the subject in angle brackets (left out when empty), the message,
+ * then ", name: value" per field; with no message, the fields follow the
+ * subject directly ("id: 7, ok: true"). A string that was not read whole is
+ * followed by its mark: "…[truncated]", "<unreadable>", "(null)", "<no space>".
+ * f64 uses %g; bool true/false. With cs NULL, the level is '?', the file "?",
+ * the line 0 and the message "<callsite 0x…>".
+ */
+static void text_event(struct rec_output *o, const struct rec_event_view *ev)
+{
+	const struct rec_callsite *cs = ev->cs;
+	char name_buf[REC_OUTPUT_FIELD_NAME_MAX], buf[REC_TEXT_CALLSITE_MAX];
+	FILE *out = o->out;
+	const char *msg;
+	bool first = true;
+	int msg_field;
+	uint32_t i;
+
+	rec_text__glog_head(out, cs ? rec_names__level_letter(cs->level) : '?', ev->time_ns,
+			    ev->tid, cs && cs->file ? cs->file : "?", cs ? cs->line : 0);
+	if (ev->subject && ev->subject[0]) {
+		fputc('<', out);
+		rec_text__escape(out, ev->subject, strlen(ev->subject));
+		fputs("> ", out);
+	}
+	msg = rec_output__message(ev, &msg_field);
+	if (!cs) {
+		fputs(rec_text__callsite(ev->meta, buf), out);
+		first = false;
+	} else if (msg) {
+		rec_text__escape(out, msg, strlen(msg));
+		first = false;
+	} else if (msg_field >= 0) {
+		put_str_value(out, &ev->values[msg_field]);
+		first = false;
+	}
+	for (i = 0; i < ev->nfields; i++) {
+		const char *name = rec_output__field_name(ev, i, name_buf);
+
+		if ((int)i == msg_field)
+			continue;
+		if (!first)
+			fputs(", ", out);
+		first = false;
+		rec_text__escape(out, name, strlen(name));
+		fputs(": ", out);
+		put_value(out, &ev->values[i]);
+	}
+	fputc('\n', out);
+}
+
+static void text_ended(struct rec_output *o, const struct rec_proc *p)
+{
+	char how[64];
+
+	fprintf(o->out, "==> pid %d %s <==\n", (int)p->pid,
+		rec_names__end(p->end, p->end_code, p->end_core, how, sizeof(how)));
+}
+
+static void text_recording(struct rec_output *o, const struct rec_proc *p,
+			   const struct rec_rstate *rs)
+{
+	char key[REC_TEXT_KEY_MAX], ns[32] = "";
+
+	if (p->ns_pid)
+		snprintf(ns, sizeof(ns), " (ns pid %d)", (int)p->ns_pid);
+	fprintf(o->out, "==> pid %d%s recording %s <", (int)p->pid, ns, rec_text__key(rs->key, key));
+	rec_text__pad(o->out, rs->subject, 0);
+	fprintf(o->out, "> cap %" PRIu64 ", seen %" PRIu64 ", kept %" PRIu64 ", dropped %" PRIu64
+		"%s <==\n", rs->cap, rs->produced, rs->received, rec_rstate__dropped(rs),
+		rs->retired ? ", retired" : "");
+}
+
+static void text_gap(struct rec_output *o, uint64_t from, uint64_t to)
+{
+	fprintf(o->out, "-- %" PRIu64 " event%s lost (seq %" PRIu64 "..%" PRIu64 ") --\n",
+		to - from + 1, to == from ? "" : "s", from, to);
+}
+
+static void text_not_sent(struct rec_output *o, const struct rec_proc *p, uint64_t n)
+{
+	(void)p;
+	fprintf(o->out, "-- %" PRIu64 " event%s not sent: reader too slow --\n", n,
+		n == 1 ? "" : "s");
+}
+
+static void text_list_header(struct rec_output *o)
+{
+	fprintf(o->out, "%-8s %-20s %-20s %-16s %8s %10s %10s %10s %8s %s\n", "PID", "RECORDING",
+		"RECORDER", "SUBJECT", "CAP", "SEEN", "KEPT", "DROPPED", "TAIL", "STATE");
+}
+
+static void text_list_row(struct rec_output *o, const struct rec_proc *p,
+			  const struct rec_rstate *rs)
+{
+	char key[REC_TEXT_KEY_MAX], recorder[REC_TEXT_KEY_MAX];
+
+	fprintf(o->out, "%-8d %-20s %-20s ", (int)p->pid, rec_text__key(rs->key, key),
+		rec_text__key(rs->recorder, recorder));
+	rec_text__pad(o->out, rs->subject[0] ? rs->subject : "-", 16);
+	fprintf(o->out, " %8" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %8zu %s\n",
+		rs->cap, rs->produced, rs->received, rec_rstate__dropped(rs),
+		rec_spool__count(rs->spool), rec_names__recording_state(rs->retired, rs->untracked));
+}
+
+/* The frames under a heading line, innermost first; a frame with a line shows its file. */
+static void text_stack(struct rec_output *o, const struct rec_stack_view *s)
+{
+	char key[REC_TEXT_KEY_MAX], buf[REC_TEXT_CALLSITE_MAX];
+	FILE *out = o->out;
+
+	fprintf(out, "pid %d tid %u recording %s <", (int)s->p->pid, s->tid,
+		rec_text__key(s->rs->key, key));
+	rec_text__pad(out, s->rs->subject, 0);
+	fputs(">:\n", out);
+	for (uint32_t i = 0; i < s->nframes; i++) {
+		const struct rec_callsite *cs = s->frames[i].cs;
+
+		if (!cs) {
+			fprintf(out, "    %s\n", rec_text__callsite(s->frames[i].meta, buf));
+			continue;
+		}
+		fputs("    ", out);
+		rec_text__pad(out, cs->name, 0);
+		if (cs->line) {
+			fputs(" (", out);
+			rec_text__pad(out, rec_text__basename(cs->file), 0);
+			fprintf(out, ":%u)", cs->line);
+		}
+		fputc('\n', out);
+	}
+}
+
+static void text_stats_limits(FILE *out, const struct rec_proc *p)
+{
+	fprintf(out, "limits (OVER: what did not fit; EVENTS: the events of those):\n"
+		"    %-24s %10s %10s %10s %12s\n", "LIMIT", "MAX", "USED", "OVER", "EVENTS");
+	for (int l = 0; l < REC_L_MAX; l++) {
+		const struct rec_limit_use *u = &p->use[l];
+
+		fprintf(out, "    %-24s ", rec_names__limit(l));
+		if (u->limit)
+			fprintf(out, "%10" PRIu64, u->limit);
+		else
+			fprintf(out, "%10s", "-");
+		fprintf(out, " %10" PRIu64 " %10" PRIu64 " %12" PRIu64 "\n", u->used, u->over,
+			u->events);
+	}
+}
+
+static void text_stats_forgotten(FILE *out, const struct rec_stats_view *s)
+{
+	char key[REC_TEXT_KEY_MAX];
+
+	fputs("recordings forgotten to make room, per recorder:\n", out);
+	for (size_t i = 0; i < s->nforgotten; i++) {
+		const struct rec_forgotten *f = &s->forgotten[i];
+
+		fprintf(out, "    %-8s %-20s recordings %" PRIu64 ", seen %" PRIu64 ", kept %" PRIu64
+			", dropped %" PRIu64 "\n", f->recorder ? "recorder" : "others",
+			rec_text__key(f->recorder, key), f->recordings, f->seen, f->kept,
+			f->dropped);
+	}
+	if (!s->nforgotten)
+		fputs("    none\n", out);
+}
+
+static void text_stats_clients(FILE *out, const struct rec_output_clients *k)
+{
+	fprintf(out, "clients of this recorder-attach (all traced processes):\n"
+		"    %-20s %" PRIu64 " (at most %" PRIu64 ")\n    %-20s %" PRIu64
+		"\n    %-20s %" PRIu64 "\n    %-20s %" PRIu64 "\n    %-20s %" PRIu64
+		"\n    %-20s %" PRIu64 "\n",
+		"connected", k->connected, k->max_clients, "accepted", k->accepted, "denied",
+		k->denied, "refused", k->refused, "timed_out", k->timed_out, "events_not_sent",
+		k->not_sent);
+}
+
+/* The process's own counters, its limits, its forgotten recordings, then the BPF side's. */
+static void text_stats(struct rec_output *o, const struct rec_stats_view *s)
+{
+	const struct rec_proc *p = s->p;
+	FILE *out = o->out;
+	char how[64];
+
+	fprintf(out, "pid %d: %s\nmalformed records: %" PRIu64 "\norphan events: %" PRIu64
+		"\nentries in the BPF recordings table: %" PRIu64 "\n", (int)p->pid,
+		rec_names__end(p->end, p->end_code, p->end_core, how, sizeof(how)), p->malformed,
+		p->orphans, p->bpf_recordings);
+	if (p->dump_omitted_recordings || p->dump_omitted_stacks)
+		fprintf(out, "left out of the dump: %" PRIu64 " recordings, %" PRIu64 " stacks\n",
+			p->dump_omitted_recordings, p->dump_omitted_stacks);
+	text_stats_limits(out, p);
+	text_stats_forgotten(out, s);
+	fputs("BPF counters (all traced processes):\n", out);
+	for (int c = 0; c < REC_C_MAX; c++)
+		fprintf(out, "    %-20s %" PRIu64 "\n", rec_names__counter(c), p->counters[c]);
+	if (s->clients)
+		text_stats_clients(out, s->clients);
+}
+
+const struct rec_output_ops rec_output_text__ops = {
+	.ended = text_ended,
+	.recording = text_recording,
+	.event = text_event,
+	.gap = text_gap,
+	.not_sent = text_not_sent,
+	.list_header = text_list_header,
+	.list_row = text_list_row,
+	.stack = text_stack,
+	.stats = text_stats,
+};
