@@ -528,6 +528,7 @@ static void test_ended_variants(void **state)
 					      "\"name\":\"SIGKILL\",\"core_dumped\":false}" },
 		{ REC_END_SIGNAL, SIGABRT, 1, "\"name\":\"SIGABRT\",\"core_dumped\":true}" },
 		{ REC_END_SIGNAL, 40, 0, "\"signal\":40,\"name\":\"SIG40\"" },
+		{ REC_END_SIGNAL, SIGALRM, 0, "\"signal\":14,\"name\":\"SIGALRM\"" },
 		{ REC_END_RUNNING, 0, 0, "\"ended\":{\"how\":\"running\"}" },
 		{ REC_END_UNKNOWN, 0, 0, "\"ended\":{\"how\":\"unknown\"}" },
 	};
