@@ -314,6 +314,58 @@ static void test_text_answers_escape_target_text(void **state)
 	free(out);
 }
 
+/* What a recorder-attach adds: its clients in --stats, and a slow follower's notice. */
+static void test_clients_and_not_sent(void **state)
+{
+	static const struct rec_output_clients clients = {
+		.connected = 1, .max_clients = 2, .accepted = 3, .denied = 4, .refused = 5,
+		.timed_out = 6, .not_sent = 7,
+	};
+	struct rec_proc *p = *state;
+	struct rec_query q = { .flags = REC_Q_STATS };
+	char *buf = NULL, *want;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_int_equal(rec_query__answer_live(f, p, &q, &clients), 0);
+	fclose(f);
+	assert_non_null(strstr(buf, "BPF counters (all traced processes):\n"));
+	assert_non_null(strstr(buf, "\nclients of this recorder-attach (all traced processes):\n"
+				    "    connected            1 (at most 2)\n"
+				    "    accepted             3\n    denied               4\n"
+				    "    refused              5\n    timed_out            6\n"
+				    "    events_not_sent      7\n"));
+	assert_int_equal(buf[len - 1], '\n');
+	free(buf);
+
+	q.flags = REC_Q_STATS | REC_Q_JSON;
+	f = open_memstream(&buf, &len);
+	assert_int_equal(rec_query__answer_live(f, p, &q, &clients), 0);
+	fclose(f);
+	assert_non_null(strstr(buf, ",\"clients\":{\"connected\":1,\"max_clients\":2,"
+				    "\"accepted\":3,\"denied\":4,\"refused\":5,\"timed_out\":6,"
+				    "\"events_not_sent\":7}}\n"));
+	assert_int_equal(count_lines(buf), 1);
+	free(buf);
+	/* recorder-tail --file has no clients. */
+	buf = answer(p, REC_Q_STATS | REC_Q_JSON, NULL);
+	assert_null(strstr(buf, "clients"));
+	free(buf);
+
+	f = open_memstream(&buf, &len);
+	rec_query__not_sent(f, p, 1, &q);
+	q.flags = 0;
+	rec_query__not_sent(f, p, 1, &q);
+	rec_query__not_sent(f, p, 9, &q);
+	fclose(f);
+	assert_true(asprintf(&want, "{\"pid\":%d,\"not_sent\":1,\"reason\":\"reader too slow\"}\n"
+			     "-- 1 event not sent: reader too slow --\n"
+			     "-- 9 events not sent: reader too slow --\n", (int)p->pid) > 0);
+	assert_string_equal(buf, want);
+	free(want);
+	free(buf);
+}
+
 /* Event times from a hostile dump saturate instead of overflowing. */
 static void test_realtime_saturates(void **state)
 {
@@ -343,6 +395,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_retire_and_clamp, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_text_answers_escape_target_text, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_clients_and_not_sent, setup, teardown),
 		cmocka_unit_test(test_realtime_saturates),
 	};
 
