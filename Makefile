@@ -17,6 +17,7 @@ LIBBPF_LIBS = $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf)
 
 WARN := -Wall -Wextra -Werror
 CFLAGS ?= -g -O2
+# A user header is included by its path under user/: "target/maps.h".
 USER_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(BUILD) -Iinclude -Ibpf -Iuser \
 	$(LIBBPF_CFLAGS)
 # What the library needs at link time (every program that uses it).
@@ -25,13 +26,19 @@ TARGET_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -pthread
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 -I$(BUILD) -Ibpf \
 	-I/usr/include/x86_64-linux-gnu -Wall -Werror
 
-# The loader library: every user/*.c except the two CLI mains, and the output layer
-# (user/output/*.c). Its files include each other as "x.h" and "output/x.h" (-Iuser).
-CLI_SRCS := user/recorder-attach.c user/recorder-tail.c
-LIB_SRCS := $(filter-out $(CLI_SRCS),$(wildcard user/*.c user/output/*.c))
-USER_HDRS := $(wildcard user/*.h user/output/*.h)
+# The loader library: every .c of these folders, everything under user/ but user/cli/.
+# A new folder of the library is one more word here.
+LIB_DIRS := user user/target user/compat user/output
+LIB_SRCS := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
 LIB_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(LIB_SRCS))
 LIB := $(BUILD)/librecorder.a
+# The command-line tools: their mains, and the helpers they share (linked to the unit tests too).
+CLI_MAINS := user/cli/recorder-attach.c user/cli/recorder-tail.c
+CLI_SRCS := $(filter-out $(CLI_MAINS),$(wildcard user/cli/*.c))
+CLI_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(CLI_SRCS))
+# Every object of user/ is rebuilt when any user header changes.
+USER_HDRS := $(foreach d,$(LIB_DIRS) user/cli,$(wildcard $(d)/*.h)) bpf/recorder_abi.h \
+	$(BUILD)/recorder.skel.h
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRCS))
@@ -56,6 +63,7 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fr
 ASAN_CFLAGS = -g -O1 $(SAN_FLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(BUILD) -Iinclude -Ibpf \
 	-Iuser $(LIBBPF_CFLAGS)
 ASAN_OBJS := $(patsubst user/%.c,$(ASAN)/user/%.o,$(LIB_SRCS))
+ASAN_CLI_OBJS := $(patsubst user/%.c,$(ASAN)/user/%.o,$(CLI_SRCS))
 ASAN_LIB := $(ASAN)/librecorder.a
 ASAN_UNIT_BINS := $(patsubst tests/unit/%.c,$(ASAN)/tests/unit/%,$(UNIT_SRCS))
 ASAN_BINS := $(ASAN)/recorder-attach $(ASAN)/recorder-tail $(ASAN_UNIT_BINS) \
@@ -109,7 +117,7 @@ demo: deps
 bench: all
 	@./tools/bench/run.sh
 
-$(BUILD) $(BUILD)/user $(BUILD)/user/output $(BUILD)/tests/unit $(BUILD)/tests/targets:
+$(BUILD) $(BUILD)/tests/unit $(BUILD)/tests/targets:
 	@mkdir -p $@
 
 $(BUILD)/vmlinux.h: | $(BUILD)
@@ -124,8 +132,8 @@ $(BUILD)/recorder.bpf.o: $(BUILD)/recorder.tmp.bpf.o
 $(BUILD)/recorder.skel.h: $(BUILD)/recorder.bpf.o
 	$(BPFTOOL) gen skeleton $< name recorder_bpf > $@
 
-$(BUILD)/user/%.o: user/%.c $(USER_HDRS) bpf/recorder_abi.h $(BUILD)/recorder.skel.h \
-		| $(BUILD)/user $(BUILD)/user/output
+$(BUILD)/user/%.o: user/%.c $(USER_HDRS)
+	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) -c $< -o $@
 
 # Rebuilt from scratch: a renamed or removed source must not linger in the archive.
@@ -133,14 +141,14 @@ $(LIB): $(LIB_OBJS)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-$(BUILD)/recorder-%: $(BUILD)/user/recorder-%.o $(LIB)
+$(BUILD)/recorder-%: $(BUILD)/user/cli/recorder-%.o $(CLI_OBJS) $(LIB)
 	$(CC) $(USER_CFLAGS) $^ $(LIB_LIBS) -o $@
 
 $(BUILD)/workload: tools/workload.c include/recorder.h | $(BUILD)
 	$(CC) $(TARGET_CFLAGS) $< -o $@
 
-$(BUILD)/tests/unit/%: tests/unit/%.c $(LIB) | $(BUILD)/tests/unit
-	$(CC) $(USER_CFLAGS) -Iuser $< $(LIB) $(LIB_LIBS) -lcmocka -o $@
+$(BUILD)/tests/unit/%: tests/unit/%.c $(CLI_OBJS) $(LIB) | $(BUILD)/tests/unit
+	$(CC) $(USER_CFLAGS) $< $(CLI_OBJS) $(LIB) $(LIB_LIBS) -lcmocka -o $@
 
 $(SHLIB): $(SHLIB_SRCS) include/recorder.h | $(BUILD)/tests/targets
 	$(CC) $(TARGET_CFLAGS) -fPIC -shared $(SHLIB_SRCS) -o $@
@@ -153,22 +161,22 @@ $(BUILD)/tests/targets/%: tests/targets/%.c include/recorder.h $(SHLIB) $(LATELI
 	$(CC) $(TARGET_CFLAGS) $< -L$(BUILD)/tests/targets -Wl,--no-as-needed -lrecshared \
 		-Wl,--as-needed -Wl,-rpath,'$$ORIGIN' -ldl -o $@
 
-$(ASAN)/user $(ASAN)/user/output $(ASAN)/tests/unit $(FUZZ)/user $(FUZZ)/user/output:
+$(ASAN)/user $(ASAN)/tests/unit $(FUZZ)/user:
 	@mkdir -p $@
 
-$(ASAN)/user/%.o: user/%.c $(USER_HDRS) bpf/recorder_abi.h $(BUILD)/recorder.skel.h \
-		| $(ASAN)/user $(ASAN)/user/output
+$(ASAN)/user/%.o: user/%.c $(USER_HDRS)
+	@mkdir -p $(@D)
 	$(SAN_CC) $(ASAN_CFLAGS) -c $< -o $@
 
 $(ASAN_LIB): $(ASAN_OBJS)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-$(ASAN)/recorder-%: $(ASAN)/user/recorder-%.o $(ASAN_LIB)
+$(ASAN)/recorder-%: $(ASAN)/user/cli/recorder-%.o $(ASAN_CLI_OBJS) $(ASAN_LIB)
 	$(SAN_CC) $(ASAN_CFLAGS) $^ $(LIB_LIBS) -o $@
 
-$(ASAN)/tests/unit/%: tests/unit/%.c $(ASAN_LIB) | $(ASAN)/tests/unit
-	$(SAN_CC) $(ASAN_CFLAGS) -Iuser $< $(ASAN_LIB) $(LIB_LIBS) -lcmocka -o $@
+$(ASAN)/tests/unit/%: tests/unit/%.c $(ASAN_CLI_OBJS) $(ASAN_LIB) | $(ASAN)/tests/unit
+	$(SAN_CC) $(ASAN_CFLAGS) $< $(ASAN_CLI_OBJS) $(ASAN_LIB) $(LIB_LIBS) -lcmocka -o $@
 
 # Links to the uninstrumented programs the e2e tests run as targets.
 $(ASAN)/workload: | $(BUILD)/workload $(ASAN)/user
@@ -177,8 +185,8 @@ $(ASAN)/workload: | $(BUILD)/workload $(ASAN)/user
 $(ASAN)/tests/targets: | $(TARGET_BINS) $(ASAN)/tests/unit
 	ln -sfn ../../tests/targets $@
 
-$(FUZZ)/user/%.o: user/%.c $(USER_HDRS) bpf/recorder_abi.h $(BUILD)/recorder.skel.h \
-		| $(FUZZ)/user $(FUZZ)/user/output
+$(FUZZ)/user/%.o: user/%.c $(USER_HDRS)
+	@mkdir -p $(@D)
 	$(CLANG) $(FUZZ_CFLAGS) -c $< -o $@
 
 $(FUZZ_LIB): $(FUZZ_OBJS)
@@ -186,11 +194,11 @@ $(FUZZ_LIB): $(FUZZ_OBJS)
 	$(AR) rcs $@ $^
 
 $(FUZZ)/fuzz_%: tests/fuzz/fuzz_%.c $(wildcard tests/fuzz/*.h) $(FUZZ_LIB)
-	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer -Iuser $< $(FUZZ_LIB) $(LIB_LIBS) -o $@
+	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_LIB) $(LIB_LIBS) -o $@
 
 # Regenerates the seed corpora from real runs (root): see tests/fuzz/mkseeds.sh.
 $(FUZZ)/mkseeds: tests/fuzz/mkseeds.c $(LIB) | $(FUZZ)/user
-	$(CC) $(USER_CFLAGS) -Iuser $< $(LIB) $(LIB_LIBS) -o $@
+	$(CC) $(USER_CFLAGS) $< $(LIB) $(LIB_LIBS) -o $@
 
 clean:
 	rm -rf $(BUILD)

@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "model.h"
+#include "proc.h"
 
 #define REC_DUMP_VERSION 1
 /*

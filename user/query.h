@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "model.h"
+#include "proc.h"
 #include "output/output.h"
 
 enum rec_query_flags {

@@ -26,13 +26,13 @@
 #include "control.h"
 #include "dump.h"
 #include "reaper.h"
-#include "model.h"
+#include "proc.h"
 #include "output/names.h"
 #include "ring.h"
 #include "session.h"
 #include "session_int.h"
-#include "usdt_multi.h"
-#include "usdt_notes.h"
+#include "compat/usdt_multi.h"
+#include "usdt.h"
 
 static int verbose;
 

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "model.h"
+#include "proc.h"
 
 struct rec_session;
 

@@ -15,10 +15,10 @@
 
 #include "recorder.skel.h"
 
-#include "model.h"
+#include "proc.h"
 #include "ring.h"
 #include "session_int.h"
-#include "usdt_notes.h"
+#include "usdt.h"
 
 /*
  * The BPF table's entry for recording key of t, with the counters from its

@@ -13,11 +13,11 @@
 #include <sys/types.h>
 
 #include "control.h"
-#include "model.h"
+#include "proc.h"
 #include "query.h"
 #include "session.h"
 #include "u64map.h"
-#include "usdt_multi.h"
+#include "compat/usdt_multi.h"
 
 struct bpf_link;
 struct rec_ring;

@@ -8,7 +8,7 @@
 
 #include <errno.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 
 static uint64_t dec(const char *s, uint64_t min, uint64_t max, int *err)
 {

@@ -25,7 +25,7 @@
 #include "recorder.h"
 
 #include "dump.h"
-#include "model.h"
+#include "proc.h"
 #include "output/names.h"
 #include "query.h"
 

@@ -18,7 +18,7 @@
 #define REC_TARGET "srv"
 #include "recorder.h"
 
-#include "model.h"
+#include "proc.h"
 #include "query.h"
 
 #define KEY_A 0x8000000000000002ULL

@@ -15,7 +15,7 @@
 #include <stddef.h>
 
 #include "recorder_abi.h"
-#include "model.h"
+#include "proc.h"
 
 /* "TRACE".."ERROR", or "?". */
 const char *rec_names__level(enum rec_level level);

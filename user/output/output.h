@@ -24,7 +24,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "model.h"
+#include "proc.h"
 #include "json.h"
 
 /* Everything needed to show one event. */

@@ -12,8 +12,8 @@
 
 #include <linux/bpf.h>
 
-#include "usdt_multi.h"
-#include "usdt_notes.h"
+#include "compat/usdt_multi.h"
+#include "usdt.h"
 
 #define MAX_ARGS 12
 #define ATTACH_UPROBE_MULTI 48	/* BPF_TRACE_UPROBE_MULTI, newer than these headers */

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "procmaps.h"
+#include "target/maps.h"
 
 int rec_maps__read(struct rec_maps *maps, pid_t pid)
 {

@@ -8,8 +8,8 @@
  * The argument specs go into libbpf's own __bpf_usdt_specs map, and each site's
  * BPF cookie is its spec id, so bpf_usdt_arg() in BPF code works unchanged.
  */
-#ifndef REC_USDT_MULTI_H
-#define REC_USDT_MULTI_H
+#ifndef REC_COMPAT_USDT_MULTI_H
+#define REC_COMPAT_USDT_MULTI_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -48,4 +48,4 @@ int rec_usdt__attach_multi(struct rec_usdt_specs *specs, int prog_fd, const char
  */
 int rec_usdt__parse_arg(const char *arg, void *out);
 
-#endif /* REC_USDT_MULTI_H */
+#endif /* REC_COMPAT_USDT_MULTI_H */

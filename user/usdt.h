@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* Finding the USDT probes of one provider in an ELF file (.note.stapsdt). */
-#ifndef REC_USDT_NOTES_H
-#define REC_USDT_NOTES_H
+#ifndef REC_USDT_H
+#define REC_USDT_H
 
 #include <libelf.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "procmaps.h"
+#include "target/maps.h"
 
 #define REC_PROBE_NAME_MAX 64
 #define REC_PROBE_NAMES_MAX 32
@@ -68,4 +68,4 @@ int rec_elf__image_maps(const char *path, uint64_t inode, uint64_t start_code,
  */
 int rec_usdt__scan(const char *path, const char *provider, struct rec_probe_names *out);
 
-#endif /* REC_USDT_NOTES_H */
+#endif /* REC_USDT_H */

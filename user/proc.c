@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "model.h"
+#include "proc.h"
 
 /* Remembered for addresses whose callsite could not be read. */
 static struct rec_callsite unreadable;

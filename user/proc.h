@@ -4,8 +4,8 @@
  * spool of its last cap events, the callsites seen, and the span stacks of its
  * threads. Nothing here talks to BPF, so a model can also come from a dump.
  */
-#ifndef REC_MODEL_H
-#define REC_MODEL_H
+#ifndef REC_PROC_H
+#define REC_PROC_H
 
 #include <stdint.h>
 #include <sys/types.h>
@@ -13,7 +13,7 @@
 #include "recorder_abi.h"
 #include "callsite.h"
 #include "event.h"
-#include "procmaps.h"
+#include "target/maps.h"
 #include "spool.h"
 #include "u64map.h"
 
@@ -253,4 +253,4 @@ int rec_proc__learn_recording(struct rec_proc *p, uint64_t span);
 /* Replaces the stack snapshot (takes ownership of v). */
 void rec_proc__set_stacks(struct rec_proc *p, struct rec_thread_stack *v, size_t n);
 
-#endif /* REC_MODEL_H */
+#endif /* REC_PROC_H */

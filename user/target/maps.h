@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* A snapshot of /proc/PID/maps: which file backs which address. */
-#ifndef REC_PROCMAPS_H
-#define REC_PROCMAPS_H
+#ifndef REC_TARGET_MAPS_H
+#define REC_TARGET_MAPS_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -30,4 +30,4 @@ const struct rec_mapping *rec_maps__find(const struct rec_maps *maps, uint64_t a
 int rec_maps__merge(struct rec_maps *dst, const struct rec_maps *src);
 void rec_maps__free(struct rec_maps *maps);
 
-#endif /* REC_PROCMAPS_H */
+#endif /* REC_TARGET_MAPS_H */

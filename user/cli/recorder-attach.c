@@ -13,7 +13,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 #include "control.h"
 #include "dump.h"
 #include "output/text.h"

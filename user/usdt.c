@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "usdt_notes.h"
+#include "usdt.h"
 
 static int add_site(struct rec_probe_names *out, const char *name)
 {

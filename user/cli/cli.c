@@ -4,7 +4,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 
 /* Parses all of s in base (10 or 16) into [min, max]; digits only, no sign or space. */
 static int parse_base(const char *s, int base, uint64_t min, uint64_t max, uint64_t *out)
