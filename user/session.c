@@ -32,6 +32,7 @@
 #include "session.h"
 #include "session_int.h"
 #include "compat/usdt_multi.h"
+#include "target/elf.h"
 #include "usdt.h"
 
 static int verbose;
@@ -81,7 +82,6 @@ int session__watch_add(struct rec_session *s, int fd, struct watch *w, enum watc
 
 int rec_session__open(struct rec_session **sp, const struct rec_session_opts *opts)
 {
-	struct bpf_program *prog;
 	struct rec_session *s;
 	sigset_t mask;
 	int err;
@@ -126,19 +126,11 @@ int rec_session__open(struct rec_session **sp, const struct rec_session_opts *op
 	      bpf_map__set_max_entries(s->skel->maps.untracked, s->opts.limits.max_recordings);
 	if (err)
 		goto fail;
-	/* Sites find their spec by cookie; the IP-to-spec map is never used. */
-	err = bpf_map__set_max_entries(s->skel->maps.__bpf_usdt_ip_to_spec_id, 1);
+	/* Attached with uprobe_multi links (compat/usdt_multi.h), not libbpf's per-site uprobes. */
+	err = rec_usdt_multi__prepare(s->skel->obj) ?: recorder_bpf__load(s->skel) ?:
+	      rec_usdt_multi__init(&s->specs, s->skel->obj);
 	if (err)
 		goto fail;
-	/* Attached with uprobe_multi links (usdt_multi.h), not libbpf's per-site uprobes. */
-	bpf_object__for_each_program(prog, s->skel->obj)
-		if (bpf_program__type(prog) == BPF_PROG_TYPE_KPROBE)
-			bpf_program__set_expected_attach_type(prog, 48 /* UPROBE_MULTI */);
-	err = recorder_bpf__load(s->skel);
-	if (err)
-		goto fail;
-	s->specs.map_fd = bpf_map__fd(s->skel->maps.__bpf_usdt_specs);
-	s->specs.max = bpf_map__max_entries(s->skel->maps.__bpf_usdt_specs);
 	s->iter_link = bpf_program__attach_iter(s->skel->progs.dump_stacks, NULL);
 	if (!s->iter_link) {
 		err = -errno;
@@ -302,11 +294,11 @@ static int attach_probe(struct rec_session *s, int **links, size_t *nlinks,
 			struct bpf_program *prog, const char *path, const char *name, pid_t pid,
 			unsigned int *nsites)
 {
-	struct rec_usdt_skipped skipped;
+	struct rec_usdt_multi_skipped skipped;
 	int fd;
 
 	*nsites = 0;
-	fd = rec_usdt__attach_multi(&s->specs, bpf_program__fd(prog), path, "recorder", name, pid,
+	fd = rec_usdt_multi__attach(&s->specs, bpf_program__fd(prog), path, "recorder", name, pid,
 				    nsites, &skipped);
 	if (skipped.n && s->opts.on_skipped)
 		s->opts.on_skipped(pid, path, name, skipped.n, skipped.spec, s->opts.ctx);
@@ -906,7 +898,7 @@ void rec_session__free(struct rec_session *s)
 	for (size_t i = 0; i < s->nbins; i++)
 		free(s->bins[i].path);
 	rec_u64map__free(&s->rejected);
-	free(s->specs.args);
+	rec_usdt_multi__fini(&s->specs);
 	rec_ring__free(s->rb);
 	bpf_link__destroy(s->iter_link);
 	bpf_link__destroy(s->exit_link);

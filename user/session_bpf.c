@@ -18,7 +18,7 @@
 #include "proc.h"
 #include "ring.h"
 #include "session_int.h"
-#include "usdt.h"
+#include "target/elf.h"
 
 /*
  * The BPF table's entry for recording key of t, with the counters from its

@@ -114,7 +114,7 @@ struct rec_session {
 	size_t nbin_links;
 	struct object_id *bin_libs;	/* libraries attached for every process */
 	size_t nbin_libs;
-	struct rec_usdt_specs specs;
+	struct rec_usdt_multi specs;
 	struct rec_u64map rejected;	/* pid + 1 of processes that could not be adopted */
 	struct watch w_ring, w_signal;
 };
