@@ -1,15 +1,12 @@
 // SPDX-License-Identifier: MIT
+/* The process model (proc.h). */
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/uio.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "proc.h"
 
@@ -35,60 +32,18 @@ static int64_t clock_offset(void)
 	return (rt.tv_sec - mono.tv_sec) * 1000000000LL + (rt.tv_nsec - mono.tv_nsec);
 }
 
-/* The owner of /proc/PID: the process's effective uid, or root if it is not dumpable. */
-static uid_t owner_of(pid_t pid)
-{
-	char path[64];
-	struct stat st;
-
-	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
-	return stat(path, &st) ? (uid_t)-1 : st.st_uid;
-}
-
-static pid_t ns_pid_of(pid_t pid)
-{
-	char path[64], *line = NULL;
-	size_t cap = 0;
-	pid_t last = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (getline(&line, &cap, f) > 0) {
-		char *p;
-
-		if (strncmp(line, "NSpid:", 6) != 0)
-			continue;
-		/* The last number is the pid in the innermost namespace. */
-		for (p = strtok(line + 6, " \t\n"); p; p = strtok(NULL, " \t\n"))
-			last = (pid_t)strtol(p, NULL, 10);
-		break;
-	}
-	free(line);
-	fclose(f);
-	return last == pid ? 0 : last;
-}
-
-int rec_proc__init(struct rec_proc *p, pid_t pid)
+void rec_proc__init(struct rec_proc *p, pid_t pid, const struct rec_reader *reader)
 {
 	const struct rec_limits defaults = REC_LIMITS_DEFAULT;
 
 	memset(p, 0, sizeof(*p));
 	p->limits = defaults;
 	p->pid = pid;
+	p->uid = (uid_t)-1;
 	p->alive = 1;
 	p->clock_offset_ns = clock_offset();
-	p->ns_pid = ns_pid_of(pid);
-	p->uid = owner_of(pid);
-	return rec_maps__read(&p->maps, pid);
-}
-
-static void rstate_free(struct rec_rstate *rs)
-{
-	rec_spool__free(rs->spool);
-	free(rs);
+	if (reader)
+		p->reader = *reader;
 }
 
 /* Frees a cache of malloc'd values (all but its shared "could not read" value) and the map. */
@@ -109,25 +64,16 @@ void rec_proc__fini(struct rec_proc *p)
 
 	for (rs = p->first; rs; rs = next) {
 		next = rs->next;
-		rstate_free(rs);
+		rec_rstate__free(rs);
 	}
 	free_cache(&p->callsites, &unreadable);
 	free_cache(&p->literals, &unreadable_literal);
 	free_cache(&p->forgotten, NULL);
 	free(p->callsite_buf);
 	rec_u64map__free(&p->recordings);
-	rec_maps__free(&p->maps);
 	free(p->stacks);
 	free(p->death);
 	memset(p, 0, sizeof(*p));
-}
-
-void rec_rstate__update_counts(struct rec_rstate *rs, uint64_t produced, uint64_t dropped)
-{
-	if (produced > rs->produced)
-		rs->produced = produced;
-	if (dropped > rs->dropped)
-		rs->dropped = dropped;
 }
 
 struct rec_rstate *rec_proc__find(struct rec_proc *p, uint64_t key)
@@ -139,16 +85,10 @@ struct rec_rstate *rec_proc__find(struct rec_proc *p, uint64_t key)
 static struct rec_rstate *rstate_new(struct rec_proc *p, uint64_t key, uint64_t recorder,
 				     uint64_t cap, uint64_t spool_cap)
 {
-	struct rec_rstate *rs = calloc(1, sizeof(*rs));
+	struct rec_rstate *rs = rec_rstate__new(key, recorder, cap, spool_cap);
 
-	if (!rs)
-		return NULL;
-	rs->key = key;
-	rs->recorder = recorder;
-	rs->cap = cap;
-	rs->spool = rec_spool__new(spool_cap, REC_EVENT_REC_MAX);
-	if (!rs->spool || rec_u64map__put(&p->recordings, key, rs)) {
-		rstate_free(rs);
+	if (!rs || rec_u64map__put(&p->recordings, key, rs)) {
+		rec_rstate__free(rs);
 		return NULL;
 	}
 	rs->prev = p->last;
@@ -188,7 +128,7 @@ static void rstate_remove(struct rec_proc *p, struct rec_rstate *rs)
 	else
 		p->last = rs->prev;
 	rec_u64map__del(&p->recordings, rs->key);
-	rstate_free(rs);
+	rec_rstate__free(rs);
 }
 
 static int cmp_forgotten(const void *a, const void *b)
@@ -362,69 +302,25 @@ int rec_proc__ingest_event(struct rec_proc *p, const void *data, size_t len,
 	return err;
 }
 
-static ssize_t read_live(pid_t pid, uint64_t addr, char *buf, size_t len)
-{
-	size_t got = 0;
-
-	/* Page by page: a read that crosses into an unmapped page fails whole. */
-	while (got < len) {
-		size_t chunk = 4096 - ((addr + got) & 4095);
-		struct iovec local, remote;
-		ssize_t n;
-
-		if (chunk > len - got)
-			chunk = len - got;
-		local.iov_base = buf + got;
-		local.iov_len = chunk;
-		remote.iov_base = (void *)(uintptr_t)(addr + got);
-		remote.iov_len = chunk;
-		n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-		if (n <= 0)
-			break;
-		got += n;
-	}
-	return got ? (ssize_t)got : -1;
-}
-
-static ssize_t read_file(const struct rec_maps *maps, uint64_t addr, char *buf, size_t len)
-{
-	const struct rec_mapping *m = rec_maps__find(maps, addr);
-	ssize_t n;
-	int fd;
-
-	if (!m)
-		return -1;
-	fd = open(m->path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = pread(fd, buf, len, (off_t)(addr - m->start + m->offset));
-	close(fd);
-	return n;
-}
-
-/* Makes something of the n bytes read at an address into out; 0 if they were what it wanted. */
-typedef int (*take_fn)(const char *buf, ssize_t n, void *out);
-
 /*
- * Reads len bytes at addr in the target into buf and hands them to take: from
- * the process while it lives, or else (gone, or a mapping that changed) from
- * the file mapped there, which still has the bytes. Returns 0 once take
- * accepted a read, -EFAULT if neither gave it what it wanted.
+ * Reads len bytes at addr in the target into buf through p's reader and hands
+ * them to take: from the process while it lives, or else (gone, or a mapping
+ * that changed) from the file mapped there, which still has the bytes.
+ * Returns 0 once take accepted a read, -EFAULT if neither gave it what it wanted.
  */
-static int read_target(struct rec_proc *p, uint64_t addr, char *buf, size_t len, take_fn take,
+static int read_target(struct rec_proc *p, uint64_t addr, char *buf, size_t len, rec_take_fn take,
 		       void *out)
 {
-	ssize_t n = p->alive ? read_live(p->pid, addr, buf, len) : -1;
+	unsigned int from = (p->alive ? REC_READ_LIVE : 0) | REC_READ_FILE;
 
-	if (n > 0 && take(buf, n, out) == 0)
-		return 0;
-	n = read_file(&p->maps, addr, buf, len);
-	return n > 0 && take(buf, n, out) == 0 ? 0 : -EFAULT;
+	if (!p->reader.read)
+		return -EFAULT;
+	return p->reader.read(p->reader.ctx, addr, buf, len, from, take, out);
 }
 
-static int take_callsite(const char *buf, ssize_t n, void *out)
+static int take_callsite(const char *buf, size_t n, void *out)
 {
-	return rec_callsite__parse(out, buf, (size_t)n);
+	return rec_callsite__parse(out, buf, n);
 }
 
 /* Whether a cache of limit entries (0: no limit) has room for one more. */
@@ -502,9 +398,9 @@ const struct rec_callsite *rec_proc__callsite(struct rec_proc *p, uint64_t addr)
 }
 
 /* The bytes up to the first NUL of buf[0..n), at most REC_STR_MAX - 1 of them. */
-static struct rec_literal *literal_new(const char *buf, ssize_t n)
+static struct rec_literal *literal_new(const char *buf, size_t n)
 {
-	const char *nul = memchr(buf, '\0', (size_t)n);
+	const char *nul = memchr(buf, '\0', n);
 	struct rec_literal *l;
 	size_t len;
 
@@ -525,7 +421,7 @@ static struct rec_literal *literal_new(const char *buf, ssize_t n)
 	return l;
 }
 
-static int take_literal(const char *buf, ssize_t n, void *out)
+static int take_literal(const char *buf, size_t n, void *out)
 {
 	struct rec_literal **l = out;
 
@@ -572,6 +468,13 @@ static int literal_cb(void *ctx, uint64_t addr, struct rec_value *v)
 	return rec_proc__literal(ctx, addr, v);
 }
 
+/* Accepts a read of all *want bytes (they are in the reader's buffer already). */
+static int take_whole(const char *buf, size_t n, void *want)
+{
+	(void)buf;
+	return n == *(size_t *)want ? 0 : -EFAULT;
+}
+
 int rec_proc__learn_recording(struct rec_proc *p, uint64_t span)
 {
 	struct rec_target_span sp;
@@ -581,9 +484,16 @@ int rec_proc__learn_recording(struct rec_proc *p, uint64_t span)
 	} tr;
 	struct rec_recording_rec r = { .state = REC_RS_LIVE, .has_subject = 1 };
 
+	size_t want_sp = sizeof(sp), want_tr = sizeof(tr);
+
 	_Static_assert(offsetof(typeof(tr), subject) == REC_TARGET_SUBJECT_OFF, "subject offset");
-	if (!p->alive || read_live(p->pid, span, (char *)&sp, sizeof(sp)) != sizeof(sp) ||
-	    !sp.recording || read_live(p->pid, sp.recording, (char *)&tr, sizeof(tr)) != sizeof(tr))
+	/* Live memory only: a span or a recording in a file's data has moved on since it loaded. */
+	if (!p->alive || !p->reader.read ||
+	    p->reader.read(p->reader.ctx, span, (char *)&sp, sizeof(sp), REC_READ_LIVE, take_whole,
+			   &want_sp) ||
+	    !sp.recording ||
+	    p->reader.read(p->reader.ctx, sp.recording, (char *)&tr, sizeof(tr), REC_READ_LIVE,
+			   take_whole, &want_tr))
 		return -EFAULT;
 	if (tr.f.magic != REC_RECORDING_MAGIC || tr.f.key != sp.recording_key || tr.f.cap < 2)
 		return -ENOENT;

@@ -1,26 +1,44 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the loader knows of one traced process: its recordings, each with a
- * spool of its last cap events, the callsites seen, and the span stacks of its
- * threads. Nothing here talks to BPF, so a model can also come from a dump.
+ * What the loader knows of one traced process, the model: its recordings
+ * (rstate.h), the callsites and string literals read, the span stacks of its
+ * threads, and the use of its limits. Nothing here talks to BPF or reaches for
+ * the process: it reads the target's memory only through the reader it is
+ * given, so a model can also come from a dump.
  */
 #ifndef REC_PROC_H
 #define REC_PROC_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "recorder_abi.h"
 #include "callsite.h"
 #include "event.h"
-#include "target/maps.h"
-#include "spool.h"
+#include "rstate.h"
 #include "u64map.h"
 
-/* Caps above this are clamped (a hostile target could ask for 2^63). */
-#define REC_CAP_MAX (1u << 20)
-/* Bytes of one spool slot: the largest event record. */
-#define REC_EVENT_REC_MAX (sizeof(struct rec_event_rec) + REC_STR_AREA)
+/* Where a read of the target may look (struct rec_reader). */
+enum rec_read_from {
+	REC_READ_LIVE = 1 << 0,	/* the process's memory: only while it lives */
+	REC_READ_FILE = 1 << 1,	/* the file mapped at the address, which has the bytes it loaded */
+};
+
+/* Makes something of the n bytes read at an address into out; 0 if they were what it wanted. */
+typedef int (*rec_take_fn)(const char *buf, size_t n, void *out);
+
+/*
+ * How a model reads its target's memory (target/target.h makes one). read()
+ * reads up to len bytes at addr into buf and hands what it got to take, from
+ * each place that from allows, the live process first. Returns 0 once take
+ * accepted a read, -EFAULT if no place gave it what it wanted.
+ */
+struct rec_reader {
+	int (*read)(void *ctx, uint64_t addr, char *buf, size_t len, unsigned int from,
+		    rec_take_fn take, void *out);
+	void *ctx;
+};
 
 /*
  * Every table, cache and list that a target can make grow has a limit, and a
@@ -90,23 +108,6 @@ struct rec_forgotten {
 	uint64_t dropped;
 };
 
-struct rec_rstate {
-	uint64_t key;
-	uint64_t recorder;
-	uint64_t cap;
-	char subject[REC_SUBJECT_MAX];
-	int retired;
-	int untracked;		/* 0, or why it has no BPF table entry: enum rec_untracked_reason */
-	uint64_t produced;	/* events numbered by the BPF side */
-	uint64_t dropped;	/* of those, lost when the ring buffer was full (or untracked) */
-	uint64_t invalid;	/* of those, delivered but refused by validation */
-	uint64_t received;	/* delivered and valid ("kept"): see rec_rstate__dropped() */
-	uint64_t stale;		/* delivered after newer events had pushed them out */
-	struct rec_spool *spool;
-	struct rec_rstate *next, *prev;	/* creation order */
-	struct rec_rstate *retired_next;	/* retirement order */
-};
-
 struct rec_thread_stack {
 	uint32_t tid;
 	uint32_t depth;
@@ -132,7 +133,7 @@ struct rec_proc {
 	int end_code;			/* exit status or signal number */
 	int end_core;			/* the signal dumped core */
 	int64_t clock_offset_ns;	/* CLOCK_REALTIME - CLOCK_MONOTONIC */
-	struct rec_maps maps;		/* for callsite reads once the process is gone */
+	struct rec_reader reader;	/* its memory; .read is NULL for a model read from a dump */
 	struct rec_u64map callsites;	/* address -> struct rec_callsite * */
 	struct rec_u64map literals;	/* address -> struct rec_literal *, see rec_proc__literal */
 	unsigned char norm[REC_EVENT_MAX];	/* the last event ingested, normalized */
@@ -162,27 +163,21 @@ struct rec_proc {
 	uint64_t dump_omitted_stacks;
 };
 
-/* The events of rs that were seen and not kept: seen = kept + dropped, exactly. */
-static inline uint64_t rec_rstate__dropped(const struct rec_rstate *rs)
-{
-	return rs->dropped + rs->invalid;
-}
-
 /*
- * Initializes p for pid, with the default limits, and snapshots its maps.
- * Returns 0 or a negative errno.
+ * Initializes p for the live process pid, with the default limits, reading its
+ * memory through reader (NULL: it cannot be read). The caller sets ns_pid and
+ * uid if it knows them.
  */
-int rec_proc__init(struct rec_proc *p, pid_t pid);
+void rec_proc__init(struct rec_proc *p, pid_t pid, const struct rec_reader *reader);
 /*
- * The string literal at addr in the target, read once from its memory (or, once
- * it is gone, from the file mapped there) and cached; up to REC_STR_MAX - 1
- * bytes. Returns 0 and sets v->str, or -EFAULT if it cannot be read.
+ * The string literal at addr in the target, read once through p's reader (from
+ * its memory, or, once it is gone, from the file mapped there) and cached; up
+ * to REC_STR_MAX - 1 bytes. Returns 0 and sets v->str, or -EFAULT if it cannot
+ * be read.
  */
 int rec_proc__literal(struct rec_proc *p, uint64_t addr, struct rec_value *v);
 void rec_proc__fini(struct rec_proc *p);
 
-/* Raises rs's produced and dropped counts to these, if they are higher. */
-void rec_rstate__update_counts(struct rec_rstate *rs, uint64_t produced, uint64_t dropped);
 
 /* The recording for key, or NULL. */
 struct rec_rstate *rec_proc__find(struct rec_proc *p, uint64_t key);
@@ -206,8 +201,8 @@ int rec_proc__ingest_event(struct rec_proc *p, const void *data, size_t len,
 int rec_proc__ingest_recording(struct rec_proc *p, const struct rec_recording_rec *r);
 
 /*
- * The callsite at addr, read from the live process or, once it is gone, from the
- * file that was mapped there. NULL if it cannot be read or parsed (remembered).
+ * The callsite at addr, read through p's reader: from the live process or, once
+ * it is gone, from the file that was mapped there. NULL if it cannot be read or parsed (remembered).
  * Cached up to limits.max_callsites addresses; past that it is read again at
  * each call (counted) and valid only until the next call.
  */
@@ -243,8 +238,9 @@ void rec_proc__died(struct rec_proc *p);
 
 /*
  * Learns the recording of the span at address span in the live target from its
- * memory (struct rec_span, then struct rec_recording): for a thread that has
- * been inside it since before the attach and has emitted nothing since.
+ * memory, read live through p's reader (struct rec_span, then struct
+ * rec_recording): for a thread that has been inside it since before the attach
+ * and has emitted nothing since.
  * Returns 0, -EFAULT if it cannot be read, or -ENOENT if it is not a live
  * recording.
  */

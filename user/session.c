@@ -33,6 +33,7 @@
 #include "session_int.h"
 #include "compat/usdt_multi.h"
 #include "target/elf.h"
+#include "target/target.h"
 #include "usdt.h"
 
 static int verbose;
@@ -408,7 +409,25 @@ static void target_discard(struct rec_session *s, struct target *t)
 	rec_control__unlock(t->lock_fd, t->lock_path);
 	target_free_objs(t);
 	rec_proc__fini(&t->proc);
+	rec_target__close(&t->target);
 	free(t);
+}
+
+/*
+ * Opens pid as a target (t->target) and gives its model a reader of it.
+ * Returns 0 or a negative errno (-ESRCH if it is gone), t usable either way.
+ */
+static int target_init(struct target *t, pid_t pid)
+{
+	struct rec_reader reader;
+	int err;
+
+	err = rec_target__open(&t->target, pid);
+	rec_target__reader(&t->target, &reader);
+	rec_proc__init(&t->proc, pid, &reader);
+	t->proc.ns_pid = t->target.ns_pid;
+	t->proc.uid = t->target.uid;
+	return err;
 }
 
 /* A process to trace: its model, and its exit reported by the BPF side. */
@@ -425,7 +444,7 @@ static int target_open(struct rec_session *s, pid_t pid, struct target **tp)
 	if (!t)
 		return -ENOMEM;
 	t->pidfd = t->listen_fd = t->lock_fd = -1;
-	err = rec_proc__init(&t->proc, pid);
+	err = target_init(t, pid);
 	t->proc.limits = s->opts.limits;
 	/*
 	 * Before the probes: the exit of a process that dies right away is seen.
@@ -436,6 +455,7 @@ static int target_open(struct rec_session *s, pid_t pid, struct target **tp)
 		err = -errno;
 	if (err) {
 		rec_proc__fini(&t->proc);
+		rec_target__close(&t->target);
 		free(t);
 		return err;
 	}
@@ -494,7 +514,7 @@ int rec_session__attach(struct rec_session *s, pid_t pid, struct rec_attach_info
 	err = target_open(s, pid, &t);
 	if (err)
 		return err;
-	err = attach_objects(s, t, &t->proc.maps, info);
+	err = attach_objects(s, t, &t->target.maps, info);
 	if (!err && info->objects == 0)
 		err = -ENOENT;
 	if (!err)
@@ -547,8 +567,8 @@ static const struct object_id *binary_of_hello(struct rec_session *s,
 static int forked_from(const struct target *parent, const struct object_id *bin,
 		       uint64_t start_code)
 {
-	for (size_t i = 0; i < parent->proc.maps.n; i++) {
-		const struct rec_mapping *m = &parent->proc.maps.v[i];
+	for (size_t i = 0; i < parent->target.maps.n; i++) {
+		const struct rec_mapping *m = &parent->target.maps.v[i];
 
 		if (m->inode == bin->inode && m->exec && m->start == start_code)
 			return 1;
@@ -565,18 +585,18 @@ static int forked_from(const struct target *parent, const struct object_id *bin,
  * layout gets its executable, placed where hello says it was loaded.
  */
 static int complete_maps(struct rec_session *s, const struct object_id *bin,
-			 const struct rec_hello_rec *hello, struct rec_proc *p)
+			 const struct rec_hello_rec *hello, struct target *t)
 {
 	struct target *parent = session__target_of(s, (pid_t)hello->ppid);
 
 	if (parent && forked_from(parent, bin, hello->start_code)) {
-		if (!p->maps.n)
-			p->uid = parent->proc.uid;
-		return rec_maps__merge(&p->maps, &parent->proc.maps);
+		if (!t->target.maps.n)
+			t->proc.uid = t->target.uid = parent->proc.uid;
+		return rec_maps__merge(&t->target.maps, &parent->target.maps);
 	}
-	if (p->maps.n)
+	if (t->target.maps.n)
 		return 0;
-	return rec_elf__image_maps(bin->path, bin->inode, hello->start_code, &p->maps);
+	return rec_elf__image_maps(bin->path, bin->inode, hello->start_code, &t->target.maps);
 }
 
 /*
@@ -604,23 +624,24 @@ struct target *session__adopt(struct rec_session *s, pid_t pid, const struct rec
 		goto reject;
 	t->pidfd = t->listen_fd = t->lock_fd = -1;
 	t->adopted = 1;
-	err = rec_proc__init(&t->proc, pid);
+	err = target_init(t, pid);
 	if (err == -ESRCH && hello)
 		err = 0;
 	/* Gone, or a zombie: no maps, no memory left to read. */
-	if (!err && !t->proc.maps.n)
+	if (!err && !t->target.maps.n)
 		t->proc.alive = 0;
 	if (!err && hello)
-		err = complete_maps(s, bin, hello, &t->proc);
+		err = complete_maps(s, bin, hello, t);
 	if (err) {
 		rec_proc__fini(&t->proc);
+		rec_target__close(&t->target);
 		free(t);
 		goto reject;
 	}
 	m.inode = bin->inode;
-	for (size_t i = 0; i < t->proc.maps.n; i++)
-		if (t->proc.maps.v[i].inode == bin->inode && t->proc.maps.v[i].exec)
-			m.path = t->proc.maps.v[i].path;
+	for (size_t i = 0; i < t->target.maps.n; i++)
+		if (t->target.maps.v[i].inode == bin->inode && t->target.maps.v[i].exec)
+			m.path = t->target.maps.v[i].path;
 	if ((m.path && remember_object(t, &m)) || target_serve(s, t, &holder)) {
 		target_discard(s, t);
 		goto reject;
@@ -713,18 +734,7 @@ static void rescan(struct rec_session *s, struct target *t)
 	if (rec_maps__read(&maps, t->proc.pid))
 		return;
 	attach_objects(s, t, &maps, &info);
-	for (size_t i = 0; i < maps.n; i++) {
-		struct rec_mapping *m = &maps.v[i], *v;
-
-		if (rec_maps__find(&t->proc.maps, m->start))
-			continue;
-		v = realloc(t->proc.maps.v, (t->proc.maps.n + 1) * sizeof(*v));
-		if (!v)
-			break;
-		t->proc.maps.v = v;
-		v[t->proc.maps.n++] = *m;
-		m->path = NULL;
-	}
+	rec_target__add_maps(&t->target, &maps);
 	rec_maps__free(&maps);
 }
 
@@ -887,6 +897,7 @@ void rec_session__free(struct rec_session *s)
 			close(t->pidfd);
 		free(t->links);
 		rec_proc__fini(&t->proc);
+		rec_target__close(&t->target);
 		free(t);
 	}
 	free(s->targets);

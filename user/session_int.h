@@ -15,6 +15,7 @@
 #include "control.h"
 #include "proc.h"
 #include "query.h"
+#include "target/target.h"
 #include "session.h"
 #include "u64map.h"
 #include "compat/usdt_multi.h"
@@ -38,6 +39,7 @@ struct object_id {
 
 struct target {
 	struct rec_proc proc;
+	struct rec_target target;	/* its maps and memory, which proc reads */
 	struct object_id *objs;	/* objects whose probes are attached */
 	size_t nobjs;
 	int pidfd;

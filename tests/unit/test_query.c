@@ -20,9 +20,25 @@
 
 #include "proc.h"
 #include "query.h"
+#include "target/target.h"
 
 #define KEY_A 0x8000000000000002ULL
 #define KEY_B 0x8000000000000003ULL
+
+/* This process as a target: the live models read its memory (target/target.h). */
+static struct rec_target self;
+
+static void proc_init_self(struct rec_proc *p)
+{
+	struct rec_reader reader;
+
+	if (!self.pid)
+		assert_int_equal(rec_target__open(&self, getpid()), 0);
+	rec_target__reader(&self, &reader);
+	rec_proc__init(p, getpid(), &reader);
+	p->ns_pid = self.ns_pid;
+	p->uid = self.uid;
+}
 
 static const char *rec_meta = "RCS1\0S\0" "2\0recording\0recorder\0recorder.h\0" "0\0\0"
 			      "3\0recording\0recorder\0subject\0";
@@ -78,7 +94,7 @@ static int setup(void **state)
 {
 	struct rec_proc *p = malloc(sizeof(*p));
 
-	assert_int_equal(rec_proc__init(p, getpid()), 0);
+	proc_init_self(p);
 	add_recording(p, KEY_A, "a", 10);
 	add_recording(p, KEY_B, "b", 10);
 	*state = p;

@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: MIT
+/* One recording's state and counts (rstate.h). */
+#include <stdlib.h>
+
+#include "rstate.h"
+
+struct rec_rstate *rec_rstate__new(uint64_t key, uint64_t recorder, uint64_t cap,
+				   uint64_t spool_cap)
+{
+	struct rec_rstate *rs = calloc(1, sizeof(*rs));
+
+	if (!rs)
+		return NULL;
+	rs->key = key;
+	rs->recorder = recorder;
+	rs->cap = cap;
+	rs->spool = rec_spool__new(spool_cap, REC_EVENT_REC_MAX);
+	if (!rs->spool) {
+		free(rs);
+		return NULL;
+	}
+	return rs;
+}
+
+void rec_rstate__free(struct rec_rstate *rs)
+{
+	if (!rs)
+		return;
+	rec_spool__free(rs->spool);
+	free(rs);
+}
+
+void rec_rstate__update_counts(struct rec_rstate *rs, uint64_t produced, uint64_t dropped)
+{
+	if (produced > rs->produced)
+		rs->produced = produced;
+	if (dropped > rs->dropped)
+		rs->dropped = dropped;
+}
