@@ -202,7 +202,8 @@ int rec_proc__ingest_recording(struct rec_proc *p, const struct rec_recording_re
 
 /*
  * The callsite at addr, read through p's reader: from the live process or, once
- * it is gone, from the file that was mapped there. NULL if it cannot be read or parsed (remembered).
+ * it is gone, from the file that was mapped there. NULL if it cannot be read or
+ * parsed (remembered).
  * Cached up to limits.max_callsites addresses; past that it is read again at
  * each call (counted) and valid only until the next call.
  */

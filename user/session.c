@@ -1,15 +1,23 @@
 // SPDX-License-Identifier: MIT
 /*
- * The session's life: loading the BPF programs, attaching to processes (by pid,
- * by --binary, by adoption, by rescan), the main loop, and a target's end.
+ * A recording session (session.h): what it is made of, the traced processes
+ * from their start (attach by pid, by --binary, adoption) to their one way
+ * out, the ring's records taken into their models, the rescans for libraries
+ * loaded later, and the main loop. The parts below it only call down:
+ *
+ *	session.c -> bpfstate.c	the BPF programs and their maps
+ *		  -> attach.c	the probes in a process's files
+ *		  -> clients.c	the control-socket clients (they call back)
+ *		  -> ring.c, target/, proc.c, dump_write.c, control.c
  */
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
-#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -18,54 +26,88 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
-
-#include "recorder.skel.h"
-
+#include "attach.h"
+#include "bpfstate.h"
+#include "clients.h"
 #include "control.h"
 #include "dump.h"
-#include "reaper.h"
-#include "proc.h"
 #include "output/names.h"
+#include "proc.h"
 #include "ring.h"
 #include "session.h"
-#include "session_int.h"
-#include "compat/usdt_multi.h"
 #include "target/elf.h"
+#include "target/maps.h"
 #include "target/target.h"
-#include "usdt.h"
+#include "u64map.h"
 
-static int verbose;
+/* How often the traced processes' maps are looked at for newly loaded libraries. */
+#define RESCAN_MS 200
+/* Events taken from the epoll set at a time. */
+#define EPOLL_BATCH 16
+/* A path under /proc/PID. */
+#define PROC_PATH_MAX 64
+/* The TLS variable of include/recorder.h that holds a thread's innermost span. */
+#define TLS_CURRENT "rec__current"
 
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
+#define MS_PER_S 1000LL
+#define NS_PER_MS 1000000
+
+enum watch_kind { W_RING, W_SIGNAL, W_PIDFD, W_CLIENTS };
+
+/* What an fd of the epoll set is: epoll hands back a pointer to it. */
+struct watch {
+	enum watch_kind kind;
+	void *ptr;
+};
+
+/* A traced process, and everything the session holds for it. */
+struct traced {
+	struct rec_proc proc;		/* its model */
+	struct rec_target target;	/* its maps and memory, which the model reads */
+	struct rec_attach_set att;	/* its files seen and its links (per pid) */
+	int pidfd;
+	int listen_fd;
+	char sock_path[REC_SOCK_PATH_MAX];
+	int lock_fd;		/* holds lock_path (flock) while we serve sock_path */
+	char lock_path[REC_SOCK_PATH_MAX];
+	int started;		/* in s->traced: its records are taken, it ends with its last */
+	int done;		/* ended (traced_end): kept only for its clients */
+	int adopted;		/* by --binary; its libraries are attached for every process */
+	int seed_pending;	/* adopted inside the ring callback: seed after the batch */
+	struct watch w_pidfd;
+};
+
+struct rec_session {
+	struct rec_bpfstate *bs;
+	struct rec_attach *att;
+	struct rec_clients *clients;
+	struct rec_ring *rb;
+	int epfd, sigfd;
+	struct traced **traced;
+	size_t ntraced;
+	struct rec_session_opts opts;
+	uint64_t foreign;	/* records of processes we do not trace */
+	struct rec_object_id bins[REC_MAX_BINARIES];	/* --binary files */
+	dev_t bin_devs[REC_MAX_BINARIES];
+	size_t nbins;
+	struct rec_u64map rejected;	/* pid + 1 of processes that could not be adopted */
+	/* rec_session__run's: told of each process that ends. */
+	void (*on_exit)(const struct rec_exit_info *info, void *ctx);
+	void *on_exit_ctx;
+	struct watch w_ring, w_signal, w_clients;
+};
+
+static int64_t now_ms(void)
 {
-	(void)level;
-	/* libbpf's own chatter, warnings included, shows only with -v. */
-	if (!verbose)
-		return 0;
-	return vfprintf(stderr, fmt, args);
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * MS_PER_S + ts.tv_nsec / NS_PER_MS;
 }
 
-static void target_free_objs(struct target *t)
-{
-	for (size_t i = 0; i < t->nobjs; i++)
-		free(t->objs[i].path);
-	free(t->objs);
-	t->objs = NULL;
-	t->nobjs = 0;
-}
-
-struct target *session__target_of(struct rec_session *s, pid_t pid)
-{
-	for (size_t i = 0; i < s->ntargets; i++)
-		if (s->targets[i]->proc.pid == pid && !s->targets[i]->done)
-			return s->targets[i];
-	return NULL;
-}
-
-int session__watch_add(struct rec_session *s, int fd, struct watch *w, enum watch_kind kind,
-		       void *ptr)
+/* Has epoll report fd as w, of kind and for ptr. Returns 0 or -errno. */
+static int watch_add(struct rec_session *s, int fd, struct watch *w, enum watch_kind kind,
+		     void *ptr)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = w };
 
@@ -81,14 +123,107 @@ int session__watch_add(struct rec_session *s, int fd, struct watch *w, enum watc
 	return epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
 }
 
+/* The live traced process of pid, or NULL. */
+static struct traced *traced_of(struct rec_session *s, pid_t pid)
+{
+	for (size_t i = 0; i < s->ntraced; i++)
+		if (s->traced[i]->proc.pid == pid && !s->traced[i]->done)
+			return s->traced[i];
+	return NULL;
+}
+
+/* Brings t's model up to date: pending records, live counters, span stacks. */
+static void refresh(struct rec_session *s, struct traced *t)
+{
+	rec_ring__consume(s->rb);
+	rec_bpfstate__refresh(s->bs, &t->proc);
+}
+
+/*
+ * Gives the threads of t that sleep inside spans their stacks, read from their
+ * rec__current, which every executable that includes the header defines, and
+ * learns their recordings. Run after the probes are attached: from then on the
+ * probes keep the stacks right.
+ */
+static void seed_stacks(struct rec_session *s, struct traced *t)
+{
+	char exe[PROC_PATH_MAX];
+	int64_t off;
+	int err;
+
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)t->proc.pid);
+	if (rec_elf__tls_offset(exe, TLS_CURRENT, &off) || !off)
+		return;
+	err = rec_bpfstate__seed_stacks(s->bs, t->proc.pid, off);
+	if (err) {
+		/* Optional: without it, a stack shows from the thread's next probe. */
+		if (s->opts.verbose)
+			fprintf(stderr, "recorder-attach: no stack seeding for pid %d: %s\n",
+				(int)t->proc.pid, strerror(-err));
+		return;
+	}
+	/*
+	 * Their recordings may be older than the attach, and nothing announces
+	 * them until a thread emits: learn them from the target now, while it
+	 * lives, so that the stacks (and the black box) have their subjects.
+	 */
+	refresh(s, t);
+	for (size_t i = 0; i < t->proc.nstacks; i++) {
+		const struct rec_thread_stack *ts = &t->proc.stacks[i];
+
+		for (uint32_t d = 0; d < ts->depth && d < REC_MAX_DEPTH; d++) {
+			const struct rec_frame *f = &ts->frames[d];
+
+			if (f->recording && !rec_proc__find(&t->proc, f->recording))
+				rec_proc__learn_recording(&t->proc, f->span);
+		}
+	}
+}
+
+/* Writes t's black box into the dump directory; the path goes into path. */
+static int write_dump(struct rec_session *s, struct traced *t, char *path, size_t len)
+{
+	struct rec_dump_counters counters;
+
+	if (!s->opts.dump_dir)
+		return -ENOENT;
+	memcpy(counters.v, t->proc.counters, sizeof(counters.v));
+	return rec_dump__write_file(s->opts.dump_dir, &t->proc, &counters, path, len);
+}
+
+/* The clients' callbacks (clients.h): the owner of a client's target is its struct traced. */
+static int client_refresh(void *ctx, void *owner)
+{
+	struct traced *t = owner;
+
+	if (t->done)
+		return 0;
+	refresh(ctx, t);
+	return 1;
+}
+
+static int client_write_dump(void *ctx, void *owner, char *path, size_t len)
+{
+	return write_dump(ctx, owner, path, len);
+}
+
+static int on_record(void *ctx, void *data, size_t size);
+
 int rec_session__open(struct rec_session **sp, const struct rec_session_opts *opts)
 {
+	struct rec_bpfstate_opts bo = { .ring_bytes = opts->ring_bytes,
+					.follow_new = !!opts->follow_binaries,
+					.verbose = !!opts->verbose };
+	struct rec_attach_opts ao = { .on_skipped = opts->on_skipped, .ctx = opts->ctx };
+	struct rec_clients_opts co = { .max_clients = opts->max_clients,
+				       .timeout_ms = opts->client_timeout_ms,
+				       .follow_buffer = opts->follow_buffer,
+				       .dump_dir = opts->dump_dir, .refresh = client_refresh,
+				       .write_dump = client_write_dump };
 	struct rec_session *s;
 	sigset_t mask;
 	int err;
 
-	verbose = opts->verbose;
-	libbpf_set_print(libbpf_print);
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
@@ -109,40 +244,17 @@ int rec_session__open(struct rec_session **sp, const struct rec_session_opts *op
 		l->max_forgotten_recorders = l->max_forgotten_recorders ?:
 					     d.max_forgotten_recorders;
 	}
-
-	s->skel = recorder_bpf__open();
-	if (!s->skel) {
-		err = -errno;
-		goto fail;
-	}
-	/* Read-only config goes in before load. */
-	s->skel->rodata->wakeup_bytes = opts->ring_bytes / 4;
-	s->skel->rodata->follow_new = !!opts->follow_binaries;
-	err = bpf_map__set_max_entries(s->skel->maps.events, opts->ring_bytes);
+	bo.max_recordings = s->opts.limits.max_recordings;
+	bo.max_per_process = s->opts.limits.max_recordings_per_process;
+	co.ctx = s;
+	err = rec_bpfstate__open(&s->bs, &bo);
 	if (err)
 		goto fail;
-	/* The recordings table, and as many refused recordings listed as it holds. */
-	s->skel->rodata->max_per_process = s->opts.limits.max_recordings_per_process;
-	err = bpf_map__set_max_entries(s->skel->maps.recordings, s->opts.limits.max_recordings) ?:
-	      bpf_map__set_max_entries(s->skel->maps.untracked, s->opts.limits.max_recordings);
+	err = rec_attach__new(&s->att, rec_bpfstate__object(s->bs), &ao) ?:
+	      rec_clients__new(&s->clients, &co);
 	if (err)
 		goto fail;
-	/* Attached with uprobe_multi links (compat/usdt_multi.h), not libbpf's per-site uprobes. */
-	err = rec_usdt_multi__prepare(s->skel->obj) ?: recorder_bpf__load(s->skel) ?:
-	      rec_usdt_multi__init(&s->specs, s->skel->obj);
-	if (err)
-		goto fail;
-	s->iter_link = bpf_program__attach_iter(s->skel->progs.dump_stacks, NULL);
-	if (!s->iter_link) {
-		err = -errno;
-		goto fail;
-	}
-	s->exit_link = bpf_program__attach(s->skel->progs.on_sched_exit);
-	if (!s->exit_link) {
-		err = -errno;
-		goto fail;
-	}
-	s->rb = rec_ring__new(bpf_map__fd(s->skel->maps.events), session__on_record, s);
+	s->rb = rec_ring__new(rec_bpfstate__ring_fd(s->bs), on_record, s);
 	if (!s->rb) {
 		err = -errno;
 		goto fail;
@@ -158,9 +270,9 @@ int rec_session__open(struct rec_session **sp, const struct rec_session_opts *op
 		err = -errno;
 		goto fail;
 	}
-	err = session__watch_add(s, rec_ring__fd(s->rb), &s->w_ring, W_RING, NULL);
-	if (!err)
-		err = session__watch_add(s, s->sigfd, &s->w_signal, W_SIGNAL, NULL);
+	err = watch_add(s, rec_ring__fd(s->rb), &s->w_ring, W_RING, NULL) ?:
+	      watch_add(s, s->sigfd, &s->w_signal, W_SIGNAL, NULL) ?:
+	      watch_add(s, rec_clients__fd(s->clients), &s->w_clients, W_CLIENTS, NULL);
 	if (err)
 		goto fail;
 	*sp = s;
@@ -170,258 +282,16 @@ fail:
 	return err < 0 ? err : -err;
 }
 
-struct probe_prog {
-	const char *name;
-	struct bpf_program *prog;
-};
-
-static size_t probe_progs(struct rec_session *s, struct probe_prog *v)
-{
-	/* "attached" comes last: once its semaphore is armed, every other probe is too. */
-	struct probe_prog all[] = {
-		{ "recording_new", s->skel->progs.on_recording_new },
-		{ "recording_span", s->skel->progs.on_recording_span },
-		{ "recording_free", s->skel->progs.on_recording_free },
-		{ "span_enter", s->skel->progs.on_span_enter },
-		{ "span_exit", s->skel->progs.on_span_exit },
-		{ "event", s->skel->progs.on_event },
-		{ "attached", s->skel->progs.on_attached },
-	};
-
-	memcpy(v, all, sizeof(all));
-	return sizeof(all) / sizeof(all[0]);
-}
-
-struct object {
-	char path[4096];		/* to open it by */
-	const char *mpath;		/* as the maps name it */
-	uint64_t inode;
-	struct rec_probe_names names;
-};
-
-/* The path to open for a mapping: its own if it is the same file here, else via /proc. */
-static void object_path(char *buf, size_t len, pid_t pid, const struct rec_mapping *m)
-{
-	struct stat st;
-
-	if (stat(m->path, &st) == 0 && st.st_ino == m->inode)
-		snprintf(buf, len, "%s", m->path);
-	else
-		snprintf(buf, len, "/proc/%d/root%s", (int)pid, m->path);
-}
-
-static int object_known(const struct target *t, const struct rec_mapping *m)
-{
-	for (size_t i = 0; i < t->nobjs; i++)
-		if (t->objs[i].inode == m->inode && strcmp(t->objs[i].path, m->path) == 0)
-			return 1;
-	return 0;
-}
-
-static int remember_object(struct target *t, const struct rec_mapping *m)
-{
-	struct object_id *v = realloc(t->objs, (t->nobjs + 1) * sizeof(*v));
-
-	if (!v)
-		return -ENOMEM;
-	t->objs = v;
-	v[t->nobjs].inode = m->inode;
-	v[t->nobjs].path = strdup(m->path);
-	if (!v[t->nobjs].path)
-		return -ENOMEM;
-	t->nobjs++;
-	return 0;
-}
-
-/* The executable objects in maps that have recorder probes and are not attached yet. */
-static int find_objects(struct target *t, const struct rec_maps *maps, struct object **objsp,
-			size_t *nobjs)
-{
-	struct object *objs = NULL;
-	size_t n = 0;
-	int err;
-
-	for (size_t i = 0; i < maps->n; i++) {
-		const struct rec_mapping *m = &maps->v[i];
-		struct object *o;
-
-		if (!m->exec || object_known(t, m))
-			continue;
-		/* Seen now, probes or not: scan each file once. */
-		err = remember_object(t, m);
-		if (err)
-			goto fail;
-		o = realloc(objs, (n + 1) * sizeof(*o));
-		if (!o) {
-			err = -ENOMEM;
-			goto fail;
-		}
-		objs = o;
-		object_path(objs[n].path, sizeof(objs[n].path), t->proc.pid, m);
-		objs[n].inode = m->inode;
-		objs[n].mpath = m->path;
-		/* Not ELF, unreadable, or no notes: not ours to trace. */
-		if (rec_usdt__scan(objs[n].path, "recorder", &objs[n].names) || !objs[n].names.sites)
-			continue;
-		n++;
-	}
-	*objsp = objs;
-	*nobjs = n;
-	return 0;
-fail:
-	free(objs);
-	return err;
-}
-
-static int add_link(int **links, size_t *n, int fd)
-{
-	int *v = realloc(*links, (*n + 1) * sizeof(*v));
-
-	if (!v) {
-		close(fd);
-		return -ENOMEM;
-	}
-	*links = v;
-	v[(*n)++] = fd;
-	return 0;
-}
-
-/*
- * One link for every site of provider "recorder", probe name, in the file at
- * path; the sites attached go into *nsites. Sites with an argument spec we do
- * not support are left out and reported through opts.on_skipped.
- */
-static int attach_probe(struct rec_session *s, int **links, size_t *nlinks,
-			struct bpf_program *prog, const char *path, const char *name, pid_t pid,
-			unsigned int *nsites)
-{
-	struct rec_usdt_multi_skipped skipped;
-	int fd;
-
-	*nsites = 0;
-	fd = rec_usdt_multi__attach(&s->specs, bpf_program__fd(prog), path, "recorder", name, pid,
-				    nsites, &skipped);
-	if (skipped.n && s->opts.on_skipped)
-		s->opts.on_skipped(pid, path, name, skipped.n, skipped.spec, s->opts.ctx);
-	if (fd == -ENOENT && skipped.n)
-		return 0;
-	if (fd < 0)
-		return fd;
-	return add_link(links, nlinks, fd);
-}
-
-/* Whether a library is attached for every process already (a --binary process's). */
-static int bin_lib_known(const struct rec_session *s, const struct object *o)
-{
-	for (size_t i = 0; i < s->nbin_libs; i++)
-		if (s->bin_libs[i].inode == o->inode && strcmp(s->bin_libs[i].path, o->mpath) == 0)
-			return 1;
-	return 0;
-}
-
-/*
- * Attaches every probe of the objects in maps not attached yet, "attached" last.
- * Counts sites and objects into info. A --binary process's libraries are
- * attached for every process that maps them, once per session, like the
- * executable: a child it forks may run their sites and exit before anyone
- * could attach them for its pid (BPF ignores processes of other executables).
- */
-static int attach_objects(struct rec_session *s, struct target *t, const struct rec_maps *maps,
-			  struct rec_attach_info *info)
-{
-	struct probe_prog progs[8];
-	size_t nprogs = probe_progs(s, progs), nobjs = 0;
-	struct object *objs = NULL;
-	pid_t pid = t->adopted ? 0 : t->proc.pid;
-	int **links = t->adopted ? &s->bin_links : &t->links;
-	size_t *nlinks = t->adopted ? &s->nbin_links : &t->nlinks;
-	int err;
-
-	err = find_objects(t, maps, &objs, &nobjs);
-	if (err)
-		return err;
-	for (size_t o = 0; t->adopted && o < nobjs; o++) {
-		struct object_id *v;
-
-		if (bin_lib_known(s, &objs[o])) {
-			objs[o--] = objs[--nobjs];
-			continue;
-		}
-		v = realloc(s->bin_libs, (s->nbin_libs + 1) * sizeof(*v));
-		if (!v) {
-			err = -ENOMEM;
-			goto out;
-		}
-		s->bin_libs = v;
-		v[s->nbin_libs].inode = objs[o].inode;
-		v[s->nbin_libs].path = strdup(objs[o].mpath);
-		if (!v[s->nbin_libs].path) {
-			err = -ENOMEM;
-			goto out;
-		}
-		s->nbin_libs++;
-	}
-	for (size_t p = 0; p < nprogs; p++) {
-		for (size_t o = 0; o < nobjs; o++) {
-			for (size_t i = 0; i < objs[o].names.n; i++) {
-				unsigned int nsites;
-
-				if (strcmp(objs[o].names.v[i].name, progs[p].name) != 0)
-					continue;
-				err = attach_probe(s, links, nlinks, progs[p].prog, objs[o].path,
-						   progs[p].name, pid, &nsites);
-				if (err)
-					goto out;
-				info->sites += nsites;
-			}
-		}
-	}
-	info->objects += nobjs;
-out:
-	free(objs);
-	return err;
-}
-
-/* Stops reporting tgid's exit and forgets its count of recordings (struct rec_pstat). */
-static void untrace(struct rec_session *s, __u32 tgid)
-{
-	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.traced), &tgid);
-	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.released), &tgid);
-}
-
-static void target_discard(struct rec_session *s, struct target *t)
-{
-	__u32 tgid = t->proc.pid;
-
-	untrace(s, tgid);
-	rec_reaper__close_links(t->links, t->nlinks);
-	free(t->links);
-	if (t->pidfd >= 0) {
-		epoll_ctl(s->epfd, EPOLL_CTL_DEL, t->pidfd, NULL);
-		close(t->pidfd);
-	}
-	/* The socket and the lock are removed only if they are ours. */
-	if (t->listen_fd >= 0) {
-		epoll_ctl(s->epfd, EPOLL_CTL_DEL, t->listen_fd, NULL);
-		close(t->listen_fd);
-		unlink(t->sock_path);
-	}
-	rec_control__unlock(t->lock_fd, t->lock_path);
-	target_free_objs(t);
-	rec_proc__fini(&t->proc);
-	rec_target__close(&t->target);
-	free(t);
-}
-
 /*
  * Opens pid as a target (t->target) and gives its model a reader of it.
  * Returns 0 or a negative errno (-ESRCH if it is gone), t usable either way.
  */
-static int target_init(struct target *t, pid_t pid)
+static int traced_init(struct traced *t, pid_t pid)
 {
 	struct rec_reader reader;
 	int err;
 
+	t->pidfd = t->listen_fd = t->lock_fd = -1;
 	err = rec_target__open(&t->target, pid);
 	rec_target__reader(&t->target, &reader);
 	rec_proc__init(&t->proc, pid, &reader);
@@ -430,12 +300,21 @@ static int target_init(struct target *t, pid_t pid)
 	return err;
 }
 
-/* A process to trace: its model, and its exit reported by the BPF side. */
-static int target_open(struct rec_session *s, pid_t pid, struct target **tp)
+/* Frees t, which has ended (traced_end) or never started. */
+static void traced_free(struct traced *t)
 {
-	struct rec_pstat zero = { 0 };
-	__u32 tgid = pid;
-	struct target *t;
+	rec_attach__release(&t->att);
+	if (t->pidfd >= 0)
+		close(t->pidfd);
+	rec_proc__fini(&t->proc);
+	rec_target__close(&t->target);
+	free(t);
+}
+
+/* A process to trace: its model, and its exit reported by the BPF side. */
+static int traced_open(struct rec_session *s, pid_t pid, struct traced **tp)
+{
+	struct traced *t;
 	int err;
 
 	if (kill(pid, 0) && errno == ESRCH)
@@ -443,20 +322,16 @@ static int target_open(struct rec_session *s, pid_t pid, struct target **tp)
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
-	t->pidfd = t->listen_fd = t->lock_fd = -1;
-	err = target_init(t, pid);
+	err = traced_init(t, pid);
 	t->proc.limits = s->opts.limits;
 	/*
 	 * Before the probes: the exit of a process that dies right away is seen.
 	 * An adopted process has its entry (and its count of recordings) already.
 	 */
-	if (!err && bpf_map_update_elem(bpf_map__fd(s->skel->maps.traced), &tgid, &zero,
-					BPF_NOEXIST) && errno != EEXIST)
-		err = -errno;
+	if (!err)
+		err = rec_bpfstate__trace(s->bs, pid);
 	if (err) {
-		rec_proc__fini(&t->proc);
-		rec_target__close(&t->target);
-		free(t);
+		traced_free(t);
 		return err;
 	}
 	*tp = t;
@@ -469,20 +344,19 @@ static int target_open(struct rec_session *s, pid_t pid, struct target **tp)
  * rec_control__lock). A process that is gone already (reaped) has neither: the
  * loop ends it once its records are in.
  */
-static int target_serve(struct rec_session *s, struct target *t, pid_t *holder)
+static int traced_serve(struct rec_session *s, struct traced *t, pid_t *holder)
 {
-	struct target **targets;
+	struct traced **v;
 	int err;
 
-	targets = realloc(s->targets, (s->ntargets + 1) * sizeof(*targets));
-	if (!targets)
+	v = realloc(s->traced, (s->ntraced + 1) * sizeof(*v));
+	if (!v)
 		return -ENOMEM;
-	s->targets = targets;
+	s->traced = v;
 	t->pidfd = syscall(SYS_pidfd_open, t->proc.pid, 0);
 	if (t->pidfd < 0 && errno == ESRCH && t->adopted) {
 		t->proc.alive = 0;
-		s->targets[s->ntargets++] = t;
-		return 0;
+		goto started;
 	}
 	if (t->pidfd < 0)
 		return -errno;
@@ -496,37 +370,93 @@ static int target_serve(struct rec_session *s, struct target *t, pid_t *holder)
 	t->listen_fd = rec_control__listen(t->sock_path, t->proc.uid);
 	if (t->listen_fd < 0)
 		return t->listen_fd;
-	err = session__watch_add(s, t->pidfd, &t->w_pidfd, W_PIDFD, t);
-	if (!err)
-		err = session__watch_add(s, t->listen_fd, &t->w_listen, W_LISTEN, t);
+	err = watch_add(s, t->pidfd, &t->w_pidfd, W_PIDFD, t) ?:
+	      rec_clients__listen(s->clients, t->listen_fd, &t->proc, t);
 	if (err)
 		return err;
-	s->targets[s->ntargets++] = t;
+started:
+	s->traced[s->ntraced++] = t;
+	t->started = 1;
 	return 0;
+}
+
+/*
+ * The one way a traced process ends, whatever got it there: it exited (report:
+ * its black box is written and on_exit told), the session stops, or attaching
+ * to it failed. What it has is let go of: its last records are taken if it had
+ * started, BPF forgets it, its clients are told, its pidfd, socket and lock
+ * go, and its links detach in the background. A started one stays in
+ * s->traced, done, until the session is freed: a client may still be answered
+ * from its model.
+ */
+static void traced_end(struct rec_session *s, struct traced *t, bool report)
+{
+	struct rec_exit_info info = { .pid = t->proc.pid };
+	pid_t pid = t->proc.pid;
+
+	if (t->done)
+		return;
+	/* Gone, or about to be let go: its stacks are the ones it died in, not live ones. */
+	t->proc.alive = 0;
+	if (t->started) {
+		/* Everything the process emitted before it died is in the ring now. */
+		refresh(s, t);
+		rec_proc__died(&t->proc);
+	}
+	rec_bpfstate__untrace(s->bs, pid);
+	if (report) {
+		rec_names__end(t->proc.end, t->proc.end_code, t->proc.end_core, info.how,
+			       sizeof(info.how));
+		info.dump_err = write_dump(s, t, info.dump_path, sizeof(info.dump_path));
+	}
+	rec_bpfstate__forget(s->bs, pid);
+	rec_clients__target_done(s->clients, t);
+	if (t->pidfd >= 0) {
+		epoll_ctl(s->epfd, EPOLL_CTL_DEL, t->pidfd, NULL);
+		close(t->pidfd);
+		t->pidfd = -1;
+	}
+	/* The socket and the lock are removed only if they are ours. */
+	if (t->listen_fd >= 0) {
+		close(t->listen_fd);
+		t->listen_fd = -1;
+		unlink(t->sock_path);
+	}
+	rec_control__unlock(t->lock_fd, t->lock_path);
+	t->lock_fd = -1;
+	t->done = 1;
+	if (report && s->on_exit)
+		s->on_exit(&info, s->on_exit_ctx);
+	/* Drained and reported: now its links may go (detaching takes a while). */
+	rec_attach__detach(&t->att);
 }
 
 int rec_session__attach(struct rec_session *s, pid_t pid, struct rec_attach_info *info)
 {
-	struct target *t;
+	struct rec_attach_count count = { 0 };
+	struct traced *t;
 	int err;
 
 	memset(info, 0, sizeof(*info));
-	err = target_open(s, pid, &t);
+	err = traced_open(s, pid, &t);
 	if (err)
 		return err;
-	err = attach_objects(s, t, &t->target.maps, info);
-	if (!err && info->objects == 0)
+	err = rec_attach__maps(s->att, &t->att, pid, false, &t->target.maps, &count);
+	if (!err && count.objects == 0)
 		err = -ENOENT;
 	if (!err)
-		err = target_serve(s, t, &info->lock_holder);
-	/* Once t is served: the records the seeding drains must find their target. */
+		err = traced_serve(s, t, &info->lock_holder);
+	/* Once t is served: the records the seeding drains must find their process. */
 	if (!err)
-		session__seed_stacks(s, t);
+		seed_stacks(s, t);
+	info->sites = count.sites;
+	info->objects = count.objects;
 	info->uid = t->proc.uid;
 	snprintf(info->sock_path, sizeof(info->sock_path), "%s", t->sock_path);
 	snprintf(info->lock_path, sizeof(info->lock_path), "%s", t->lock_path);
 	if (err) {
-		target_discard(s, t);
+		traced_end(s, t, false);
+		traced_free(t);
 		return err;
 	}
 	return 0;
@@ -539,9 +469,9 @@ static uint64_t kernel_dev(dev_t dev)
 }
 
 /* The --binary file pid runs, or NULL. */
-static const struct object_id *binary_of(struct rec_session *s, pid_t pid)
+static const struct rec_object_id *binary_of(struct rec_session *s, pid_t pid)
 {
-	char exe[64];
+	char exe[PROC_PATH_MAX];
 	struct stat st;
 
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
@@ -554,8 +484,8 @@ static const struct object_id *binary_of(struct rec_session *s, pid_t pid)
 }
 
 /* The --binary file a hello record names, or NULL. */
-static const struct object_id *binary_of_hello(struct rec_session *s,
-					       const struct rec_hello_rec *hello)
+static const struct rec_object_id *binary_of_hello(struct rec_session *s,
+						   const struct rec_hello_rec *hello)
 {
 	for (size_t i = 0; i < s->nbins; i++)
 		if (s->bins[i].inode == hello->exe_ino && kernel_dev(s->bin_devs[i]) == hello->exe_dev)
@@ -564,7 +494,7 @@ static const struct object_id *binary_of_hello(struct rec_session *s,
 }
 
 /* Whether a process whose executable is loaded at start_code was forked by parent, not exec'd. */
-static int forked_from(const struct target *parent, const struct object_id *bin,
+static int forked_from(const struct traced *parent, const struct rec_object_id *bin,
 		       uint64_t start_code)
 {
 	for (size_t i = 0; i < parent->target.maps.n; i++) {
@@ -584,10 +514,10 @@ static int forked_from(const struct target *parent, const struct object_id *bin,
  * zombie, or gone). A process with no maps and no traced parent of the same
  * layout gets its executable, placed where hello says it was loaded.
  */
-static int complete_maps(struct rec_session *s, const struct object_id *bin,
-			 const struct rec_hello_rec *hello, struct target *t)
+static int complete_maps(struct rec_session *s, const struct rec_object_id *bin,
+			 const struct rec_hello_rec *hello, struct traced *t)
 {
-	struct target *parent = session__target_of(s, (pid_t)hello->ppid);
+	struct traced *parent = traced_of(s, (pid_t)hello->ppid);
 
 	if (parent && forked_from(parent, bin, hello->start_code)) {
 		if (!t->target.maps.n)
@@ -600,16 +530,19 @@ static int complete_maps(struct rec_session *s, const struct object_id *bin,
 }
 
 /*
- * A process running a --binary file: its probes in that file are attached for
- * every process already, so only its libraries are left to the rescans. It is
- * adopted even if it is gone: a child that ran a few sites and exited before
- * its hello was read still gets its black box.
+ * Starts tracing pid, a process of a --binary file that hello (NULL if its
+ * hello record was lost) announced, even if it is gone by now; returns it, or
+ * NULL (asked once per process). Its probes in that file are attached for
+ * every process already, so only its libraries are left to the rescans: a
+ * child that ran a few sites and exited before its hello was read still gets
+ * its black box. Called from the ring callback: it does not consume the ring,
+ * and leaves the seeding of its stacks to the loop.
  */
-struct target *session__adopt(struct rec_session *s, pid_t pid, const struct rec_hello_rec *hello)
+static struct traced *adopt(struct rec_session *s, pid_t pid, const struct rec_hello_rec *hello)
 {
-	const struct object_id *bin;
+	const struct rec_object_id *bin;
 	struct rec_mapping m = {};
-	struct target *t;
+	struct traced *t;
 	pid_t holder;
 	int err;
 
@@ -622,9 +555,8 @@ struct target *session__adopt(struct rec_session *s, pid_t pid, const struct rec
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		goto reject;
-	t->pidfd = t->listen_fd = t->lock_fd = -1;
 	t->adopted = 1;
-	err = target_init(t, pid);
+	err = traced_init(t, pid);
 	if (err == -ESRCH && hello)
 		err = 0;
 	/* Gone, or a zombie: no maps, no memory left to read. */
@@ -633,17 +565,16 @@ struct target *session__adopt(struct rec_session *s, pid_t pid, const struct rec
 	if (!err && hello)
 		err = complete_maps(s, bin, hello, t);
 	if (err) {
-		rec_proc__fini(&t->proc);
-		rec_target__close(&t->target);
-		free(t);
+		traced_free(t);
 		goto reject;
 	}
 	m.inode = bin->inode;
 	for (size_t i = 0; i < t->target.maps.n; i++)
 		if (t->target.maps.v[i].inode == bin->inode && t->target.maps.v[i].exec)
 			m.path = t->target.maps.v[i].path;
-	if ((m.path && remember_object(t, &m)) || target_serve(s, t, &holder)) {
-		target_discard(s, t);
+	if ((m.path && rec_attach__seen(&t->att, &m)) || traced_serve(s, t, &holder)) {
+		traced_end(s, t, false);
+		traced_free(t);
 		goto reject;
 	}
 	t->seed_pending = t->proc.alive;
@@ -656,16 +587,82 @@ reject:
 	return NULL;
 }
 
+/* The ring's consumer: takes one record into its process's model. Always returns 0. */
+static int on_record(void *ctx, void *data, size_t size)
+{
+	struct rec_session *s = ctx;
+	struct rec_hdr h;
+	struct traced *t;
+
+	if (size < sizeof(h))
+		return 0;
+	memcpy(&h, data, sizeof(h));
+	t = traced_of(s, h.tgid);
+	if (!t && s->nbins) {
+		struct rec_hello_rec hello;
+		int is_hello = h.type == REC_RT_HELLO && size == sizeof(hello);
+
+		if (is_hello)
+			memcpy(&hello, data, sizeof(hello));
+		t = adopt(s, h.tgid, is_hello ? &hello : NULL);
+	}
+	if (!t) {
+		s->foreign++;
+		/* Still marked traced in BPF (a process that could not be adopted): no more. */
+		if (h.type == REC_RT_EXIT) {
+			rec_bpfstate__untrace(s->bs, h.tgid);
+			rec_u64map__del(&s->rejected, (uint64_t)h.tgid + 1);
+		}
+		return 0;
+	}
+	if (h.size != size) {
+		t->proc.malformed++;
+		return 0;
+	}
+	if (h.type == REC_RT_EVENT) {
+		struct rec_rstate *rs;
+		struct rec_decoded d;
+		int err;
+
+		err = rec_proc__ingest_event(&t->proc, data, size, &d, &rs);
+		/* Its announcement was lost (ring full): the BPF table still knows it. */
+		if (err == -ENOENT &&
+		    rec_bpfstate__recover_recording(s->bs, &t->proc, d.recording) == 0) {
+			t->proc.orphans--;
+			err = rec_proc__ingest_event(&t->proc, data, size, &d, &rs);
+		}
+		if (err == 0)
+			rec_clients__follow_event(s->clients, t, rs, &d);
+	} else if (h.type == REC_RT_HELLO && size == sizeof(struct rec_hello_rec)) {
+		/* Adopted above: nothing more to it. */
+	} else if (h.type == REC_RT_STACK && size == sizeof(struct rec_stack_rec)) {
+		struct rec_stack_rec r;
+
+		memcpy(&r, data, sizeof(r));
+		rec_proc__ingest_stack(&t->proc, &r);
+	} else if (h.type == REC_RT_EXIT && size == sizeof(struct rec_exit_rec)) {
+		struct rec_exit_rec r;
+
+		memcpy(&r, data, sizeof(r));
+		rec_proc__ingest_exit(&t->proc, &r);
+	} else if (h.type == REC_RT_RECORDING && size == sizeof(struct rec_recording_rec)) {
+		struct rec_recording_rec r;
+
+		memcpy(&r, data, sizeof(r));
+		rec_bpfstate__take_recording(s->bs, &t->proc, &r);
+	} else {
+		t->proc.malformed++;
+	}
+	return 0;
+}
+
 int rec_session__attach_binary(struct rec_session *s, const char *path,
 			       struct rec_attach_info *info)
 {
-	struct probe_prog progs[8];
-	size_t nprogs = probe_progs(s, progs);
+	struct rec_attach_count count = { 0 };
 	struct rec_probe_names names;
-	struct rec_binary_key bk;
-	char real[4096];
+	char real[PATH_MAX];
 	struct stat st;
-	__u8 one = 1;
 	DIR *proc;
 	int err;
 
@@ -674,46 +671,33 @@ int rec_session__attach_binary(struct rec_session *s, const char *path,
 		return -errno;
 	if (s->nbins == REC_MAX_BINARIES)
 		return -E2BIG;
-	err = rec_usdt__scan(real, "recorder", &names);
+	err = rec_attach__probes_of(real, &names);
 	if (err)
 		return err;
-	if (!names.sites)
-		return -ENOENT;
 	/* Before the probes: BPF adopts only the processes of these files. */
-	bk.ino = st.st_ino;
-	bk.dev = kernel_dev(st.st_dev);
-	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.binaries), &bk, &one, BPF_ANY))
-		return -errno;
+	err = rec_bpfstate__add_binary(s->bs, st.st_ino, kernel_dev(st.st_dev));
+	if (err)
+		return err;
 	s->bins[s->nbins].inode = st.st_ino;
 	s->bins[s->nbins].path = strdup(real);
 	if (!s->bins[s->nbins].path)
 		return -ENOMEM;
 	s->bin_devs[s->nbins++] = st.st_dev;
-	/* No pid: every process that maps the file, now or later, through fork and exec. */
-	for (size_t p = 0; p < nprogs; p++) {
-		for (size_t i = 0; i < names.n; i++) {
-			unsigned int nsites;
-
-			if (strcmp(names.v[i].name, progs[p].name) != 0)
-				continue;
-			err = attach_probe(s, &s->bin_links, &s->nbin_links, progs[p].prog, real,
-					   progs[p].name, 0, &nsites);
-			if (err)
-				return err;
-			info->sites += nsites;
-		}
-	}
-	info->objects = 1;
+	err = rec_attach__binary(s->att, real, &names, &count);
+	info->sites = count.sites;
+	info->objects = count.objects;
+	if (err)
+		return err;
 	/* Those running it already; later ones are adopted by their first record. */
 	proc = opendir("/proc");
 	for (struct dirent *de; proc && (de = readdir(proc));) {
 		pid_t pid = (pid_t)strtol(de->d_name, NULL, 10);
-		struct target *t;
+		struct traced *t;
 
-		if (pid > 0 && !session__target_of(s, pid) && (t = session__adopt(s, pid, NULL))) {
+		if (pid > 0 && !traced_of(s, pid) && (t = adopt(s, pid, NULL))) {
 			/* Not inside the ring callback: seed it now. */
 			t->seed_pending = 0;
-			session__seed_stacks(s, t);
+			seed_stacks(s, t);
 		}
 	}
 	if (proc)
@@ -723,83 +707,19 @@ int rec_session__attach_binary(struct rec_session *s, const char *path,
 
 /*
  * Libraries loaded after the attach (dlopen) have probes too: look for new
- * objects and attach them. The maps snapshot grows, so callsites of a library
+ * files and attach them. The target's maps grow, so callsites of a library
  * that was unloaded can still be read from its file.
  */
-static void rescan(struct rec_session *s, struct target *t)
+static void rescan(struct rec_session *s, struct traced *t)
 {
-	struct rec_attach_info info = {};
+	struct rec_attach_count count = { 0 };
 	struct rec_maps maps;
 
 	if (rec_maps__read(&maps, t->proc.pid))
 		return;
-	attach_objects(s, t, &maps, &info);
+	rec_attach__maps(s->att, &t->att, t->proc.pid, t->adopted, &maps, &count);
 	rec_target__add_maps(&t->target, &maps);
 	rec_maps__free(&maps);
-}
-
-/* Writes t's black box into the dump directory; the path goes into path. */
-int session__write_dump(struct rec_session *s, struct target *t, char *path, size_t len)
-{
-	struct rec_dump_counters counters;
-
-	if (!s->opts.dump_dir)
-		return -ENOENT;
-	memcpy(counters.v, t->proc.counters, sizeof(counters.v));
-	return rec_dump__write_file(s->opts.dump_dir, &t->proc, &counters, path, len);
-}
-
-static void target_done(struct rec_session *s, struct target *t, struct rec_exit_info *info)
-{
-	__u32 tgid = t->proc.pid;
-
-	/* Gone, or about to be let go: its stacks are the ones it died in, not live ones. */
-	t->proc.alive = 0;
-	/* Everything the process emitted before it died is in the ring now. */
-	session__refresh(s, t);
-	rec_proc__died(&t->proc);
-	untrace(s, tgid);
-	if (info) {
-		info->pid = t->proc.pid;
-		rec_names__end(t->proc.end, t->proc.end_code, t->proc.end_core, info->how,
-			       sizeof(info->how));
-		info->dump_err = session__write_dump(s, t, info->dump_path,
-						     sizeof(info->dump_path));
-	}
-	session__forget_recordings(s, tgid);
-	session__clients_target_done(s, t);
-	epoll_ctl(s->epfd, EPOLL_CTL_DEL, t->pidfd, NULL);
-	epoll_ctl(s->epfd, EPOLL_CTL_DEL, t->listen_fd, NULL);
-	close(t->listen_fd);
-	t->listen_fd = -1;
-	unlink(t->sock_path);
-	rec_control__unlock(t->lock_fd, t->lock_path);
-	t->lock_fd = -1;
-	t->done = 1;
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
-/* How often the targets' maps are looked at for newly loaded libraries. */
-#define RESCAN_MS 200
-
-/* t has ended: drain and report it, then let its links go (detaching takes a while). */
-static void end_target(struct rec_session *s, struct target *t,
-		       void (*on_exit)(const struct rec_exit_info *info, void *ctx), void *ctx)
-{
-	struct rec_exit_info info;
-
-	target_done(s, t, &info);
-	if (on_exit)
-		on_exit(&info, ctx);
-	rec_reaper__close_links(t->links, t->nlinks);
-	t->nlinks = 0;
 }
 
 /*
@@ -807,51 +727,52 @@ static void end_target(struct rec_session *s, struct target *t,
  * seeded now (never inside the ring callback, which must not consume the ring
  * again), and those that were gone already when adopted are ended.
  */
-static void settle_adopted(struct rec_session *s,
-			   void (*on_exit)(const struct rec_exit_info *info, void *ctx), void *ctx)
+static void settle_adopted(struct rec_session *s)
 {
-	for (size_t i = 0; i < s->ntargets; i++) {
-		struct target *t = s->targets[i];
+	for (size_t i = 0; i < s->ntraced; i++) {
+		struct traced *t = s->traced[i];
 
 		if (t->done)
 			continue;
 		if (t->seed_pending) {
 			t->seed_pending = 0;
-			session__seed_stacks(s, t);
+			seed_stacks(s, t);
 		}
 		if (t->pidfd < 0)
-			end_target(s, t, on_exit, ctx);
+			traced_end(s, t, true);
 	}
 }
 
 int rec_session__run(struct rec_session *s,
 		     void (*on_exit)(const struct rec_exit_info *info, void *ctx), void *ctx)
 {
-	struct epoll_event evs[16];
+	struct epoll_event evs[EPOLL_BATCH];
 	int64_t last_scan = now_ms();
 
+	s->on_exit = on_exit;
+	s->on_exit_ctx = ctx;
 	for (;;) {
 		size_t live = 0;
 		int n;
 
-		for (size_t i = 0; i < s->ntargets; i++)
-			live += !s->targets[i]->done;
+		for (size_t i = 0; i < s->ntraced; i++)
+			live += !s->traced[i]->done;
 		/*
 		 * With --binary, processes come and go until we are stopped. The
 		 * clients still open get what was queued for them (each within its
 		 * deadline) before we go.
 		 */
-		if (!live && !s->nbins && !s->nclients)
+		if (!live && !s->nbins && !rec_clients__count(s->clients))
 			return 0;
-		n = epoll_wait(s->epfd, evs, 16, s->opts.drain_ms);
+		n = epoll_wait(s->epfd, evs, EPOLL_BATCH, s->opts.drain_ms);
 		if (n < 0 && errno != EINTR)
 			return -errno;
 		rec_ring__consume(s->rb);
-		settle_adopted(s, on_exit, ctx);
+		settle_adopted(s);
 		if (now_ms() - last_scan >= RESCAN_MS) {
-			for (size_t i = 0; i < s->ntargets; i++)
-				if (!s->targets[i]->done)
-					rescan(s, s->targets[i]);
+			for (size_t i = 0; i < s->ntraced; i++)
+				if (!s->traced[i]->done)
+					rescan(s, s->traced[i]);
 			last_scan = now_ms();
 		}
 		for (int i = 0; i < n; i++) {
@@ -866,17 +787,14 @@ int rec_session__run(struct rec_session *s,
 					return 0;
 				break;
 			case W_PIDFD:
-				end_target(s, w->ptr, on_exit, ctx);
+				traced_end(s, w->ptr, true);
 				break;
-			case W_LISTEN:
-				session__accept_clients(s, w->ptr);
-				break;
-			case W_CLIENT:
-				session__client_ready(s, w->ptr, evs[i].events);
+			case W_CLIENTS:
+				rec_clients__ready(s->clients);
 				break;
 			}
 		}
-		session__clients_tick(s);
+		rec_clients__tick(s->clients);
 	}
 }
 
@@ -884,36 +802,18 @@ void rec_session__free(struct rec_session *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->ntargets; i++)
-		if (!s->targets[i]->done)
-			target_done(s, s->targets[i], NULL);
-	session__clients_free(s);
-	for (size_t i = 0; i < s->ntargets; i++) {
-		struct target *t = s->targets[i];
-
-		rec_reaper__close_links(t->links, t->nlinks);
-		target_free_objs(t);
-		if (t->pidfd >= 0)
-			close(t->pidfd);
-		free(t->links);
-		rec_proc__fini(&t->proc);
-		rec_target__close(&t->target);
-		free(t);
-	}
-	free(s->targets);
-	rec_reaper__close_links(s->bin_links, s->nbin_links);
-	free(s->bin_links);
-	for (size_t i = 0; i < s->nbin_libs; i++)
-		free(s->bin_libs[i].path);
-	free(s->bin_libs);
+	for (size_t i = 0; i < s->ntraced; i++)
+		traced_end(s, s->traced[i], false);
+	rec_clients__free(s->clients);
+	for (size_t i = 0; i < s->ntraced; i++)
+		traced_free(s->traced[i]);
+	free(s->traced);
+	rec_attach__free(s->att);
 	for (size_t i = 0; i < s->nbins; i++)
 		free(s->bins[i].path);
 	rec_u64map__free(&s->rejected);
-	rec_usdt_multi__fini(&s->specs);
 	rec_ring__free(s->rb);
-	bpf_link__destroy(s->iter_link);
-	bpf_link__destroy(s->exit_link);
-	recorder_bpf__destroy(s->skel);
+	rec_bpfstate__free(s->bs);
 	if (s->epfd >= 0)
 		close(s->epfd);
 	if (s->sigfd >= 0)

@@ -7,18 +7,18 @@
 #ifndef REC_SESSION_H
 #define REC_SESSION_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "clients.h"
 #include "proc.h"
 
 struct rec_session;
 
-/* The defaults of the client limits in struct rec_session_opts. */
-#define REC_CLIENTS_MAX 32
-#define REC_CLIENT_TIMEOUT_MS 5000
-#define REC_FOLLOW_BUFFER (1u << 20)
+/* A control socket's path, or its lock's: at most sun_path of struct sockaddr_un. */
+#define REC_SOCK_PATH_MAX 108
 
 struct rec_session_opts {
 	size_t ring_bytes;	/* ring buffer size, a power of two >= 4096 */
@@ -47,7 +47,7 @@ struct rec_session_opts {
 struct rec_exit_info {
 	pid_t pid;
 	char how[64];
-	char dump_path[4096];
+	char dump_path[PATH_MAX];
 	int dump_err;
 };
 
@@ -55,8 +55,8 @@ struct rec_attach_info {
 	unsigned int sites;	/* probe sites attached (skipped ones not counted) */
 	unsigned int objects;	/* executable and libraries that had probes */
 	uid_t uid;		/* the process's owner, (uid_t)-1 if unknown (see struct rec_proc) */
-	char sock_path[108];
-	char lock_path[108];
+	char sock_path[REC_SOCK_PATH_MAX];
+	char lock_path[REC_SOCK_PATH_MAX];
 	pid_t lock_holder;	/* with -EBUSY: who holds the lock (0 if unknown) */
 };
 
@@ -77,16 +77,16 @@ int rec_session__attach(struct rec_session *s, pid_t pid, struct rec_attach_info
  * Attaches to the recorder probes of the executable at path for every process
  * that runs it, now and later (fork, exec), until the session ends. Each gets its
  * own recordings, control socket and dump. Returns 0, -ENOENT if the file has no
- * recorder probes, -E2BIG past 8 binaries, or another negative errno.
+ * recorder probes, -E2BIG past REC_MAX_BINARIES, or another negative errno.
  */
 int rec_session__attach_binary(struct rec_session *s, const char *path,
 			       struct rec_attach_info *info);
 
 /*
  * Runs until every attached process has exited (never, with a --binary) or
- * SIGINT/SIGTERM arrives. When a
- * process exits, drains everything it emitted, writes its dump (if dump_dir is
- * set), then calls on_exit (if set). Returns 0 or -errno.
+ * SIGINT/SIGTERM arrives. When a process exits, drains everything it emitted,
+ * writes its dump (if dump_dir is set), then calls on_exit (if set). Returns 0
+ * or -errno.
  */
 int rec_session__run(struct rec_session *s,
 		     void (*on_exit)(const struct rec_exit_info *info, void *ctx), void *ctx);

@@ -53,7 +53,8 @@ int rec_usdt__for_each_note(Elf *elf, rec_usdt_note_fn fn, void *ctx)
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
 			continue;
 		sname = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (!sname || strcmp(sname, ".note.stapsdt") != 0 || !(data = elf_getdata(scn, NULL)))
+		if (!sname || strcmp(sname, ".note.stapsdt") != 0 ||
+		    !(data = elf_getdata(scn, NULL)))
 			continue;
 		/* Each descriptor: pc, base, semaphore, then three strings. */
 		while ((off = gelf_getnote(data, off, &nhdr, &name_off, &desc_off)) > 0) {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests of the command-line number parsers (user/cli.c). */
+/* Unit tests of the command-line number parsers (user/cli/cli.c). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>

@@ -128,7 +128,7 @@ static void assert_tail(struct rec_spool *sp, size_t n, const uint64_t *want, si
 	}
 }
 
-/* The largest event record, and the two smaller kinds (see user/model.h). */
+/* The largest event record, and the two smaller kinds (REC_EVENT_REC_MAX, user/rstate.h). */
 #define BIG_REC 888
 #define MID_REC 376
 #define SMALL_REC 120

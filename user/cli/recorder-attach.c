@@ -407,7 +407,7 @@ int main(int argc, char **argv)
 	struct rec_session *s = NULL;
 	int err;
 
-	/* Detach helpers (see destroy_links) are never waited for. */
+	/* The reaper children that detach (rec_reaper__close_links) are never waited for. */
 	signal(SIGCHLD, SIG_IGN);
 	err = argp_parse(&argp, argc, argv, 0, NULL, NULL);
 	if (err)

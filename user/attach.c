@@ -1,0 +1,304 @@
+// SPDX-License-Identifier: MIT
+/* Attaching the recorder probes (attach.h). */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+
+#include "attach.h"
+#include "compat/usdt_multi.h"
+#include "reaper.h"
+
+/* The USDT provider of include/recorder.h. */
+#define PROVIDER "recorder"
+
+/*
+ * The probes, in the order they are attached in the files of one attach:
+ * "attached" comes last, since once its semaphore is armed in an image
+ * (rec_is_attached()), every other probe must be too.
+ */
+static const char *const probe_names[] = {
+	"recording_new", "recording_span", "recording_free", "span_enter", "span_exit",
+	"event", "attached",
+};
+
+#define NPROBES (sizeof(probe_names) / sizeof(probe_names[0]))
+
+struct rec_attach {
+	int prog_fds[NPROBES];		/* the BPF program of each probe */
+	struct rec_usdt_multi um;
+	struct rec_attach_opts opts;
+	struct rec_attach_set every;	/* --binary files and their libraries, every process */
+};
+
+/* A file of a process's maps with probes, not attached yet. */
+struct object {
+	char path[PATH_MAX];		/* to open it by */
+	const char *mpath;		/* as the maps name it */
+	uint64_t inode;
+	struct rec_probe_names names;
+};
+
+int rec_attach__new(struct rec_attach **ap, struct bpf_object *obj,
+		    const struct rec_attach_opts *opts)
+{
+	struct rec_attach *a = calloc(1, sizeof(*a));
+	int err;
+
+	if (!a)
+		return -ENOMEM;
+	a->opts = *opts;
+	for (size_t p = 0; p < NPROBES; p++) {
+		char name[REC_PROBE_NAME_MAX + 3];
+		struct bpf_program *prog;
+
+		snprintf(name, sizeof(name), "on_%s", probe_names[p]);
+		prog = bpf_object__find_program_by_name(obj, name);
+		if (!prog) {
+			free(a);
+			return -ENOENT;
+		}
+		a->prog_fds[p] = bpf_program__fd(prog);
+	}
+	err = rec_usdt_multi__init(&a->um, obj);
+	if (err) {
+		free(a);
+		return err;
+	}
+	*ap = a;
+	return 0;
+}
+
+void rec_attach__free(struct rec_attach *a)
+{
+	if (!a)
+		return;
+	rec_attach__release(&a->every);
+	rec_usdt_multi__fini(&a->um);
+	free(a);
+}
+
+/* The path to open for a mapping: its own if it is the same file here, else via /proc. */
+static void object_path(char *buf, size_t len, pid_t pid, const struct rec_mapping *m)
+{
+	struct stat st;
+
+	if (stat(m->path, &st) == 0 && st.st_ino == m->inode)
+		snprintf(buf, len, "%s", m->path);
+	else
+		snprintf(buf, len, "/proc/%d/root%s", (int)pid, m->path);
+}
+
+static int set_has(const struct rec_attach_set *set, uint64_t inode, const char *path)
+{
+	for (size_t i = 0; i < set->nobjs; i++)
+		if (set->objs[i].inode == inode && strcmp(set->objs[i].path, path) == 0)
+			return 1;
+	return 0;
+}
+
+static int set_add(struct rec_attach_set *set, uint64_t inode, const char *path)
+{
+	struct rec_object_id *v = realloc(set->objs, (set->nobjs + 1) * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	set->objs = v;
+	v[set->nobjs].inode = inode;
+	v[set->nobjs].path = strdup(path);
+	if (!v[set->nobjs].path)
+		return -ENOMEM;
+	set->nobjs++;
+	return 0;
+}
+
+int rec_attach__seen(struct rec_attach_set *set, const struct rec_mapping *m)
+{
+	return set_add(set, m->inode, m->path);
+}
+
+/* The executable files in maps that have recorder probes and set has not seen. */
+static int find_objects(struct rec_attach_set *set, pid_t pid, const struct rec_maps *maps,
+			struct object **objsp, size_t *nobjs)
+{
+	struct object *objs = NULL;
+	size_t n = 0;
+	int err;
+
+	for (size_t i = 0; i < maps->n; i++) {
+		const struct rec_mapping *m = &maps->v[i];
+		struct object *o;
+
+		if (!m->exec || set_has(set, m->inode, m->path))
+			continue;
+		/* Seen now, probes or not: scan each file once. */
+		err = set_add(set, m->inode, m->path);
+		if (err)
+			goto fail;
+		o = realloc(objs, (n + 1) * sizeof(*o));
+		if (!o) {
+			err = -ENOMEM;
+			goto fail;
+		}
+		objs = o;
+		object_path(objs[n].path, sizeof(objs[n].path), pid, m);
+		objs[n].inode = m->inode;
+		objs[n].mpath = m->path;
+		/* Not ELF, unreadable, or no notes: not ours to trace. */
+		if (rec_usdt__scan(objs[n].path, PROVIDER, &objs[n].names) || !objs[n].names.sites)
+			continue;
+		n++;
+	}
+	*objsp = objs;
+	*nobjs = n;
+	return 0;
+fail:
+	free(objs);
+	return err;
+}
+
+static int add_link(struct rec_attach_set *set, int fd)
+{
+	int *v = realloc(set->links, (set->nlinks + 1) * sizeof(*v));
+
+	if (!v) {
+		close(fd);
+		return -ENOMEM;
+	}
+	set->links = v;
+	v[set->nlinks++] = fd;
+	return 0;
+}
+
+/*
+ * One link into set for every site of probe p in the file at path; the sites
+ * attached go into *nsites. Sites with an argument spec we do not support are
+ * left out and reported through opts.on_skipped.
+ */
+static int attach_probe(struct rec_attach *a, struct rec_attach_set *set, size_t p,
+			const char *path, pid_t pid, unsigned int *nsites)
+{
+	struct rec_usdt_multi_skipped skipped;
+	int fd;
+
+	*nsites = 0;
+	fd = rec_usdt_multi__attach(&a->um, a->prog_fds[p], path, PROVIDER, probe_names[p], pid,
+				    nsites, &skipped);
+	if (skipped.n && a->opts.on_skipped)
+		a->opts.on_skipped(pid, path, probe_names[p], skipped.n, skipped.spec,
+				   a->opts.ctx);
+	if (fd == -ENOENT && skipped.n)
+		return 0;
+	if (fd < 0)
+		return fd;
+	return add_link(set, fd);
+}
+
+/* Whether names has probe p. */
+static int has_probe(const struct rec_probe_names *names, size_t p)
+{
+	for (size_t i = 0; i < names->n; i++)
+		if (strcmp(names->v[i].name, probe_names[p]) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * Attaches the probes of the nobjs objects into set, for pid (0 = every
+ * process): probe by probe, each in every object, so that "attached" goes on
+ * last everywhere.
+ */
+static int attach_objects(struct rec_attach *a, struct rec_attach_set *set, pid_t pid,
+			  const struct object *objs, size_t nobjs, struct rec_attach_count *count)
+{
+	for (size_t p = 0; p < NPROBES; p++) {
+		for (size_t o = 0; o < nobjs; o++) {
+			unsigned int nsites;
+			int err;
+
+			if (!has_probe(&objs[o].names, p))
+				continue;
+			err = attach_probe(a, set, p, objs[o].path, pid, &nsites);
+			if (err)
+				return err;
+			count->sites += nsites;
+		}
+	}
+	count->objects += nobjs;
+	return 0;
+}
+
+int rec_attach__maps(struct rec_attach *a, struct rec_attach_set *set, pid_t pid, bool every,
+		     const struct rec_maps *maps, struct rec_attach_count *count)
+{
+	struct object *objs = NULL;
+	size_t nobjs = 0;
+	int err;
+
+	err = find_objects(set, pid, maps, &objs, &nobjs);
+	if (err)
+		return err;
+	/* Every process's: each library once per session. */
+	for (size_t o = 0; every && o < nobjs; o++) {
+		if (set_has(&a->every, objs[o].inode, objs[o].mpath)) {
+			objs[o--] = objs[--nobjs];
+			continue;
+		}
+		err = set_add(&a->every, objs[o].inode, objs[o].mpath);
+		if (err)
+			goto out;
+	}
+	err = attach_objects(a, every ? &a->every : set, every ? 0 : pid, objs, nobjs, count);
+out:
+	free(objs);
+	return err;
+}
+
+int rec_attach__probes_of(const char *path, struct rec_probe_names *names)
+{
+	int err = rec_usdt__scan(path, PROVIDER, names);
+
+	if (err)
+		return err;
+	return names->sites ? 0 : -ENOENT;
+}
+
+int rec_attach__binary(struct rec_attach *a, const char *path,
+		       const struct rec_probe_names *names, struct rec_attach_count *count)
+{
+	struct object *o = calloc(1, sizeof(*o));
+	int err;
+
+	if (!o)
+		return -ENOMEM;
+	snprintf(o->path, sizeof(o->path), "%s", path);
+	o->mpath = o->path;
+	o->names = *names;
+	/* No pid: every process that maps the file, now or later, through fork and exec. */
+	err = attach_objects(a, &a->every, 0, o, 1, count);
+	free(o);
+	return err;
+}
+
+void rec_attach__detach(struct rec_attach_set *set)
+{
+	rec_reaper__close_links(set->links, set->nlinks);
+	set->nlinks = 0;
+}
+
+void rec_attach__release(struct rec_attach_set *set)
+{
+	rec_attach__detach(set);
+	free(set->links);
+	set->links = NULL;
+	for (size_t i = 0; i < set->nobjs; i++)
+		free(set->objs[i].path);
+	free(set->objs);
+	set->objs = NULL;
+	set->nobjs = 0;
+}

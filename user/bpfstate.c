@@ -1,0 +1,479 @@
+// SPDX-License-Identifier: MIT
+/* The BPF side of a session (bpfstate.h). */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "recorder.skel.h"
+
+#include "bpfstate.h"
+#include "compat/usdt_multi.h"
+
+/* The most CPUs whose per-CPU counters are summed. */
+#define MAX_CPUS 512
+/* The first capacity of an array that grows by doubling. */
+#define FIRST_CAP 16
+
+struct rec_bpfstate {
+	struct recorder_bpf *skel;
+	struct bpf_link *iter_link;	/* dump_stacks: the span stacks of a process */
+	struct bpf_link *exit_link;	/* sched_process_exit: stacks at death, how it ended */
+};
+
+static bool verbose;
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	(void)level;
+	/* libbpf's own chatter, warnings included, shows only with -v. */
+	if (!verbose)
+		return 0;
+	return vfprintf(stderr, fmt, args);
+}
+
+int rec_bpfstate__open(struct rec_bpfstate **bsp, const struct rec_bpfstate_opts *opts)
+{
+	struct rec_bpfstate *bs;
+	int err;
+
+	verbose = opts->verbose;
+	libbpf_set_print(libbpf_print);
+	bs = calloc(1, sizeof(*bs));
+	if (!bs)
+		return -ENOMEM;
+	bs->skel = recorder_bpf__open();
+	if (!bs->skel) {
+		err = -errno;
+		goto fail;
+	}
+	/* Read-only config goes in before load. */
+	bs->skel->rodata->wakeup_bytes = opts->ring_bytes / 4;
+	bs->skel->rodata->follow_new = opts->follow_new;
+	err = bpf_map__set_max_entries(bs->skel->maps.events, opts->ring_bytes);
+	if (err)
+		goto fail;
+	/* The recordings table, and as many refused recordings listed as it holds. */
+	bs->skel->rodata->max_per_process = opts->max_per_process;
+	err = bpf_map__set_max_entries(bs->skel->maps.recordings, opts->max_recordings) ?:
+	      bpf_map__set_max_entries(bs->skel->maps.untracked, opts->max_recordings);
+	if (err)
+		goto fail;
+	/* Attached with uprobe_multi links (compat/usdt_multi.h), not libbpf's per-site uprobes. */
+	err = rec_usdt_multi__prepare(bs->skel->obj) ?: recorder_bpf__load(bs->skel);
+	if (err)
+		goto fail;
+	bs->iter_link = bpf_program__attach_iter(bs->skel->progs.dump_stacks, NULL);
+	if (!bs->iter_link) {
+		err = -errno;
+		goto fail;
+	}
+	bs->exit_link = bpf_program__attach(bs->skel->progs.on_sched_exit);
+	if (!bs->exit_link) {
+		err = -errno;
+		goto fail;
+	}
+	*bsp = bs;
+	return 0;
+fail:
+	rec_bpfstate__free(bs);
+	return err < 0 ? err : -err;
+}
+
+void rec_bpfstate__free(struct rec_bpfstate *bs)
+{
+	if (!bs)
+		return;
+	bpf_link__destroy(bs->iter_link);
+	bpf_link__destroy(bs->exit_link);
+	recorder_bpf__destroy(bs->skel);
+	free(bs);
+}
+
+struct bpf_object *rec_bpfstate__object(const struct rec_bpfstate *bs)
+{
+	return bs->skel->obj;
+}
+
+int rec_bpfstate__ring_fd(const struct rec_bpfstate *bs)
+{
+	return bpf_map__fd(bs->skel->maps.events);
+}
+
+int rec_bpfstate__trace(struct rec_bpfstate *bs, pid_t tgid)
+{
+	struct rec_pstat zero = { 0 };
+	__u32 k = tgid;
+
+	if (bpf_map_update_elem(bpf_map__fd(bs->skel->maps.traced), &k, &zero, BPF_NOEXIST) &&
+	    errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+void rec_bpfstate__untrace(struct rec_bpfstate *bs, pid_t tgid)
+{
+	__u32 k = tgid;
+
+	bpf_map_delete_elem(bpf_map__fd(bs->skel->maps.traced), &k);
+	bpf_map_delete_elem(bpf_map__fd(bs->skel->maps.released), &k);
+}
+
+int rec_bpfstate__add_binary(struct rec_bpfstate *bs, uint64_t ino, uint64_t dev)
+{
+	struct rec_binary_key bk = { .ino = ino, .dev = dev };
+	__u8 one = 1;
+
+	if (bpf_map_update_elem(bpf_map__fd(bs->skel->maps.binaries), &bk, &one, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+/*
+ * The BPF table's entry for recording key of p, with the counters from its
+ * slot when it has one (struct rec_rslot). Returns 0 or -ENOENT.
+ */
+static int bpf_recording(struct rec_bpfstate *bs, const struct rec_proc *p, uint64_t key,
+			 struct rec_rval *v)
+{
+	struct rec_rkey k = { .tgid = p->pid, .key = key };
+	struct rec_rslot sl;
+	__u32 i;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(bs->skel->maps.recordings), &k, v))
+		return -ENOENT;
+	if (!v->slot)
+		return 0;
+	i = v->slot - 1;
+	if (bpf_map_lookup_elem(bpf_map__fd(bs->skel->maps.rslots), &i, &sl) ||
+	    sl.k.tgid != k.tgid || sl.k.key != key)
+		return -ENOENT;
+	*v = sl.v;
+	return 0;
+}
+
+/*
+ * Deletes the BPF table entry k, whose value is v, and frees its slot if it has
+ * one. With release, its process's quota gets the place back (struct rec_pstat).
+ */
+static void forget_recording(struct rec_bpfstate *bs, const struct rec_rkey *k,
+			     const struct rec_rval *v, bool release)
+{
+	int rfd = bpf_map__fd(bs->skel->maps.released);
+	struct rec_rslot free_slot = { 0 };
+	__u64 n = 0;
+	__u32 i;
+
+	if (bpf_map_delete_elem(bpf_map__fd(bs->skel->maps.recordings), k))
+		return;
+	/* Its slot is free for the next recording once the table entry is gone. */
+	if (v->slot) {
+		i = v->slot - 1;
+		bpf_map_update_elem(bpf_map__fd(bs->skel->maps.rslots), &i, &free_slot, BPF_ANY);
+	}
+	/* Only this thread writes released: a read, then a write, is enough. */
+	if (release) {
+		bpf_map_lookup_elem(rfd, &k->tgid, &n);
+		n++;
+		bpf_map_update_elem(rfd, &k->tgid, &n, BPF_ANY);
+	}
+}
+
+/* Takes the final counters of a retired recording into r, then forgets it in BPF. */
+static void finalize_retired(struct rec_bpfstate *bs, const struct rec_proc *p,
+			     struct rec_recording_rec *r)
+{
+	struct rec_rkey k = { .tgid = p->pid, .key = r->key };
+	struct rec_rval v;
+
+	/* An untracked one has no entry: BPF deleted its own, its count is in r. */
+	if (bpf_recording(bs, p, r->key, &v))
+		return;
+	if (v.seq > r->seq)
+		r->seq = v.seq;
+	if (v.dropped > r->dropped)
+		r->dropped = v.dropped;
+	forget_recording(bs, &k, &v, true);
+}
+
+void rec_bpfstate__take_recording(struct rec_bpfstate *bs, struct rec_proc *p,
+				  struct rec_recording_rec *r)
+{
+	if (r->state == REC_RS_RETIRED)
+		finalize_retired(bs, p, r);
+	rec_proc__ingest_recording(p, r);
+}
+
+int rec_bpfstate__recover_recording(struct rec_bpfstate *bs, struct rec_proc *p, uint64_t key)
+{
+	struct rec_rval v;
+
+	if (bpf_recording(bs, p, key, &v))
+		return -ENOENT;
+	return rec_proc__get(p, key, v.recorder, v.cap) ? 0 : -ENOMEM;
+}
+
+static void read_counters(struct rec_bpfstate *bs, uint64_t *out)
+{
+	int fd = bpf_map__fd(bs->skel->maps.counters), ncpu = libbpf_num_possible_cpus();
+	uint64_t vals[MAX_CPUS];
+
+	if (ncpu <= 0 || ncpu > MAX_CPUS)
+		return;
+	for (__u32 c = 0; c < REC_C_MAX; c++) {
+		out[c] = 0;
+		if (bpf_map_lookup_elem(fd, &c, vals))
+			continue;
+		for (int i = 0; i < ncpu; i++)
+			out[c] += vals[i];
+	}
+}
+
+/*
+ * The keys tgid has in the BPF table fd (the recordings table or the untracked
+ * one): how many, and, if keys is not NULL, the keys themselves in a malloc'd
+ * *keys (as many as memory allows). *all, if not NULL, gets the number of
+ * entries of every process. Collected first, since deleting while walking the
+ * table could skip entries.
+ */
+static size_t recording_keys(int fd, __u32 tgid, struct rec_rkey **keys, uint64_t *all)
+{
+	struct rec_rkey k, next;
+	size_t n = 0, cap = 0;
+	void *prev = NULL;
+
+	if (keys)
+		*keys = NULL;
+	if (all)
+		*all = 0;
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		k = next;
+		prev = &k;
+		if (all)
+			(*all)++;
+		if (next.tgid != tgid)
+			continue;
+		if (keys && n == cap) {
+			size_t grown = cap ? 2 * cap : FIRST_CAP;
+			struct rec_rkey *v = realloc(*keys, grown * sizeof(**keys));
+
+			if (!v)
+				break;
+			*keys = v;
+			cap = grown;
+		}
+		if (keys)
+			(*keys)[n] = next;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * Brings p's recordings up to date with the BPF side: the live counters of the
+ * tracked ones, a retirement whose record was lost (the ring was full), and
+ * the untracked ones, whose announcement may have been lost too.
+ */
+static void refresh_recordings(struct rec_bpfstate *bs, struct rec_proc *p)
+{
+	int ufd = bpf_map__fd(bs->skel->maps.untracked);
+	struct rec_recording_rec *gone = NULL;
+	struct rec_rkey *keys = NULL;
+	size_t n = 0, cap = 0;
+	struct rec_rstate *rs;
+
+	for (rs = p->first; rs; rs = rs->next) {
+		struct rec_rkey k = { .tgid = p->pid, .key = rs->key };
+		struct rec_recording_rec r = {
+			.key = rs->key, .recorder = rs->recorder, .cap = rs->cap,
+			.state = REC_RS_RETIRED, .untracked = (__u32)rs->untracked,
+		};
+		struct rec_untracked u;
+		struct rec_rval val;
+
+		if (rs->retired)
+			continue;
+		if (rs->untracked) {
+			if (bpf_map_lookup_elem(ufd, &k, &u) == 0) {
+				rec_rstate__update_counts(rs, u.seen, u.seen);
+				continue;
+			}
+			/* Retired (BPF deletes it then), and that record was lost. */
+			r.seq = r.dropped = rs->produced;
+		} else if (bpf_recording(bs, p, rs->key, &val)) {
+			continue;
+		} else {
+			rec_rstate__update_counts(rs, val.seq, val.dropped);
+			/* Retired, and that record was lost: its entry would stay. */
+			if (val.state != REC_RS_RETIRED)
+				continue;
+			r.seq = val.seq;
+			r.dropped = val.dropped;
+		}
+		/* Taken after the walk: retiring one may free others. */
+		if (n == cap) {
+			size_t grown = cap ? 2 * cap : FIRST_CAP;
+			struct rec_recording_rec *v = realloc(gone, grown * sizeof(*v));
+
+			if (!v)
+				break;
+			gone = v;
+			cap = grown;
+		}
+		gone[n++] = r;
+	}
+	for (size_t i = 0; i < n; i++)
+		rec_bpfstate__take_recording(bs, p, &gone[i]);
+	free(gone);
+	/* Untracked ones whose announcement was lost (the ring was full). */
+	n = recording_keys(ufd, p->pid, &keys, NULL);
+	for (size_t i = 0; i < n; i++) {
+		struct rec_recording_rec r = { .key = keys[i].key, .state = REC_RS_LIVE };
+		struct rec_untracked u;
+
+		if (rec_proc__find(p, r.key) || bpf_map_lookup_elem(ufd, &keys[i], &u))
+			continue;
+		r.recorder = u.recorder;
+		r.cap = u.cap;
+		r.seq = r.dropped = u.seen;
+		r.untracked = u.reason;
+		rec_proc__ingest_recording(p, &r);
+	}
+	free(keys);
+}
+
+/* The BPF side's rows of p's limits: the recordings table, and p's share of it. */
+static void refresh_limits(struct rec_bpfstate *bs, struct rec_proc *p)
+{
+	struct rec_limit_use *all = &p->use[REC_L_RECORDINGS];
+	struct rec_limit_use *own = &p->use[REC_L_PROC_RECORDINGS];
+	__u32 tgid = p->pid;
+	struct rec_pstat ps;
+	__u64 rel = 0;
+
+	p->bpf_recordings = recording_keys(bpf_map__fd(bs->skel->maps.recordings), tgid, NULL,
+					   &all->used);
+	rec_proc__limits(p);
+	if (bpf_map_lookup_elem(bpf_map__fd(bs->skel->maps.traced), &tgid, &ps))
+		return;
+	bpf_map_lookup_elem(bpf_map__fd(bs->skel->maps.released), &tgid, &rel);
+	own->used = ps.created - rel;
+	own->over = ps.over_quota;
+	own->events = ps.over_quota_events;
+	all->over = ps.table_full;
+	all->events = ps.table_full_events;
+}
+
+/* The span stacks of p's threads, read by the dump_stacks iterator, into p. */
+static void refresh_stacks(struct rec_bpfstate *bs, struct rec_proc *p)
+{
+	struct rec_thread_stack *v = NULL;
+	size_t n = 0, cap = 0;
+	int iter_fd;
+
+	bs->skel->bss->iter_tgid = p->pid;
+	iter_fd = bpf_iter_create(bpf_link__fd(bs->iter_link));
+	if (iter_fd < 0)
+		return;
+	for (;;) {
+		struct {
+			struct rec_stack_hdr h;
+			struct rec_frame f[REC_MAX_DEPTH];
+		} r;
+		size_t got = 0;
+		ssize_t m;
+
+		while (got < sizeof(r)) {
+			m = read(iter_fd, (char *)&r + got, sizeof(r) - got);
+			if (m <= 0)
+				break;
+			got += m;
+		}
+		if (got < sizeof(r))
+			break;
+		if (n == cap) {
+			struct rec_thread_stack *nv;
+
+			cap = cap ? cap * 2 : FIRST_CAP;
+			nv = realloc(v, cap * sizeof(*nv));
+			if (!nv)
+				break;
+			v = nv;
+		}
+		v[n].tid = r.h.tid;
+		v[n].depth = r.h.depth < REC_MAX_DEPTH ? r.h.depth : REC_MAX_DEPTH;
+		v[n].overflow = r.h.overflow;
+		memcpy(v[n].frames, r.f, sizeof(r.f));
+		n++;
+	}
+	close(iter_fd);
+	rec_proc__set_stacks(p, v, n);
+}
+
+void rec_bpfstate__refresh(struct rec_bpfstate *bs, struct rec_proc *p)
+{
+	refresh_recordings(bs, p);
+	read_counters(bs, p->counters);
+	refresh_limits(bs, p);
+	if (p->alive)
+		refresh_stacks(bs, p);
+}
+
+int rec_bpfstate__seed_stacks(struct rec_bpfstate *bs, pid_t tgid, int64_t tls_off)
+{
+	DECLARE_LIBBPF_OPTS(bpf_iter_attach_opts, opts);
+	union bpf_iter_link_info linfo = { 0 };
+	struct bpf_link *link;
+	char buf[64];
+	int fd;
+
+	bs->skel->bss->iter_tgid = tgid;
+	bs->skel->bss->tls_current_off = tls_off;
+	/* Only this process's threads (the program also checks the tgid). */
+	linfo.task.pid = tgid;
+	opts.link_info = &linfo;
+	opts.link_info_len = sizeof(linfo);
+	link = bpf_program__attach_iter(bs->skel->progs.seed_stacks, &opts);
+	if (!link)
+		return -errno;
+	fd = bpf_iter_create(bpf_link__fd(link));
+	if (fd < 0)
+		fd = -errno;
+	bpf_link__destroy(link);
+	if (fd < 0)
+		return fd;
+	/* The program writes nothing; reading runs it over every task. */
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+	close(fd);
+	return 0;
+}
+
+void rec_bpfstate__forget(struct rec_bpfstate *bs, pid_t tgid)
+{
+	int fd = bpf_map__fd(bs->skel->maps.recordings);
+	int ufd = bpf_map__fd(bs->skel->maps.untracked);
+	__u32 k = tgid;
+	struct rec_rkey *keys;
+	size_t n = recording_keys(fd, k, &keys, NULL);
+
+	for (size_t i = 0; i < n; i++) {
+		struct rec_rval v = { 0 };
+
+		/* The table's own value: it names the slot, if any. */
+		bpf_map_lookup_elem(fd, &keys[i], &v);
+		forget_recording(bs, &keys[i], &v, false);
+	}
+	free(keys);
+	n = recording_keys(ufd, k, &keys, NULL);
+	for (size_t i = 0; i < n; i++)
+		bpf_map_delete_elem(ufd, &keys[i]);
+	free(keys);
+	bpf_map_delete_elem(bpf_map__fd(bs->skel->maps.released), &k);
+}

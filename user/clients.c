@@ -1,0 +1,644 @@
+// SPDX-License-Identifier: MIT
+/* The clients of the control sockets (clients.h). */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clients.h"
+#include "control.h"
+#include "query.h"
+
+/* Connections taken from one listening socket at a time: a flood does not hold the loop. */
+#define ACCEPT_BATCH 64
+/* Events taken from the epoll set at a time. */
+#define READY_BATCH 16
+/* The first size of an answer's buffer; it doubles as needed. */
+#define OBUF_FIRST 4096
+/* A line to a client that is not served, and what is read past a request. */
+#define LINE_MAX_BYTES 512
+
+#define MS_PER_S 1000LL
+#define NS_PER_MS 1000000
+
+enum watch_kind { W_LISTEN, W_CLIENT };
+
+/* What an fd of the epoll set is: epoll hands back a pointer to it. */
+struct watch {
+	enum watch_kind kind;
+	void *ptr;
+};
+
+/* A target's listening socket. Freed at the end of the loop's turn once closed. */
+struct listener {
+	int fd;			/* the caller's; -1 once its target is done */
+	struct rec_proc *p;
+	void *owner;
+	struct watch w;
+	struct listener *next;
+};
+
+enum client_state {
+	C_REQUEST,	/* reading its request, until its deadline */
+	C_ANSWER,	/* sending its answer; closed once it is sent */
+	C_FOLLOW,	/* sending its answer, then every new event its query selects */
+	C_CLOSED,	/* closed; freed at the end of the loop's turn */
+};
+
+/*
+ * A client of a control socket. Nothing waits on it: its request is read and
+ * its answer sent as the socket allows, from out's buffer.
+ */
+struct client {
+	int fd;
+	enum client_state state;
+	struct rec_proc *p;	/* the model of its target, */
+	void *owner;		/* and the target */
+	struct rec_request req;	/* as read so far */
+	size_t got;
+	struct rec_query q;
+	FILE *out;		/* writes into obuf */
+	char *obuf;		/* what is to be sent: obuf[ooff..olen) */
+	size_t olen, ooff, ocap;
+	int out_failed;		/* obuf could not grow: the output is cut */
+	int rd_closed;		/* it will send nothing more: no longer watched for input */
+	int want_out;		/* watched for room to send */
+	int64_t deadline_ms;	/* C_REQUEST: for the whole request; C_ANSWER: for the next byte */
+	uint64_t missed;	/* events it was not sent since it was last told */
+	struct watch w;
+	struct client *next;	/* every client */
+	struct client *next_follower;
+};
+
+/* What happened to the clients of all targets, shown with --stats. */
+struct client_counters {
+	uint64_t accepted;
+	uint64_t denied;	/* neither root nor the target's owner */
+	uint64_t refused;	/* past max_clients */
+	uint64_t timed_out;	/* no request, or no progress sending an answer, in time */
+	uint64_t not_sent;	/* events dropped for followers that did not keep up */
+};
+
+struct rec_clients {
+	struct rec_clients_opts opts;
+	int epfd;
+	struct listener *listeners;
+	struct client *clients;		/* every open client */
+	size_t nclients;
+	struct client *followers;	/* those in C_FOLLOW */
+	struct client_counters count;
+};
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * MS_PER_S + ts.tv_nsec / NS_PER_MS;
+}
+
+static unsigned int max_clients(const struct rec_clients *cs)
+{
+	return cs->opts.max_clients ? cs->opts.max_clients : REC_CLIENTS_MAX;
+}
+
+static int timeout_ms(const struct rec_clients *cs)
+{
+	return cs->opts.timeout_ms > 0 ? cs->opts.timeout_ms : REC_CLIENT_TIMEOUT_MS;
+}
+
+static size_t follow_buffer(const struct rec_clients *cs)
+{
+	return cs->opts.follow_buffer ? cs->opts.follow_buffer : REC_FOLLOW_BUFFER;
+}
+
+int rec_clients__new(struct rec_clients **csp, const struct rec_clients_opts *opts)
+{
+	struct rec_clients *cs = calloc(1, sizeof(*cs));
+
+	if (!cs)
+		return -ENOMEM;
+	cs->opts = *opts;
+	cs->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (cs->epfd < 0) {
+		int err = -errno;
+
+		free(cs);
+		return err;
+	}
+	*csp = cs;
+	return 0;
+}
+
+int rec_clients__fd(const struct rec_clients *cs)
+{
+	return cs->epfd;
+}
+
+size_t rec_clients__count(const struct rec_clients *cs)
+{
+	return cs->nclients;
+}
+
+/* Has epoll report fd as w, of kind and for ptr. Returns 0 or -errno. */
+static int watch_add(struct rec_clients *cs, int fd, struct watch *w, enum watch_kind kind,
+		     void *ptr)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = w };
+
+	w->kind = kind;
+	w->ptr = ptr;
+	return epoll_ctl(cs->epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
+}
+
+int rec_clients__listen(struct rec_clients *cs, int listen_fd, struct rec_proc *p, void *owner)
+{
+	struct listener *l = calloc(1, sizeof(*l));
+	int err;
+
+	if (!l)
+		return -ENOMEM;
+	l->fd = listen_fd;
+	l->p = p;
+	l->owner = owner;
+	err = watch_add(cs, listen_fd, &l->w, W_LISTEN, l);
+	if (err) {
+		free(l);
+		return err;
+	}
+	l->next = cs->listeners;
+	cs->listeners = l;
+	return 0;
+}
+
+static size_t pending(const struct client *c)
+{
+	return c->olen - c->ooff;
+}
+
+/* stdio's writes to c->out land here, at the end of what is to be sent. */
+static ssize_t obuf_write(void *cookie, const char *data, size_t n)
+{
+	struct client *c = cookie;
+
+	/* Reuse what was sent once that is no less than what is left: amortized O(1). */
+	if (c->olen + n > c->ocap && c->ooff && c->ooff >= pending(c)) {
+		memmove(c->obuf, c->obuf + c->ooff, pending(c));
+		c->olen -= c->ooff;
+		c->ooff = 0;
+	}
+	if (c->olen + n > c->ocap) {
+		size_t cap = c->ocap ? c->ocap : OBUF_FIRST;
+		char *v;
+
+		while (cap < c->olen + n)
+			cap *= 2;
+		v = realloc(c->obuf, cap);
+		if (!v) {
+			c->out_failed = 1;
+			return 0;
+		}
+		c->obuf = v;
+		c->ocap = cap;
+	}
+	memcpy(c->obuf + c->olen, data, n);
+	c->olen += n;
+	return n;
+}
+
+/* What c is watched for: input until it has sent all it will, room while output waits. */
+static void client_watch(struct rec_clients *cs, struct client *c)
+{
+	struct epoll_event ev = { .data.ptr = &c->w };
+
+	ev.events = (c->rd_closed ? 0 : EPOLLIN) | (c->want_out ? EPOLLOUT : 0);
+	epoll_ctl(cs->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+}
+
+static void unlink_follower(struct rec_clients *cs, struct client *c)
+{
+	for (struct client **pp = &cs->followers; *pp; pp = &(*pp)->next_follower) {
+		if (*pp == c) {
+			*pp = c->next_follower;
+			break;
+		}
+	}
+	c->next_follower = NULL;
+}
+
+/* Closes c now; it is freed at the end of the loop's turn, as epoll may still name it. */
+static void client_close(struct rec_clients *cs, struct client *c)
+{
+	if (c->state == C_CLOSED)
+		return;
+	if (c->state == C_FOLLOW)
+		unlink_follower(cs, c);
+	epoll_ctl(cs->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	close(c->fd);
+	c->fd = -1;
+	c->state = C_CLOSED;
+	cs->nclients--;
+}
+
+/* One line that tells a follower how many events it was not sent. */
+static void tell_missed(struct client *c)
+{
+	rec_query__not_sent(c->out, c->p, c->missed, &c->q);
+	c->missed = 0;
+	fflush(c->out);
+}
+
+/* Sends what is queued for c, as much as the socket takes now. */
+static void client_send(struct rec_clients *cs, struct client *c)
+{
+	/* A follower that missed events hears of it once it has room again. */
+	if (c->state == C_FOLLOW && c->missed && pending(c) <= follow_buffer(cs) / 2)
+		tell_missed(c);
+	if (c->out_failed) {
+		client_close(cs, c);
+		return;
+	}
+	while (pending(c)) {
+		ssize_t n = send(c->fd, c->obuf + c->ooff, pending(c), MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		if (n > 0) {
+			c->ooff += n;
+			c->deadline_ms = now_ms() + timeout_ms(cs);
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			if (!c->want_out) {
+				c->want_out = 1;
+				client_watch(cs, c);
+			}
+			return;
+		}
+		client_close(cs, c);
+		return;
+	}
+	c->olen = c->ooff = 0;
+	/* A big answer sent: its buffer need not stay. */
+	if (c->ocap > 2 * follow_buffer(cs)) {
+		free(c->obuf);
+		c->obuf = NULL;
+		c->ocap = 0;
+	}
+	if (c->want_out) {
+		c->want_out = 0;
+		client_watch(cs, c);
+	}
+	if (c->state == C_ANSWER)
+		client_close(cs, c);
+}
+
+/* A last word to a client we do not serve: best effort, it is closed right after. */
+static void say_and_close(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void say_and_close(int fd, const char *fmt, ...)
+{
+	char buf[LINE_MAX_BYTES];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		send(fd, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1,
+		     MSG_DONTWAIT | MSG_NOSIGNAL);
+	close(fd);
+}
+
+/* The client counters, for the answer of --stats. */
+static struct rec_output_clients clients_stats(struct rec_clients *cs)
+{
+	const struct client_counters *k = &cs->count;
+
+	return (struct rec_output_clients){
+		.connected = cs->nclients,
+		.max_clients = max_clients(cs),
+		.accepted = k->accepted,
+		.denied = k->denied,
+		.refused = k->refused,
+		.timed_out = k->timed_out,
+		.not_sent = k->not_sent,
+	};
+}
+
+/* c's request is whole: renders the answer into its buffer, and it becomes a follower or not. */
+static void client_answer(struct rec_clients *cs, struct client *c)
+{
+	struct rec_output_clients clients;
+	int live, err;
+
+	c->state = C_ANSWER;
+	c->deadline_ms = now_ms() + timeout_ms(cs);
+	err = rec_control__parse(&c->req, sizeof(c->req), &c->q);
+	if (err) {
+		fprintf(c->out, "1recorder-attach: malformed request: %s\n", strerror(-err));
+		goto send;
+	}
+	live = cs->opts.refresh(cs->opts.ctx, c->owner);
+	if (c->q.flags & REC_Q_DUMP) {
+		char path[PATH_MAX];
+
+		err = cs->opts.write_dump(cs->opts.ctx, c->owner, path, sizeof(path));
+		if (err)
+			fprintf(c->out, "1recorder-attach: failed to write the dump of pid %d into "
+					"%s: %s\n", (int)c->p->pid,
+				cs->opts.dump_dir ? cs->opts.dump_dir : "(no --dump-dir)",
+				strerror(-err));
+		else
+			fprintf(c->out, "0%s\n", path);
+		goto send;
+	}
+	fputc('0', c->out);
+	clients = clients_stats(cs);
+	rec_query__answer_live(c->out, c->p, &c->q, &clients);
+	if ((c->q.flags & REC_Q_FOLLOW) && live &&
+	    !(c->q.flags & (REC_Q_LIST | REC_Q_STACKS | REC_Q_STATS))) {
+		c->state = C_FOLLOW;
+		c->next_follower = cs->followers;
+		cs->followers = c;
+	}
+send:
+	fflush(c->out);
+	client_send(cs, c);
+}
+
+/* Reads what c sent: its request, or, once it has one, input that is thrown away. */
+static void client_read(struct rec_clients *cs, struct client *c)
+{
+	char junk[LINE_MAX_BYTES];
+	ssize_t n;
+
+	if (c->state == C_REQUEST)
+		n = recv(c->fd, (char *)&c->req + c->got, sizeof(c->req) - c->got, MSG_DONTWAIT);
+	else
+		n = recv(c->fd, junk, sizeof(junk), MSG_DONTWAIT);
+	if (n < 0) {
+		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+			client_close(cs, c);
+		return;
+	}
+	if (n == 0) {
+		/* It has said all it will; it may still read. */
+		c->rd_closed = 1;
+		client_watch(cs, c);
+		if (c->state == C_REQUEST) {
+			fprintf(c->out, "1recorder-attach: malformed request: %s\n",
+				strerror(EPROTO));
+			c->state = C_ANSWER;
+			fflush(c->out);
+			client_send(cs, c);
+		}
+		return;
+	}
+	if (c->state == C_REQUEST) {
+		c->got += n;
+		if (c->got == sizeof(c->req))
+			client_answer(cs, c);
+	}
+}
+
+static void client_new(struct rec_clients *cs, const struct listener *l, int fd)
+{
+	static const cookie_io_functions_t obuf_io = { .write = obuf_write };
+	struct client *c = calloc(1, sizeof(*c));
+
+	if (!c) {
+		close(fd);
+		return;
+	}
+	c->fd = fd;
+	c->p = l->p;
+	c->owner = l->owner;
+	c->state = C_REQUEST;
+	c->deadline_ms = now_ms() + timeout_ms(cs);
+	c->out = fopencookie(c, "w", obuf_io);
+	if (!c->out || watch_add(cs, fd, &c->w, W_CLIENT, c)) {
+		if (c->out)
+			fclose(c->out);
+		close(fd);
+		free(c);
+		return;
+	}
+	c->next = cs->clients;
+	cs->clients = c;
+	cs->nclients++;
+	cs->count.accepted++;
+}
+
+/* Accepts the clients waiting on l, or refuses them (access, max_clients). */
+static void accept_clients(struct rec_clients *cs, struct listener *l)
+{
+	const struct rec_proc *p = l->p;
+
+	for (int i = 0; i < ACCEPT_BATCH && l->fd >= 0; i++) {
+		struct ucred cred;
+		socklen_t len = sizeof(cred);
+		int fd;
+
+		fd = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (fd < 0)
+			return;
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) ||
+		    (cred.uid != 0 && cred.uid != p->uid)) {
+			cs->count.denied++;
+			if (p->uid == (uid_t)-1 || p->uid == 0)
+				say_and_close(fd, "1recorder-attach: uid %u may not read pid %d: only "
+						  "root may\n", (unsigned int)cred.uid, (int)p->pid);
+			else
+				say_and_close(fd, "1recorder-attach: uid %u may not read pid %d: only "
+						  "root and its owner (uid %u) may\n",
+					      (unsigned int)cred.uid, (int)p->pid,
+					      (unsigned int)p->uid);
+			continue;
+		}
+		if (cs->nclients >= max_clients(cs)) {
+			cs->count.refused++;
+			say_and_close(fd, "1recorder-attach: too many clients: at most %u at once "
+					  "(--max-clients); pid %d was not read, try again later\n",
+				      max_clients(cs), (int)p->pid);
+			continue;
+		}
+		client_new(cs, l, fd);
+	}
+}
+
+/* Does what epoll reported (events) for client c: reads its request, sends what is queued. */
+static void client_ready(struct rec_clients *cs, struct client *c, uint32_t events)
+{
+	if (c->state == C_CLOSED)
+		return;
+	if (events & EPOLLERR) {
+		client_close(cs, c);
+		return;
+	}
+	if ((events & (EPOLLIN | EPOLLHUP)) && !c->rd_closed)
+		client_read(cs, c);
+	/* Gone both ways: what is queued can no longer be sent. */
+	if (events & EPOLLHUP) {
+		client_close(cs, c);
+		return;
+	}
+	if ((events & EPOLLOUT) && c->state != C_CLOSED)
+		client_send(cs, c);
+}
+
+void rec_clients__ready(struct rec_clients *cs)
+{
+	struct epoll_event evs[READY_BATCH];
+	int n = epoll_wait(cs->epfd, evs, READY_BATCH, 0);
+
+	for (int i = 0; i < n; i++) {
+		struct watch *w = evs[i].data.ptr;
+
+		if (w->kind == W_LISTEN)
+			accept_clients(cs, w->ptr);
+		else
+			client_ready(cs, w->ptr, evs[i].events);
+	}
+}
+
+void rec_clients__follow_event(struct rec_clients *cs, void *owner, const struct rec_rstate *rs,
+			       const struct rec_decoded *d)
+{
+	size_t limit = follow_buffer(cs);
+	struct client *c, *next;
+
+	for (c = cs->followers; c; c = next) {
+		next = c->next_follower;
+		if (c->owner != owner || !rec_query__match(&c->q, rs))
+			continue;
+		/* Full, unless the socket takes some now (it is not waited for). */
+		if (pending(c) >= limit && !c->want_out)
+			client_send(cs, c);
+		if (c->state != C_FOLLOW)
+			continue;
+		/* Once it has missed some, it takes events again only at half the limit. */
+		if (pending(c) >= limit || (c->missed && pending(c) > limit / 2)) {
+			c->missed++;
+			cs->count.not_sent++;
+			continue;
+		}
+		if (c->missed)
+			tell_missed(c);
+		rec_query__event(c->out, c->p, rs, d, &c->q);
+		fflush(c->out);
+	}
+}
+
+void rec_clients__tick(struct rec_clients *cs)
+{
+	int64_t now = now_ms();
+	struct listener **lp;
+	struct client **pp;
+
+	for (struct client *c = cs->clients; c; c = c->next) {
+		switch (c->state) {
+		case C_FOLLOW:
+			/* What the consumer queued goes out now: followers see events at once. */
+			if ((pending(c) || c->missed) && !c->want_out)
+				client_send(cs, c);
+			break;
+		case C_REQUEST:
+			if (now < c->deadline_ms)
+				break;
+			cs->count.timed_out++;
+			c->state = C_ANSWER;
+			fprintf(c->out, "1recorder-attach: no whole request within %d ms "
+					"(--client-timeout); closing\n", timeout_ms(cs));
+			fflush(c->out);
+			/* Once: if that cannot go out now, it never will. */
+			c->deadline_ms = now;
+			client_send(cs, c);
+			if (c->state != C_CLOSED)
+				client_close(cs, c);
+			break;
+		case C_ANSWER:
+			if (now >= c->deadline_ms) {
+				cs->count.timed_out++;
+				client_close(cs, c);
+			}
+			break;
+		case C_CLOSED:
+			break;
+		}
+	}
+	for (pp = &cs->clients; *pp;) {
+		struct client *c = *pp;
+
+		if (c->state != C_CLOSED) {
+			pp = &c->next;
+			continue;
+		}
+		*pp = c->next;
+		fclose(c->out);
+		free(c->obuf);
+		free(c);
+	}
+	for (lp = &cs->listeners; *lp;) {
+		struct listener *l = *lp;
+
+		if (l->fd >= 0) {
+			lp = &l->next;
+			continue;
+		}
+		*lp = l->next;
+		free(l);
+	}
+}
+
+void rec_clients__target_done(struct rec_clients *cs, void *owner)
+{
+	for (struct listener *l = cs->listeners; l; l = l->next) {
+		if (l->owner != owner || l->fd < 0)
+			continue;
+		epoll_ctl(cs->epfd, EPOLL_CTL_DEL, l->fd, NULL);
+		l->fd = -1;
+	}
+	for (struct client *c = cs->clients; c; c = c->next) {
+		if (c->owner != owner || c->state != C_FOLLOW)
+			continue;
+		/* The last of its events, what it missed, then the end. */
+		unlink_follower(cs, c);
+		c->state = C_ANSWER;
+		c->deadline_ms = now_ms() + timeout_ms(cs);
+		if (c->missed)
+			tell_missed(c);
+		client_send(cs, c);
+	}
+}
+
+void rec_clients__free(struct rec_clients *cs)
+{
+	if (!cs)
+		return;
+	for (struct client *c = cs->clients; c; c = c->next) {
+		if (c->state == C_CLOSED)
+			continue;
+		if (c->state == C_FOLLOW && c->missed)
+			tell_missed(c);
+		c->state = C_ANSWER;
+		client_send(cs, c);
+		client_close(cs, c);
+	}
+	for (struct listener *l = cs->listeners; l; l = l->next)
+		if (l->fd >= 0) {
+			epoll_ctl(cs->epfd, EPOLL_CTL_DEL, l->fd, NULL);
+			l->fd = -1;
+		}
+	rec_clients__tick(cs);
+	close(cs->epfd);
+	free(cs);
+}

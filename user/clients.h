@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The clients of the control sockets (control.h): accepting one, reading its
+ * request, answering its query, and the followers that keep receiving a
+ * target's events until they hang up. The session hands it each target's
+ * listening socket and model, and gives it what it needs of the session as
+ * callbacks (refresh a target, write its dump): it never calls the session.
+ *
+ * Nothing here waits on a client: it keeps its sockets in its own epoll set,
+ * whose fd the session's loop watches. A request is read as it comes, within a
+ * deadline; an answer is rendered into the client's buffer and sent as the
+ * socket takes it; a follower that lets follow_buffer bytes pile up misses
+ * events until it catches up, and is then told how many. At most max_clients
+ * are served at once.
+ */
+#ifndef REC_CLIENTS_H
+#define REC_CLIENTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "proc.h"
+
+/* The defaults of the limits in struct rec_clients_opts. */
+#define REC_CLIENTS_MAX 32
+#define REC_CLIENT_TIMEOUT_MS 5000
+#define REC_FOLLOW_BUFFER (1u << 20)
+
+struct rec_clients;
+
+/*
+ * A target is named by its owner: an opaque pointer of the session's, handed
+ * to rec_clients__listen() with the target's model and given back to the
+ * callbacks.
+ */
+struct rec_clients_opts {
+	unsigned int max_clients;	/* clients at once; 0 = REC_CLIENTS_MAX */
+	int timeout_ms;		/* for a request, or for each write of an answer; 0 = default */
+	size_t follow_buffer;	/* unsent bytes past which a follower's events are dropped */
+	const char *dump_dir;	/* named in the error of a dump that failed; NULL = none */
+	/*
+	 * Brings owner's model up to date before an answer. Returns 1 if owner is
+	 * still traced, 0 if it is done: then nothing changes, and its events
+	 * cannot be followed.
+	 */
+	int (*refresh)(void *ctx, void *owner);
+	/* Writes owner's black box; its path goes into path. Returns 0 or -errno. */
+	int (*write_dump)(void *ctx, void *owner, char *path, size_t len);
+	void *ctx;
+};
+
+/* Returns 0 or a negative errno. */
+int rec_clients__new(struct rec_clients **csp, const struct rec_clients_opts *opts);
+/* Closes every client, each after a last try at sending what is queued, and frees cs. */
+void rec_clients__free(struct rec_clients *cs);
+
+/* The fd to watch for input: readable while a client or a listening socket needs us. */
+int rec_clients__fd(const struct rec_clients *cs);
+/* How many clients are open. */
+size_t rec_clients__count(const struct rec_clients *cs);
+
+/*
+ * Serves the clients that connect to listen_fd (non-blocking, owned by the
+ * caller) with answers from p, the model of owner. Returns 0 or -errno.
+ */
+int rec_clients__listen(struct rec_clients *cs, int listen_fd, struct rec_proc *p, void *owner);
+
+/* Does what the fds report, as much as they take now: accepts, reads requests, sends. */
+void rec_clients__ready(struct rec_clients *cs);
+
+/*
+ * Once per turn of the loop: sends what is queued for followers, closes the
+ * clients past their deadline, frees the closed ones.
+ */
+void rec_clients__tick(struct rec_clients *cs);
+
+/*
+ * Queues the event d of rs, a recording of owner's model, for every follower
+ * of owner whose query it matches; a follower with follow_buffer bytes unsent
+ * misses it, and is told so later.
+ */
+void rec_clients__follow_event(struct rec_clients *cs, void *owner, const struct rec_rstate *rs,
+			       const struct rec_decoded *d);
+
+/*
+ * owner is done: its listening socket is no longer watched (the caller closes
+ * it), and its followers get what is queued for them, then are closed.
+ */
+void rec_clients__target_done(struct rec_clients *cs, void *owner);
+
+#endif /* REC_CLIENTS_H */
