@@ -10,6 +10,10 @@
 
 #include "proc.h"
 
+#define NS_PER_S 1000000000LL
+/* The first room for the stacks of exited threads; it doubles up to the limit. */
+#define DEATH_FIRST_CAP 16
+
 /* Remembered for addresses whose callsite could not be read. */
 static struct rec_callsite unreadable;
 
@@ -29,7 +33,7 @@ static int64_t clock_offset(void)
 
 	clock_gettime(CLOCK_REALTIME, &rt);
 	clock_gettime(CLOCK_MONOTONIC, &mono);
-	return (rt.tv_sec - mono.tv_sec) * 1000000000LL + (rt.tv_nsec - mono.tv_nsec);
+	return (rt.tv_sec - mono.tv_sec) * NS_PER_S + (rt.tv_nsec - mono.tv_nsec);
 }
 
 void rec_proc__init(struct rec_proc *p, pid_t pid, const struct rec_reader *reader)
@@ -528,7 +532,7 @@ int rec_proc__ingest_stack(struct rec_proc *p, const struct rec_stack_rec *r)
 	if (p->ndeath < max) {
 		/* Grown by doubling, up to the limit. */
 		if (p->ndeath == p->death_cap) {
-			size_t cap = p->death_cap ? 2 * p->death_cap : 16;
+			size_t cap = p->death_cap ? 2 * p->death_cap : DEATH_FIRST_CAP;
 			struct rec_thread_stack *v;
 
 			if (cap > max)

@@ -46,6 +46,8 @@ struct rec_reader {
  * recorder-attach's options.
  */
 #define REC_DEFAULT_MAX_RECORDINGS 65536	/* BPF recordings table, all processes */
+/* A process may hold max_recordings / this of the table by default: a quarter. */
+#define REC_DEFAULT_PER_PROCESS_SHARE 4
 #define REC_DEFAULT_KEEP_RETIRED 64		/* retired recordings kept per process */
 #define REC_DEFAULT_MAX_CALLSITES 65536		/* callsites cached per process */
 #define REC_DEFAULT_MAX_LITERALS 65536		/* string literals cached per process */
@@ -68,7 +70,8 @@ struct rec_limits {
 #define REC_LIMITS_DEFAULT                                                                      \
 	{                                                                                         \
 		.max_recordings = REC_DEFAULT_MAX_RECORDINGS,                                     \
-		.max_recordings_per_process = REC_DEFAULT_MAX_RECORDINGS / 4,                     \
+		.max_recordings_per_process =                                                     \
+			REC_DEFAULT_MAX_RECORDINGS / REC_DEFAULT_PER_PROCESS_SHARE,               \
 		.keep_retired = REC_DEFAULT_KEEP_RETIRED,                                         \
 		.max_callsites = REC_DEFAULT_MAX_CALLSITES,                                       \
 		.max_literals = REC_DEFAULT_MAX_LITERALS,                                         \
@@ -227,7 +230,7 @@ void rec_proc__forget(struct rec_proc *p, uint64_t recorder, uint64_t recordings
 /* Every recorder's tally, by recorder key; the caller frees *v. Returns the count or -ENOMEM. */
 ssize_t rec_proc__forgotten(const struct rec_proc *p, struct rec_forgotten **v);
 
-/* Brings p->use up to date with what p holds now (the BPF side's rows are the session's). */
+/* Brings p->use up to date with what p holds now (the BPF side's rows are bpfstate.h's). */
 void rec_proc__limits(struct rec_proc *p);
 
 /* Takes the stack a thread exited in. Returns 0, -EINVAL or -ENOMEM. */

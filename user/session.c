@@ -236,7 +236,8 @@ int rec_session__open(struct rec_session **sp, const struct rec_session_opts *op
 
 		l->max_recordings = l->max_recordings ?: d.max_recordings;
 		l->max_recordings_per_process = l->max_recordings_per_process ?:
-						l->max_recordings / 4 ?: 1;
+						l->max_recordings /
+						REC_DEFAULT_PER_PROCESS_SHARE ?: 1;
 		l->keep_retired = l->keep_retired ?: d.keep_retired;
 		l->max_callsites = l->max_callsites ?: d.max_callsites;
 		l->max_literals = l->max_literals ?: d.max_literals;
@@ -462,10 +463,13 @@ int rec_session__attach(struct rec_session *s, pid_t pid, struct rec_attach_info
 	return 0;
 }
 
-/* The kernel's encoding of a device number (major << 20 | minor), as BPF reads s_dev. */
+/* The kernel's MINORBITS: its encoding of a device number is major << 20 | minor. */
+#define KERNEL_MINORBITS 20
+
+/* The kernel's encoding of a device number, as BPF reads s_dev. */
 static uint64_t kernel_dev(dev_t dev)
 {
-	return ((uint64_t)major(dev) << 20) | minor(dev);
+	return ((uint64_t)major(dev) << KERNEL_MINORBITS) | minor(dev);
 }
 
 /* The --binary file pid runs, or NULL. */

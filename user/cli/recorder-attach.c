@@ -20,6 +20,9 @@
 #include "session.h"
 
 #define MAX_PIDS 64
+/* The bounds of the byte sizes --ring-size and --follow-buffer. */
+#define BYTES_MIN 4096u
+#define BYTES_MAX (1u << 30)
 /* Pids named in the summary of black boxes that could not be written. */
 #define MAX_LOST_NAMED 16
 
@@ -171,9 +174,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.binaries[env.nbinaries++] = arg;
 		break;
 	case OPT_RING:
-		if (rec_cli__parse_u64(arg, 4096, 1u << 30, &v) || (v & (v - 1)))
+		if (rec_cli__parse_u64(arg, BYTES_MIN, BYTES_MAX, &v) || (v & (v - 1)))
 			argp_error(state, "invalid --ring-size '%s': expected a power of two "
-				   "from 4096 to 1073741824", arg);
+				   "from %u to %u", arg, BYTES_MIN, BYTES_MAX);
 		env.opts.ring_bytes = v;
 		break;
 	case OPT_DRAIN:
@@ -198,9 +201,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.opts.client_timeout_ms = (int)v;
 		break;
 	case OPT_FOLLOWBUF:
-		if (rec_cli__parse_u64(arg, 4096, 1u << 30, &v))
-			argp_error(state, "invalid --follow-buffer '%s': expected 4096 to 1073741824 "
-				   "bytes", arg);
+		if (rec_cli__parse_u64(arg, BYTES_MIN, BYTES_MAX, &v))
+			argp_error(state, "invalid --follow-buffer '%s': expected %u to %u bytes", arg,
+				   BYTES_MIN, BYTES_MAX);
 		env.opts.follow_buffer = v;
 		break;
 	case OPT_DUMPDIR:
@@ -246,7 +249,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (env.npids == 0 && env.nbinaries == 0)
 			argp_error(state, "no process given: use -p PID or --binary PATH");
 		if (!per_process_given)
-			lim->max_recordings_per_process = lim->max_recordings / 4;
+			lim->max_recordings_per_process = lim->max_recordings /
+							  REC_DEFAULT_PER_PROCESS_SHARE;
 		if (lim->max_recordings_per_process > lim->max_recordings)
 			argp_error(state, "--max-recordings-per-process %" PRIu64 " is more than "
 				   "--max-recordings %" PRIu64, lim->max_recordings_per_process,
