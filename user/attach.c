@@ -36,12 +36,16 @@ struct rec_attach {
 	struct rec_attach_set every;	/* --binary files and their libraries, every process */
 };
 
-/* A file of a process's maps with probes, not attached yet. */
-struct object {
+/* A file of a process's maps with probes, not attached yet, or not all of them. */
+struct rec_attach_object {
 	char path[PATH_MAX];		/* to open it by */
-	const char *mpath;		/* as the maps name it */
+	const char *mpath;		/* as the maps name it (while they are read) */
 	uint64_t inode;
 	struct rec_probe_names names;
+	pid_t link_pid;			/* the process its links are for, 0 = every process */
+	size_t next;			/* the first of probe_names not attached yet */
+	int err;			/* why the last try failed, 0 if it did not */
+	unsigned int tries;		/* the tries that failed */
 };
 
 int rec_attach__new(struct rec_attach **ap, struct bpf_object *obj,
@@ -122,17 +126,21 @@ int rec_attach__seen(struct rec_attach_set *set, const struct rec_mapping *m)
 	return set_add(set, m->inode, m->path);
 }
 
-/* The executable files in maps that have recorder probes and set has not seen. */
-static int find_objects(struct rec_attach_set *set, pid_t pid, const struct rec_maps *maps,
-			struct object **objsp, size_t *nobjs)
+/*
+ * The executable files in maps, the maps of pid, that have recorder probes and
+ * set has not seen; their links will be for link_pid.
+ */
+static int find_objects(struct rec_attach_set *set, pid_t pid, pid_t link_pid,
+			const struct rec_maps *maps, struct rec_attach_object **objsp,
+			size_t *nobjs)
 {
-	struct object *objs = NULL;
+	struct rec_attach_object *objs = NULL;
 	size_t n = 0;
 	int err;
 
 	for (size_t i = 0; i < maps->n; i++) {
 		const struct rec_mapping *m = &maps->v[i];
-		struct object *o;
+		struct rec_attach_object *o;
 
 		if (!m->exec || set_has(set, m->inode, m->path))
 			continue;
@@ -146,9 +154,11 @@ static int find_objects(struct rec_attach_set *set, pid_t pid, const struct rec_
 			goto fail;
 		}
 		objs = o;
+		memset(&objs[n], 0, sizeof(objs[n]));
 		object_path(objs[n].path, sizeof(objs[n].path), pid, m);
 		objs[n].inode = m->inode;
 		objs[n].mpath = m->path;
+		objs[n].link_pid = link_pid;
 		/* Not ELF, unreadable, or no notes: not ours to trace. */
 		if (rec_usdt__scan(objs[n].path, PROVIDER, &objs[n].names) || !objs[n].names.sites)
 			continue;
@@ -209,38 +219,56 @@ static int has_probe(const struct rec_probe_names *names, size_t p)
 }
 
 /*
- * Attaches the probes of the nobjs objects into set, for pid (0 = every
- * process): probe by probe, each in every object, so that "attached" goes on
- * last everywhere.
+ * Attaches the probes of the nobjs objects into set, each from its next one:
+ * probe by probe, each in every object, so that "attached" goes on last
+ * everywhere. An object whose probe fails to attach stops there (its err and
+ * next say where); with keep_going the others go on, else the error is
+ * returned at once. Counts what it attached into *count.
  */
-static int attach_objects(struct rec_attach *a, struct rec_attach_set *set, pid_t pid,
-			  const struct object *objs, size_t nobjs, struct rec_attach_count *count)
+static int attach_objects(struct rec_attach *a, struct rec_attach_set *set,
+			  struct rec_attach_object *objs, size_t nobjs, bool keep_going,
+			  struct rec_attach_count *count)
 {
 	for (size_t p = 0; p < NPROBES; p++) {
 		for (size_t o = 0; o < nobjs; o++) {
+			struct rec_attach_object *ob = &objs[o];
 			unsigned int nsites;
 			int err;
 
-			if (!has_probe(&objs[o].names, p))
+			if (ob->err || p < ob->next || !has_probe(&ob->names, p))
 				continue;
-			err = attach_probe(a, set, p, objs[o].path, pid, &nsites);
-			if (err)
+			err = attach_probe(a, set, p, ob->path, ob->link_pid, &nsites);
+			if (err && !keep_going)
 				return err;
+			if (err) {
+				ob->err = err;
+				ob->next = p;
+				continue;
+			}
 			count->sites += nsites;
 		}
 	}
-	count->objects += nobjs;
+	for (size_t o = 0; o < nobjs; o++) {
+		if (objs[o].err)
+			continue;
+		objs[o].next = NPROBES;
+		count->objects++;
+	}
 	return 0;
 }
 
-int rec_attach__maps(struct rec_attach *a, struct rec_attach_set *set, pid_t pid, bool every,
-		     const struct rec_maps *maps, struct rec_attach_count *count)
+/*
+ * The objects of maps (pid's) that set has not seen, with every those that
+ * every process's set has not seen either, which it has from now on.
+ */
+static int new_objects(struct rec_attach *a, struct rec_attach_set *set, pid_t pid, bool every,
+		       const struct rec_maps *maps, struct rec_attach_object **objsp, size_t *nobjsp)
 {
-	struct object *objs = NULL;
+	struct rec_attach_object *objs = NULL;
 	size_t nobjs = 0;
 	int err;
 
-	err = find_objects(set, pid, maps, &objs, &nobjs);
+	err = find_objects(set, pid, every ? 0 : pid, maps, &objs, &nobjs);
 	if (err)
 		return err;
 	/* Every process's: each library once per session. */
@@ -250,13 +278,103 @@ int rec_attach__maps(struct rec_attach *a, struct rec_attach_set *set, pid_t pid
 			continue;
 		}
 		err = set_add(&a->every, objs[o].inode, objs[o].mpath);
-		if (err)
-			goto out;
+		if (err) {
+			free(objs);
+			return err;
+		}
 	}
-	err = attach_objects(a, every ? &a->every : set, every ? 0 : pid, objs, nobjs, count);
-out:
+	*objsp = objs;
+	*nobjsp = nobjs;
+	return 0;
+}
+
+int rec_attach__maps(struct rec_attach *a, struct rec_attach_set *set, pid_t pid, bool every,
+		     const struct rec_maps *maps, struct rec_attach_count *count)
+{
+	struct rec_attach_object *objs;
+	size_t nobjs;
+	int err;
+
+	err = new_objects(a, set, pid, every, maps, &objs, &nobjs);
+	if (err)
+		return err;
+	err = attach_objects(a, every ? &a->every : set, objs, nobjs, false, count);
 	free(objs);
 	return err;
+}
+
+static void report_late(struct rec_attach *a, enum rec_late_library what,
+			const struct rec_attach_object *ob, unsigned int tries)
+{
+	if (a->opts.on_late)
+		a->opts.on_late(what, ob->link_pid, ob->path, ob->err, tries, a->opts.ctx);
+}
+
+void rec_attach__rescan(struct rec_attach *a, struct rec_attach_set *set, pid_t pid, bool every,
+			const struct rec_maps *maps)
+{
+	struct rec_attach_set *dst = every ? &a->every : set;
+	struct rec_attach_count count = { 0 };
+	struct rec_attach_object *objs;
+	size_t nobjs;
+
+	if (new_objects(a, set, pid, every, maps, &objs, &nobjs))
+		return;
+	attach_objects(a, dst, objs, nobjs, true, &count);
+	for (size_t o = 0; o < nobjs; o++) {
+		struct rec_attach_object *ob = &objs[o], *v;
+
+		if (!ob->err)
+			continue;
+		ob->tries = 1;
+		ob->mpath = NULL;
+		dst->late.failed++;
+		report_late(a, REC_LATE_FAILED, ob, ob->tries);
+		v = realloc(dst->pending, (dst->npending + 1) * sizeof(*v));
+		if (!v) {
+			dst->late.given_up++;
+			report_late(a, REC_LATE_GAVE_UP, ob, ob->tries);
+			continue;
+		}
+		dst->pending = v;
+		v[dst->npending++] = *ob;
+		dst->late.retrying++;
+	}
+	free(objs);
+}
+
+void rec_attach__retry(struct rec_attach *a, struct rec_attach_set *set)
+{
+	struct rec_attach_set *dst = set ? set : &a->every;
+	struct rec_attach_count count = { 0 };
+
+	if (!dst->npending)
+		return;
+	for (size_t i = 0; i < dst->npending; i++)
+		dst->pending[i].err = 0;
+	attach_objects(a, dst, dst->pending, dst->npending, true, &count);
+	for (size_t i = 0; i < dst->npending;) {
+		struct rec_attach_object *ob = &dst->pending[i];
+
+		if (!ob->err) {
+			dst->late.attached_later++;
+			report_late(a, REC_LATE_ATTACHED, ob, ob->tries + 1);
+		} else if (++ob->tries == REC_ATTACH_TRIES) {
+			dst->late.given_up++;
+			report_late(a, REC_LATE_GAVE_UP, ob, ob->tries);
+		} else {
+			i++;
+			continue;
+		}
+		dst->late.retrying--;
+		dst->pending[i] = dst->pending[--dst->npending];
+	}
+}
+
+const struct rec_late_counts *rec_attach__late(const struct rec_attach *a,
+					       const struct rec_attach_set *set)
+{
+	return set ? &set->late : &a->every.late;
 }
 
 int rec_attach__probes_of(const char *path, struct rec_probe_names *names)
@@ -271,7 +389,7 @@ int rec_attach__probes_of(const char *path, struct rec_probe_names *names)
 int rec_attach__binary(struct rec_attach *a, const char *path,
 		       const struct rec_probe_names *names, struct rec_attach_count *count)
 {
-	struct object *o = calloc(1, sizeof(*o));
+	struct rec_attach_object *o = calloc(1, sizeof(*o));
 	int err;
 
 	if (!o)
@@ -280,7 +398,8 @@ int rec_attach__binary(struct rec_attach *a, const char *path,
 	o->mpath = o->path;
 	o->names = *names;
 	/* No pid: every process that maps the file, now or later, through fork and exec. */
-	err = attach_objects(a, &a->every, 0, o, 1, count);
+	o->link_pid = 0;
+	err = attach_objects(a, &a->every, o, 1, false, count);
 	free(o);
 	return err;
 }
@@ -289,6 +408,12 @@ void rec_attach__detach(struct rec_attach_set *set)
 {
 	rec_reaper__close_links(set->links, set->nlinks);
 	set->nlinks = 0;
+	/* Its process is gone: nothing left to try again. */
+	set->late.retrying -= set->npending;
+	set->late.given_up += set->npending;
+	free(set->pending);
+	set->pending = NULL;
+	set->npending = 0;
 }
 
 void rec_attach__release(struct rec_attach_set *set)

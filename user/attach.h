@@ -3,7 +3,9 @@
  * Attaching the recorder probes: finding the files with probes (the
  * executable, its libraries) in a process's maps, and attaching each probe's
  * BPF program to all its sites in a file with one link, for that process or
- * for every process. The probes go on in a fixed order, "attached" last.
+ * for every process. The probes go on in a fixed order, "attached" last. A
+ * library found after the attach (a rescan) whose probes fail to attach is
+ * counted, reported, and tried again at the next rescans, up to a bound.
  */
 #ifndef REC_ATTACH_H
 #define REC_ATTACH_H
@@ -18,6 +20,25 @@
 
 struct bpf_object;
 struct rec_attach;
+struct rec_attach_object;
+
+/* The tries in all, one per rescan, for a library whose probes fail to attach at a rescan. */
+#define REC_ATTACH_TRIES 50
+
+/* What became of a library found at a rescan whose probes failed to attach. */
+enum rec_late_library {
+	REC_LATE_FAILED,	/* its first try failed: it is tried again at each rescan */
+	REC_LATE_ATTACHED,	/* a later try attached the rest of its probes */
+	REC_LATE_GAVE_UP,	/* REC_ATTACH_TRIES tries failed: no more */
+};
+
+/* The libraries found at rescans whose probes failed to attach at first. */
+struct rec_late_counts {
+	uint64_t failed;		/* all of them: retrying + attached_later + given_up */
+	uint64_t retrying;		/* still tried again at each rescan */
+	uint64_t attached_later;	/* attached at a later try */
+	uint64_t given_up;		/* failed REC_ATTACH_TRIES tries, or their process ended */
+};
 
 /* A file, as a process's maps name it. */
 struct rec_object_id {
@@ -31,6 +52,9 @@ struct rec_attach_set {
 	size_t nobjs;
 	int *links;			/* uprobe_multi link fds */
 	size_t nlinks;
+	struct rec_attach_object *pending;	/* libraries to try again (rec_attach__retry) */
+	size_t npending;
+	struct rec_late_counts late;
 };
 
 struct rec_attach_opts {
@@ -41,6 +65,14 @@ struct rec_attach_opts {
 	 */
 	void (*on_skipped)(pid_t pid, const char *path, const char *probe, unsigned int nsites,
 			   const char *spec, void *ctx);
+	/*
+	 * Called when the probes of the library at path, found at a rescan, failed
+	 * to attach for pid (0 = every process) at their first try (err is why),
+	 * when a later one attached them (err 0), or when the last one failed:
+	 * tries is the number of that try.
+	 */
+	void (*on_late)(enum rec_late_library what, pid_t pid, const char *path, int err,
+			unsigned int tries, void *ctx);
 	void *ctx;
 };
 
@@ -71,6 +103,26 @@ void rec_attach__free(struct rec_attach *a);
 int rec_attach__maps(struct rec_attach *a, struct rec_attach_set *set, pid_t pid, bool every,
 		     const struct rec_maps *maps, struct rec_attach_count *count);
 
+/*
+ * rec_attach__maps() after the attach, at a rescan: a library whose probes
+ * fail to attach does not stop the others. What was attached of it stays; it
+ * is counted in set->late (every process's, with every), reported through
+ * on_late, and the rest of its probes are tried again by rec_attach__retry().
+ */
+void rec_attach__rescan(struct rec_attach *a, struct rec_attach_set *set, pid_t pid, bool every,
+			const struct rec_maps *maps);
+
+/*
+ * Tries once more to attach what is left of each library of set (of every
+ * process, if set is NULL) whose probes failed to attach at a rescan: at most
+ * REC_ATTACH_TRIES tries in all, each counted and reported.
+ */
+void rec_attach__retry(struct rec_attach *a, struct rec_attach_set *set);
+
+/* The libraries that failed to attach at rescans, of set or (set NULL) of every process. */
+const struct rec_late_counts *rec_attach__late(const struct rec_attach *a,
+					       const struct rec_attach_set *set);
+
 /* The recorder probes of the file at path. Returns 0, -ENOENT if it has none, or -errno. */
 int rec_attach__probes_of(const char *path, struct rec_probe_names *names);
 
@@ -85,7 +137,10 @@ int rec_attach__binary(struct rec_attach *a, const char *path,
 /* set has seen the file mapped at m (its probes are attached already). Returns 0 or -ENOMEM. */
 int rec_attach__seen(struct rec_attach_set *set, const struct rec_mapping *m);
 
-/* Lets go of set's links: they detach in the background (reaper.h). */
+/*
+ * Lets go of set's links: they detach in the background (reaper.h). Its
+ * libraries are no longer tried again (counted as given up).
+ */
 void rec_attach__detach(struct rec_attach_set *set);
 /* Detaches set and frees what it holds. */
 void rec_attach__release(struct rec_attach_set *set);

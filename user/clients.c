@@ -318,11 +318,17 @@ static void say_and_close(int fd, const char *fmt, ...)
 	close(fd);
 }
 
-/* The client counters, for the answer of --stats. */
-static struct rec_output_clients clients_stats(struct rec_clients *cs)
+/*
+ * The client counters, and the target's own that the session keeps (struct
+ * rec_clients_target_stats), for the answer of --stats.
+ */
+static struct rec_output_clients clients_stats(struct rec_clients *cs, struct client *c)
 {
 	const struct client_counters *k = &cs->count;
+	struct rec_clients_target_stats st = { 0 };
 
+	if (cs->opts.target_stats)
+		cs->opts.target_stats(cs->opts.ctx, c->owner, &st);
 	return (struct rec_output_clients){
 		.connected = cs->nclients,
 		.max_clients = max_clients(cs),
@@ -331,6 +337,10 @@ static struct rec_output_clients clients_stats(struct rec_clients *cs)
 		.refused = k->refused,
 		.timed_out = k->timed_out,
 		.not_sent = k->not_sent,
+		.libraries_failed = st.libraries_failed,
+		.libraries_retrying = st.libraries_retrying,
+		.libraries_attached_later = st.libraries_attached_later,
+		.libraries_given_up = st.libraries_given_up,
 	};
 }
 
@@ -362,7 +372,7 @@ static void client_answer(struct rec_clients *cs, struct client *c)
 		goto send;
 	}
 	fputc('0', c->out);
-	clients = clients_stats(cs);
+	clients = clients_stats(cs, c);
 	rec_query__answer_live(c->out, c->p, &c->q, &clients);
 	if ((c->q.flags & REC_Q_FOLLOW) && live &&
 	    !(c->q.flags & (REC_Q_LIST | REC_Q_STACKS | REC_Q_STATS))) {

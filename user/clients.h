@@ -29,6 +29,15 @@
 
 struct rec_clients;
 
+/* What --stats shows of a target after the clients' counters (see rec_clients_opts). */
+struct rec_clients_target_stats {
+	/* Its libraries loaded after the attach whose probes failed to attach at first. */
+	uint64_t libraries_failed;	/* all: retrying + attached_later + given_up */
+	uint64_t libraries_retrying;
+	uint64_t libraries_attached_later;
+	uint64_t libraries_given_up;
+};
+
 /*
  * A target is named by its owner: an opaque pointer of the session's, handed
  * to rec_clients__listen() with the target's model and given back to the
@@ -47,6 +56,8 @@ struct rec_clients_opts {
 	int (*refresh)(void *ctx, void *owner);
 	/* Writes owner's black box; its path goes into path. Returns 0 or -errno. */
 	int (*write_dump)(void *ctx, void *owner, char *path, size_t len);
+	/* Fills what --stats shows of owner after the clients' counters. */
+	void (*target_stats)(void *ctx, void *owner, struct rec_clients_target_stats *st);
 	void *ctx;
 };
 

@@ -207,6 +207,19 @@ static int client_write_dump(void *ctx, void *owner, char *path, size_t len)
 	return write_dump(ctx, owner, path, len);
 }
 
+static void client_target_stats(void *ctx, void *owner, struct rec_clients_target_stats *st)
+{
+	struct rec_session *s = ctx;
+	struct traced *t = owner;
+	/* An adopted process's libraries are attached for every process. */
+	const struct rec_late_counts *k = rec_attach__late(s->att, t->adopted ? NULL : &t->att);
+
+	st->libraries_failed = k->failed;
+	st->libraries_retrying = k->retrying;
+	st->libraries_attached_later = k->attached_later;
+	st->libraries_given_up = k->given_up;
+}
+
 static int on_record(void *ctx, void *data, size_t size);
 
 int rec_session__open(struct rec_session **sp, const struct rec_session_opts *opts)
@@ -214,12 +227,14 @@ int rec_session__open(struct rec_session **sp, const struct rec_session_opts *op
 	struct rec_bpfstate_opts bo = { .ring_bytes = opts->ring_bytes,
 					.follow_new = !!opts->follow_binaries,
 					.verbose = !!opts->verbose };
-	struct rec_attach_opts ao = { .on_skipped = opts->on_skipped, .ctx = opts->ctx };
+	struct rec_attach_opts ao = { .on_skipped = opts->on_skipped, .on_late = opts->on_late,
+				      .ctx = opts->ctx };
 	struct rec_clients_opts co = { .max_clients = opts->max_clients,
 				       .timeout_ms = opts->client_timeout_ms,
 				       .follow_buffer = opts->follow_buffer,
 				       .dump_dir = opts->dump_dir, .refresh = client_refresh,
-				       .write_dump = client_write_dump };
+				       .write_dump = client_write_dump,
+				       .target_stats = client_target_stats };
 	struct rec_session *s;
 	sigset_t mask;
 	int err;
@@ -710,18 +725,21 @@ int rec_session__attach_binary(struct rec_session *s, const char *path,
 }
 
 /*
- * Libraries loaded after the attach (dlopen) have probes too: look for new
- * files and attach them. The target's maps grow, so callsites of a library
- * that was unloaded can still be read from its file.
+ * Libraries loaded after the attach (dlopen) have probes too: try again those
+ * that failed to attach, look for new files and attach them. The target's
+ * maps grow, so callsites of a library that was unloaded can still be read
+ * from its file.
  */
 static void rescan(struct rec_session *s, struct traced *t)
 {
-	struct rec_attach_count count = { 0 };
 	struct rec_maps maps;
 
+	/* An adopted process's are every process's, tried again once per rescan by the loop. */
+	if (!t->adopted)
+		rec_attach__retry(s->att, &t->att);
 	if (rec_maps__read(&maps, t->proc.pid))
 		return;
-	rec_attach__maps(s->att, &t->att, t->proc.pid, t->adopted, &maps, &count);
+	rec_attach__rescan(s->att, &t->att, t->proc.pid, t->adopted, &maps);
 	rec_target__add_maps(&t->target, &maps);
 	rec_maps__free(&maps);
 }
@@ -774,6 +792,8 @@ int rec_session__run(struct rec_session *s,
 		rec_ring__consume(s->rb);
 		settle_adopted(s);
 		if (now_ms() - last_scan >= RESCAN_MS) {
+			if (s->nbins)
+				rec_attach__retry(s->att, NULL);
 			for (size_t i = 0; i < s->ntraced; i++)
 				if (!s->traced[i]->done)
 					rescan(s, s->traced[i]);

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "attach.h"
 #include "clients.h"
 #include "proc.h"
 
@@ -40,6 +41,14 @@ struct rec_session_opts {
 	 */
 	void (*on_skipped)(pid_t pid, const char *path, const char *probe, unsigned int nsites,
 			   const char *spec, void *ctx);
+	/*
+	 * Called when the probes of the library at path, loaded after the attach,
+	 * failed to attach for pid (0 = every process) at their first try (err is
+	 * why), when a later try attached them (err 0), or when the last of
+	 * REC_ATTACH_TRIES tries (one per rescan) failed: tries is that try's number.
+	 */
+	void (*on_late)(enum rec_late_library what, pid_t pid, const char *path, int err,
+			unsigned int tries, void *ctx);
 	void *ctx;
 };
 

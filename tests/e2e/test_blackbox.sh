@@ -194,6 +194,62 @@ after dlopen scenario.c' \
 		"$(rtail --json | jq -r '"\(.fields.message) \(.file | split("/") | last)"')"
 }
 
+# usdt_site_offset FILE NAME: the file offset of the first site of probe recorder:NAME in FILE.
+usdt_site_offset() {
+	local addr
+	addr=$(readelf -n "$1" | awk -v n="$2" '
+		$1 == "Provider:" { prov = $2 }
+		$1 == "Name:" && prov == "recorder" && $2 == n { want = 1; next }
+		want && $1 == "Location:" { sub(",", "", $2); print $2; exit }')
+	[ -n "$addr" ] || { echo "no site of recorder:$2 in $1"; return 1; }
+	# The executable segment that maps it: offset = addr - its address + its offset.
+	local type off va pa fsz msz flags
+	while read -r type off va pa fsz msz flags; do
+		[ "$type" = LOAD ] && [[ $flags == *E* ]] || continue
+		if ((addr >= va && addr < va + msz)); then
+			printf '0x%x\n' $((addr - va + off))
+			return 0
+		fi
+	done < <(readelf -lW "$1")
+	echo "no executable segment of $1 maps $addr"
+	return 1
+}
+
+test_library_that_fails_to_attach_is_reported_and_retried() {
+	local lib off hold
+	lib=$(realpath $B/tests/targets/librecdlopen.so)
+	off=$(usdt_site_offset "$lib" event) || fail "$off" || return 1
+	# A plain uprobe on the late library's event site: the kernel refuses ours
+	# there (a different reference counter) for as long as it stays.
+	$B/tests/targets/uprobe_hold "$lib" "$off" >"$T/hold.out" 2>&1 &
+	hold=$!
+	BG_PIDS+=($hold)
+	wait_for "$T/hold.out" '^holding' || return 1
+	start_target $SCENARIO dlopen || return 1
+	attach "$TARGET_PID" || return 1
+	wait_for "$T/attach.err" \
+		"failed to attach the probes of $lib in pid $TARGET_PID: Invalid argument" 20 || return 1
+	expect "--stats counts it, retried" \
+		'{"failed":1,"retrying":1,"attached_later":0,"given_up":0}' \
+		"$(rtail --stats --json | jq -c .libraries)" || return 1
+	rtail --stats | grep -qE '^    retrying +1$' ||
+		fail "no retrying line in --stats: $(rtail --stats)" || return 1
+	kill "$hold"
+	wait "$hold" 2>/dev/null
+	wait_for "$T/attach.out" "attached the probes of $lib in pid $TARGET_PID at try [0-9]+" 20 ||
+		return 1
+	wait_for "$T/target.out" '^ready' 20 || { cat "$T/target.err"; return 1; }
+	expect "then its events are recorded, in order" \
+'before dlopen scenario.c
+from a library loaded late late.c
+from a library loaded late late.c
+after dlopen scenario.c' \
+		"$(rtail --json | jq -r '"\(.fields.message) \(.file | split("/") | last)"')" || return 1
+	expect "and --stats says it was attached later" \
+		'{"failed":1,"retrying":0,"attached_later":1,"given_up":0}' \
+		"$(rtail --stats --json | jq -c .libraries)"
+}
+
 test_pid_namespace_shows_both_pids() {
 	unshare --pid --fork --mount-proc $SCENARIO events_are_recorded >"$T/target.out" 2>"$T/target.err" &
 	BG_PIDS+=($!)

@@ -335,7 +335,8 @@ static void test_clients_and_not_sent(void **state)
 {
 	static const struct rec_output_clients clients = {
 		.connected = 1, .max_clients = 2, .accepted = 3, .denied = 4, .refused = 5,
-		.timed_out = 6, .not_sent = 7,
+		.timed_out = 6, .not_sent = 7, .libraries_failed = 8, .libraries_retrying = 9,
+		.libraries_attached_later = 10, .libraries_given_up = 11,
 	};
 	struct rec_proc *p = *state;
 	struct rec_query q = { .flags = REC_Q_STATS };
@@ -350,7 +351,10 @@ static void test_clients_and_not_sent(void **state)
 				    "    connected            1 (at most 2)\n"
 				    "    accepted             3\n    denied               4\n"
 				    "    refused              5\n    timed_out            6\n"
-				    "    events_not_sent      7\n"));
+				    "    events_not_sent      7\n"
+				    "libraries loaded after the attach whose probes failed to attach:\n"
+				    "    failed               8\n    retrying             9\n"
+				    "    attached_later       10\n    given_up             11\n"));
 	assert_int_equal(buf[len - 1], '\n');
 	free(buf);
 
@@ -360,7 +364,8 @@ static void test_clients_and_not_sent(void **state)
 	fclose(f);
 	assert_non_null(strstr(buf, ",\"clients\":{\"connected\":1,\"max_clients\":2,"
 				    "\"accepted\":3,\"denied\":4,\"refused\":5,\"timed_out\":6,"
-				    "\"events_not_sent\":7}}\n"));
+				    "\"events_not_sent\":7},\"libraries\":{\"failed\":8,\"retrying\":9,"
+				    "\"attached_later\":10,\"given_up\":11}}\n"));
 	assert_int_equal(count_lines(buf), 1);
 	free(buf);
 	/* recorder-tail --file has no clients. */

@@ -284,6 +284,37 @@ static void on_skipped(pid_t pid, const char *path, const char *probe, unsigned 
 	fputs("'; its other sites are attached\n", stderr);
 }
 
+/* " in pid N", or " in every process" for a library of a --binary's processes. */
+static void print_in(FILE *out, pid_t pid)
+{
+	if (pid)
+		fprintf(out, " in pid %d", (int)pid);
+	else
+		fputs(" in every process", out);
+}
+
+/* The path comes from the target's maps: escaped for the terminal. */
+static void on_late(enum rec_late_library what, pid_t pid, const char *path, int err,
+		    unsigned int tries, void *ctx)
+{
+	FILE *out = what == REC_LATE_ATTACHED ? stdout : stderr;
+
+	(void)ctx;
+	fputs(what == REC_LATE_FAILED ? "recorder-attach: failed to attach the probes of " :
+	      what == REC_LATE_ATTACHED ? "recorder-attach: attached the probes of " :
+	      "recorder-attach: gave up attaching the probes of ", out);
+	rec_text__escape(out, path, strlen(path));
+	print_in(out, pid);
+	if (what == REC_LATE_FAILED)
+		fprintf(out, ": %s; trying again at each rescan, %d more times at most\n",
+			strerror(-err), REC_ATTACH_TRIES - 1);
+	else if (what == REC_LATE_ATTACHED)
+		fprintf(out, " at try %u\n", tries);
+	else
+		fprintf(out, " after %u tries: %s\n", tries, strerror(-err));
+	fflush(out);
+}
+
 static void on_exit_pid(const struct rec_exit_info *info, void *ctx)
 {
 	(void)ctx;
@@ -436,6 +467,7 @@ int main(int argc, char **argv)
 	}
 	env.opts.on_adopt = on_adopt;
 	env.opts.on_skipped = on_skipped;
+	env.opts.on_late = on_late;
 	env.opts.follow_binaries = env.nbinaries > 0;
 	err = rec_session__open(&s, &env.opts);
 	if (err) {

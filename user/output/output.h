@@ -67,6 +67,11 @@ struct rec_output_clients {
 	uint64_t refused;
 	uint64_t timed_out;
 	uint64_t not_sent;	/* events a follower was too slow to be sent */
+	/* The traced process's libraries loaded after the attach whose probes failed to attach. */
+	uint64_t libraries_failed;
+	uint64_t libraries_retrying;
+	uint64_t libraries_attached_later;
+	uint64_t libraries_given_up;
 };
 
 /* The loss and error counters of one process (--stats). */

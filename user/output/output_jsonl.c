@@ -257,6 +257,13 @@ static void jsonl_stats(struct rec_output *o, const struct rec_stats_view *s)
 		rec_json__member_u64(w, "timed_out", s->clients->timed_out);
 		rec_json__member_u64(w, "events_not_sent", s->clients->not_sent);
 		rec_json__end_object(w);
+		rec_json__key(w, "libraries");
+		rec_json__begin_object(w);
+		rec_json__member_u64(w, "failed", s->clients->libraries_failed);
+		rec_json__member_u64(w, "retrying", s->clients->libraries_retrying);
+		rec_json__member_u64(w, "attached_later", s->clients->libraries_attached_later);
+		rec_json__member_u64(w, "given_up", s->clients->libraries_given_up);
+		rec_json__end_object(w);
 	}
 	rec_json__end_object(w);
 	rec_json__newline(w);

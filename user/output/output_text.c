@@ -223,6 +223,11 @@ static void text_stats_clients(FILE *out, const struct rec_output_clients *k)
 		"connected", k->connected, k->max_clients, "accepted", k->accepted, "denied",
 		k->denied, "refused", k->refused, "timed_out", k->timed_out, "events_not_sent",
 		k->not_sent);
+	fprintf(out, "libraries loaded after the attach whose probes failed to attach:\n"
+		"    %-20s %" PRIu64 "\n    %-20s %" PRIu64 "\n    %-20s %" PRIu64
+		"\n    %-20s %" PRIu64 "\n",
+		"failed", k->libraries_failed, "retrying", k->libraries_retrying,
+		"attached_later", k->libraries_attached_later, "given_up", k->libraries_given_up);
 }
 
 /* The process's own counters, its limits, its forgotten recordings, then the BPF side's. */
