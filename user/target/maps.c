@@ -1,15 +1,22 @@
 // SPDX-License-Identifier: MIT
+/* Snapshots of /proc/PID/maps (maps.h). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "target/maps.h"
 
+/* A path under /proc/PID. */
+#define PROC_PATH_MAX 64
+/* The first room for mappings; it doubles as needed. */
+#define MAPS_FIRST_CAP 64
+
 int rec_maps__read(struct rec_maps *maps, pid_t pid)
 {
-	char path[64], *line = NULL;
+	char path[PROC_PATH_MAX], *line = NULL, c;
 	size_t linecap = 0, cap = 0;
 	FILE *f;
 	int err = 0;
@@ -35,7 +42,7 @@ int rec_maps__read(struct rec_maps *maps, pid_t pid)
 		if (maps->n == cap) {
 			struct rec_mapping *nv;
 
-			cap = cap ? cap * 2 : 64;
+			cap = cap ? cap * 2 : MAPS_FIRST_CAP;
 			nv = realloc(maps->v, cap * sizeof(*nv));
 			if (!nv) {
 				err = -ENOMEM;
@@ -54,6 +61,14 @@ int rec_maps__read(struct rec_maps *maps, pid_t pid)
 		maps->n++;
 	}
 	free(line);
+	/*
+	 * The file is read a page or less at a time, and a process that exits
+	 * meanwhile loses its memory between two reads: what is left reads as
+	 * nothing, and the snapshot would miss its last mappings. Once gone, it
+	 * never comes back: if the file still has a byte now, nothing was cut.
+	 */
+	if (!err && maps->n && pread(fileno(f), &c, 1, 0) != 1)
+		err = -ESRCH;
 	fclose(f);
 	if (err)
 		rec_maps__free(maps);

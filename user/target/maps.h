@@ -19,7 +19,11 @@ struct rec_maps {
 	size_t n;
 };
 
-/* Reads /proc/pid/maps into *maps. Returns 0 or a negative errno (-ESRCH if gone). */
+/*
+ * Reads /proc/pid/maps into *maps. Returns 0 or a negative errno: -ESRCH if
+ * the process is gone, or lost its memory (it exits) while it was read. A
+ * zombie's maps are empty.
+ */
 int rec_maps__read(struct rec_maps *maps, pid_t pid);
 /* The file mapping that contains addr, or NULL. */
 const struct rec_mapping *rec_maps__find(const struct rec_maps *maps, uint64_t addr);
