@@ -15,12 +15,14 @@
  *
  * Remove it once the build's libbpf is 1.3 or newer: its
  * bpf_program__attach_usdt() then attaches with uprobe_multi itself (one link
- * per probe and file), sets the attach type and manages the specs map. What
- * goes with it: this folder, rec_usdt__parse_arg(s) and rec_usdt__for_each_site
- * (usdt.h), the BPF_USDT_MAX_SPEC_CNT override stays. One difference to settle
- * first: libbpf refuses a whole probe when one site's argument spec is not
- * supported, where this skips that site and reports it (rec_usdt_multi_skipped,
- * recorder-attach's "skipped N sites" warning).
+ * per probe and file), sets the attach type and manages the specs map.
+ * attach.c then calls that instead of rec_usdt_multi__attach(), bpfstate.c no
+ * longer calls rec_usdt_multi__prepare(), and this folder goes, with what only
+ * it uses: rec_usdt__for_each_site() and rec_usdt__parse_arg(s) (usdt.h). The
+ * BPF_USDT_MAX_SPEC_CNT that bpf/recorder.bpf.c raises stays. One difference to
+ * settle first: libbpf refuses a whole probe when one site's argument spec is
+ * not supported, where this skips that site and reports it
+ * (rec_usdt_multi_skipped, recorder-attach's "skipped N sites" warning).
  */
 #ifndef REC_COMPAT_USDT_MULTI_H
 #define REC_COMPAT_USDT_MULTI_H
