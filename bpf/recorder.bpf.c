@@ -131,29 +131,29 @@ struct {
  * That saves a helper call and a copy of every register per probe hit. The
  * loads are asm so that clang cannot merge the cases into one computed load.
  */
-#define REG_CASE(off)                                                                     \
-	case off:                                                                         \
-		asm volatile("%0 = *(u64 *)(%1 + " #off ")" : "=r"(*val) : "r"(ctx));        \
+#define REG_CASE(off)                                                                              \
+	case off:                                                                                  \
+		asm volatile("%0 = *(u64 *)(%1 + " #off ")" : "=r"(*val) : "r"(ctx));              \
 		return 0
 static __always_inline int reg_at(struct pt_regs *ctx, __u32 off, __u64 *val)
 {
 	switch (off) {
-	REG_CASE(0);	/* r15 */
-	REG_CASE(8);	/* r14 */
-	REG_CASE(16);	/* r13 */
-	REG_CASE(24);	/* r12 */
-	REG_CASE(32);	/* bp */
-	REG_CASE(40);	/* bx */
-	REG_CASE(48);	/* r11 */
-	REG_CASE(56);	/* r10 */
-	REG_CASE(64);	/* r9 */
-	REG_CASE(72);	/* r8 */
-	REG_CASE(80);	/* ax */
-	REG_CASE(88);	/* cx */
-	REG_CASE(96);	/* dx */
-	REG_CASE(104);	/* si */
-	REG_CASE(112);	/* di */
-	REG_CASE(152);	/* sp */
+		REG_CASE(0);   /* r15 */
+		REG_CASE(8);   /* r14 */
+		REG_CASE(16);  /* r13 */
+		REG_CASE(24);  /* r12 */
+		REG_CASE(32);  /* bp */
+		REG_CASE(40);  /* bx */
+		REG_CASE(48);  /* r11 */
+		REG_CASE(56);  /* r10 */
+		REG_CASE(64);  /* r9 */
+		REG_CASE(72);  /* r8 */
+		REG_CASE(80);  /* ax */
+		REG_CASE(88);  /* cx */
+		REG_CASE(96);  /* dx */
+		REG_CASE(104); /* si */
+		REG_CASE(112); /* di */
+		REG_CASE(152); /* sp */
 	}
 	return -EINVAL;
 }
@@ -338,8 +338,8 @@ static __always_inline void emit_recording(__u64 key, const struct rec_rval *v, 
 	r->pad = 0;
 	r->has_subject = 0;
 	r->subject[0] = '\0';
-	if (subject && bpf_probe_read_user_str(r->subject, sizeof(r->subject),
-					       (const void *)subject) > 0)
+	if (subject &&
+	    bpf_probe_read_user_str(r->subject, sizeof(r->subject), (const void *)subject) > 0)
 		r->has_subject = 1;
 	bpf_ringbuf_submit(r, submit_flags());
 }
@@ -440,8 +440,11 @@ static __always_inline void refuse_recording(__u32 tgid, __u64 key, const struct
 		.seen = events,
 		.reason = reason,
 	};
-	struct rec_rval a = { .recorder = nv->recorder, .cap = nv->cap, .seq = events,
-			      .dropped = events, .state = REC_RS_LIVE };
+	struct rec_rval a = { .recorder = nv->recorder,
+			      .cap = nv->cap,
+			      .seq = events,
+			      .dropped = events,
+			      .state = REC_RS_LIVE };
 	bool listed = bpf_map_update_elem(&untracked, &k, &u, BPF_NOEXIST) == 0;
 
 	count(reason == REC_UT_OVER_QUOTA ? REC_C_OVER_QUOTA : REC_C_TABLE_FULL);
@@ -475,7 +478,7 @@ static __always_inline struct rec_rval *counters_of(__u32 tgid, struct rec_rval 
  * the event is counted.
  */
 static __always_inline struct rec_rval *find_recording(__u32 tgid, __u64 key, __u64 recp,
-							 __u64 span, const bool event)
+						       __u64 span, const bool event)
 {
 	struct rec_rkey k = { .tgid = tgid, .key = key };
 	__u32 i = key & (REC_RSLOTS - 1);
@@ -600,8 +603,11 @@ int on_recording_span(struct pt_regs *ctx)
 	/* Untracked: its subject still names it in the list. */
 	u = bpf_map_lookup_elem(&untracked, &k);
 	if (u) {
-		struct rec_rval a = { .recorder = u->recorder, .cap = u->cap, .seq = u->seen,
-				      .dropped = u->seen, .state = REC_RS_LIVE };
+		struct rec_rval a = { .recorder = u->recorder,
+				      .cap = u->cap,
+				      .seq = u->seen,
+				      .dropped = u->seen,
+				      .state = REC_RS_LIVE };
 
 		emit_recording(key, &a, subject, u->reason);
 	}
@@ -627,8 +633,10 @@ int on_recording_free(struct pt_regs *ctx)
 	if (!v) {
 		u = bpf_map_lookup_elem(&untracked, &k);
 		if (u) {
-			struct rec_rval r = { .recorder = u->recorder, .cap = u->cap,
-					      .seq = u->seen, .dropped = u->seen,
+			struct rec_rval r = { .recorder = u->recorder,
+					      .cap = u->cap,
+					      .seq = u->seen,
+					      .dropped = u->seen,
 					      .state = REC_RS_RETIRED };
 
 			/*
@@ -679,9 +687,8 @@ static __always_inline __u64 read_str(struct rec_event_rec *e, __u32 *offp, __u6
  * Three record sizes, each a constant for the verifier: no strings, one string
  * (the common case: a formatted message), or room for several.
  */
-static __always_inline int emit_event(const long *args, struct rec_rval *v, __u64 key,
-				      __u64 meta, __u64 types, struct rec_stack *st, __u64 id,
-				      const __u32 area)
+static __always_inline int emit_event(const long *args, struct rec_rval *v, __u64 key, __u64 meta,
+				      __u64 types, struct rec_stack *st, __u64 id, const __u32 area)
 {
 	const __u32 size = sizeof(struct rec_event_rec) + area;
 	struct rec_event_rec *e;

@@ -99,10 +99,10 @@ enum rec_field_type {
 /* How a string field was read (bits 32..39 of its value slot). */
 enum rec_str_status {
 	REC_STR_OK = 0,
-	REC_STR_TRUNCATED = 1,	/* longer than REC_STR_MAX - 1 bytes */
-	REC_STR_FAULT = 2,	/* the target's memory could not be read */
-	REC_STR_NULL = 3,	/* the target passed NULL */
-	REC_STR_NOSPACE = 4,	/* the event's string area was full */
+	REC_STR_TRUNCATED = 1, /* longer than REC_STR_MAX - 1 bytes */
+	REC_STR_FAULT = 2,     /* the target's memory could not be read */
+	REC_STR_NULL = 3,      /* the target passed NULL */
+	REC_STR_NOSPACE = 4,   /* the event's string area was full */
 };
 
 /* A string field's value slot: offset into strings[], length without NUL, status. */
@@ -114,18 +114,18 @@ enum rec_str_status {
 enum rec_record_type {
 	REC_RT_EVENT = 1,
 	REC_RT_RECORDING = 2,
-	REC_RT_STACK = 3,	/* a thread's span stack as it exits */
-	REC_RT_EXIT = 4,	/* the last thread of a traced process exited */
-	REC_RT_HELLO = 5,	/* --binary: a process of a traced executable hit its first probe */
+	REC_RT_STACK = 3, /* a thread's span stack as it exits */
+	REC_RT_EXIT = 4,  /* the last thread of a traced process exited */
+	REC_RT_HELLO = 5, /* --binary: a process of a traced executable hit its first probe */
 };
 
 struct rec_hdr {
-	__u16 type;	/* enum rec_record_type */
-	__u16 size;	/* bytes in the whole record */
+	__u16 type; /* enum rec_record_type */
+	__u16 size; /* bytes in the whole record */
 	__u32 tgid;
 	__u32 tid;
 	__u32 flags;
-	__u64 time_ns;	/* CLOCK_MONOTONIC */
+	__u64 time_ns; /* CLOCK_MONOTONIC */
 };
 
 /*
@@ -135,32 +135,32 @@ struct rec_hdr {
  */
 struct rec_hello_rec {
 	struct rec_hdr hdr;
-	__u32 ppid;		/* its parent's tgid at the first probe */
+	__u32 ppid; /* its parent's tgid at the first probe */
 	__u32 pad;
-	__u64 exe_ino;		/* the executable's inode and device (kernel encoding, */
-	__u64 exe_dev;		/* major << 20 | minor), as in the binaries map */
-	__u64 start_code;	/* mm->start_code: where its executable segment is loaded */
+	__u64 exe_ino;	  /* the executable's inode and device (kernel encoding, */
+	__u64 exe_dev;	  /* major << 20 | minor), as in the binaries map */
+	__u64 start_code; /* mm->start_code: where its executable segment is loaded */
 };
 
 /* Key of the BPF binaries map: the executables --binary traces. */
 struct rec_binary_key {
 	__u64 ino;
-	__u64 dev;	/* kernel encoding: major << 20 | minor */
+	__u64 dev; /* kernel encoding: major << 20 | minor */
 };
 
 struct rec_event_rec {
 	struct rec_hdr hdr;
-	__u64 recording;	/* recording key */
-	__u64 seq;		/* per-recording sequence number, from 0 */
-	__u64 meta;		/* address of the callsite metadata in the target */
-	__u64 types;		/* 4 bits per field, enum rec_field_type, 0 ends */
-	__u64 values[REC_MAX_FIELDS];	/* raw value, or REC_STR_SLOT for strings */
-	char strings[];		/* REC_STR_AREA bytes when any field is a string */
+	__u64 recording;	      /* recording key */
+	__u64 seq;		      /* per-recording sequence number, from 0 */
+	__u64 meta;		      /* address of the callsite metadata in the target */
+	__u64 types;		      /* 4 bits per field, enum rec_field_type, 0 ends */
+	__u64 values[REC_MAX_FIELDS]; /* raw value, or REC_STR_SLOT for strings */
+	char strings[];		      /* REC_STR_AREA bytes when any field is a string */
 };
 
 enum rec_recording_state {
-	REC_RS_LIVE = 1,	/* announced, or found live by its first event */
-	REC_RS_RETIRED = 2,	/* freed by the target */
+	REC_RS_LIVE = 1,    /* announced, or found live by its first event */
+	REC_RS_RETIRED = 2, /* freed by the target */
 };
 
 /*
@@ -168,8 +168,8 @@ enum rec_recording_state {
  * untracked: its events are only counted (struct rec_untracked), never delivered.
  */
 enum rec_untracked_reason {
-	REC_UT_OVER_QUOTA = 1,	/* its process had max_per_process entries */
-	REC_UT_TABLE_FULL = 2,	/* the table had no room */
+	REC_UT_OVER_QUOTA = 1, /* its process had max_per_process entries */
+	REC_UT_TABLE_FULL = 2, /* the table had no room */
 };
 
 /* Announces a recording, a new subject for it, or its retirement. */
@@ -178,11 +178,11 @@ struct rec_recording_rec {
 	__u64 key;
 	__u64 recorder;
 	__u64 cap;
-	__u64 seq;	/* events numbered so far */
-	__u64 dropped;	/* of those, lost because the ring buffer was full (or all, untracked) */
-	__u32 state;	/* enum rec_recording_state */
+	__u64 seq;     /* events numbered so far */
+	__u64 dropped; /* of those, lost because the ring buffer was full (or all, untracked) */
+	__u32 state;   /* enum rec_recording_state */
 	__u32 has_subject;
-	__u32 untracked;	/* 0, or enum rec_untracked_reason */
+	__u32 untracked; /* 0, or enum rec_untracked_reason */
 	__u32 pad;
 	char subject[REC_SUBJECT_MAX];
 };
@@ -201,7 +201,7 @@ struct rec_rval {
 	__u64 seq;
 	__u64 dropped;
 	__u32 state;
-	__u32 slot;	/* 0: the counters are these; n: those of rslots[n - 1] */
+	__u32 slot; /* 0: the counters are these; n: those of rslots[n - 1] */
 };
 
 /*
@@ -211,10 +211,10 @@ struct rec_rval {
  */
 struct rec_pstat {
 	__u64 created;
-	__u64 over_quota;		/* recordings refused at the quota, listed untracked */
-	__u64 over_quota_events;	/* events of recordings refused at the quota */
-	__u64 table_full;		/* recordings refused for want of room, listed untracked */
-	__u64 table_full_events;	/* events of recordings refused for want of room */
+	__u64 over_quota;	 /* recordings refused at the quota, listed untracked */
+	__u64 over_quota_events; /* events of recordings refused at the quota */
+	__u64 table_full;	 /* recordings refused for want of room, listed untracked */
+	__u64 table_full_events; /* events of recordings refused for want of room */
 };
 
 /*
@@ -226,8 +226,8 @@ struct rec_pstat {
 struct rec_untracked {
 	__u64 recorder;
 	__u64 cap;
-	__u64 seen;	/* events of it since it was refused (all of them lost) */
-	__u32 reason;	/* enum rec_untracked_reason */
+	__u64 seen;   /* events of it since it was refused (all of them lost) */
+	__u32 reason; /* enum rec_untracked_reason */
 	__u32 pad;
 };
 
@@ -245,17 +245,17 @@ struct rec_rslot {
 };
 
 struct rec_frame {
-	__u64 span;		/* address of struct rec_span in the target */
-	__u64 meta;		/* its callsite metadata */
-	__u64 recording;	/* its recording key, 0 = none */
+	__u64 span;	 /* address of struct rec_span in the target */
+	__u64 meta;	 /* its callsite metadata */
+	__u64 recording; /* its recording key, 0 = none */
 };
 
 /* Per-thread span stack (task-local storage). */
 struct rec_stack {
-	__u32 depth;		/* valid frames, bottom first */
-	__u32 overflow;		/* enters beyond REC_MAX_DEPTH not yet exited */
-	__u32 seeded;		/* the chain of spans entered before attach was read */
-	__u32 events;		/* events this thread emitted: paces the ring-fill check */
+	__u32 depth;	/* valid frames, bottom first */
+	__u32 overflow; /* enters beyond REC_MAX_DEPTH not yet exited */
+	__u32 seeded;	/* the chain of spans entered before attach was read */
+	__u32 events;	/* events this thread emitted: paces the ring-fill check */
 	struct rec_frame frames[REC_MAX_DEPTH];
 };
 
@@ -270,8 +270,8 @@ struct rec_stack_rec {
 /* How a traced process ended: a wait status, as from waitpid(). */
 struct rec_exit_rec {
 	struct rec_hdr hdr;
-	__s32 status;		/* exit code << 8, or the signal (| 0x80 if it dumped core) */
-	__u32 group_exit;	/* the whole group was told to exit (exit_group, fatal signal) */
+	__s32 status;	  /* exit code << 8, or the signal (| 0x80 if it dumped core) */
+	__u32 group_exit; /* the whole group was told to exit (exit_group, fatal signal) */
 };
 
 /* What the stack iterator writes per thread: this header, then REC_MAX_DEPTH frames. */
@@ -284,18 +284,18 @@ struct rec_stack_hdr {
 
 /* Global counters of things that went wrong (per-CPU array, summed by user space). */
 enum rec_counter {
-	REC_C_RING_FULL = 0,		/* records lost because the ring buffer was full */
-	REC_C_STR_FAULT,		/* string fields that could not be read */
-	REC_C_DEPTH_OVERFLOW,		/* enters beyond REC_MAX_DEPTH */
-	REC_C_EXIT_UNMATCHED,		/* exits of spans not entered on that thread */
-	REC_C_EXIT_OUT_OF_ORDER,	/* exits of spans that were not the innermost */
-	REC_C_RETIRED_EVENTS,		/* events in spans of retired recordings, ignored */
-	REC_C_UNKNOWN_RECORDING,	/* events whose recording could not be verified */
-	REC_C_NO_STORAGE,		/* thread storage could not be created */
-	REC_C_BAD_ARG,			/* probe arguments that could not be read */
-	REC_C_UNTRACKED_EVENTS,		/* events of recordings refused a table entry */
-	REC_C_OVER_QUOTA,		/* refusals: the process had its quota of recordings */
-	REC_C_TABLE_FULL,		/* refusals: the recordings table was full */
+	REC_C_RING_FULL = 0,	 /* records lost because the ring buffer was full */
+	REC_C_STR_FAULT,	 /* string fields that could not be read */
+	REC_C_DEPTH_OVERFLOW,	 /* enters beyond REC_MAX_DEPTH */
+	REC_C_EXIT_UNMATCHED,	 /* exits of spans not entered on that thread */
+	REC_C_EXIT_OUT_OF_ORDER, /* exits of spans that were not the innermost */
+	REC_C_RETIRED_EVENTS,	 /* events in spans of retired recordings, ignored */
+	REC_C_UNKNOWN_RECORDING, /* events whose recording could not be verified */
+	REC_C_NO_STORAGE,	 /* thread storage could not be created */
+	REC_C_BAD_ARG,		 /* probe arguments that could not be read */
+	REC_C_UNTRACKED_EVENTS,	 /* events of recordings refused a table entry */
+	REC_C_OVER_QUOTA,	 /* refusals: the process had its quota of recordings */
+	REC_C_TABLE_FULL,	 /* refusals: the recordings table was full */
 	REC_C_MAX,
 };
 

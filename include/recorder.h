@@ -82,11 +82,11 @@ struct rec_recording {
 
 /* Layout read by the BPF side (docs/probe-abi.md): keep it stable. */
 struct rec_span {
-	const char *meta;		/* callsite metadata blob */
-	uint64_t recording_key;		/* inherited from the parent at creation, 0 = none */
+	const char *meta;	/* callsite metadata blob */
+	uint64_t recording_key; /* inherited from the parent at creation, 0 = none */
 	struct rec_recording *recording;
-	struct rec_span *parent;	/* contextual parent at creation */
-	struct rec_span *prev;		/* the thread's current span when this one was entered */
+	struct rec_span *parent; /* contextual parent at creation */
+	struct rec_span *prev;	 /* the thread's current span when this one was entered */
 	uint64_t entered;
 };
 
@@ -96,8 +96,8 @@ struct rec_span {
  * and the key counter are shared by the whole process (weak, default visibility).
  */
 #define REC__SEMA(name) recorder_##name##_semaphore
-#define REC__DECLARE_SEMA(name)                                                                   \
-	__attribute__((weak, visibility("hidden"), section(".probes"))) volatile unsigned short   \
+#define REC__DECLARE_SEMA(name)                                                                    \
+	__attribute__((weak, visibility("hidden"), section(".probes"))) volatile unsigned short    \
 	REC__SEMA(name)
 REC__DECLARE_SEMA(event);
 REC__DECLARE_SEMA(span_enter);
@@ -119,6 +119,8 @@ __attribute__((weak)) uint64_t rec__key_counter;
 #define REC__XSTR(x) REC__STR(x)
 #define REC__ARMED(name) __builtin_expect(REC__SEMA(name) != 0, 0)
 
+/* Laid out by hand: the note, the inline assembly of the probe sites, the callsite metadata. */
+/* clang-format off */
 /* The stapsdt note of the site at local label 990 (the format <sys/sdt.h> writes). */
 #define REC__NOTE(name, args)                                                                     \
 	".pushsection .note.stapsdt,\"?\",\"note\"\n\t"                                           \
@@ -193,6 +195,7 @@ __attribute__((weak)) uint64_t rec__key_counter;
 	 "\0" REC__XSTR(__LINE__) "\0" msg "\0" #nfields "\0" names)
 #define REC__SPAN_META(lvl, name) REC__META("S", lvl, name, "", 0, "")
 #define REC__EVENT_NAME "event " __FILE__ ":" REC__XSTR(__LINE__)
+/* clang-format on */
 
 /* ---- keys ---- */
 
@@ -323,8 +326,10 @@ static inline void rec_recording_span(struct rec_span *s, struct rec_recording *
 		n++;
 	}
 	rec->subject[n] = '\0';
+	/* clang-format off */
 	s->meta = "RCS1\0S\0" REC__XSTR(REC__LEVEL_INFO) "\0recording\0recorder\0recorder.h\0"
 		  "0\0\0" "3\0recording\0recorder\0subject\0";
+	/* clang-format on */
 	s->parent = NULL;
 	s->prev = NULL;
 	s->entered = 0;
@@ -430,7 +435,7 @@ static inline uint64_t rec__f64(double d)
 #define REC__CONV_I64(v) ((uint64_t)(int64_t)(v))
 #define REC__CONV_U64(v) ((uint64_t)(v))
 #define REC__CONV_F64(v) rec__f64(v)
-#define REC__CONV_BOOL(v) ((uint64_t)!!(v))
+#define REC__CONV_BOOL(v) ((uint64_t) !!(v))
 
 #define REC__F_TYPE(t, n, v) REC__TYPEOF_##t(v)
 #define REC__TYPEOF_STR(v) (REC__IS_LITERAL(v) ? REC__TYPE_STR_LIT : REC__TYPE_STR)
@@ -450,18 +455,20 @@ static inline uint64_t rec__f64(double d)
 #define REC__CAT_(a, b) a##b
 
 #define REC__EMIT(lvl, msg, nf, names, types, v0, v1, v2, v3, v4, v5, v6, v7)                      \
-	do {                                                                                      \
-		if (REC__ARMED(event)) {                                                          \
-			struct rec_span *rec__s = rec__current;                                   \
-			if (rec__s && rec__s->recording_key) {                                    \
-				REC__PROBE12(event,                                               \
-					     REC__META("E", lvl, REC__EVENT_NAME, msg, nf, names),  \
-					     (uint64_t)(types), rec__s->recording_key, rec__s,    \
-					     v0, v1, v2, v3, v4, v5, v6, v7);                     \
-			}                                                                         \
-		}                                                                                 \
+	do {                                                                                       \
+		if (REC__ARMED(event)) {                                                           \
+			struct rec_span *rec__s = rec__current;                                    \
+			if (rec__s && rec__s->recording_key) {                                     \
+				REC__PROBE12(event,                                                \
+					     REC__META("E", lvl, REC__EVENT_NAME, msg, nf, names), \
+					     (uint64_t)(types), rec__s->recording_key, rec__s, v0, \
+					     v1, v2, v3, v4, v5, v6, v7);                          \
+			}                                                                          \
+		}                                                                                  \
 	} while (0)
 
+/* Laid out by hand: one field a column. */
+/* clang-format off */
 #define REC__T(f, i) ((uint64_t)REC__TYPE(f) << (4 * (i)))
 #define REC__EV1(l, m) REC__EMIT(l, m, 0, "", 0, 0, 0, 0, 0, 0, 0, 0, 0)
 #define REC__EV2(l, m, a) REC__EMIT(l, m, 1, REC__NAME(a), REC__T(a, 0), REC__VAL(a), 0, 0, 0, 0, 0, 0, 0)
@@ -503,6 +510,7 @@ static inline uint64_t rec__f64(double d)
 			  REC__T(f, 5) | REC__T(g, 6) | REC__T(h, 7),                             \
 		  REC__VAL(a), REC__VAL(b), REC__VAL(c), REC__VAL(d), REC__VAL(e), REC__VAL(f),    \
 		  REC__VAL(g), REC__VAL(h))
+/* clang-format on */
 
 /*
  * REC_EVENT(INFO, "message", REC_I64(id, 7), ...): an event with a literal
@@ -520,20 +528,20 @@ static inline uint64_t rec__f64(double d)
  * REC_EVENTF(INFO, "fmt", args...): an event whose message is formatted with
  * snprintf (at most REC_MESSAGE_MAX - 1 bytes), only while attached.
  */
-#define REC_EVENTF(lvl, ...)                                                                      \
-	do {                                                                                      \
-		if (REC__ARMED(event)) {                                                          \
-			struct rec_span *rec__s = rec__current;                                   \
-			if (rec__s && rec__s->recording_key) {                                    \
-				char rec__msg[REC_MESSAGE_MAX];                                   \
-				snprintf(rec__msg, sizeof(rec__msg), __VA_ARGS__);                \
-				REC__PROBE12(event,                                               \
-					     REC__META("E", lvl, REC__EVENT_NAME, "", 1,            \
-						       "message\0"),                              \
-					     (uint64_t)REC__TYPE_STR, rec__s->recording_key,      \
-					     rec__s, REC__U(rec__msg), 0, 0, 0, 0, 0, 0, 0);      \
-			}                                                                         \
-		}                                                                                 \
+#define REC_EVENTF(lvl, ...)                                                                       \
+	do {                                                                                       \
+		if (REC__ARMED(event)) {                                                           \
+			struct rec_span *rec__s = rec__current;                                    \
+			if (rec__s && rec__s->recording_key) {                                     \
+				char rec__msg[REC_MESSAGE_MAX];                                    \
+				snprintf(rec__msg, sizeof(rec__msg), __VA_ARGS__);                 \
+				REC__PROBE12(                                                      \
+					event,                                                     \
+					REC__META("E", lvl, REC__EVENT_NAME, "", 1, "message\0"),  \
+					(uint64_t)REC__TYPE_STR, rec__s->recording_key, rec__s,    \
+					REC__U(rec__msg), 0, 0, 0, 0, 0, 0, 0);                    \
+			}                                                                          \
+		}                                                                                  \
 	} while (0)
 #define REC_TRACEF(...) REC_EVENTF(TRACE, __VA_ARGS__)
 #define REC_DEBUGF(...) REC_EVENTF(DEBUG, __VA_ARGS__)
@@ -547,39 +555,54 @@ static inline uint64_t rec__f64(double d)
  * RAII in C++).
  */
 #ifdef __cplusplus
-namespace rec {
-class span_guard {
-public:
-	explicit span_guard(struct rec_span *s) : s_(s) { rec_span_enter(s_); }
-	~span_guard() { rec_span_close(s_); }
+namespace rec
+{
+class span_guard
+{
+      public:
+	explicit span_guard(struct rec_span *s) : s_(s)
+	{
+		rec_span_enter(s_);
+	}
+	~span_guard()
+	{
+		rec_span_close(s_);
+	}
 	span_guard(const span_guard &) = delete;
 	span_guard &operator=(const span_guard &) = delete;
 
-private:
+      private:
 	struct rec_span *s_;
 };
 
-class scoped_span {
-public:
+class scoped_span
+{
+      public:
 	explicit scoped_span(const char *meta)
 	{
 		rec__span_init(&s_, meta);
 		rec_span_enter(&s_);
 	}
-	~scoped_span() { rec_span_close(&s_); }
+	~scoped_span()
+	{
+		rec_span_close(&s_);
+	}
 	scoped_span(const scoped_span &) = delete;
 	scoped_span &operator=(const scoped_span &) = delete;
-	struct rec_span *get() { return &s_; }
+	struct rec_span *get()
+	{
+		return &s_;
+	}
 
-private:
+      private:
 	struct rec_span s_;
 };
 } // namespace rec
 #define REC_SPAN_SCOPED(var, lvl, name) rec::scoped_span var(REC__SPAN_META(lvl, name))
 #else
-#define REC_SPAN_SCOPED(var, lvl, name)                                                           \
-	__attribute__((cleanup(rec__span_scope_end))) struct rec_span var;                        \
-	REC_SPAN_INIT(&var, lvl, name);                                                           \
+#define REC_SPAN_SCOPED(var, lvl, name)                                                            \
+	__attribute__((cleanup(rec__span_scope_end))) struct rec_span var;                         \
+	REC_SPAN_INIT(&var, lvl, name);                                                            \
 	rec_span_enter(&var)
 #endif
 

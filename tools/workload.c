@@ -33,7 +33,12 @@
 #define MAX_DEPTH 999
 #define NSEC_PER_SEC 1000000000ULL
 
-enum die_mode { DIE_EXIT, DIE_KILL, DIE_SEGV, DIE_ABORT };
+enum die_mode {
+	DIE_EXIT,
+	DIE_KILL,
+	DIE_SEGV,
+	DIE_ABORT
+};
 
 static struct options {
 	uint64_t threads;
@@ -65,14 +70,14 @@ static struct options {
 /* One recording and the stack of spans that leads into it. */
 struct stream {
 	struct rec_recording *rec;
-	struct rec_span *spans;	/* [0] the recording span, [1..depth] "depth1".."depthD" */
+	struct rec_span *spans; /* [0] the recording span, [1..depth] "depth1".."depthD" */
 	bool initialised;	/* the depth spans exist (they are created on first entry) */
 	bool entered;
 	uint64_t emitted;
 };
 
 static struct rec_recorder *recorder;
-static struct stream *streams;	/* recording i of thread w is streams[w * recordings + i] */
+static struct stream *streams; /* recording i of thread w is streams[w * recordings + i] */
 static pthread_barrier_t start_barrier, done_barrier, end_barrier;
 
 const char *argp_program_version = "workload 1";
@@ -151,8 +156,8 @@ static uint64_t parse_uint(const char *name, const char *arg, uint64_t min, uint
 	if (max == UINT64_MAX)
 		snprintf(expected, sizeof(expected), "an integer >= %" PRIu64, min);
 	else
-		snprintf(expected, sizeof(expected), "an integer from %" PRIu64 " to %" PRIu64,
-			 min, max);
+		snprintf(expected, sizeof(expected), "an integer from %" PRIu64 " to %" PRIu64, min,
+			 max);
 	/* strtoull() would accept and negate "-1", and skip leading blanks. */
 	if (*arg < '0' || *arg > '9')
 		bad_option(name, arg, expected);
@@ -257,6 +262,8 @@ static void wait_for_attach(void)
  * must be a literal, so every depth gets its own callsite; the cases are spelled
  * out by pasting digits.
  */
+/* Laid out by hand: the cases, ten a line. */
+/* clang-format off */
 #define DEPTH_CASE(n)                                                                             \
 	case n:                                                                                   \
 		REC_SPAN_INIT(s, INFO, "depth" #n);                                               \
@@ -281,9 +288,8 @@ static void depth_span_init(struct rec_span *s, unsigned int d)
 	DEPTH_CASES_10(9)
 	DEPTH_CASES_100(1) DEPTH_CASES_100(2) DEPTH_CASES_100(3) DEPTH_CASES_100(4)
 	DEPTH_CASES_100(5) DEPTH_CASES_100(6) DEPTH_CASES_100(7) DEPTH_CASES_100(8)
-	DEPTH_CASES_100(9)
-	default:
-		abort();
+			/* clang-format on */
+			DEPTH_CASES_100(9) default : abort();
 	}
 }
 
@@ -407,8 +413,7 @@ static void write_report(void)
 	FILE *f;
 	int bad;
 
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", opts.report, (int)getpid()) >=
-	    (int)sizeof(tmp))
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", opts.report, (int)getpid()) >= (int)sizeof(tmp))
 		fatal("report path", ENAMETOOLONG);
 	f = fopen(tmp, "w");
 	if (!f)

@@ -23,29 +23,29 @@
  * (rec_is_attached()), every other probe must be too.
  */
 static const char *const probe_names[] = {
-	"recording_new", "recording_span", "recording_free", "span_enter", "span_exit",
-	"event", "attached",
+	"recording_new", "recording_span", "recording_free", "span_enter",
+	"span_exit",	 "event",	   "attached",
 };
 
 #define NPROBES (sizeof(probe_names) / sizeof(probe_names[0]))
 
 struct rec_attach {
-	int prog_fds[NPROBES];		/* the BPF program of each probe */
+	int prog_fds[NPROBES]; /* the BPF program of each probe */
 	struct rec_usdt_multi um;
 	struct rec_attach_opts opts;
-	struct rec_attach_set every;	/* --binary files and their libraries, every process */
+	struct rec_attach_set every; /* --binary files and their libraries, every process */
 };
 
 /* A file of a process's maps with probes, not attached yet, or not all of them. */
 struct rec_attach_object {
-	char path[PATH_MAX];		/* to open it by */
-	const char *mpath;		/* as the maps name it (while they are read) */
+	char path[PATH_MAX]; /* to open it by */
+	const char *mpath;   /* as the maps name it (while they are read) */
 	uint64_t inode;
 	struct rec_probe_names names;
-	pid_t link_pid;			/* the process its links are for, 0 = every process */
-	size_t next;			/* the first of probe_names not attached yet */
-	int err;			/* why the last try failed, 0 if it did not */
-	unsigned int tries;		/* the tries that failed */
+	pid_t link_pid;	    /* the process its links are for, 0 = every process */
+	size_t next;	    /* the first of probe_names not attached yet */
+	int err;	    /* why the last try failed, 0 if it did not */
+	unsigned int tries; /* the tries that failed */
 };
 
 int rec_attach__new(struct rec_attach **ap, struct bpf_object *obj,
@@ -200,8 +200,7 @@ static int attach_probe(struct rec_attach *a, struct rec_attach_set *set, size_t
 	fd = rec_usdt_multi__attach(&a->um, a->prog_fds[p], path, PROVIDER, probe_names[p], pid,
 				    nsites, &skipped);
 	if (skipped.n && a->opts.on_skipped)
-		a->opts.on_skipped(pid, path, probe_names[p], skipped.n, skipped.spec,
-				   a->opts.ctx);
+		a->opts.on_skipped(pid, path, probe_names[p], skipped.n, skipped.spec, a->opts.ctx);
 	if (fd == -ENOENT && skipped.n)
 		return 0;
 	if (fd < 0)
@@ -262,7 +261,8 @@ static int attach_objects(struct rec_attach *a, struct rec_attach_set *set,
  * every process's set has not seen either, which it has from now on.
  */
 static int new_objects(struct rec_attach *a, struct rec_attach_set *set, pid_t pid, bool every,
-		       const struct rec_maps *maps, struct rec_attach_object **objsp, size_t *nobjsp)
+		       const struct rec_maps *maps, struct rec_attach_object **objsp,
+		       size_t *nobjsp)
 {
 	struct rec_attach_object *objs = NULL;
 	size_t nobjs = 0;
@@ -386,8 +386,8 @@ int rec_attach__probes_of(const char *path, struct rec_probe_names *names)
 	return names->sites ? 0 : -ENOENT;
 }
 
-int rec_attach__binary(struct rec_attach *a, const char *path,
-		       const struct rec_probe_names *names, struct rec_attach_count *count)
+int rec_attach__binary(struct rec_attach *a, const char *path, const struct rec_probe_names *names,
+		       struct rec_attach_count *count)
 {
 	struct rec_attach_object *o = calloc(1, sizeof(*o));
 	int err;

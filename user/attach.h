@@ -27,17 +27,17 @@ struct rec_attach_object;
 
 /* What became of a library found at a rescan whose probes failed to attach. */
 enum rec_late_library {
-	REC_LATE_FAILED,	/* its first try failed: it is tried again at each rescan */
-	REC_LATE_ATTACHED,	/* a later try attached the rest of its probes */
-	REC_LATE_GAVE_UP,	/* REC_ATTACH_TRIES tries failed: no more */
+	REC_LATE_FAILED,   /* its first try failed: it is tried again at each rescan */
+	REC_LATE_ATTACHED, /* a later try attached the rest of its probes */
+	REC_LATE_GAVE_UP,  /* REC_ATTACH_TRIES tries failed: no more */
 };
 
 /* The libraries found at rescans whose probes failed to attach at first. */
 struct rec_late_counts {
-	uint64_t failed;		/* all of them: retrying + attached_later + given_up */
-	uint64_t retrying;		/* still tried again at each rescan */
-	uint64_t attached_later;	/* attached at a later try */
-	uint64_t given_up;		/* failed REC_ATTACH_TRIES tries, or their process ended */
+	uint64_t failed;	 /* all of them: retrying + attached_later + given_up */
+	uint64_t retrying;	 /* still tried again at each rescan */
+	uint64_t attached_later; /* attached at a later try */
+	uint64_t given_up;	 /* failed REC_ATTACH_TRIES tries, or their process ended */
 };
 
 /* A file, as a process's maps name it. */
@@ -48,11 +48,11 @@ struct rec_object_id {
 
 /* What is attached in one process, or, for a --binary, in every process. */
 struct rec_attach_set {
-	struct rec_object_id *objs;	/* the files seen, probes or not: each is scanned once */
+	struct rec_object_id *objs; /* the files seen, probes or not: each is scanned once */
 	size_t nobjs;
-	int *links;			/* uprobe_multi link fds */
+	int *links; /* uprobe_multi link fds */
 	size_t nlinks;
-	struct rec_attach_object *pending;	/* libraries to try again (rec_attach__retry) */
+	struct rec_attach_object *pending; /* libraries to try again (rec_attach__retry) */
 	size_t npending;
 	struct rec_late_counts late;
 };
@@ -78,8 +78,8 @@ struct rec_attach_opts {
 
 /* What an attach attached. */
 struct rec_attach_count {
-	unsigned int sites;	/* probe sites attached (skipped ones not counted) */
-	unsigned int objects;	/* executable and libraries that had probes */
+	unsigned int sites;   /* probe sites attached (skipped ones not counted) */
+	unsigned int objects; /* executable and libraries that had probes */
 };
 
 /*
@@ -131,8 +131,8 @@ int rec_attach__probes_of(const char *path, struct rec_probe_names *names);
  * for every process that maps it, now or later, through fork and exec. Adds
  * what it attached to *count. Returns 0 or a negative errno.
  */
-int rec_attach__binary(struct rec_attach *a, const char *path,
-		       const struct rec_probe_names *names, struct rec_attach_count *count);
+int rec_attach__binary(struct rec_attach *a, const char *path, const struct rec_probe_names *names,
+		       struct rec_attach_count *count);
 
 /* set has seen the file mapped at m (its probes are attached already). Returns 0 or -ENOMEM. */
 int rec_attach__seen(struct rec_attach_set *set, const struct rec_mapping *m);

@@ -23,8 +23,8 @@
 
 struct rec_bpfstate {
 	struct recorder_bpf *skel;
-	struct bpf_link *iter_link;	/* dump_stacks: the span stacks of a process */
-	struct bpf_link *exit_link;	/* sched_process_exit: stacks at death, how it ended */
+	struct bpf_link *iter_link; /* dump_stacks: the span stacks of a process */
+	struct bpf_link *exit_link; /* sched_process_exit: stacks at death, how it ended */
 };
 
 static bool verbose;
@@ -61,8 +61,8 @@ int rec_bpfstate__open(struct rec_bpfstate **bsp, const struct rec_bpfstate_opts
 		goto fail;
 	/* The recordings table, and as many refused recordings listed as it holds. */
 	bs->skel->rodata->max_per_process = opts->max_per_process;
-	err = bpf_map__set_max_entries(bs->skel->maps.recordings, opts->max_recordings) ?:
-	      bpf_map__set_max_entries(bs->skel->maps.untracked, opts->max_recordings);
+	err = bpf_map__set_max_entries(bs->skel->maps.recordings, opts->max_recordings)
+		      ?: bpf_map__set_max_entries(bs->skel->maps.untracked, opts->max_recordings);
 	if (err)
 		goto fail;
 	/* Attached with uprobe_multi links (compat/usdt_multi.h), not libbpf's per-site uprobes. */
@@ -291,8 +291,11 @@ static void refresh_recordings(struct rec_bpfstate *bs, struct rec_proc *p)
 	for (rs = p->first; rs; rs = rs->next) {
 		struct rec_rkey k = { .tgid = p->pid, .key = rs->key };
 		struct rec_recording_rec r = {
-			.key = rs->key, .recorder = rs->recorder, .cap = rs->cap,
-			.state = REC_RS_RETIRED, .untracked = (__u32)rs->untracked,
+			.key = rs->key,
+			.recorder = rs->recorder,
+			.cap = rs->cap,
+			.state = REC_RS_RETIRED,
+			.untracked = (__u32)rs->untracked,
 		};
 		struct rec_untracked u;
 		struct rec_rval val;
@@ -357,8 +360,8 @@ static void refresh_limits(struct rec_bpfstate *bs, struct rec_proc *p)
 	struct rec_pstat ps;
 	__u64 rel = 0;
 
-	p->bpf_recordings = recording_keys(bpf_map__fd(bs->skel->maps.recordings), tgid, NULL,
-					   &all->used);
+	p->bpf_recordings =
+		recording_keys(bpf_map__fd(bs->skel->maps.recordings), tgid, NULL, &all->used);
 	rec_proc__limits(p);
 	if (bpf_map_lookup_elem(bpf_map__fd(bs->skel->maps.traced), &tgid, &ps))
 		return;

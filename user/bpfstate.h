@@ -22,11 +22,11 @@ struct bpf_object;
 struct rec_bpfstate;
 
 struct rec_bpfstate_opts {
-	size_t ring_bytes;		/* the ring buffer's size, a power of two */
-	bool follow_new;		/* adopt the processes of the --binary files */
-	uint64_t max_recordings;	/* entries of the recordings table */
-	uint64_t max_per_process;	/* of those, one process's */
-	bool verbose;			/* show libbpf's own messages */
+	size_t ring_bytes;	  /* the ring buffer's size, a power of two */
+	bool follow_new;	  /* adopt the processes of the --binary files */
+	uint64_t max_recordings;  /* entries of the recordings table */
+	uint64_t max_per_process; /* of those, one process's */
+	bool verbose;		  /* show libbpf's own messages */
 };
 
 /* Opens, configures and loads the BPF programs. Returns 0 or a negative errno. */

@@ -6,8 +6,8 @@
 #include "callsite.h"
 
 struct blob_cursor {
-	const char *p;		/* next unread byte */
-	const char *end;	/* one past the last byte */
+	const char *p;	 /* next unread byte */
+	const char *end; /* one past the last byte */
 };
 
 /* The next NUL-terminated string, or NULL if it runs past the end. */

@@ -17,7 +17,7 @@
 #include "recorder_abi.h"
 
 struct rec_callsite {
-	char kind;		/* 'E' or 'S' */
+	char kind; /* 'E' or 'S' */
 	enum rec_level level;
 	const char *name;
 	const char *target;
@@ -26,8 +26,8 @@ struct rec_callsite {
 	const char *message;
 	uint32_t nfields;
 	const char *field_names[REC_MAX_FIELDS];
-	size_t blob_len;	/* bytes of the blob used, last NUL included */
-	char blob[REC_CALLSITE_MAX];	/* the strings above point in here */
+	size_t blob_len;	     /* bytes of the blob used, last NUL included */
+	char blob[REC_CALLSITE_MAX]; /* the strings above point in here */
 };
 
 /*

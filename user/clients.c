@@ -28,7 +28,10 @@
 #define MS_PER_S 1000LL
 #define NS_PER_MS 1000000
 
-enum watch_kind { W_LISTEN, W_CLIENT };
+enum watch_kind {
+	W_LISTEN,
+	W_CLIENT
+};
 
 /* What an fd of the epoll set is: epoll hands back a pointer to it. */
 struct watch {
@@ -38,7 +41,7 @@ struct watch {
 
 /* A target's listening socket. Freed at the end of the loop's turn once closed. */
 struct listener {
-	int fd;			/* the caller's; -1 once its target is done */
+	int fd; /* the caller's; -1 once its target is done */
 	struct rec_proc *p;
 	void *owner;
 	struct watch w;
@@ -46,10 +49,10 @@ struct listener {
 };
 
 enum client_state {
-	C_REQUEST,	/* reading its request, until its deadline */
-	C_ANSWER,	/* sending its answer; closed once it is sent */
-	C_FOLLOW,	/* sending its answer, then every new event its query selects */
-	C_CLOSED,	/* closed; freed at the end of the loop's turn */
+	C_REQUEST, /* reading its request, until its deadline */
+	C_ANSWER,  /* sending its answer; closed once it is sent */
+	C_FOLLOW,  /* sending its answer, then every new event its query selects */
+	C_CLOSED,  /* closed; freed at the end of the loop's turn */
 };
 
 /*
@@ -61,38 +64,38 @@ struct client {
 	enum client_state state;
 	struct rec_proc *p;	/* the model of its target, */
 	void *owner;		/* and the target */
-	struct rec_request req;	/* as read so far */
+	struct rec_request req; /* as read so far */
 	size_t got;
 	struct rec_query q;
-	FILE *out;		/* writes into obuf */
-	char *obuf;		/* what is to be sent: obuf[ooff..olen) */
+	FILE *out;  /* writes into obuf */
+	char *obuf; /* what is to be sent: obuf[ooff..olen) */
 	size_t olen, ooff, ocap;
-	int out_failed;		/* obuf could not grow: the output is cut */
-	int rd_closed;		/* it will send nothing more: no longer watched for input */
-	int want_out;		/* watched for room to send */
-	int64_t deadline_ms;	/* C_REQUEST: for the whole request; C_ANSWER: for the next byte */
-	uint64_t missed;	/* events it was not sent since it was last told */
+	int out_failed;	     /* obuf could not grow: the output is cut */
+	int rd_closed;	     /* it will send nothing more: no longer watched for input */
+	int want_out;	     /* watched for room to send */
+	int64_t deadline_ms; /* C_REQUEST: for the whole request; C_ANSWER: for the next byte */
+	uint64_t missed;     /* events it was not sent since it was last told */
 	struct watch w;
-	struct client *next;	/* every client */
+	struct client *next; /* every client */
 	struct client *next_follower;
 };
 
 /* What happened to the clients of all targets, shown with --stats. */
 struct client_counters {
 	uint64_t accepted;
-	uint64_t denied;	/* neither root nor the target's owner */
-	uint64_t refused;	/* past max_clients */
-	uint64_t timed_out;	/* no request, or no progress sending an answer, in time */
-	uint64_t not_sent;	/* events dropped for followers that did not keep up */
+	uint64_t denied;    /* neither root nor the target's owner */
+	uint64_t refused;   /* past max_clients */
+	uint64_t timed_out; /* no request, or no progress sending an answer, in time */
+	uint64_t not_sent;  /* events dropped for followers that did not keep up */
 };
 
 struct rec_clients {
 	struct rec_clients_opts opts;
 	int epfd;
 	struct listener *listeners;
-	struct client *clients;		/* every open client */
+	struct client *clients; /* every open client */
 	size_t nclients;
-	struct client *followers;	/* those in C_FOLLOW */
+	struct client *followers; /* those in C_FOLLOW */
 	struct client_counters count;
 };
 
@@ -363,8 +366,10 @@ static void client_answer(struct rec_clients *cs, struct client *c)
 
 		err = cs->opts.write_dump(cs->opts.ctx, c->owner, path, sizeof(path));
 		if (err)
-			fprintf(c->out, "1recorder-attach: failed to write the dump of pid %d into "
-					"%s: %s\n", (int)c->p->pid,
+			fprintf(c->out,
+				"1recorder-attach: failed to write the dump of pid %d into "
+				"%s: %s\n",
+				(int)c->p->pid,
 				cs->opts.dump_dir ? cs->opts.dump_dir : "(no --dump-dir)",
 				strerror(-err));
 		else
@@ -465,19 +470,23 @@ static void accept_clients(struct rec_clients *cs, struct listener *l)
 		    (cred.uid != 0 && cred.uid != p->uid)) {
 			cs->count.denied++;
 			if (p->uid == (uid_t)-1 || p->uid == 0)
-				say_and_close(fd, "1recorder-attach: uid %u may not read pid %d: only "
-						  "root may\n", (unsigned int)cred.uid, (int)p->pid);
+				say_and_close(fd,
+					      "1recorder-attach: uid %u may not read pid %d: only "
+					      "root may\n",
+					      (unsigned int)cred.uid, (int)p->pid);
 			else
-				say_and_close(fd, "1recorder-attach: uid %u may not read pid %d: only "
-						  "root and its owner (uid %u) may\n",
+				say_and_close(fd,
+					      "1recorder-attach: uid %u may not read pid %d: only "
+					      "root and its owner (uid %u) may\n",
 					      (unsigned int)cred.uid, (int)p->pid,
 					      (unsigned int)p->uid);
 			continue;
 		}
 		if (cs->nclients >= max_clients(cs)) {
 			cs->count.refused++;
-			say_and_close(fd, "1recorder-attach: too many clients: at most %u at once "
-					  "(--max-clients); pid %d was not read, try again later\n",
+			say_and_close(fd,
+				      "1recorder-attach: too many clients: at most %u at once "
+				      "(--max-clients); pid %d was not read, try again later\n",
 				      max_clients(cs), (int)p->pid);
 			continue;
 		}
@@ -566,8 +575,10 @@ void rec_clients__tick(struct rec_clients *cs)
 				break;
 			cs->count.timed_out++;
 			c->state = C_ANSWER;
-			fprintf(c->out, "1recorder-attach: no whole request within %d ms "
-					"(--client-timeout); closing\n", timeout_ms(cs));
+			fprintf(c->out,
+				"1recorder-attach: no whole request within %d ms "
+				"(--client-timeout); closing\n",
+				timeout_ms(cs));
 			fflush(c->out);
 			/* Once: if that cannot go out now, it never will. */
 			c->deadline_ms = now;

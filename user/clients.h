@@ -32,7 +32,7 @@ struct rec_clients;
 /* What --stats shows of a target after the clients' counters (see rec_clients_opts). */
 struct rec_clients_target_stats {
 	/* Its libraries loaded after the attach whose probes failed to attach at first. */
-	uint64_t libraries_failed;	/* all: retrying + attached_later + given_up */
+	uint64_t libraries_failed; /* all: retrying + attached_later + given_up */
 	uint64_t libraries_retrying;
 	uint64_t libraries_attached_later;
 	uint64_t libraries_given_up;
@@ -44,10 +44,10 @@ struct rec_clients_target_stats {
  * callbacks.
  */
 struct rec_clients_opts {
-	unsigned int max_clients;	/* clients at once; 0 = REC_CLIENTS_MAX */
-	int timeout_ms;		/* for a request, or for each write of an answer; 0 = default */
-	size_t follow_buffer;	/* unsent bytes past which a follower's events are dropped */
-	const char *dump_dir;	/* named in the error of a dump that failed; NULL = none */
+	unsigned int max_clients; /* clients at once; 0 = REC_CLIENTS_MAX */
+	int timeout_ms;		  /* for a request, or for each write of an answer; 0 = default */
+	size_t follow_buffer;	  /* unsent bytes past which a follower's events are dropped */
+	const char *dump_dir;	  /* named in the error of a dump that failed; NULL = none */
 	/*
 	 * Brings owner's model up to date before an answer. Returns 1 if owner is
 	 * still traced, 0 if it is done: then nothing changes, and its events

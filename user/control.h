@@ -19,11 +19,11 @@
 #include "query.h"
 
 #define REC_CONTROL_DIR "/run/recorder"
-#define REC_REQUEST_MAGIC 0x31515152u	/* "RQQ1" */
+#define REC_REQUEST_MAGIC 0x31515152u /* "RQQ1" */
 
 struct rec_request {
 	uint32_t magic;
-	uint32_t size;		/* sizeof(struct rec_request) */
+	uint32_t size; /* sizeof(struct rec_request) */
 	struct rec_query q;
 };
 

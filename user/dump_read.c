@@ -51,8 +51,8 @@ struct reader {
 };
 
 /* Sets the message "<path>.<key>: <fmt...>" (key may be NULL). */
-__attribute__((format(printf, 4, 5)))
-static void set_error(struct reader *r, const char *path, const char *key, const char *fmt, ...)
+__attribute__((format(printf, 4, 5))) static void set_error(struct reader *r, const char *path,
+							    const char *key, const char *fmt, ...)
 {
 	char msg[256];
 	va_list ap;
@@ -95,10 +95,10 @@ static int fail_input(struct reader *r, int err)
 
 /* An object of the dump and the members of it that this version knows. */
 struct object {
-	const char *path;		/* its name in messages: "", "ended", "recordings[2]" */
-	const char *const *keys;	/* the names of the members it knows */
+	const char *path;	 /* its name in messages: "", "ended", "recordings[2]" */
+	const char *const *keys; /* the names of the members it knows */
 	size_t nkeys;
-	struct rec_json_value *m;	/* m[i] is member keys[i]; type REC_JSON_NONE if absent */
+	struct rec_json_value *m; /* m[i] is member keys[i]; type REC_JSON_NONE if absent */
 };
 
 /*
@@ -355,7 +355,13 @@ static int each_object(struct reader *r, const struct object *o, int i,
 
 /* ---- the parts of a dump ---- */
 
-enum { ENDED_HOW, ENDED_CODE, ENDED_SIGNAL, ENDED_CORE_DUMPED, ENDED_N };
+enum {
+	ENDED_HOW,
+	ENDED_CODE,
+	ENDED_SIGNAL,
+	ENDED_CORE_DUMPED,
+	ENDED_N
+};
 static const char *const ended_keys[ENDED_N] = {
 	[ENDED_HOW] = "how",
 	[ENDED_CODE] = "code",
@@ -385,8 +391,8 @@ static int read_ended(struct reader *r, const struct rec_json_value *v, struct r
 		p->end_code = (int)code;
 		break;
 	case REC_END_SIGNAL:
-		err = get_u64(r, &o, ENDED_SIGNAL, 1, 127, &code) ?:
-		      get_bool(r, &o, ENDED_CORE_DUMPED, &p->end_core);
+		err = get_u64(r, &o, ENDED_SIGNAL, 1, 127, &code)
+			      ?: get_bool(r, &o, ENDED_CORE_DUMPED, &p->end_core);
 		p->end_code = (int)code;
 		break;
 	default:
@@ -449,13 +455,21 @@ static void blob_add_u64(struct blob *b, uint64_t v)
 }
 
 enum {
-	CS_ADDR, CS_KIND, CS_LEVEL, CS_NAME, CS_TARGET, CS_FILE, CS_LINE, CS_MESSAGE, CS_FIELDS,
+	CS_ADDR,
+	CS_KIND,
+	CS_LEVEL,
+	CS_NAME,
+	CS_TARGET,
+	CS_FILE,
+	CS_LINE,
+	CS_MESSAGE,
+	CS_FIELDS,
 	CS_N
 };
 static const char *const callsite_keys[CS_N] = {
-	[CS_ADDR] = "addr",	[CS_KIND] = "kind",	[CS_LEVEL] = "level",
-	[CS_NAME] = "name",	[CS_TARGET] = "target", [CS_FILE] = "file",
-	[CS_LINE] = "line",	[CS_MESSAGE] = "message", [CS_FIELDS] = "fields",
+	[CS_ADDR] = "addr", [CS_KIND] = "kind",	      [CS_LEVEL] = "level",
+	[CS_NAME] = "name", [CS_TARGET] = "target",   [CS_FILE] = "file",
+	[CS_LINE] = "line", [CS_MESSAGE] = "message", [CS_FIELDS] = "fields",
 };
 
 /* The strings of a callsite being read: each may take the whole blob, no more. */
@@ -575,11 +589,16 @@ out:
 
 /* A string being packed into an event's string area, as the BPF side packs it. */
 struct str_area {
-	char *base;		/* REC_STR_AREA bytes */
-	uint32_t off;		/* next free byte */
+	char *base;   /* REC_STR_AREA bytes */
+	uint32_t off; /* next free byte */
 };
 
-enum { VAL_TYPE, VAL_VALUE, VAL_STATUS, VAL_N };
+enum {
+	VAL_TYPE,
+	VAL_VALUE,
+	VAL_STATUS,
+	VAL_N
+};
 static const char *const value_keys[VAL_N] = {
 	[VAL_TYPE] = "type",
 	[VAL_VALUE] = "value",
@@ -597,7 +616,8 @@ static int read_str_value(struct reader *r, const struct object *o, const struct
 	    get_cstr(r, o, VAL_STATUS, 16, status))
 		return -EINVAL;
 	if (rec_names__parse_str_status(status, &st))
-		return fail_at(r, o->path, "status", "expected \"ok\", \"truncated\", \"fault\", "
+		return fail_at(r, o->path, "status",
+			       "expected \"ok\", \"truncated\", \"fault\", "
 			       "\"null\" or \"nospace\"");
 	if (st != REC_STR_OK && st != REC_STR_TRUNCATED) {
 		if (info.len)
@@ -607,8 +627,7 @@ static int read_str_value(struct reader *r, const struct object *o, const struct
 		return 0;
 	}
 	if (info.len > REC_STR_MAX - 1)
-		return fail_at(r, o->path, "value", "string longer than %d bytes",
-			       REC_STR_MAX - 1);
+		return fail_at(r, o->path, "value", "string longer than %d bytes", REC_STR_MAX - 1);
 	/* Each string is followed by its NUL, as bpf_probe_read_user_str() leaves it. */
 	if (info.len + 1 > REC_STR_AREA - area->off)
 		return fail_at(r, o->path, "value",
@@ -705,7 +724,7 @@ struct event_build {
 	union {
 		struct rec_event_rec e;
 		unsigned char bytes[REC_EVENT_REC_MAX];
-	} rec;		/* last: struct rec_event_rec ends with a flexible array */
+	} rec; /* last: struct rec_event_rec ends with a flexible array */
 };
 
 static int read_one_value(struct reader *r, const struct rec_json_value *v, const char *path,
@@ -725,16 +744,23 @@ static int read_one_value(struct reader *r, const struct rec_json_value *v, cons
 	return 0;
 }
 
-enum { EV_SEQ, EV_TID, EV_TIME_NS, EV_CALLSITE, EV_VALUES, EV_N };
+enum {
+	EV_SEQ,
+	EV_TID,
+	EV_TIME_NS,
+	EV_CALLSITE,
+	EV_VALUES,
+	EV_N
+};
 static const char *const event_keys[EV_N] = {
-	[EV_SEQ] = "seq",	  [EV_TID] = "tid",	  [EV_TIME_NS] = "time_ns",
+	[EV_SEQ] = "seq",	    [EV_TID] = "tid",	    [EV_TIME_NS] = "time_ns",
 	[EV_CALLSITE] = "callsite", [EV_VALUES] = "values",
 };
 
 struct recording_ctx {
 	struct rec_proc *p;
 	struct rec_rstate *rs;
-	uint64_t next_seq;	/* events are oldest first: each seq is at least this */
+	uint64_t next_seq; /* events are oldest first: each seq is at least this */
 };
 
 static int read_event(struct reader *r, const struct rec_json_value *v, const char *path,
@@ -774,8 +800,9 @@ static int read_event(struct reader *r, const struct rec_json_value *v, const ch
 	if (seq + 1 == rc->next_seq)
 		return fail_at(r, path, "seq", "duplicate seq %" PRIu64, seq);
 	if (seq < rc->next_seq)
-		return fail_at(r, path, "seq", "%" PRIu64 " comes after seq %" PRIu64
-			       " (events are oldest first)", seq, rc->next_seq - 1);
+		return fail_at(r, path, "seq",
+			       "%" PRIu64 " comes after seq %" PRIu64 " (events are oldest first)",
+			       seq, rc->next_seq - 1);
 	rc->next_seq = seq + 1;
 	err = each_object(r, &o, EV_VALUES, values, vpath, sizeof(vpath), read_one_value, &b);
 	if (err)
@@ -797,8 +824,9 @@ static int read_event(struct reader *r, const struct rec_json_value *v, const ch
 	if (err == -EEXIST)
 		return fail_at(r, path, "seq", "duplicate seq %" PRIu64, d.seq);
 	if (err == -ESTALE)
-		return fail_at(r, path, "seq", "seq %" PRIu64 " is older than the last %" PRIu64
-			       " (cap) events", d.seq, rs->cap);
+		return fail_at(r, path, "seq",
+			       "seq %" PRIu64 " is older than the last %" PRIu64 " (cap) events",
+			       d.seq, rs->cap);
 	if (err == -ENOMEM)
 		return fail_nomem(r);
 	if (err)
@@ -807,14 +835,25 @@ static int read_event(struct reader *r, const struct rec_json_value *v, const ch
 }
 
 enum {
-	RS_KEY, RS_RECORDER, RS_SUBJECT, RS_CAP, RS_STATE, RS_SEEN, RS_KEPT, RS_DROPPED, RS_STALE,
-	RS_EVENTS, RS_INVALID, RS_UNTRACKED, RS_N
+	RS_KEY,
+	RS_RECORDER,
+	RS_SUBJECT,
+	RS_CAP,
+	RS_STATE,
+	RS_SEEN,
+	RS_KEPT,
+	RS_DROPPED,
+	RS_STALE,
+	RS_EVENTS,
+	RS_INVALID,
+	RS_UNTRACKED,
+	RS_N
 };
 static const char *const recording_keys[RS_N] = {
-	[RS_KEY] = "key",	  [RS_RECORDER] = "recorder", [RS_SUBJECT] = "subject",
-	[RS_CAP] = "cap",	  [RS_STATE] = "state",	      [RS_SEEN] = "seen",
-	[RS_KEPT] = "kept",	  [RS_DROPPED] = "dropped",   [RS_STALE] = "stale",
-	[RS_EVENTS] = "events",	  [RS_INVALID] = "invalid",   [RS_UNTRACKED] = "untracked",
+	[RS_KEY] = "key",	[RS_RECORDER] = "recorder", [RS_SUBJECT] = "subject",
+	[RS_CAP] = "cap",	[RS_STATE] = "state",	    [RS_SEEN] = "seen",
+	[RS_KEPT] = "kept",	[RS_DROPPED] = "dropped",   [RS_STALE] = "stale",
+	[RS_EVENTS] = "events", [RS_INVALID] = "invalid",   [RS_UNTRACKED] = "untracked",
 };
 
 static int read_recording(struct reader *r, const struct rec_json_value *v, const char *path,
@@ -876,7 +915,12 @@ static int read_recording(struct reader *r, const struct rec_json_value *v, cons
 	return each_object(r, &o, RS_EVENTS, events, epath, sizeof(epath), read_event, &rc);
 }
 
-enum { FR_SPAN, FR_CALLSITE, FR_RECORDING, FR_N };
+enum {
+	FR_SPAN,
+	FR_CALLSITE,
+	FR_RECORDING,
+	FR_N
+};
 static const char *const frame_keys[FR_N] = {
 	[FR_SPAN] = "span",
 	[FR_CALLSITE] = "callsite",
@@ -898,13 +942,18 @@ static int read_frame(struct reader *r, const struct rec_json_value *v, const ch
 	      get_key(r, &o, FR_RECORDING, &recording);
 	if (err)
 		return err;
-	ts->frames[index] = (struct rec_frame){ .span = span, .meta = meta,
-						.recording = recording };
+	ts->frames[index] =
+		(struct rec_frame){ .span = span, .meta = meta, .recording = recording };
 	ts->depth = (uint32_t)index + 1;
 	return 0;
 }
 
-enum { ST_TID, ST_OVERFLOW, ST_FRAMES, ST_N };
+enum {
+	ST_TID,
+	ST_OVERFLOW,
+	ST_FRAMES,
+	ST_N
+};
 static const char *const stack_keys[ST_N] = {
 	[ST_TID] = "tid",
 	[ST_OVERFLOW] = "overflow",
@@ -928,24 +977,53 @@ static int read_stack(struct reader *r, const struct rec_json_value *v, const ch
 }
 
 enum {
-	TOP_FORMAT, TOP_VERSION, TOP_PID, TOP_NS_PID, TOP_ENDED, TOP_DUMPED_AT,
-	TOP_CLOCK_OFFSET_NS, TOP_COUNTERS, TOP_MALFORMED, TOP_ORPHANS, TOP_CALLSITES,
-	TOP_RECORDINGS, TOP_STACKS, TOP_LIMITS, TOP_FORGOTTEN, TOP_RECORDINGS_OMITTED,
-	TOP_STACKS_OMITTED, TOP_N
+	TOP_FORMAT,
+	TOP_VERSION,
+	TOP_PID,
+	TOP_NS_PID,
+	TOP_ENDED,
+	TOP_DUMPED_AT,
+	TOP_CLOCK_OFFSET_NS,
+	TOP_COUNTERS,
+	TOP_MALFORMED,
+	TOP_ORPHANS,
+	TOP_CALLSITES,
+	TOP_RECORDINGS,
+	TOP_STACKS,
+	TOP_LIMITS,
+	TOP_FORGOTTEN,
+	TOP_RECORDINGS_OMITTED,
+	TOP_STACKS_OMITTED,
+	TOP_N
 };
 static const char *const top_keys[TOP_N] = {
-	[TOP_FORMAT] = "format",	   [TOP_VERSION] = "version",
-	[TOP_PID] = "pid",		   [TOP_NS_PID] = "ns_pid",
-	[TOP_ENDED] = "ended",		   [TOP_DUMPED_AT] = "dumped_at",
-	[TOP_CLOCK_OFFSET_NS] = "clock_offset_ns", [TOP_COUNTERS] = "counters",
-	[TOP_MALFORMED] = "malformed",	   [TOP_ORPHANS] = "orphans",
-	[TOP_CALLSITES] = "callsites",	   [TOP_RECORDINGS] = "recordings",
-	[TOP_STACKS] = "stacks",	   [TOP_LIMITS] = "limits",
-	[TOP_FORGOTTEN] = "forgotten",	   [TOP_RECORDINGS_OMITTED] = "recordings_omitted",
+	[TOP_FORMAT] = "format",
+	[TOP_VERSION] = "version",
+	[TOP_PID] = "pid",
+	[TOP_NS_PID] = "ns_pid",
+	[TOP_ENDED] = "ended",
+	[TOP_DUMPED_AT] = "dumped_at",
+	[TOP_CLOCK_OFFSET_NS] = "clock_offset_ns",
+	[TOP_COUNTERS] = "counters",
+	[TOP_MALFORMED] = "malformed",
+	[TOP_ORPHANS] = "orphans",
+	[TOP_CALLSITES] = "callsites",
+	[TOP_RECORDINGS] = "recordings",
+	[TOP_STACKS] = "stacks",
+	[TOP_LIMITS] = "limits",
+	[TOP_FORGOTTEN] = "forgotten",
+	[TOP_RECORDINGS_OMITTED] = "recordings_omitted",
 	[TOP_STACKS_OMITTED] = "stacks_omitted",
 };
 
-enum { FG_RECORDER, FG_RECORDINGS, FG_SEEN, FG_KEPT, FG_DROPPED, FG_N };
+enum {
+	FG_RECORDER,
+	FG_RECORDINGS,
+	FG_SEEN,
+	FG_KEPT,
+	FG_DROPPED,
+	FG_N
+};
 static const char *const forgotten_keys[FG_N] = {
 	[FG_RECORDER] = "recorder", [FG_RECORDINGS] = "recordings", [FG_SEEN] = "seen",
 	[FG_KEPT] = "kept",	    [FG_DROPPED] = "dropped",
@@ -974,9 +1052,18 @@ static int read_forgotten(struct reader *r, const struct rec_json_value *v, cons
 	return 0;
 }
 
-enum { LU_LIMIT, LU_USED, LU_OVER, LU_EVENTS, LU_N };
+enum {
+	LU_LIMIT,
+	LU_USED,
+	LU_OVER,
+	LU_EVENTS,
+	LU_N
+};
 static const char *const limit_keys[LU_N] = {
-	[LU_LIMIT] = "limit", [LU_USED] = "used", [LU_OVER] = "over", [LU_EVENTS] = "events",
+	[LU_LIMIT] = "limit",
+	[LU_USED] = "used",
+	[LU_OVER] = "over",
+	[LU_EVENTS] = "events",
 };
 
 /* "limits": each limit of the process, its use and what did not fit (see --stats). */
@@ -1027,8 +1114,9 @@ static int read_limit_keys(struct reader *r, const struct object *o, struct rec_
 	if (!err && o->m[TOP_STACKS_OMITTED].type != REC_JSON_NONE)
 		err = get_u64(r, o, TOP_STACKS_OMITTED, 0, UINT64_MAX, &p->dump_omitted_stacks);
 	if (!err && o->m[TOP_FORGOTTEN].type != REC_JSON_NONE)
-		err = get_array(r, o, TOP_FORGOTTEN, 1u << 20, &v) ?:
-		      each_object(r, o, TOP_FORGOTTEN, v, path, sizeof(path), read_forgotten, p);
+		err = get_array(r, o, TOP_FORGOTTEN, 1u << 20, &v)
+			      ?: each_object(r, o, TOP_FORGOTTEN, v, path, sizeof(path),
+					     read_forgotten, p);
 	if (!err && o->m[TOP_LIMITS].type != REC_JSON_NONE)
 		err = get_object(r, o, TOP_LIMITS, &v) ?: read_limits(r, v, p);
 	return err;
@@ -1091,8 +1179,8 @@ static int read_dump(struct reader *r, const struct rec_json_value *root, struct
 			       "version %" PRIu64 " is not supported (this build reads version %d)",
 			       version, REC_DUMP_VERSION);
 
-	err = get_u64(r, &o, TOP_PID, 1, INT_MAX, &pid) ?:
-	      get_u64(r, &o, TOP_NS_PID, 0, INT_MAX, &ns_pid);
+	err = get_u64(r, &o, TOP_PID, 1, INT_MAX, &pid)
+		      ?: get_u64(r, &o, TOP_NS_PID, 0, INT_MAX, &ns_pid);
 	if (err)
 		return err;
 	p->pid = (pid_t)pid;
@@ -1120,12 +1208,13 @@ static int read_dump(struct reader *r, const struct rec_json_value *root, struct
 		return err;
 
 	/* No limit on callsites but the file's size: each takes over 90 bytes of it. */
-	err = get_array(r, &o, TOP_CALLSITES, UINT64_MAX, &v) ?:
-	      each_object(r, &o, TOP_CALLSITES, v, path, sizeof(path), read_callsite, p);
+	err = get_array(r, &o, TOP_CALLSITES, UINT64_MAX, &v)
+		      ?: each_object(r, &o, TOP_CALLSITES, v, path, sizeof(path), read_callsite, p);
 	if (err)
 		return err;
-	err = get_array(r, &o, TOP_RECORDINGS, REC_DUMP_READ_MAX_RECORDINGS, &v) ?:
-	      each_object(r, &o, TOP_RECORDINGS, v, path, sizeof(path), read_recording, p);
+	err = get_array(r, &o, TOP_RECORDINGS, REC_DUMP_READ_MAX_RECORDINGS, &v)
+		      ?: each_object(r, &o, TOP_RECORDINGS, v, path, sizeof(path), read_recording,
+				     p);
 	if (err)
 		return err;
 	return read_stacks(r, &o, p);
@@ -1152,8 +1241,7 @@ static int read_input(struct rec_json_read *jr, struct rec_proc *p,
 	return ret;
 }
 
-static void start(struct rec_proc *p, struct rec_dump_counters *counters, char *err,
-		  size_t errlen)
+static void start(struct rec_proc *p, struct rec_dump_counters *counters, char *err, size_t errlen)
 {
 	memset(p, 0, sizeof(*p));
 	if (counters)

@@ -482,7 +482,7 @@ int rec_dump__prepare_dir(const char *dir)
 /* A stdio stream onto a descriptor that remembers why a write failed (stdio says EIO). */
 struct sink {
 	int fd;
-	int err;	/* the first failed write, a negative errno */
+	int err; /* the first failed write, a negative errno */
 };
 
 static ssize_t sink_write(void *cookie, const char *buf, size_t size)

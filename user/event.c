@@ -75,8 +75,8 @@ static int decode_value(unsigned int type, uint64_t v, const char *strings, uint
  * last field) and copies it into *ev; *strings and *area are its string area,
  * NULL and 0 if it has none. Returns 0 or -EINVAL.
  */
-static int read_fixed(const void *rec, size_t len, struct rec_event_rec *ev,
-		      const char **strings, uint32_t *area)
+static int read_fixed(const void *rec, size_t len, struct rec_event_rec *ev, const char **strings,
+		      uint32_t *area)
 {
 	/* The BPF side writes three sizes; rec_event__normalize() trims to the bytes used. */
 	if (!rec || len < sizeof(*ev) || len > REC_EVENT_MAX)
@@ -146,8 +146,7 @@ invalid:
  * result is what spools and dumps keep. out must hold REC_EVENT_MAX bytes.
  * Returns the new length, or -EINVAL if rec is malformed.
  */
-ssize_t rec_event__normalize(const void *rec, size_t len, rec_literal_fn lit, void *ctx,
-			     void *out)
+ssize_t rec_event__normalize(const void *rec, size_t len, rec_literal_fn lit, void *ctx, void *out)
 {
 	struct rec_event_rec ev;
 	const char *strings = NULL;

@@ -22,7 +22,7 @@ struct rec_value {
 		double f64;
 		bool b;
 		struct {
-			const char *ptr;	/* not NUL-terminated; len bytes */
+			const char *ptr; /* not NUL-terminated; len bytes */
 			uint32_t len;
 			enum rec_str_status status;
 		} str;
@@ -32,7 +32,7 @@ struct rec_value {
 struct rec_decoded {
 	uint32_t tgid;
 	uint32_t tid;
-	uint64_t time_ns;	/* CLOCK_MONOTONIC, as recorded */
+	uint64_t time_ns; /* CLOCK_MONOTONIC, as recorded */
 	uint64_t recording;
 	uint64_t seq;
 	uint64_t meta;
@@ -69,7 +69,6 @@ typedef int (*rec_literal_fn)(void *ctx, uint64_t addr, struct rec_value *v);
  * length, or -EINVAL if rec is malformed (as rec_event__decode() judges it,
  * with literals allowed).
  */
-ssize_t rec_event__normalize(const void *rec, size_t len, rec_literal_fn lit, void *ctx,
-			     void *out);
+ssize_t rec_event__normalize(const void *rec, size_t len, rec_literal_fn lit, void *ctx, void *out);
 
 #endif /* REC_EVENT_H */

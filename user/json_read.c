@@ -15,15 +15,15 @@
 #include "json_read.h"
 
 struct rec_json_read {
-	const char *buf;	/* bytes [base, base + len) of the input */
+	const char *buf; /* bytes [base, base + len) of the input */
 	uint64_t base;
 	size_t len;
-	uint64_t pos;		/* the next byte to read */
-	uint64_t size;		/* of the input */
-	int fd;			/* -1 for a buffer */
-	int io_err;		/* the first failed read, a negative errno */
+	uint64_t pos;  /* the next byte to read */
+	uint64_t size; /* of the input */
+	int fd;	       /* -1 for a buffer */
+	int io_err;    /* the first failed read, a negative errno */
 	char msg[128];
-	char window[];		/* REC_JSON_WINDOW bytes, for a file */
+	char window[]; /* REC_JSON_WINDOW bytes, for a file */
 };
 
 static int reader_new(struct rec_json_read **jrp, size_t window)
@@ -72,8 +72,8 @@ const char *rec_json_read__error(const struct rec_json_read *jr)
 }
 
 /* Sets the message and returns -EINVAL, or the read error that made the input look short. */
-__attribute__((format(printf, 2, 3)))
-static int fail(struct rec_json_read *jr, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static int fail(struct rec_json_read *jr, const char *fmt,
+						      ...)
 {
 	va_list ap;
 
@@ -218,8 +218,7 @@ static void put_utf8(char *buf, size_t size, struct rec_json_str *info, uint32_t
  * rec_json_read__string() promises; buf may be NULL with size 0 to only check
  * and measure it.
  */
-static int read_string(struct rec_json_read *jr, char *buf, size_t size,
-		       struct rec_json_str *info)
+static int read_string(struct rec_json_read *jr, char *buf, size_t size, struct rec_json_str *info)
 {
 	int c;
 
@@ -285,8 +284,9 @@ static int read_string(struct rec_json_read *jr, char *buf, size_t size,
 			if (lo < 0xdc00 || lo > 0xdfff)
 				return fail(jr, "an unpaired surrogate \\u%04x at byte %llu", hi,
 					    (unsigned long long)at);
-			put_utf8(buf, size, info, 0x10000 + (((uint32_t)hi - 0xd800) << 10) +
-							  ((uint32_t)lo - 0xdc00));
+			put_utf8(buf, size, info,
+				 0x10000 + (((uint32_t)hi - 0xd800) << 10) +
+					 ((uint32_t)lo - 0xdc00));
 			break;
 		}
 		default:
@@ -322,12 +322,12 @@ static int read_number(struct rec_json_read *jr, struct rec_json_number *n)
 	memset(n, 0, sizeof(*n));
 	n->integer = true;
 
-#define TAKE()                                                                          \
-	do {                                                                            \
-		if (len == REC_JSON_NUMBER_MAX)                                         \
-			return fail(jr, "a number longer than %d characters at byte %llu", \
-				    REC_JSON_NUMBER_MAX, (unsigned long long)start);     \
-		n->text[len++] = (char)get(jr);                                         \
+#define TAKE()                                                                                     \
+	do {                                                                                       \
+		if (len == REC_JSON_NUMBER_MAX)                                                    \
+			return fail(jr, "a number longer than %d characters at byte %llu",         \
+				    REC_JSON_NUMBER_MAX, (unsigned long long)start);               \
+		n->text[len++] = (char)get(jr);                                                    \
 	} while (0)
 
 	if (peek(jr) == '-') {
@@ -420,7 +420,7 @@ static int read_key(struct rec_json_read *jr, char *key, size_t keysize, size_t 
 static int skip_value(struct rec_json_read *jr, uint32_t depth, struct rec_json_value *v)
 {
 	char closers[REC_JSON_MAX_DEPTH];
-	uint32_t open = 0;	/* containers entered inside v */
+	uint32_t open = 0; /* containers entered inside v */
 	int c, err;
 
 	v->pos = jr->pos;
@@ -498,8 +498,9 @@ static int skip_value(struct rec_json_read *jr, uint32_t depth, struct rec_json_
 				continue;
 			}
 			if (c != ',')
-				return unexpected(jr, c, closers[open - 1] == '}' ? "',' or '}'" :
-						  "',' or ']'");
+				return unexpected(jr, c,
+						  closers[open - 1] == '}' ? "',' or '}'"
+									   : "',' or ']'");
 			jr->pos++;
 			if (open == 1)
 				v->count++;

@@ -35,7 +35,7 @@
 #define REC_JSON_WINDOW 65536
 
 enum rec_json_type {
-	REC_JSON_NONE = 0,	/* no value (an absent member) */
+	REC_JSON_NONE = 0, /* no value (an absent member) */
 	REC_JSON_NULL,
 	REC_JSON_FALSE,
 	REC_JSON_TRUE,
@@ -47,17 +47,17 @@ enum rec_json_type {
 
 /* A value of the document: where it starts, what it is and, for a container, its size. */
 struct rec_json_value {
-	uint64_t pos;		/* byte offset of its first character */
-	uint32_t depth;		/* containers around it */
+	uint64_t pos;	/* byte offset of its first character */
+	uint32_t depth; /* containers around it */
 	enum rec_json_type type;
-	uint64_t count;		/* elements of an array, members of an object, else 0 */
+	uint64_t count; /* elements of an array, members of an object, else 0 */
 };
 
 /* A walk through the elements of an array or the members of an object. */
 struct rec_json_iter {
-	uint64_t pos;		/* where the next element (or the end) is looked for */
-	uint32_t depth;		/* of the elements */
-	uint64_t index;		/* elements handed out so far */
+	uint64_t pos;	/* where the next element (or the end) is looked for */
+	uint32_t depth; /* of the elements */
+	uint64_t index; /* elements handed out so far */
 	bool object;
 	bool done;
 };
@@ -69,11 +69,11 @@ struct rec_json_str {
 };
 
 struct rec_json_number {
-	char text[REC_JSON_NUMBER_MAX + 1];	/* as written, NUL-terminated */
-	bool integer;		/* no fraction and no exponent */
+	char text[REC_JSON_NUMBER_MAX + 1]; /* as written, NUL-terminated */
+	bool integer;			    /* no fraction and no exponent */
 	bool negative;
-	bool overflow;		/* an integer whose magnitude is above UINT64_MAX */
-	uint64_t magnitude;	/* of an integer without overflow */
+	bool overflow;	    /* an integer whose magnitude is above UINT64_MAX */
+	uint64_t magnitude; /* of an integer without overflow */
 };
 
 struct rec_json_read;

@@ -109,8 +109,7 @@ static uint64_t clamp_cap(uint64_t cap)
 	return cap < 2 ? 2 : cap > REC_CAP_MAX ? REC_CAP_MAX : cap;
 }
 
-struct rec_rstate *rec_proc__get(struct rec_proc *p, uint64_t key, uint64_t recorder,
-				 uint64_t cap)
+struct rec_rstate *rec_proc__get(struct rec_proc *p, uint64_t key, uint64_t recorder, uint64_t cap)
 {
 	struct rec_rstate *rs = rec_proc__find(p, key);
 
@@ -197,8 +196,7 @@ ssize_t rec_proc__forgotten(const struct rec_proc *p, struct rec_forgotten **vp)
  */
 static void trim_retired(struct rec_proc *p)
 {
-	while (p->limits.keep_retired && p->nretired > p->limits.keep_retired &&
-	       p->retired_first) {
+	while (p->limits.keep_retired && p->nretired > p->limits.keep_retired && p->retired_first) {
 		struct rec_rstate *rs = p->retired_first;
 
 		p->retired_first = rs->retired_next;
@@ -256,8 +254,8 @@ int rec_proc__ingest_recording(struct rec_proc *p, const struct rec_recording_re
 
 static int literal_cb(void *ctx, uint64_t addr, struct rec_value *v);
 
-int rec_proc__ingest_event(struct rec_proc *p, const void *data, size_t len,
-			   struct rec_decoded *d, struct rec_rstate **rsp)
+int rec_proc__ingest_event(struct rec_proc *p, const void *data, size_t len, struct rec_decoded *d,
+			   struct rec_rstate **rsp)
 {
 	struct rec_event_rec fixed;
 	struct rec_rstate *rs;
@@ -356,7 +354,7 @@ int rec_proc__add_callsite(struct rec_proc *p, uint64_t addr, const struct rec_c
 	if (!c)
 		return -ENOMEM;
 	memcpy(c, cs, size);
-#define REBASE(f) ((f) ? c->blob + ((f) - cs->blob) : NULL)
+#define REBASE(f) ((f) ? c->blob + ((f)-cs->blob) : NULL)
 	c->name = REBASE(cs->name);
 	c->target = REBASE(cs->target);
 	c->file = REBASE(cs->file);
@@ -413,7 +411,7 @@ static struct rec_literal *literal_new(const char *buf, size_t n)
 	} else if (n == REC_STR_MAX) {
 		len = REC_STR_MAX - 1;
 	} else {
-		return NULL;	/* ends in an unreadable page without a NUL */
+		return NULL; /* ends in an unreadable page without a NUL */
 	}
 	l = malloc(sizeof(*l) + len + 1);
 	if (!l)

@@ -21,8 +21,8 @@
 
 /* Where a read of the target may look (struct rec_reader). */
 enum rec_read_from {
-	REC_READ_LIVE = 1 << 0,	/* the process's memory: only while it lives */
-	REC_READ_FILE = 1 << 1,	/* the file mapped at the address, which has the bytes it loaded */
+	REC_READ_LIVE = 1 << 0, /* the process's memory: only while it lives */
+	REC_READ_FILE = 1 << 1, /* the file mapped at the address, which has the bytes it loaded */
 };
 
 /* Makes something of the n bytes read at an address into out; 0 if they were what it wanted. */
@@ -45,21 +45,21 @@ struct rec_reader {
  * counter of what did not fit (README, "Limits"). These are the defaults of
  * recorder-attach's options.
  */
-#define REC_DEFAULT_MAX_RECORDINGS 65536	/* BPF recordings table, all processes */
+#define REC_DEFAULT_MAX_RECORDINGS 65536 /* BPF recordings table, all processes */
 /* A process may hold max_recordings / this of the table by default: a quarter. */
 #define REC_DEFAULT_PER_PROCESS_SHARE 4
-#define REC_DEFAULT_KEEP_RETIRED 64		/* retired recordings kept per process */
-#define REC_DEFAULT_MAX_CALLSITES 65536		/* callsites cached per process */
-#define REC_DEFAULT_MAX_LITERALS 65536		/* string literals cached per process */
-#define REC_DEFAULT_MAX_DEAD_STACKS 4096	/* stacks of exited threads kept per process */
-#define REC_DEFAULT_MAX_FORGOTTEN_RECORDERS 1024	/* recorders tallied one by one */
+#define REC_DEFAULT_KEEP_RETIRED 64		 /* retired recordings kept per process */
+#define REC_DEFAULT_MAX_CALLSITES 65536		 /* callsites cached per process */
+#define REC_DEFAULT_MAX_LITERALS 65536		 /* string literals cached per process */
+#define REC_DEFAULT_MAX_DEAD_STACKS 4096	 /* stacks of exited threads kept per process */
+#define REC_DEFAULT_MAX_FORGOTTEN_RECORDERS 1024 /* recorders tallied one by one */
 /* The most stacks a dump holds, and so the most dead-thread stacks kept (dump.h). */
 #define REC_MAX_DEAD_STACKS_LIMIT 65536
 
 /* The limits of one session (0 = none: a model read from a dump). */
 struct rec_limits {
-	uint64_t max_recordings;	/* entries of the BPF recordings table */
-	uint64_t max_recordings_per_process;	/* entries of one process in it */
+	uint64_t max_recordings;	     /* entries of the BPF recordings table */
+	uint64_t max_recordings_per_process; /* entries of one process in it */
 	uint64_t keep_retired;
 	uint64_t max_callsites;
 	uint64_t max_literals;
@@ -67,31 +67,31 @@ struct rec_limits {
 	uint64_t max_forgotten_recorders;
 };
 
-#define REC_LIMITS_DEFAULT                                                                      \
-	{                                                                                         \
-		.max_recordings = REC_DEFAULT_MAX_RECORDINGS,                                     \
-		.max_recordings_per_process =                                                     \
-			REC_DEFAULT_MAX_RECORDINGS / REC_DEFAULT_PER_PROCESS_SHARE,               \
-		.keep_retired = REC_DEFAULT_KEEP_RETIRED,                                         \
-		.max_callsites = REC_DEFAULT_MAX_CALLSITES,                                       \
-		.max_literals = REC_DEFAULT_MAX_LITERALS,                                         \
-		.max_dead_stacks = REC_DEFAULT_MAX_DEAD_STACKS,                                   \
-		.max_forgotten_recorders = REC_DEFAULT_MAX_FORGOTTEN_RECORDERS,                   \
+#define REC_LIMITS_DEFAULT                                                                         \
+	{                                                                                          \
+		.max_recordings = REC_DEFAULT_MAX_RECORDINGS,                                      \
+		.max_recordings_per_process =                                                      \
+			REC_DEFAULT_MAX_RECORDINGS / REC_DEFAULT_PER_PROCESS_SHARE,                \
+		.keep_retired = REC_DEFAULT_KEEP_RETIRED,                                          \
+		.max_callsites = REC_DEFAULT_MAX_CALLSITES,                                        \
+		.max_literals = REC_DEFAULT_MAX_LITERALS,                                          \
+		.max_dead_stacks = REC_DEFAULT_MAX_DEAD_STACKS,                                    \
+		.max_forgotten_recorders = REC_DEFAULT_MAX_FORGOTTEN_RECORDERS,                    \
 	}
 
 /* What --stats shows for each limit, and a dump keeps ("limits"). */
 enum rec_limit {
-	REC_L_RECORDINGS,	/* BPF recordings table: used is all processes' entries */
-	REC_L_PROC_RECORDINGS,	/* this process's entries, its quota */
-	REC_L_RETIRED,		/* retired recordings kept */
-	REC_L_CALLSITES,	/* callsite cache */
-	REC_L_LITERALS,		/* string literal cache */
-	REC_L_DEAD_STACKS,	/* stacks of exited threads */
+	REC_L_RECORDINGS,      /* BPF recordings table: used is all processes' entries */
+	REC_L_PROC_RECORDINGS, /* this process's entries, its quota */
+	REC_L_RETIRED,	       /* retired recordings kept */
+	REC_L_CALLSITES,       /* callsite cache */
+	REC_L_LITERALS,	       /* string literal cache */
+	REC_L_DEAD_STACKS,     /* stacks of exited threads */
 	REC_L_MAX,
 };
 
 struct rec_limit_use {
-	uint64_t limit;		/* 0: none */
+	uint64_t limit; /* 0: none */
 	uint64_t used;
 	/*
 	 * What did not fit: recordings of this process refused an entry
@@ -99,12 +99,12 @@ struct rec_limit_use {
 	 * a full cache (served uncached), stacks not kept.
 	 */
 	uint64_t over;
-	uint64_t events;	/* events of what did not fit, all lost (or forgotten) */
+	uint64_t events; /* events of what did not fit, all lost (or forgotten) */
 };
 
 /* The events of the recordings of one recorder that were forgotten to make room. */
 struct rec_forgotten {
-	uint64_t recorder;	/* 0: recorders past max_forgotten_recorders, together */
+	uint64_t recorder; /* 0: recorders past max_forgotten_recorders, together */
 	uint64_t recordings;
 	uint64_t seen;
 	uint64_t kept;
@@ -119,35 +119,35 @@ struct rec_thread_stack {
 };
 
 enum rec_end {
-	REC_END_RUNNING = 0,	/* still running (a dump asked for while alive) */
-	REC_END_EXIT = 1,	/* exited with status end_code */
-	REC_END_SIGNAL = 2,	/* killed by signal end_code */
-	REC_END_UNKNOWN = 3,	/* gone, but how was not seen */
+	REC_END_RUNNING = 0, /* still running (a dump asked for while alive) */
+	REC_END_EXIT = 1,    /* exited with status end_code */
+	REC_END_SIGNAL = 2,  /* killed by signal end_code */
+	REC_END_UNKNOWN = 3, /* gone, but how was not seen */
 };
 
 struct rec_proc {
 	pid_t pid;
-	pid_t ns_pid;			/* pid inside its namespace, 0 if the same */
-	uid_t uid;			/* its owner: who owns /proc/PID at the attach (its effective
+	pid_t ns_pid; /* pid inside its namespace, 0 if the same */
+	uid_t uid;    /* its owner: who owns /proc/PID at the attach (its effective
 					 * uid; root for a process that is not dumpable), or
 					 * (uid_t)-1 if unknown (read from a dump) */
 	int alive;
 	enum rec_end end;
-	int end_code;			/* exit status or signal number */
-	int end_core;			/* the signal dumped core */
-	int64_t clock_offset_ns;	/* CLOCK_REALTIME - CLOCK_MONOTONIC */
-	struct rec_reader reader;	/* its memory; .read is NULL for a model read from a dump */
-	struct rec_u64map callsites;	/* address -> struct rec_callsite * */
-	struct rec_u64map literals;	/* address -> struct rec_literal *, see rec_proc__literal */
-	unsigned char norm[REC_EVENT_MAX];	/* the last event ingested, normalized */
-	char literal_buf[REC_STR_MAX];	/* a literal read past the cache's limit */
-	struct rec_u64map recordings;	/* key -> struct rec_rstate * */
+	int end_code;		     /* exit status or signal number */
+	int end_core;		     /* the signal dumped core */
+	int64_t clock_offset_ns;     /* CLOCK_REALTIME - CLOCK_MONOTONIC */
+	struct rec_reader reader;    /* its memory; .read is NULL for a model read from a dump */
+	struct rec_u64map callsites; /* address -> struct rec_callsite * */
+	struct rec_u64map literals;  /* address -> struct rec_literal *, see rec_proc__literal */
+	unsigned char norm[REC_EVENT_MAX]; /* the last event ingested, normalized */
+	char literal_buf[REC_STR_MAX];	   /* a literal read past the cache's limit */
+	struct rec_u64map recordings;	   /* key -> struct rec_rstate * */
 	struct rec_rstate *first, *last;
 	struct rec_rstate *retired_first, *retired_last;
-	size_t nretired;		/* retired recordings held */
-	uint64_t malformed;		/* records that failed validation */
-	uint64_t orphans;		/* events of recordings we know nothing of */
-	struct rec_thread_stack *stacks;	/* last snapshot, see rec_proc__set_stacks */
+	size_t nretired;		 /* retired recordings held */
+	uint64_t malformed;		 /* records that failed validation */
+	uint64_t orphans;		 /* events of recordings we know nothing of */
+	struct rec_thread_stack *stacks; /* last snapshot, see rec_proc__set_stacks */
 	size_t nstacks;
 	/*
 	 * Stacks threads were in as they exited: a ring of the last
@@ -155,14 +155,14 @@ struct rec_proc {
 	 */
 	struct rec_thread_stack *death;
 	size_t ndeath, death_cap, death_next;
-	uint64_t counters[REC_C_MAX];	/* the BPF side's error counters (all processes) */
-	uint64_t bpf_recordings;	/* entries of this process in the BPF recordings table */
-	struct rec_limits limits;	/* set by the session after rec_proc__init() */
-	struct rec_limit_use use[REC_L_MAX];	/* see rec_proc__limits() */
-	struct rec_u64map forgotten;	/* recorder -> struct rec_forgotten * */
-	struct rec_forgotten forgotten_other;	/* past max_forgotten_recorders */
-	struct rec_callsite *callsite_buf;	/* a callsite read past the cache's limit */
-	uint64_t dump_omitted_recordings;	/* left out of a dump read back: too many */
+	uint64_t counters[REC_C_MAX]; /* the BPF side's error counters (all processes) */
+	uint64_t bpf_recordings;      /* entries of this process in the BPF recordings table */
+	struct rec_limits limits;     /* set by the session after rec_proc__init() */
+	struct rec_limit_use use[REC_L_MAX];  /* see rec_proc__limits() */
+	struct rec_u64map forgotten;	      /* recorder -> struct rec_forgotten * */
+	struct rec_forgotten forgotten_other; /* past max_forgotten_recorders */
+	struct rec_callsite *callsite_buf;    /* a callsite read past the cache's limit */
+	uint64_t dump_omitted_recordings;     /* left out of a dump read back: too many */
 	uint64_t dump_omitted_stacks;
 };
 
@@ -181,12 +181,10 @@ void rec_proc__init(struct rec_proc *p, pid_t pid, const struct rec_reader *read
 int rec_proc__literal(struct rec_proc *p, uint64_t addr, struct rec_value *v);
 void rec_proc__fini(struct rec_proc *p);
 
-
 /* The recording for key, or NULL. */
 struct rec_rstate *rec_proc__find(struct rec_proc *p, uint64_t key);
 /* The recording for key, created with cap (clamped to 2..REC_CAP_MAX) if new. */
-struct rec_rstate *rec_proc__get(struct rec_proc *p, uint64_t key, uint64_t recorder,
-				 uint64_t cap);
+struct rec_rstate *rec_proc__get(struct rec_proc *p, uint64_t key, uint64_t recorder, uint64_t cap);
 
 /*
  * Takes one event record, as the BPF side wrote it, and keeps it normalized
@@ -198,8 +196,8 @@ struct rec_rstate *rec_proc__get(struct rec_proc *p, uint64_t key, uint64_t reco
  * unknown recording is an orphan (-ENOENT, d->recording set) until its
  * recording is known.
  */
-int rec_proc__ingest_event(struct rec_proc *p, const void *data, size_t len,
-			   struct rec_decoded *d, struct rec_rstate **rsp);
+int rec_proc__ingest_event(struct rec_proc *p, const void *data, size_t len, struct rec_decoded *d,
+			   struct rec_rstate **rsp);
 /* Takes one recording record (announcement, subject, retirement). */
 int rec_proc__ingest_recording(struct rec_proc *p, const struct rec_recording_rec *r);
 

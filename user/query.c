@@ -41,8 +41,8 @@ int64_t rec_query__realtime(uint64_t mono_ns, int64_t offset_ns)
 /* The backend of the format q asks for, writing to out. */
 static void output_for(struct rec_output *o, FILE *out, const struct rec_query *q)
 {
-	rec_output__init(o, out, q->flags & REC_Q_JSON ? &rec_output_jsonl__ops :
-							 &rec_output_text__ops);
+	rec_output__init(o, out,
+			 q->flags & REC_Q_JSON ? &rec_output_jsonl__ops : &rec_output_text__ops);
 }
 
 static void show_event(struct rec_output *o, struct rec_proc *p, const struct rec_rstate *rs,
@@ -87,7 +87,7 @@ struct tail_walk {
 	struct rec_output *o;
 	struct rec_proc *p;
 	const struct rec_rstate *rs;
-	uint64_t expect;	/* next seq if nothing was lost */
+	uint64_t expect; /* next seq if nothing was lost */
 	int started;
 };
 

@@ -16,17 +16,17 @@ enum rec_query_flags {
 	REC_Q_FOLLOW = 1 << 3,
 	REC_Q_HAS_RECORDING = 1 << 4,
 	REC_Q_HAS_RECORDER = 1 << 5,
-	REC_Q_STATS = 1 << 6,	/* the loss and error counters */
-	REC_Q_DUMP = 1 << 7,	/* write a dump now and answer with its path */
+	REC_Q_STATS = 1 << 6, /* the loss and error counters */
+	REC_Q_DUMP = 1 << 7,  /* write a dump now and answer with its path */
 };
 
 struct rec_query {
-	uint32_t flags;		/* enum rec_query_flags */
+	uint32_t flags; /* enum rec_query_flags */
 	uint32_t pad;
-	int64_t n;		/* events per recording; <= 0 means all that are kept */
-	uint64_t recording;	/* with REC_Q_HAS_RECORDING: only this recording */
-	uint64_t recorder;	/* with REC_Q_HAS_RECORDER: only this recorder's recordings */
-	char subject[REC_SUBJECT_MAX];	/* non-empty: only recordings with this subject */
+	int64_t n;	    /* events per recording; <= 0 means all that are kept */
+	uint64_t recording; /* with REC_Q_HAS_RECORDING: only this recording */
+	uint64_t recorder;  /* with REC_Q_HAS_RECORDER: only this recorder's recordings */
+	char subject[REC_SUBJECT_MAX]; /* non-empty: only recordings with this subject */
 };
 
 /* True if the query selects recording rs. */

@@ -14,7 +14,7 @@
 struct fd_closer {
 	int *fds;
 	size_t n;
-	size_t next;	/* atomic */
+	size_t next; /* atomic */
 };
 
 static void *close_fds(void *arg)
@@ -79,4 +79,3 @@ void rec_reaper__close_links(int *links, size_t n)
 	for (size_t i = 0; i < n; i++)
 		close(links[i]);
 }
-

@@ -16,12 +16,12 @@ struct rec_ring {
 	rec_ring_fn fn;
 	void *ctx;
 	size_t page;
-	size_t size;			/* data bytes, a power of two */
-	unsigned long *consumer_pos;	/* our page, the one we may write */
-	unsigned long *producer_pos;	/* the kernel's page, read-only */
-	unsigned char *data;		/* size bytes, mapped twice back to back */
-	int busy;			/* inside rec_ring__consume() */
-	int mapped;			/* the pages above are our mmaps of map_fd */
+	size_t size;		     /* data bytes, a power of two */
+	unsigned long *consumer_pos; /* our page, the one we may write */
+	unsigned long *producer_pos; /* the kernel's page, read-only */
+	unsigned char *data;	     /* size bytes, mapped twice back to back */
+	int busy;		     /* inside rec_ring__consume() */
+	int mapped;		     /* the pages above are our mmaps of map_fd */
 };
 
 /* A consumer of the ring at these addresses; the callers map or own them. */

@@ -24,15 +24,15 @@ struct rec_rstate {
 	uint64_t cap;
 	char subject[REC_SUBJECT_MAX];
 	int retired;
-	int untracked;		/* 0, or why it has no BPF table entry: enum rec_untracked_reason */
-	uint64_t produced;	/* events numbered by the BPF side */
-	uint64_t dropped;	/* of those, lost when the ring buffer was full (or untracked) */
-	uint64_t invalid;	/* of those, delivered but refused by validation */
-	uint64_t received;	/* delivered and valid ("kept"): see rec_rstate__dropped() */
-	uint64_t stale;		/* delivered after newer events had pushed them out */
+	int untracked;	   /* 0, or why it has no BPF table entry: enum rec_untracked_reason */
+	uint64_t produced; /* events numbered by the BPF side */
+	uint64_t dropped;  /* of those, lost when the ring buffer was full (or untracked) */
+	uint64_t invalid;  /* of those, delivered but refused by validation */
+	uint64_t received; /* delivered and valid ("kept"): see rec_rstate__dropped() */
+	uint64_t stale;	   /* delivered after newer events had pushed them out */
 	struct rec_spool *spool;
-	struct rec_rstate *next, *prev;	/* creation order, in its process */
-	struct rec_rstate *retired_next;	/* retirement order, in its process */
+	struct rec_rstate *next, *prev;	 /* creation order, in its process */
+	struct rec_rstate *retired_next; /* retirement order, in its process */
 };
 
 /* The events of rs that were seen and not kept: seen = kept + dropped, exactly. */

@@ -52,7 +52,12 @@
 #define MS_PER_S 1000LL
 #define NS_PER_MS 1000000
 
-enum watch_kind { W_RING, W_SIGNAL, W_PIDFD, W_CLIENTS };
+enum watch_kind {
+	W_RING,
+	W_SIGNAL,
+	W_PIDFD,
+	W_CLIENTS
+};
 
 /* What an fd of the epoll set is: epoll hands back a pointer to it. */
 struct watch {
@@ -62,18 +67,18 @@ struct watch {
 
 /* A traced process, and everything the session holds for it. */
 struct traced {
-	struct rec_proc proc;		/* its model */
-	struct rec_target target;	/* its maps and memory, which the model reads */
-	struct rec_attach_set att;	/* its files seen and its links (per pid) */
+	struct rec_proc proc;	   /* its model */
+	struct rec_target target;  /* its maps and memory, which the model reads */
+	struct rec_attach_set att; /* its files seen and its links (per pid) */
 	int pidfd;
 	int listen_fd;
 	char sock_path[REC_SOCK_PATH_MAX];
-	int lock_fd;		/* holds lock_path (flock) while we serve sock_path */
+	int lock_fd; /* holds lock_path (flock) while we serve sock_path */
 	char lock_path[REC_SOCK_PATH_MAX];
-	int started;		/* in s->traced: its records are taken, it ends with its last */
-	int done;		/* ended (traced_end): kept only for its clients */
-	int adopted;		/* by --binary; its libraries are attached for every process */
-	int seed_pending;	/* adopted inside the ring callback: seed after the batch */
+	int started;	  /* in s->traced: its records are taken, it ends with its last */
+	int done;	  /* ended (traced_end): kept only for its clients */
+	int adopted;	  /* by --binary; its libraries are attached for every process */
+	int seed_pending; /* adopted inside the ring callback: seed after the batch */
 	struct watch w_pidfd;
 };
 
@@ -86,11 +91,11 @@ struct rec_session {
 	struct traced **traced;
 	size_t ntraced;
 	struct rec_session_opts opts;
-	uint64_t foreign;	/* records of processes we do not trace */
-	struct rec_object_id bins[REC_MAX_BINARIES];	/* --binary files */
+	uint64_t foreign;			     /* records of processes we do not trace */
+	struct rec_object_id bins[REC_MAX_BINARIES]; /* --binary files */
 	dev_t bin_devs[REC_MAX_BINARIES];
 	size_t nbins;
-	struct rec_u64map rejected;	/* pid + 1 of processes that could not be adopted */
+	struct rec_u64map rejected; /* pid + 1 of processes that could not be adopted */
 	/* rec_session__run's: told of each process that ends. */
 	void (*on_exit)(const struct rec_exit_info *info, void *ctx);
 	void *on_exit_ctx;
@@ -227,12 +232,14 @@ int rec_session__open(struct rec_session **sp, const struct rec_session_opts *op
 	struct rec_bpfstate_opts bo = { .ring_bytes = opts->ring_bytes,
 					.follow_new = !!opts->follow_binaries,
 					.verbose = !!opts->verbose };
-	struct rec_attach_opts ao = { .on_skipped = opts->on_skipped, .on_late = opts->on_late,
+	struct rec_attach_opts ao = { .on_skipped = opts->on_skipped,
+				      .on_late = opts->on_late,
 				      .ctx = opts->ctx };
 	struct rec_clients_opts co = { .max_clients = opts->max_clients,
 				       .timeout_ms = opts->client_timeout_ms,
 				       .follow_buffer = opts->follow_buffer,
-				       .dump_dir = opts->dump_dir, .refresh = client_refresh,
+				       .dump_dir = opts->dump_dir,
+				       .refresh = client_refresh,
 				       .write_dump = client_write_dump,
 				       .target_stats = client_target_stats };
 	struct rec_session *s;
@@ -257,8 +264,8 @@ int rec_session__open(struct rec_session **sp, const struct rec_session_opts *op
 		l->max_callsites = l->max_callsites ?: d.max_callsites;
 		l->max_literals = l->max_literals ?: d.max_literals;
 		l->max_dead_stacks = l->max_dead_stacks ?: d.max_dead_stacks;
-		l->max_forgotten_recorders = l->max_forgotten_recorders ?:
-					     d.max_forgotten_recorders;
+		l->max_forgotten_recorders =
+			l->max_forgotten_recorders ?: d.max_forgotten_recorders;
 	}
 	bo.max_recordings = s->opts.limits.max_recordings;
 	bo.max_per_process = s->opts.limits.max_recordings_per_process;
@@ -266,8 +273,8 @@ int rec_session__open(struct rec_session **sp, const struct rec_session_opts *op
 	err = rec_bpfstate__open(&s->bs, &bo);
 	if (err)
 		goto fail;
-	err = rec_attach__new(&s->att, rec_bpfstate__object(s->bs), &ao) ?:
-	      rec_clients__new(&s->clients, &co);
+	err = rec_attach__new(&s->att, rec_bpfstate__object(s->bs), &ao)
+		      ?: rec_clients__new(&s->clients, &co);
 	if (err)
 		goto fail;
 	s->rb = rec_ring__new(rec_bpfstate__ring_fd(s->bs), on_record, s);
@@ -376,8 +383,7 @@ static int traced_serve(struct rec_session *s, struct traced *t, pid_t *holder)
 	}
 	if (t->pidfd < 0)
 		return -errno;
-	err = rec_control__path(t->sock_path, sizeof(t->sock_path), s->opts.sock_dir,
-				t->proc.pid);
+	err = rec_control__path(t->sock_path, sizeof(t->sock_path), s->opts.sock_dir, t->proc.pid);
 	if (err)
 		return err;
 	t->lock_fd = rec_control__lock(t->sock_path, t->lock_path, sizeof(t->lock_path), holder);
@@ -386,8 +392,8 @@ static int traced_serve(struct rec_session *s, struct traced *t, pid_t *holder)
 	t->listen_fd = rec_control__listen(t->sock_path, t->proc.uid);
 	if (t->listen_fd < 0)
 		return t->listen_fd;
-	err = watch_add(s, t->pidfd, &t->w_pidfd, W_PIDFD, t) ?:
-	      rec_clients__listen(s->clients, t->listen_fd, &t->proc, t);
+	err = watch_add(s, t->pidfd, &t->w_pidfd, W_PIDFD, t)
+		      ?: rec_clients__listen(s->clients, t->listen_fd, &t->proc, t);
 	if (err)
 		return err;
 started:
@@ -507,7 +513,8 @@ static const struct rec_object_id *binary_of_hello(struct rec_session *s,
 						   const struct rec_hello_rec *hello)
 {
 	for (size_t i = 0; i < s->nbins; i++)
-		if (s->bins[i].inode == hello->exe_ino && kernel_dev(s->bin_devs[i]) == hello->exe_dev)
+		if (s->bins[i].inode == hello->exe_ino &&
+		    kernel_dev(s->bin_devs[i]) == hello->exe_dev)
 			return &s->bins[i];
 	return NULL;
 }

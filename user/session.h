@@ -22,16 +22,16 @@ struct rec_session;
 #define REC_SOCK_PATH_MAX 108
 
 struct rec_session_opts {
-	size_t ring_bytes;	/* ring buffer size, a power of two >= 4096 */
-	int drain_ms;		/* how often the ring is drained when nobody is woken */
-	int verbose;		/* show libbpf's own messages */
-	const char *sock_dir;	/* NULL = REC_CONTROL_DIR, made ready by rec_control__prepare_dir */
-	const char *dump_dir;	/* where black boxes are written; NULL = none */
-	int follow_binaries;	/* rec_session__attach_binary will be used */
-	unsigned int max_clients;	/* control socket clients at once; 0 = REC_CLIENTS_MAX */
-	int client_timeout_ms;	/* for a request, or for each write of an answer; 0 = default */
-	size_t follow_buffer;	/* unsent bytes past which a follower's events are dropped */
-	struct rec_limits limits;	/* a limit left at 0 takes its default */
+	size_t ring_bytes;    /* ring buffer size, a power of two >= 4096 */
+	int drain_ms;	      /* how often the ring is drained when nobody is woken */
+	int verbose;	      /* show libbpf's own messages */
+	const char *sock_dir; /* NULL = REC_CONTROL_DIR, made ready by rec_control__prepare_dir */
+	const char *dump_dir; /* where black boxes are written; NULL = none */
+	int follow_binaries;  /* rec_session__attach_binary will be used */
+	unsigned int max_clients; /* control socket clients at once; 0 = REC_CLIENTS_MAX */
+	int client_timeout_ms;	  /* for a request, or for each write of an answer; 0 = default */
+	size_t follow_buffer;	  /* unsent bytes past which a follower's events are dropped */
+	struct rec_limits limits; /* a limit left at 0 takes its default */
 	/* Called when a process running a --binary file starts being traced. */
 	void (*on_adopt)(pid_t pid, const char *binary, void *ctx);
 	/*
@@ -61,12 +61,12 @@ struct rec_exit_info {
 };
 
 struct rec_attach_info {
-	unsigned int sites;	/* probe sites attached (skipped ones not counted) */
-	unsigned int objects;	/* executable and libraries that had probes */
-	uid_t uid;		/* the process's owner, (uid_t)-1 if unknown (see struct rec_proc) */
+	unsigned int sites;   /* probe sites attached (skipped ones not counted) */
+	unsigned int objects; /* executable and libraries that had probes */
+	uid_t uid;	      /* the process's owner, (uid_t)-1 if unknown (see struct rec_proc) */
 	char sock_path[REC_SOCK_PATH_MAX];
 	char lock_path[REC_SOCK_PATH_MAX];
-	pid_t lock_holder;	/* with -EBUSY: who holds the lock (0 if unknown) */
+	pid_t lock_holder; /* with -EBUSY: who holds the lock (0 if unknown) */
 };
 
 /* Opens and loads the BPF programs. Returns 0 or a negative errno. */

@@ -29,20 +29,20 @@
 /* 24 bytes a slot: len and size fit 32 bits, as rec_spool__new() refuses a larger slot_size. */
 struct rec_spool_slot {
 	uint64_t seq;
-	unsigned char *data;	/* size bytes, NULL until the first non-empty record */
-	uint32_t len;		/* of the record held */
-	uint32_t size;		/* of data; never shrinks */
+	unsigned char *data; /* size bytes, NULL until the first non-empty record */
+	uint32_t len;	     /* of the record held */
+	uint32_t size;	     /* of data; never shrinks */
 };
 
 struct rec_spool {
 	size_t cap;
 	size_t slot_size;
 	uint64_t next_seq;
-	struct rec_spool_slot *slots;	/* nslots slots, NULL until the first push */
-	size_t nslots;			/* at most cap */
-	size_t head;			/* the slot of the oldest record */
-	size_t count;			/* records held, in the count slots from head on */
-	size_t footprint;		/* bytes allocated: see rec_spool__footprint() */
+	struct rec_spool_slot *slots; /* nslots slots, NULL until the first push */
+	size_t nslots;		      /* at most cap */
+	size_t head;		      /* the slot of the oldest record */
+	size_t count;		      /* records held, in the count slots from head on */
+	size_t footprint;	      /* bytes allocated: see rec_spool__footprint() */
 };
 
 /* The lowest seq still inside the window when the next seq is next_seq. */

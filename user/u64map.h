@@ -7,10 +7,10 @@
 #include <stdint.h>
 
 struct rec_u64map {
-	uint64_t *keys;		/* 0 = empty slot, UINT64_MAX = deleted */
+	uint64_t *keys; /* 0 = empty slot, UINT64_MAX = deleted */
 	void **vals;
-	size_t cap;		/* power of two, or 0 */
-	size_t used;		/* live + deleted slots */
+	size_t cap;  /* power of two, or 0 */
+	size_t used; /* live + deleted slots */
 	size_t live;
 };
 

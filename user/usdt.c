@@ -12,7 +12,7 @@
 /* A stapsdt note (NT_STAPSDT): its owner's name, and its descriptor's layout. */
 #define NT_STAPSDT 3
 #define STAPSDT_NAME "stapsdt"
-#define STAPSDT_ADDR_SIZE 8	/* pc, base and semaphore, one after the other */
+#define STAPSDT_ADDR_SIZE 8 /* pc, base and semaphore, one after the other */
 /* Three addresses, then provider, name and args, each with its NUL. */
 #define STAPSDT_DESC_MIN (3 * STAPSDT_ADDR_SIZE + 3)
 
@@ -114,7 +114,7 @@ int rec_usdt__scan(const char *path, const char *provider, struct rec_probe_name
 struct site_ctx {
 	Elf *elf;
 	const char *provider, *name;
-	uint64_t base_addr;	/* where .stapsdt.base is, 0 if absent */
+	uint64_t base_addr; /* where .stapsdt.base is, 0 if absent */
 	rec_usdt_site_fn fn;
 	void *ctx;
 };
@@ -140,8 +140,8 @@ static int site_of_note(const struct rec_usdt_note *n, void *arg)
 	return err ? err : c->fn(&site, c->ctx);
 }
 
-int rec_usdt__for_each_site(Elf *elf, const char *provider, const char *name,
-			    rec_usdt_site_fn fn, void *ctx)
+int rec_usdt__for_each_site(Elf *elf, const char *provider, const char *name, rec_usdt_site_fn fn,
+			    void *ctx)
 {
 	struct site_ctx c = { elf, provider, name, 0, fn, ctx };
 	size_t shstrndx;
@@ -165,13 +165,13 @@ static const struct {
 	const char *name;
 	int16_t off;
 } regs[] = {
-	{ "rax", 80 }, { "eax", 80 }, { "rbx", 40 }, { "ebx", 40 }, { "rcx", 88 }, { "ecx", 88 },
-	{ "rdx", 96 }, { "edx", 96 }, { "rsi", 104 }, { "esi", 104 }, { "rdi", 112 },
-	{ "edi", 112 }, { "rbp", 32 }, { "ebp", 32 }, { "rsp", 152 }, { "esp", 152 },
-	{ "r8", 72 }, { "r8d", 72 }, { "r9", 64 }, { "r9d", 64 }, { "r10", 56 }, { "r10d", 56 },
-	{ "r11", 48 }, { "r11d", 48 }, { "r12", 24 }, { "r12d", 24 }, { "r13", 16 },
-	{ "r13d", 16 }, { "r14", 8 }, { "r14d", 8 }, { "r15", 0 }, { "r15d", 0 },
-	{ "rip", 128 },
+	{ "rax", 80 },	{ "eax", 80 },	{ "rbx", 40 },	{ "ebx", 40 },	{ "rcx", 88 },
+	{ "ecx", 88 },	{ "rdx", 96 },	{ "edx", 96 },	{ "rsi", 104 }, { "esi", 104 },
+	{ "rdi", 112 }, { "edi", 112 }, { "rbp", 32 },	{ "ebp", 32 },	{ "rsp", 152 },
+	{ "esp", 152 }, { "r8", 72 },	{ "r8d", 72 },	{ "r9", 64 },	{ "r9d", 64 },
+	{ "r10", 56 },	{ "r10d", 56 }, { "r11", 48 },	{ "r11d", 48 }, { "r12", 24 },
+	{ "r12d", 24 }, { "r13", 16 },	{ "r13d", 16 }, { "r14", 8 },	{ "r14d", 8 },
+	{ "r15", 0 },	{ "r15d", 0 },	{ "rip", 128 },
 };
 
 static int reg_offset(const char *name, size_t len)

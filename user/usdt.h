@@ -21,14 +21,14 @@ struct rec_probe_names {
 		unsigned int sites;
 	} v[REC_PROBE_NAMES_MAX];
 	size_t n;
-	unsigned int sites;	/* all sites of the provider */
+	unsigned int sites; /* all sites of the provider */
 };
 
 /* One stapsdt note of a 64-bit ELF file. */
 struct rec_usdt_note {
-	uint64_t pc;		/* the site's address */
-	uint64_t base;		/* .stapsdt.base as the note saw it */
-	uint64_t sema;		/* the semaphore's address, 0 if none */
+	uint64_t pc;   /* the site's address */
+	uint64_t base; /* .stapsdt.base as the note saw it */
+	uint64_t sema; /* the semaphore's address, 0 if none */
 	const char *provider;
 	const char *name;
 	const char *args;
@@ -52,9 +52,9 @@ int rec_usdt__scan(const char *path, const char *provider, struct rec_probe_name
 
 /* One site of a probe, where a uprobe goes. */
 struct rec_usdt_site {
-	uint64_t off;		/* the file offset of the site's instruction */
-	uint64_t sema_off;	/* the file offset of its semaphore, 0 if none */
-	const char *args;	/* its argument specs, e.g. "8@%rax -4@$1" */
+	uint64_t off;	   /* the file offset of the site's instruction */
+	uint64_t sema_off; /* the file offset of its semaphore, 0 if none */
+	const char *args;  /* its argument specs, e.g. "8@%rax -4@$1" */
 };
 
 /* Return non-zero to stop; rec_usdt__for_each_site() returns that value. */
@@ -66,21 +66,21 @@ typedef int (*rec_usdt_site_fn)(const struct rec_usdt_site *site, void *ctx);
  * offsets. Returns 0, fn's non-zero value, -ENOENT if a site's address is in
  * no segment, or -ENOEXEC.
  */
-int rec_usdt__for_each_site(Elf *elf, const char *provider, const char *name,
-			    rec_usdt_site_fn fn, void *ctx);
+int rec_usdt__for_each_site(Elf *elf, const char *provider, const char *name, rec_usdt_site_fn fn,
+			    void *ctx);
 
 /* How a USDT argument is found (x86-64). */
 enum rec_usdt_arg_kind {
 	REC_USDT_ARG_CONST,	/* the value is val: "$-1" */
 	REC_USDT_ARG_REG,	/* in a register: "%rax" */
-	REC_USDT_ARG_REG_DEREF,	/* in memory at a register plus val: "-16(%rbp)" */
+	REC_USDT_ARG_REG_DEREF, /* in memory at a register plus val: "-16(%rbp)" */
 };
 
 struct rec_usdt_arg {
 	enum rec_usdt_arg_kind kind;
-	unsigned int size;	/* bytes: 1, 2, 4 or 8 */
+	unsigned int size; /* bytes: 1, 2, 4 or 8 */
 	bool is_signed;
-	int16_t reg_off;	/* the register's offset in struct pt_regs */
+	int16_t reg_off; /* the register's offset in struct pt_regs */
 	int64_t val;
 };
 

@@ -17,15 +17,15 @@
 #include "dump.h"
 
 /* A property the code under test promises; broken, it is a finding like a crash. */
-#define FUZZ_CHECK(cond, ...)                                                           \
-	do {                                                                            \
-		if (!(cond)) {                                                          \
-			fprintf(stderr, "%s:%d: property broken: %s: ", __FILE__,       \
-				__LINE__, #cond);                                       \
-			fprintf(stderr, __VA_ARGS__);                                   \
-			fputc('\n', stderr);                                            \
-			abort();                                                        \
-		}                                                                       \
+#define FUZZ_CHECK(cond, ...)                                                                      \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "%s:%d: property broken: %s: ", __FILE__, __LINE__,        \
+				#cond);                                                            \
+			fprintf(stderr, __VA_ARGS__);                                              \
+			fputc('\n', stderr);                                                       \
+			abort();                                                                   \
+		}                                                                                  \
 	} while (0)
 
 /* Makes every byte of [p, p + len) be read: ASan reports any that is not ours. */

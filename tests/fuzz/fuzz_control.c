@@ -39,7 +39,8 @@ static const char model_dump[] =
 	"\"target\":\"recorder\",\"file\":\"recorder.h\",\"line\":0,\"message\":\"\","
 	"\"fields\":[\"recording\",\"recorder\",\"subject\"]}],"
 	"\"recordings\":["
-	"{\"key\":\"0x8d88056100000002\",\"recorder\":\"0x8d88056100000001\",\"subject\":\"fields\","
+	"{\"key\":\"0x8d88056100000002\",\"recorder\":\"0x8d88056100000001\",\"subject\":"
+	"\"fields\","
 	"\"cap\":10,\"state\":\"live\",\"seen\":7,\"kept\":6,\"dropped\":1,\"stale\":0,\"events\":["
 	"{\"seq\":0,\"tid\":25013,\"time_ns\":1686789802400,\"callsite\":\"0x558be4b9af28\","
 	"\"values\":[{\"type\":\"str\",\"value\":\"text\",\"status\":\"ok\"},"
@@ -123,8 +124,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(rc == 0, "a well-formed request refused (%d)", rc);
 	FUZZ_CHECK(memchr(q.subject, '\0', sizeof(q.subject)), "the subject is not terminated");
 	FUZZ_CHECK(q.flags == req.q.flags && q.n == req.q.n && q.recording == req.q.recording &&
-		   q.recorder == req.q.recorder &&
-		   strncmp(q.subject, req.q.subject, sizeof(q.subject) - 1) == 0,
+			   q.recorder == req.q.recorder &&
+			   strncmp(q.subject, req.q.subject, sizeof(q.subject) - 1) == 0,
 		   "the request is not what was sent");
 
 	/* recorder-attach writes the dump itself for REC_Q_DUMP; everything else is this. */

@@ -63,8 +63,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	rc = fuzz_dump__read((const char *)data, size, &p, &c, err, sizeof(err));
 	if (rc) {
-		FUZZ_CHECK(memchr(err, '\0', sizeof(err)) && err[0], "refused (%d) without a message",
-			   rc);
+		FUZZ_CHECK(memchr(err, '\0', sizeof(err)) && err[0],
+			   "refused (%d) without a message", rc);
 		return 0;
 	}
 

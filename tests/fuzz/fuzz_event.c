@@ -25,7 +25,7 @@
 struct literals {
 	const uint8_t *data;
 	size_t size;
-	char *last;		/* the bytes of the last literal read */
+	char *last; /* the bytes of the last literal read */
 };
 
 static int fake_literal(void *ctx, uint64_t addr, struct rec_value *v)
@@ -73,8 +73,8 @@ static void check_decoded(const struct rec_decoded *d, const void *rec, size_t l
 	for (uint32_t i = 0; i < d->nfields; i++) {
 		const struct rec_value *v = &d->values[i];
 
-		FUZZ_CHECK(v->type >= REC_TYPE_STR && v->type <= REC_TYPE_BOOL, "field %u type %d", i,
-			   v->type);
+		FUZZ_CHECK(v->type >= REC_TYPE_STR && v->type <= REC_TYPE_BOOL, "field %u type %d",
+			   i, v->type);
 		if (v->type != REC_TYPE_STR)
 			continue;
 		FUZZ_CHECK(v->str.len <= REC_STR_MAX - 1, "field %u len %u", i, v->str.len);
@@ -86,7 +86,8 @@ static void check_decoded(const struct rec_decoded *d, const void *rec, size_t l
 		fuzz__touch(v->str.ptr, v->str.len);
 	}
 	for (uint32_t i = d->nfields; i < REC_MAX_FIELDS; i++)
-		FUZZ_CHECK(is_zero(&d->values[i], sizeof(d->values[i])), "field %u past nfields", i);
+		FUZZ_CHECK(is_zero(&d->values[i], sizeof(d->values[i])), "field %u past nfields",
+			   i);
 }
 
 /* True if the normalized value n says what the raw value r said. */
@@ -154,8 +155,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (raw_ok) {
 		/* A record without literals: normalizing keeps every value. */
 		FUZZ_CHECK(raw.tgid == norm.tgid && raw.tid == norm.tid &&
-			   raw.time_ns == norm.time_ns && raw.recording == norm.recording &&
-			   raw.seq == norm.seq && raw.meta == norm.meta, "the header changed");
+				   raw.time_ns == norm.time_ns && raw.recording == norm.recording &&
+				   raw.seq == norm.seq && raw.meta == norm.meta,
+			   "the header changed");
 		FUZZ_CHECK(raw.nfields == norm.nfields, "%u fields became %u", raw.nfields,
 			   norm.nfields);
 		for (uint32_t i = 0; i < raw.nfields; i++)

@@ -36,7 +36,7 @@ static void write_seed(const char *kind, const char *name, const void *data, siz
 
 struct walk {
 	const char *base;
-	int recording;		/* its place in creation order */
+	int recording; /* its place in creation order */
 };
 
 static int event_seed(uint64_t seq, const void *data, size_t len, void *ctx)
@@ -148,9 +148,9 @@ static void dump_seed(const char *name, const char *text)
 	from_dump(path);
 }
 
-#define DUMP_HEAD                                                                        \
-	"{\"format\":\"recorder-dump\",\"version\":1,\"pid\":42,\"ns_pid\":0,"                \
-	"\"ended\":{\"how\":\"unknown\"},\"dumped_at\":\"2026-12-03T08:36:09.499082Z\","       \
+#define DUMP_HEAD                                                                                  \
+	"{\"format\":\"recorder-dump\",\"version\":1,\"pid\":42,\"ns_pid\":0,"                     \
+	"\"ended\":{\"how\":\"unknown\"},\"dumped_at\":\"2026-12-03T08:36:09.499082Z\","           \
 	"\"clock_offset_ns\":1796285282696121951,\"malformed\":0,\"orphans\":0,"
 
 /*
@@ -169,7 +169,9 @@ static void edge_dumps(void)
 	memset(b, 'b', 255);
 	memset(c, 'c', 254);
 	a[255] = b[255] = c[254] = '\0';
-	snprintf(text, sizeof(text), DUMP_HEAD "\"callsites\":[],\"recordings\":["
+	snprintf(text, sizeof(text),
+		 DUMP_HEAD
+		 "\"callsites\":[],\"recordings\":["
 		 "{\"key\":\"0x2\",\"recorder\":\"0x1\",\"subject\":\"\",\"cap\":2,"
 		 "\"state\":\"live\",\"seen\":1,\"kept\":1,\"dropped\":0,\"stale\":0,"
 		 "\"events\":[{\"seq\":0,\"tid\":1,\"time_ns\":1,\"callsite\":\"0x10\",\"values\":["
@@ -183,22 +185,28 @@ static void edge_dumps(void)
 	/* 5 + 2 + 2 + 2 + 2 + 2 + 11 + (2003 + 1) + 2 + 16 = 2048 blob bytes. */
 	memset(msg, 'm', sizeof(msg) - 1);
 	msg[sizeof(msg) - 1] = '\0';
-	snprintf(text, sizeof(text), DUMP_HEAD "\"callsites\":["
+	snprintf(text, sizeof(text),
+		 DUMP_HEAD
+		 "\"callsites\":["
 		 "{\"addr\":\"0x10\",\"kind\":\"E\",\"level\":4,\"name\":\"n\",\"target\":\"t\","
 		 "\"file\":\"f\",\"line\":4294967295,\"message\":\"%s\","
 		 "\"fields\":[\"a\",\"b\",\"c\",\"d\",\"e\",\"f\",\"g\",\"h\"]}],"
-		 "\"recordings\":[],\"stacks\":[]}\n", msg);
+		 "\"recordings\":[],\"stacks\":[]}\n",
+		 msg);
 	dump_seed("edge-callsite", text);
 
-	len = (size_t)snprintf(text, sizeof(text), DUMP_HEAD "\"callsites\":["
+	len = (size_t)snprintf(text, sizeof(text),
+			       DUMP_HEAD
+			       "\"callsites\":["
 			       "{\"addr\":\"0x1\",\"kind\":\"S\",\"level\":0,\"name\":\"\","
 			       "\"target\":\"\",\"file\":\"\",\"line\":0,\"message\":\"\","
 			       "\"fields\":[]}],\"recordings\":[],\"stacks\":["
 			       "{\"tid\":4294967295,\"overflow\":4294967295,\"frames\":[");
 	for (int i = 0; i < REC_MAX_DEPTH; i++)
-		len += (size_t)snprintf(text + len, sizeof(text) - len,
-					"%s{\"span\":\"0x%x\",\"callsite\":\"0x1\",\"recording\":\"0x0\"}",
-					i ? "," : "", 0x7ffc0000 + 64 * i);
+		len += (size_t)snprintf(
+			text + len, sizeof(text) - len,
+			"%s{\"span\":\"0x%x\",\"callsite\":\"0x1\",\"recording\":\"0x0\"}",
+			i ? "," : "", 0x7ffc0000 + 64 * i);
 	snprintf(text + len, sizeof(text) - len, "]}]}\n");
 	dump_seed("edge-frames", text);
 
@@ -229,7 +237,8 @@ static void edge_dumps(void)
 		 "\"callsite\":\"0xffffffffffffffe\",\"values\":["
 		 "{\"type\":\"f64\",\"value\":-0.0},{\"type\":\"f64\",\"value\":\"nan\"},"
 		 "{\"type\":\"str\",\"value\":\"\\u0000\\u001b[31m\\n\",\"status\":\"ok\"}]}]}],"
-		 "\"stacks\":[]}\n", subject);
+		 "\"stacks\":[]}\n",
+		 subject);
 	dump_seed("edge-numbers", text);
 }
 

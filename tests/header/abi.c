@@ -12,9 +12,9 @@
 #include "recorder.h"
 #include "recorder_abi.h"
 
-#define SAME_FIELD(a, b, f)                                                                       \
-	_Static_assert(offsetof(a, f) == offsetof(b, f) &&                                        \
-			       sizeof(((a *)0)->f) == sizeof(((b *)0)->f),                        \
+#define SAME_FIELD(a, b, f)                                                                        \
+	_Static_assert(offsetof(a, f) == offsetof(b, f) &&                                         \
+			       sizeof(((a *)0)->f) == sizeof(((b *)0)->f),                         \
 		       #a "." #f " and " #b "." #f " differ")
 
 _Static_assert(REC_ABI_VERSION == 1, "docs/probe-abi.md describes version 1");

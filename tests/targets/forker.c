@@ -146,7 +146,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		if (WIFSIGNALED(status))
-			printf("child %d killed by SIG%s\n", (int)pid, sigabbrev_np(WTERMSIG(status)));
+			printf("child %d killed by SIG%s\n", (int)pid,
+			       sigabbrev_np(WTERMSIG(status)));
 		else
 			printf("child %d exited with status %d\n", (int)pid, WEXITSTATUS(status));
 	}

@@ -133,6 +133,8 @@ static void mode_many(long n)
  * (include/recorder.h's own macros only emit valid types): the BPF side passes
  * the record on as it is, and user space must refuse it.
  */
+/* Laid out by hand: as REC__PROBE12 is. */
+/* clang-format off */
 #define RAW_EVENT(msg, types, v0, v1)                                                             \
 	do {                                                                                      \
 		if (REC__ARMED(event)) {                                                          \
@@ -143,6 +145,7 @@ static void mode_many(long n)
 				     z, z, z, z, z, z);                                           \
 		}                                                                                 \
 	} while (0)
+/* clang-format on */
 
 static void mode_invalid(void)
 {
@@ -191,7 +194,15 @@ static void mode_retire(long n)
 
 /* 64 event sites, each with its own message and its own literal. */
 #define CS(i) REC_INFO("callsite " #i, REC_STR(lit, "literal " #i))
-#define CS8(t) CS(t##0); CS(t##1); CS(t##2); CS(t##3); CS(t##4); CS(t##5); CS(t##6); CS(t##7)
+#define CS8(t)                                                                                     \
+	CS(t##0);                                                                                  \
+	CS(t##1);                                                                                  \
+	CS(t##2);                                                                                  \
+	CS(t##3);                                                                                  \
+	CS(t##4);                                                                                  \
+	CS(t##5);                                                                                  \
+	CS(t##6);                                                                                  \
+	CS(t##7)
 
 static void mode_callsites(void)
 {
@@ -250,8 +261,8 @@ static const struct {
 	const char *name;
 	int takes_n;
 } modes[] = {
-	{ "normal", 0 }, { "many", 1 }, { "invalid", 0 }, { "retire", 1 }, { "callsites", 0 },
-	{ "dead", 1 },
+	{ "normal", 0 }, { "many", 1 },	     { "invalid", 0 },
+	{ "retire", 1 }, { "callsites", 0 }, { "dead", 1 },
 };
 
 static void usage(void)

@@ -44,6 +44,8 @@
  * Writes pattern to the eight quadwords at -8(%rsp)..-64(%rsp), red-zone slots
  * that the compiler does not know about: only these asm blocks touch them.
  */
+/* Laid out by hand: inline assembly and the note. */
+/* clang-format off */
 #define REDZONE_FILL(pattern)                                                                     \
 	__asm__ __volatile__("movq %0, -8(%%rsp)\n\t"                                             \
 			     "movq %0, -16(%%rsp)\n\t"                                            \
@@ -106,6 +108,7 @@
 		".size _.stapsdt.base, 1\n\t"                                                     \
 		".popsection\n\t"                                                                 \
 		".endif\n")
+/* clang-format on */
 
 /*
  * Leaf functions: no calls and no frame, so the red zone is theirs. Each returns

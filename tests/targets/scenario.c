@@ -79,8 +79,8 @@ static struct rec_recorder *new_recorder(struct scenario *sc)
 }
 
 /* A recording that the epilogue frees and announces as "recording NAME 0xKEY". */
-static struct rec_recording *new_recording(struct scenario *sc, struct rec_recorder *r,
-					   size_t cap, const char *name)
+static struct rec_recording *new_recording(struct scenario *sc, struct rec_recorder *r, size_t cap,
+					   const char *name)
 {
 	struct rec_recording *rec = rec_recording_new(r, cap);
 
@@ -330,8 +330,8 @@ static void sc_retired(struct scenario *sc)
 
 /* 300 bytes: longer than the 255 a string field keeps. */
 #define LONG_LITERAL_10 "0123456789"
-#define LONG_LITERAL_100                                                                          \
-	LONG_LITERAL_10 LONG_LITERAL_10 LONG_LITERAL_10 LONG_LITERAL_10 LONG_LITERAL_10           \
+#define LONG_LITERAL_100                                                                           \
+	LONG_LITERAL_10 LONG_LITERAL_10 LONG_LITERAL_10 LONG_LITERAL_10 LONG_LITERAL_10            \
 		LONG_LITERAL_10 LONG_LITERAL_10 LONG_LITERAL_10 LONG_LITERAL_10 LONG_LITERAL_10
 #define LONG_LITERAL LONG_LITERAL_100 LONG_LITERAL_100 LONG_LITERAL_100
 
@@ -736,7 +736,8 @@ static void sc_hostile_text(struct scenario *sc)
 	struct rec_span *evil = &held_spans[1];
 	char copied[32];
 
-	strcpy(copied, "del\x7f csi\xc2\x9b" "31m nl\n");
+	strcpy(copied, "del\x7f csi\xc2\x9b"
+		       "31m nl\n");
 	rec_recording_span(&held_spans[0], rec,
 			   "s\nI0101 00:00:00.000000 1 forged.c:1] forged\x1b[2J\x1b]0;t\x07");
 	hold_span(sc, &held_spans[0]);
@@ -748,7 +749,7 @@ static void sc_hostile_text(struct scenario *sc)
 static const struct {
 	const char *name;
 	void (*run)(struct scenario *sc);
-	bool attaches_itself;	/* waits for the attach at its own moment */
+	bool attaches_itself; /* waits for the attach at its own moment */
 } scenarios[] = {
 	{ "events_are_recorded", sc_events_are_recorded, false },
 	{ "last_n_entries", sc_last_n_entries, false },

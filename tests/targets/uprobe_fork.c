@@ -25,6 +25,8 @@
 #include <unistd.h>
 
 /* A USDT site on a 5-byte nop, provider "repro", name "site", no arguments. */
+/* Laid out by hand: the note. */
+/* clang-format off */
 #define SITE()                                                                                    \
 	__asm__ __volatile__(".balign 8\n"                                                        \
 			     "990:\n\t.byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n\t"                     \
@@ -41,6 +43,7 @@
 			     ".asciz \"\"\n"                                                      \
 			     "994:\n\t.balign 4\n\t"                                              \
 			     ".popsection\n")
+/* clang-format on */
 
 __attribute__((noinline)) static void site(void)
 {
@@ -76,7 +79,8 @@ int main(void)
 	/* The first hit traps through int3; the kernel optimizes the site after it. */
 	for (int i = 0; i < 3; i++)
 		site();
-	fprintf(stderr, "uprobe_fork: trampoline %s\n", trampoline_mapped() ? "mapped" : "not mapped");
+	fprintf(stderr, "uprobe_fork: trampoline %s\n",
+		trampoline_mapped() ? "mapped" : "not mapped");
 	fflush(stdout);
 	pid = fork();
 	if (pid == 0) {

@@ -20,7 +20,7 @@
  * A blob built exactly as REC__META builds it, with every part given as a
  * string literal; sizeof includes the literal's own terminating NUL.
  */
-#define BLOB(kind, lvl, name, target, file, line, msg, nfields, names)                            \
+#define BLOB(kind, lvl, name, target, file, line, msg, nfields, names)                             \
 	("RCS1\0" kind "\0" lvl "\0" name "\0" target "\0" file "\0" line "\0" msg "\0" nfields    \
 	 "\0" names)
 
@@ -139,8 +139,8 @@ static void test_trailing_bytes(void **state)
 /* Every proper prefix of a valid blob is truncated. */
 static void test_truncated(void **state)
 {
-	static const char blob[] = BLOB("E", "2", "name", "tgt", "f.c", "88", "msg", "2",
-					"id\0ok\0");
+	static const char blob[] =
+		BLOB("E", "2", "name", "tgt", "f.c", "88", "msg", "2", "id\0ok\0");
 	size_t len;
 
 	(void)state;
@@ -152,10 +152,26 @@ static void test_truncated(void **state)
 static void test_bad_magic(void **state)
 {
 	(void)state;
-	assert_int_equal(PARSE(("RCS2\0E\0" "2\0n\0t\0f\0" "1\0m\0" "0\0")), -EINVAL);
-	assert_int_equal(PARSE(("RCS\0E\0" "2\0n\0t\0f\0" "1\0m\0" "0\0")), -EINVAL);
-	assert_int_equal(PARSE(("RCS11\0E\0" "2\0n\0t\0f\0" "1\0m\0" "0\0")), -EINVAL);
-	assert_int_equal(PARSE(("rcs1\0E\0" "2\0n\0t\0f\0" "1\0m\0" "0\0")), -EINVAL);
+	assert_int_equal(PARSE(("RCS2\0E\0"
+				"2\0n\0t\0f\0"
+				"1\0m\0"
+				"0\0")),
+			 -EINVAL);
+	assert_int_equal(PARSE(("RCS\0E\0"
+				"2\0n\0t\0f\0"
+				"1\0m\0"
+				"0\0")),
+			 -EINVAL);
+	assert_int_equal(PARSE(("RCS11\0E\0"
+				"2\0n\0t\0f\0"
+				"1\0m\0"
+				"0\0")),
+			 -EINVAL);
+	assert_int_equal(PARSE(("rcs1\0E\0"
+				"2\0n\0t\0f\0"
+				"1\0m\0"
+				"0\0")),
+			 -EINVAL);
 	assert_int_equal(PARSE(("")), -EINVAL);
 	assert_int_equal(rec_callsite__parse(&cs, NULL, 10), -EINVAL);
 	assert_int_equal(rec_callsite__parse(&cs, "RCS1", 4), -EINVAL);
@@ -190,17 +206,17 @@ static void test_bad_line(void **state)
 	assert_int_equal(PARSE(BLOB("E", "2", "n", "t", "f.c", "0x10", "", "0", "")), -EINVAL);
 	assert_int_equal(PARSE(BLOB("E", "2", "n", "t", "f.c", "4294967296", "", "0", "")),
 			 -EINVAL);
-	assert_int_equal(PARSE(BLOB("E", "2", "n", "t", "f.c", "99999999999999999999999", "", "0",
-				    "")),
-			 -EINVAL);
+	assert_int_equal(
+		PARSE(BLOB("E", "2", "n", "t", "f.c", "99999999999999999999999", "", "0", "")),
+		-EINVAL);
 }
 
 static void test_bad_nfields(void **state)
 {
 	(void)state;
-	assert_int_equal(PARSE(BLOB("E", "2", "n", "t", "f.c", "1", "", "9",
-				    "a\0b\0c\0d\0e\0f\0g\0h\0i\0")),
-			 -EINVAL);
+	assert_int_equal(
+		PARSE(BLOB("E", "2", "n", "t", "f.c", "1", "", "9", "a\0b\0c\0d\0e\0f\0g\0h\0i\0")),
+		-EINVAL);
 	assert_int_equal(PARSE(BLOB("E", "2", "n", "t", "f.c", "1", "", "", "")), -EINVAL);
 	assert_int_equal(PARSE(BLOB("E", "2", "n", "t", "f.c", "1", "", "x", "")), -EINVAL);
 	assert_int_equal(PARSE(BLOB("E", "2", "n", "t", "f.c", "1", "", "-1", "")), -EINVAL);
@@ -218,13 +234,18 @@ static void test_missing_names(void **state)
 	assert_int_equal(PARSE(BLOB("E", "2", "n", "t", "f.c", "1", "", "1", "")), -EINVAL);
 	assert_int_equal(PARSE(BLOB("E", "2", "n", "t", "f.c", "1", "", "3", "a\0\0c\0")), -EINVAL);
 	/* Missing the nfields part altogether. */
-	assert_int_equal(PARSE(("RCS1\0E\0" "2\0n\0t\0f.c\0" "1\0msg")), -EINVAL);
+	assert_int_equal(PARSE(("RCS1\0E\0"
+				"2\0n\0t\0f.c\0"
+				"1\0msg")),
+			 -EINVAL);
 }
 
 /* Only the first REC_CALLSITE_MAX bytes are looked at. */
 static void test_too_long(void **state)
 {
-	static const char head[] = "RCS1\0E\0" "2\0n\0t\0f.c\0" "1\0";
+	static const char head[] = "RCS1\0E\0"
+				   "2\0n\0t\0f.c\0"
+				   "1\0";
 	char *buf = malloc(REC_CALLSITE_MAX * 2);
 	size_t off = sizeof(head) - 1;
 
@@ -233,11 +254,17 @@ static void test_too_long(void **state)
 	memcpy(buf, head, off);
 	/* A message that ends past REC_CALLSITE_MAX. */
 	memset(buf + off, 'm', REC_CALLSITE_MAX);
-	memcpy(buf + off + REC_CALLSITE_MAX, "\0" "0\0", 3);
+	memcpy(buf + off + REC_CALLSITE_MAX,
+	       "\0"
+	       "0\0",
+	       3);
 	assert_int_equal(rec_callsite__parse(&cs, buf, off + REC_CALLSITE_MAX + 3), -EINVAL);
 	/* One that ends just inside it. */
 	off = REC_CALLSITE_MAX - 3;
-	memcpy(buf + off, "\0" "0\0", 3);
+	memcpy(buf + off,
+	       "\0"
+	       "0\0",
+	       3);
 	assert_int_equal(rec_callsite__parse(&cs, buf, REC_CALLSITE_MAX * 2), 0);
 	assert_int_equal(cs.blob_len, REC_CALLSITE_MAX);
 	assert_int_equal(strlen(cs.message), REC_CALLSITE_MAX - 3 - (sizeof(head) - 1));
@@ -263,7 +290,7 @@ static void test_level_names(void **state)
 	assert_string_equal(rec_names__level(REC_LEVEL_WARN), "WARN");
 	assert_string_equal(rec_names__level(REC_LEVEL_ERROR), "ERROR");
 	assert_string_equal(rec_names__level((enum rec_level)5), "?");
-	assert_string_equal(rec_names__level((enum rec_level)-1), "?");
+	assert_string_equal(rec_names__level((enum rec_level) - 1), "?");
 	assert_int_equal(rec_names__level_letter(REC_LEVEL_TRACE), 'T');
 	assert_int_equal(rec_names__level_letter(REC_LEVEL_DEBUG), 'D');
 	assert_int_equal(rec_names__level_letter(REC_LEVEL_INFO), 'I');

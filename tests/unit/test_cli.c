@@ -66,9 +66,9 @@ static void test_decimal_or_hex(void **state)
 	assert_int_equal(err, 0);
 	assert_int_equal(num("4096", 4096, 1u << 30, &err), 4096);
 	assert_int_equal(err, 0);
-	for (const char *const *bad = (const char *const[]){ "0x", "0x-1", "0x 1", "x10", "-0x1",
-							     "18446744073709551616", "0x1g", "4095",
-							     "", NULL };
+	for (const char *const *bad =
+		     (const char *const[]){ "0x", "0x-1", "0x 1", "x10", "-0x1",
+					    "18446744073709551616", "0x1g", "4095", "", NULL };
 	     *bad; bad++) {
 		assert_int_equal(num(*bad, 4096, UINT64_MAX, &err), 12345);
 		assert_int_equal(err, -EINVAL);

@@ -51,16 +51,18 @@ static void proc_init_self(struct rec_proc *p)
 	p->uid = self.uid;
 }
 
-static const char *rec_meta = "RCS1\0S\0" "2\0recording\0recorder\0recorder.h\0" "0\0\0"
+static const char *rec_meta = "RCS1\0S\0"
+			      "2\0recording\0recorder\0recorder.h\0"
+			      "0\0\0"
 			      "3\0recording\0recorder\0subject\0";
 static const char *span_meta = REC__SPAN_META(INFO, "handle");
-static const char *req_meta = REC__META("E", WARN, "event a", "request done", 5,
-					"path\0status\0ms\0ok\0delta\0");
-static const char *quote_meta = REC__META("E", ERROR, "event b", "bad \"q\" \\ x\ty \xc3\xa9", 0,
-					  "");
+static const char *req_meta =
+	REC__META("E", WARN, "event a", "request done", 5, "path\0status\0ms\0ok\0delta\0");
+static const char *quote_meta =
+	REC__META("E", ERROR, "event b", "bad \"q\" \\ x\ty \xc3\xa9", 0, "");
 static const char *str_meta = REC__META("E", INFO, "event c", "", 5, "message\0t\0f\0n\0s\0");
-static const char *num_meta = REC__META("E", DEBUG, "event d", "numbers", 8,
-					"a\0b\0c\0d\0e\0f\0g\0h\0");
+static const char *num_meta =
+	REC__META("E", DEBUG, "event d", "numbers", 8, "a\0b\0c\0d\0e\0f\0g\0h\0");
 
 /* ---- building a live model ---- */
 
@@ -127,8 +129,12 @@ static int ev_ingest(struct rec_proc *p, struct ev *ev)
 static void add_recording(struct rec_proc *p, uint64_t key, const char *subject, uint64_t cap,
 			  uint32_t state, uint64_t seq, uint64_t dropped)
 {
-	struct rec_recording_rec r = { .key = key, .recorder = 0x80000001, .cap = cap,
-				       .seq = seq, .dropped = dropped, .state = state,
+	struct rec_recording_rec r = { .key = key,
+				       .recorder = 0x80000001,
+				       .cap = cap,
+				       .seq = seq,
+				       .dropped = dropped,
+				       .state = state,
 				       .has_subject = 1 };
 
 	strcpy(r.subject, subject);
@@ -138,7 +144,9 @@ static void add_recording(struct rec_proc *p, uint64_t key, const char *subject,
 static void frame(struct rec_stack_rec *t, uint64_t meta, uint64_t key)
 {
 	t->frames[t->depth++] = (struct rec_frame){
-		.span = 0x7f0000001000ULL + t->depth * 64, .meta = meta, .recording = key,
+		.span = 0x7f0000001000ULL + t->depth * 64,
+		.meta = meta,
+		.recording = key,
 	};
 }
 
@@ -317,8 +325,14 @@ static void replace(char **s, const char *from, const char *to)
 static void test_round_trip_answers_identically(void **state)
 {
 	static const uint32_t flags[] = {
-		0, REC_Q_JSON, REC_Q_LIST, REC_Q_LIST | REC_Q_JSON, REC_Q_STACKS,
-		REC_Q_STACKS | REC_Q_JSON, REC_Q_STATS, REC_Q_STATS | REC_Q_JSON,
+		0,
+		REC_Q_JSON,
+		REC_Q_LIST,
+		REC_Q_LIST | REC_Q_JSON,
+		REC_Q_STACKS,
+		REC_Q_STACKS | REC_Q_JSON,
+		REC_Q_STATS,
+		REC_Q_STATS | REC_Q_JSON,
 	};
 	struct rec_dump_counters counters, back_counters;
 	struct rec_proc live, back;
@@ -368,7 +382,8 @@ static void test_round_trip_answers_identically(void **state)
 		struct rec_proc mem;
 
 		assert_int_equal(rec_dump__read_mem(text, strlen(text), &mem, &mem_counters, err,
-						    sizeof(err)), 0);
+						    sizeof(err)),
+				 0);
 		text2 = dump_to_file(&mem, &mem_counters);
 		assert_string_equal(text, text2);
 		free(text2);
@@ -505,8 +520,8 @@ static void test_values_exact(void **state)
 	struct rec_decoded d;
 	struct ev ev;
 	char err[256];
-	static const double f[] = { NAN, INFINITY, -INFINITY, -0.0, 0.1, 1e-310, 123456789.125,
-			     -2.5e-7 };
+	static const double f[] = { NAN, INFINITY, -INFINITY,	  -0.0,
+				    0.1, 1e-310,   123456789.125, -2.5e-7 };
 
 	(void)state;
 	proc_init_self(&live);
@@ -540,8 +555,9 @@ static void test_ended_variants(void **state)
 		const char *text;
 	} cases[] = {
 		{ REC_END_EXIT, 3, 0, "\"ended\":{\"how\":\"exit\",\"code\":3}" },
-		{ REC_END_SIGNAL, SIGKILL, 0, "\"ended\":{\"how\":\"signal\",\"signal\":9,"
-					      "\"name\":\"SIGKILL\",\"core_dumped\":false}" },
+		{ REC_END_SIGNAL, SIGKILL, 0,
+		  "\"ended\":{\"how\":\"signal\",\"signal\":9,"
+		  "\"name\":\"SIGKILL\",\"core_dumped\":false}" },
 		{ REC_END_SIGNAL, SIGABRT, 1, "\"name\":\"SIGABRT\",\"core_dumped\":true}" },
 		{ REC_END_SIGNAL, 40, 0, "\"signal\":40,\"name\":\"SIG40\"" },
 		{ REC_END_SIGNAL, SIGALRM, 0, "\"signal\":14,\"name\":\"SIGALRM\"" },
@@ -604,8 +620,8 @@ static const char base_dump[] =
 	"{\"span\":\"0x10\",\"callsite\":\"0x1000\","
 	"\"recording\":\"0x8000000000000002\"}]}]}\n";
 
-static int read_text(const char *text, struct rec_proc *p, struct rec_dump_counters *c,
-		     char *err, size_t errlen)
+static int read_text(const char *text, struct rec_proc *p, struct rec_dump_counters *c, char *err,
+		     size_t errlen)
 {
 	text_to_file(text);
 	return rec_dump__read(tmp_path, p, c, err, errlen);
@@ -672,8 +688,8 @@ static char *repeat(const char *s, int n, const char *sep)
 }
 
 struct bad_case {
-	const char *edits[6];	/* from, to pairs applied to base_dump; NULL ends */
-	const char *expect;	/* substring of the message */
+	const char *edits[6]; /* from, to pairs applied to base_dump; NULL ends */
+	const char *expect;   /* substring of the message */
 };
 
 /* text must be refused with expect in the message, from a file and from memory alike. */
@@ -704,8 +720,7 @@ static void check_bad(const char *text, const char *expect)
 
 /* Each case edits base_dump and must be refused with the message given. */
 static const struct bad_case bad_cases[] = {
-	{ { "{\"format\":\"recorder-dump\",", "[1,2]\n{\"a\":1," },
-	  "not JSON: " },
+	{ { "{\"format\":\"recorder-dump\",", "[1,2]\n{\"a\":1," }, "not JSON: " },
 	{ { "\"format\":\"recorder-dump\",", "" }, "not a recorder dump: missing \"format\"" },
 	{ { "\"recorder-dump\"", "\"black-box\"" },
 	  "not a recorder dump: \"format\" is not \"recorder-dump\"" },
@@ -725,12 +740,10 @@ static const struct bad_case bad_cases[] = {
 	  "ended: expected an object" },
 	{ { "\"clock_offset_ns\":5", "\"clock_offset_ns\":5.5" },
 	  "clock_offset_ns: expected an integer" },
-	{ { "\"malformed\":0", "\"malformed\":true" },
-	  "malformed: expected an unsigned integer" },
+	{ { "\"malformed\":0", "\"malformed\":true" }, "malformed: expected an unsigned integer" },
 	{ { "\"malformed\"", "\"counters\":{\"ring_full\":-1},\"malformed\"" },
 	  "counters.ring_full: expected an unsigned integer" },
-	{ { "\"line\":12", "\"line\":\"12\"" },
-	  "callsites[0].line: expected an unsigned integer" },
+	{ { "\"line\":12", "\"line\":\"12\"" }, "callsites[0].line: expected an unsigned integer" },
 	{ { "\"line\":12", "\"line\":4294967296" },
 	  "callsites[0].line: 4294967296 is out of range" },
 	{ { "\"kind\":\"E\"", "\"kind\":\"X\"" }, "callsites[0].kind: expected \"E\" or \"S\"" },
@@ -743,7 +756,8 @@ static const struct bad_case bad_cases[] = {
 	  "callsites[0].addr: expected a \"0x\" hex string" },
 	{ { "\"addr\":\"0x1000\"", "\"addr\":\"0x10000000000000000\"" },
 	  "callsites[0].addr: expected a \"0x\" hex string of at most 16 digits" },
-	{ { "\"callsites\":[{", "\"callsites\":[{\"addr\":\"0x1000\",\"kind\":\"S\","
+	{ { "\"callsites\":[{",
+	    "\"callsites\":[{\"addr\":\"0x1000\",\"kind\":\"S\","
 	    "\"level\":0,\"name\":\"n\",\"target\":\"t\",\"file\":\"f\",\"line\":0,"
 	    "\"message\":\"\",\"fields\":[]},{" },
 	  "callsites[1].addr: duplicate 0x1000" },
@@ -757,7 +771,8 @@ static const struct bad_case bad_cases[] = {
 	  "recordings[0].key: expected a \"0x\" hex string" },
 	{ { "\"key\":\"0x8000000000000002\"", "\"key\":\"0x0\"" },
 	  "recordings[0].key: 0x0 is not a recording key" },
-	{ { "\"recordings\":[{", "\"recordings\":[{\"key\":\"0x8000000000000002\","
+	{ { "\"recordings\":[{",
+	    "\"recordings\":[{\"key\":\"0x8000000000000002\","
 	    "\"recorder\":\"0x1\",\"subject\":\"\",\"cap\":2,\"state\":\"live\",\"seen\":0,"
 	    "\"kept\":0,\"dropped\":0,\"stale\":0,\"events\":[]},{" },
 	  "recordings[1].key: duplicate 0x8000000000000002" },
@@ -766,10 +781,10 @@ static const struct bad_case bad_cases[] = {
 	{ { "\"stale\":0,", "" }, "recordings[0]: missing \"stale\"" },
 	{ { "\"seq\":2,", "\"seq\":1," }, "recordings[0].events[1].seq: duplicate seq 1" },
 	{ { "\"seq\":2,", "\"seq\":6," }, "recordings[0].events[1].seq: 6 is not below seen (6)" },
-	{ { "\"seen\":6", "\"seen\":60", "\"seq\":1,", "\"seq\":50,", "\"seq\":2,",
-	    "\"seq\":1," },
+	{ { "\"seen\":6", "\"seen\":60", "\"seq\":1,", "\"seq\":50,", "\"seq\":2,", "\"seq\":1," },
 	  "recordings[0].events[1].seq: 1 comes after seq 50 (events are oldest first)" },
-	{ { "\"cap\":4", "\"cap\":2", "\"values\":[]}", "\"values\":[]},{\"seq\":3,\"tid\":7,"
+	{ { "\"cap\":4", "\"cap\":2", "\"values\":[]}",
+	    "\"values\":[]},{\"seq\":3,\"tid\":7,"
 	    "\"time_ns\":300,\"callsite\":\"0x1000\",\"values\":[]}" },
 	  "recordings[0].events: 3 elements, more than 2" },
 	{ { "\"tid\":7,\"time_ns\":100", "\"time_ns\":100" },
@@ -804,8 +819,7 @@ static const struct bad_case bad_cases[] = {
 	{ { "\"stacks\":[{\"tid\"", "\"stacks\":[7,{\"tid\"" }, "stacks[0]: expected an object" },
 	{ { "\"overflow\":0", "\"overflow\":-1" },
 	  "stacks[0].overflow: expected an unsigned integer" },
-	{ { "\"span\":\"0x10\"", "\"span\":16" },
-	  "stacks[0].frames[0].span: expected a string" },
+	{ { "\"span\":\"0x10\"", "\"span\":16" }, "stacks[0].frames[0].span: expected a string" },
 	{ { "\"stacks\":[", "\"stacks\":[{\"tid\":1,\"overflow\":0,\"frames\":[]},", "\"span\"",
 	    "\"spam\"" },
 	  "stacks[1].frames[0]: missing \"span\"" },
@@ -829,11 +843,10 @@ static const struct bad_case bad_cases[] = {
 	{ { "\"name\":\"ev\"", "\"name\":\"e\tv\"" }, "not JSON: a control character (0x09)" },
 	{ { "\"name\":\"ev\"", "\"name\":\"\\ud800\"" }, "not JSON: an unpaired surrogate" },
 	{ { "{\"format\"", "{\"deep\":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
-	    "[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]"
-	    "]],\"format\"" },
+			   "[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]"
+			   "]],\"format\"" },
 	  "not JSON: nested deeper than 64 levels at byte " },
-	{ { "{\"format\":\"recorder-dump\",", "[{\"format\":\"recorder-dump\",", "]}\n",
-	    "]}]\n" },
+	{ { "{\"format\":\"recorder-dump\",", "[{\"format\":\"recorder-dump\",", "]}\n", "]}]\n" },
 	  "not a recorder dump: expected a JSON object" },
 };
 
@@ -1021,8 +1034,10 @@ static void test_unknown_members_are_skipped(void **state)
 	char err[256];
 
 	(void)state;
-	assert_true(asprintf(&to, "{\"future\":[%s{\"a\":[[[[[[[[[[\"\\u00e9\"]]]]]]]]]]}],"
-			     "\"format\"", big) > 0);
+	assert_true(asprintf(&to,
+			     "{\"future\":[%s{\"a\":[[[[[[[[[[\"\\u00e9\"]]]]]]]]]]}],"
+			     "\"format\"",
+			     big) > 0);
 	replace(&text, "{\"format\"", to);
 	replace(&text, "\"how\":\"exit\"", "\"later\":[1.5e300,null,true],\"how\":\"exit\"");
 	replace(&text, "\"key\":", "\"extra\":{\"k\":{\"key\":\"0x0\"}},\"key\":");
@@ -1090,7 +1105,8 @@ static void test_stacks_beyond_65536_are_read(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < n; i++)
-		fprintf(f, "%s{\"tid\":%zu,\"overflow\":0,\"frames\":[{\"span\":\"0x10\","
+		fprintf(f,
+			"%s{\"tid\":%zu,\"overflow\":0,\"frames\":[{\"span\":\"0x10\","
 			"\"callsite\":\"0x1000\",\"recording\":\"0x8000000000000002\"}]}",
 			i ? "," : "", i + 1);
 	fclose(f);
@@ -1127,8 +1143,8 @@ static void test_events_are_kept_trimmed(void **state)
 	char err[256];
 
 	(void)state;
-	assert_int_equal(rec_dump__read_mem(base_dump, strlen(base_dump), &p, NULL, err,
-					    sizeof(err)), 0);
+	assert_int_equal(
+		rec_dump__read_mem(base_dump, strlen(base_dump), &p, NULL, err, sizeof(err)), 0);
 	rec_spool__tail(rec_proc__find(&p, KEY_A)->spool, 0, record_len, lens);
 	/* "x" and its NUL; no string at all. */
 	assert_int_equal(lens[1], sizeof(struct rec_event_rec) + 2);

@@ -84,7 +84,8 @@ static void test_golden_dumps_are_written_back_byte_for_byte(void **state)
 			while (want[at] == got[at])
 				at++;
 			fail_msg("%s: written back differently at byte %zu:\n  want: %.80s\n"
-				 "  got:  %.80s", path, at, want + at, got + at);
+				 "  got:  %.80s",
+				 path, at, want + at, got + at);
 		}
 		printf("PASS golden dump: %s\n", path);
 		free(want);

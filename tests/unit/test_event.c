@@ -116,8 +116,9 @@ static void test_scalar_types(void **state)
 static void test_f64_special(void **state)
 {
 	const uint64_t values[] = { f64_bits(NAN), f64_bits(-INFINITY), f64_bits(-0.0) };
-	unsigned char *p = build(0, REC_SMALL,
-				 T(REC_TYPE_F64, 0) | T(REC_TYPE_F64, 1) | T(REC_TYPE_F64, 2), values, 3);
+	unsigned char *p =
+		build(0, REC_SMALL, T(REC_TYPE_F64, 0) | T(REC_TYPE_F64, 1) | T(REC_TYPE_F64, 2),
+		      values, 3);
 
 	(void)state;
 	assert_int_equal(rec_event__decode(p, REC_SMALL, &out), 0);
@@ -194,10 +195,11 @@ static void test_string_statuses(void **state)
 		REC_STR_SLOT(REC_STR_AREA - 3, 3, REC_STR_OK),
 		REC_STR_SLOT(REC_STR_AREA, 0, REC_STR_NOSPACE),
 	};
-	unsigned char *p = build(0, REC_BIG,
-				 T(REC_TYPE_STR, 0) | T(REC_TYPE_STR, 1) | T(REC_TYPE_STR, 2) |
-					 T(REC_TYPE_STR, 3) | T(REC_TYPE_STR, 4) | T(REC_TYPE_STR, 5),
-				 values, 6);
+	unsigned char *p =
+		build(0, REC_BIG,
+		      T(REC_TYPE_STR, 0) | T(REC_TYPE_STR, 1) | T(REC_TYPE_STR, 2) |
+			      T(REC_TYPE_STR, 3) | T(REC_TYPE_STR, 4) | T(REC_TYPE_STR, 5),
+		      values, 6);
 
 	(void)state;
 	memset(strings_of(p), 'x', REC_STR_MAX - 1);
@@ -217,13 +219,15 @@ static void test_string_statuses(void **state)
 
 static void test_eight_fields_unaligned(void **state)
 {
-	const uint64_t values[] = { REC_STR_SLOT(0, 2, REC_STR_OK), 1, 2, f64_bits(2.25), 0,
-				    (uint64_t)-1LL, 3, 1 };
-	unsigned char *p = build(3, REC_BIG,
-				 T(REC_TYPE_STR, 0) | T(REC_TYPE_I64, 1) | T(REC_TYPE_U64, 2) |
-					 T(REC_TYPE_F64, 3) | T(REC_TYPE_BOOL, 4) | T(REC_TYPE_I64, 5) |
-					 T(REC_TYPE_U64, 6) | T(REC_TYPE_BOOL, 7),
-				 values, 8);
+	const uint64_t values[] = {
+		REC_STR_SLOT(0, 2, REC_STR_OK), 1, 2, f64_bits(2.25), 0, (uint64_t)-1LL, 3, 1
+	};
+	unsigned char *p =
+		build(3, REC_BIG,
+		      T(REC_TYPE_STR, 0) | T(REC_TYPE_I64, 1) | T(REC_TYPE_U64, 2) |
+			      T(REC_TYPE_F64, 3) | T(REC_TYPE_BOOL, 4) | T(REC_TYPE_I64, 5) |
+			      T(REC_TYPE_U64, 6) | T(REC_TYPE_BOOL, 7),
+		      values, 8);
 
 	(void)state;
 	memcpy(strings_of(p), "hi", 2);
@@ -397,7 +401,8 @@ static unsigned char norm[REC_EVENT_MAX];
 static void test_normalize_literals(void **state)
 {
 	/* i64, a copied string, a literal, a NULL literal, an unreadable literal. */
-	const uint64_t values[] = { (uint64_t)-5, REC_STR_SLOT(0, 2, REC_STR_OK), 0x1000, 0, 0x3000 };
+	const uint64_t values[] = { (uint64_t)-5, REC_STR_SLOT(0, 2, REC_STR_OK), 0x1000, 0,
+				    0x3000 };
 	unsigned char *p = build(0, REC_ONE,
 				 T(REC_TYPE_I64, 0) | T(REC_TYPE_STR, 1) | T(REC_TYPE_STR_LIT, 2) |
 					 T(REC_TYPE_STR_LIT, 3) | T(REC_TYPE_STR_LIT, 4),

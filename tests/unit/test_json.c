@@ -132,7 +132,7 @@ static void test_f64_round_trip(void **state)
 		uint64_t bits, back_bits;
 		const char *s;
 		double v, back;
-			char *end;
+		char *end;
 
 		/* xorshift64: every exponent and mantissa, subnormals included. */
 		x ^= x << 13;
@@ -253,8 +253,9 @@ static void test_time(void **state)
 	rec_json__time(&w, 0);
 	rec_json__time(&w, -1);
 	rec_json__end_array(&w);
-	assert_string_equal(done(), "[\"2026-12-02T14:03:12.123456Z\",\"1970-01-01T00:00:00.000000Z\","
-				    "\"1969-12-31T23:59:59.999999Z\"]");
+	assert_string_equal(done(),
+			    "[\"2026-12-02T14:03:12.123456Z\",\"1970-01-01T00:00:00.000000Z\","
+			    "\"1969-12-31T23:59:59.999999Z\"]");
 }
 
 int main(void)

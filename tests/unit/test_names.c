@@ -102,7 +102,7 @@ static void test_names_and_fallbacks(void **state)
 	for (int c = 0; c < REC_C_MAX; c++)
 		assert_string_not_equal(rec_names__counter(c), "unknown");
 	assert_string_equal(rec_names__counter(REC_C_MAX), "unknown");
-	assert_string_equal(rec_names__counter((enum rec_counter)-1), "unknown");
+	assert_string_equal(rec_names__counter((enum rec_counter) - 1), "unknown");
 	assert_string_equal(rec_names__limit(REC_L_PROC_RECORDINGS), "recordings_per_process");
 	for (int l = 0; l < REC_L_MAX; l++)
 		assert_string_not_equal(rec_names__limit(l), "unknown");

@@ -40,17 +40,25 @@ static void proc_init_self(struct rec_proc *p)
 	p->uid = self.uid;
 }
 
-static const char *rec_meta = "RCS1\0S\0" "2\0recording\0recorder\0recorder.h\0" "0\0\0"
+static const char *rec_meta = "RCS1\0S\0"
+			      "2\0recording\0recorder\0recorder.h\0"
+			      "0\0\0"
 			      "3\0recording\0recorder\0subject\0";
+/* Each on the line of its metadata, whose __LINE__ is the span's line. */
+/* clang-format off */
 static const char *child_meta = REC__SPAN_META(INFO, "child_span"); static const int child_line = __LINE__;
 static const char *inner_meta = REC__SPAN_META(DEBUG, "inner"); static const int inner_line = __LINE__;
+/* clang-format on */
 static const char *evil_meta = REC__SPAN_META(INFO, "evil\x1b]0;title\x07\nspan");
 static const char *event_meta = REC__META("E", INFO, "event x.c:1", "hello", 1, "n\0");
 
 static void add_recording(struct rec_proc *p, uint64_t key, const char *subject, uint64_t cap)
 {
-	struct rec_recording_rec r = { .key = key, .recorder = 0x80000001, .cap = cap,
-				       .state = REC_RS_LIVE, .has_subject = 1 };
+	struct rec_recording_rec r = { .key = key,
+				       .recorder = 0x80000001,
+				       .cap = cap,
+				       .state = REC_RS_LIVE,
+				       .has_subject = 1 };
 
 	strcpy(r.subject, subject);
 	assert_int_equal(rec_proc__ingest_recording(p, &r), 0);
@@ -60,8 +68,11 @@ static int ingest(struct rec_proc *p, uint64_t key, uint64_t seq, uint64_t n)
 {
 	struct rec_event_rec e = {
 		.hdr = { .type = REC_RT_EVENT, .size = sizeof(e), .tgid = p->pid, .tid = 7 },
-		.recording = key, .seq = seq, .meta = (uintptr_t)event_meta,
-		.types = REC_TYPE_U64, .values = { n },
+		.recording = key,
+		.seq = seq,
+		.meta = (uintptr_t)event_meta,
+		.types = REC_TYPE_U64,
+		.values = { n },
 	};
 	struct rec_decoded d;
 	struct rec_rstate *rs;
@@ -72,7 +83,9 @@ static int ingest(struct rec_proc *p, uint64_t key, uint64_t seq, uint64_t n)
 static void frame(struct rec_thread_stack *t, const char *meta, uint64_t key)
 {
 	t->frames[t->depth++] = (struct rec_frame){
-		.span = 0x1000 + t->depth, .meta = (uintptr_t)meta, .recording = key,
+		.span = 0x1000 + t->depth,
+		.meta = (uintptr_t)meta,
+		.recording = key,
 	};
 }
 
@@ -126,9 +139,12 @@ static void test_nested_recordings_split_stacks(void **state)
 		char expect[512];
 
 		snprintf(expect, sizeof(expect),
-			 "{\"pid\":%d,\"tid\":42,\"recording\":\"0x8000000000000002\",\"subject\":\"a\","
-			 "\"stack\":[{\"name\":\"child_span\",\"target\":\"srv\",\"file\":\"%s\",\"line\":%d},"
-			 "{\"name\":\"recording\",\"target\":\"recorder\",\"file\":\"recorder.h\",\"line\":0}]}\n",
+			 "{\"pid\":%d,\"tid\":42,\"recording\":\"0x8000000000000002\",\"subject\":"
+			 "\"a\","
+			 "\"stack\":[{\"name\":\"child_span\",\"target\":\"srv\",\"file\":\"%s\","
+			 "\"line\":%d},"
+			 "{\"name\":\"recording\",\"target\":\"recorder\",\"file\":\"recorder.h\","
+			 "\"line\":0}]}\n",
 			 (int)getpid(), __FILE__, child_line);
 		assert_string_equal(out, expect);
 	}
@@ -140,7 +156,8 @@ static void test_nested_recordings_split_stacks(void **state)
 		snprintf(expect, sizeof(expect),
 			 "pid %d tid 42 recording 0x8000000000000003 <b>:\n"
 			 "    inner (test_query.c:%d)\n"
-			 "    recording\n", (int)getpid(), inner_line);
+			 "    recording\n",
+			 (int)getpid(), inner_line);
 		assert_string_equal(out, expect);
 	}
 	free(out);
@@ -201,7 +218,8 @@ static void test_ingest_validates(void **state)
 {
 	struct rec_proc *p = *state;
 	struct rec_event_rec e = { .hdr = { .type = REC_RT_EVENT, .size = sizeof(e) },
-				   .recording = KEY_A, .types = 0x9 };
+				   .recording = KEY_A,
+				   .types = 0x9 };
 	struct rec_decoded d;
 	struct rec_rstate *rs;
 
@@ -223,7 +241,9 @@ static void test_invalid_event_counts_in_its_recording(void **state)
 {
 	struct rec_proc *p = *state;
 	struct rec_event_rec e = { .hdr = { .type = REC_RT_EVENT, .size = sizeof(e) },
-				   .recording = KEY_A, .seq = 1, .types = 0x7 };
+				   .recording = KEY_A,
+				   .seq = 1,
+				   .types = 0x7 };
 	struct rec_rstate *rs = rec_proc__find(p, KEY_A);
 	struct rec_decoded d;
 	char *out;
@@ -249,8 +269,12 @@ static void test_invalid_event_counts_in_its_recording(void **state)
 static void test_retire_and_clamp(void **state)
 {
 	struct rec_proc *p = *state;
-	struct rec_recording_rec r = { .key = KEY_A, .recorder = 1, .cap = 10, .seq = 12,
-				       .dropped = 1, .state = REC_RS_RETIRED };
+	struct rec_recording_rec r = { .key = KEY_A,
+				       .recorder = 1,
+				       .cap = 10,
+				       .seq = 12,
+				       .dropped = 1,
+				       .state = REC_RS_RETIRED };
 
 	assert_int_equal(rec_proc__ingest_recording(p, &r), 0);
 	assert_true(rec_proc__find(p, KEY_A)->retired);
@@ -334,9 +358,17 @@ static void test_text_answers_escape_target_text(void **state)
 static void test_clients_and_not_sent(void **state)
 {
 	static const struct rec_output_clients clients = {
-		.connected = 1, .max_clients = 2, .accepted = 3, .denied = 4, .refused = 5,
-		.timed_out = 6, .not_sent = 7, .libraries_failed = 8, .libraries_retrying = 9,
-		.libraries_attached_later = 10, .libraries_given_up = 11,
+		.connected = 1,
+		.max_clients = 2,
+		.accepted = 3,
+		.denied = 4,
+		.refused = 5,
+		.timed_out = 6,
+		.not_sent = 7,
+		.libraries_failed = 8,
+		.libraries_retrying = 9,
+		.libraries_attached_later = 10,
+		.libraries_given_up = 11,
 	};
 	struct rec_proc *p = *state;
 	struct rec_query q = { .flags = REC_Q_STATS };
@@ -347,14 +379,15 @@ static void test_clients_and_not_sent(void **state)
 	assert_int_equal(rec_query__answer_live(f, p, &q, &clients), 0);
 	fclose(f);
 	assert_non_null(strstr(buf, "BPF counters (all traced processes):\n"));
-	assert_non_null(strstr(buf, "\nclients of this recorder-attach (all traced processes):\n"
-				    "    connected            1 (at most 2)\n"
-				    "    accepted             3\n    denied               4\n"
-				    "    refused              5\n    timed_out            6\n"
-				    "    events_not_sent      7\n"
-				    "libraries loaded after the attach whose probes failed to attach:\n"
-				    "    failed               8\n    retrying             9\n"
-				    "    attached_later       10\n    given_up             11\n"));
+	assert_non_null(strstr(buf,
+			       "\nclients of this recorder-attach (all traced processes):\n"
+			       "    connected            1 (at most 2)\n"
+			       "    accepted             3\n    denied               4\n"
+			       "    refused              5\n    timed_out            6\n"
+			       "    events_not_sent      7\n"
+			       "libraries loaded after the attach whose probes failed to attach:\n"
+			       "    failed               8\n    retrying             9\n"
+			       "    attached_later       10\n    given_up             11\n"));
 	assert_int_equal(buf[len - 1], '\n');
 	free(buf);
 
@@ -362,10 +395,11 @@ static void test_clients_and_not_sent(void **state)
 	f = open_memstream(&buf, &len);
 	assert_int_equal(rec_query__answer_live(f, p, &q, &clients), 0);
 	fclose(f);
-	assert_non_null(strstr(buf, ",\"clients\":{\"connected\":1,\"max_clients\":2,"
-				    "\"accepted\":3,\"denied\":4,\"refused\":5,\"timed_out\":6,"
-				    "\"events_not_sent\":7},\"libraries\":{\"failed\":8,\"retrying\":9,"
-				    "\"attached_later\":10,\"given_up\":11}}\n"));
+	assert_non_null(strstr(buf,
+			       ",\"clients\":{\"connected\":1,\"max_clients\":2,"
+			       "\"accepted\":3,\"denied\":4,\"refused\":5,\"timed_out\":6,"
+			       "\"events_not_sent\":7},\"libraries\":{\"failed\":8,\"retrying\":9,"
+			       "\"attached_later\":10,\"given_up\":11}}\n"));
 	assert_int_equal(count_lines(buf), 1);
 	free(buf);
 	/* recorder-tail --file has no clients. */
@@ -379,9 +413,11 @@ static void test_clients_and_not_sent(void **state)
 	rec_query__not_sent(f, p, 1, &q);
 	rec_query__not_sent(f, p, 9, &q);
 	fclose(f);
-	assert_true(asprintf(&want, "{\"pid\":%d,\"not_sent\":1,\"reason\":\"reader too slow\"}\n"
+	assert_true(asprintf(&want,
+			     "{\"pid\":%d,\"not_sent\":1,\"reason\":\"reader too slow\"}\n"
 			     "-- 1 event not sent: reader too slow --\n"
-			     "-- 9 events not sent: reader too slow --\n", (int)p->pid) > 0);
+			     "-- 9 events not sent: reader too slow --\n",
+			     (int)p->pid) > 0);
 	assert_string_equal(buf, want);
 	free(want);
 	free(buf);
@@ -392,8 +428,7 @@ static void test_realtime_saturates(void **state)
 {
 	(void)state;
 	assert_int_equal(rec_query__realtime(5, -3), 2);
-	assert_int_equal(rec_query__realtime(1000, 1700000000000000000LL),
-			 1700000000000001000LL);
+	assert_int_equal(rec_query__realtime(1000, 1700000000000000000LL), 1700000000000001000LL);
 	assert_int_equal(rec_query__realtime(INT64_MAX, 1), INT64_MAX);
 	assert_int_equal(rec_query__realtime(INT64_MAX - 1, INT64_MAX), INT64_MAX);
 	assert_int_equal(rec_query__realtime(UINT64_MAX, 0), INT64_MAX);
@@ -407,7 +442,8 @@ static void test_realtime_saturates(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_nested_recordings_split_stacks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_nested_recordings_split_stacks, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_one_stack_per_thread, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tail_shows_gaps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ingest_validates, setup, teardown),

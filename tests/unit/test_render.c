@@ -19,7 +19,7 @@
 /* 2026-12-02T14:03:12.123456789Z */
 #define TIME_NS (1796220192LL * 1000000000LL + 123456789LL)
 
-#define BLOB(kind, lvl, name, target, file, line, msg, nfields, names)                            \
+#define BLOB(kind, lvl, name, target, file, line, msg, nfields, names)                             \
 	("RCS1\0" kind "\0" lvl "\0" name "\0" target "\0" file "\0" line "\0" msg "\0" nfields    \
 	 "\0" names)
 
@@ -183,7 +183,9 @@ static void test_text_escape(void **state)
 			    "a\\nI0101 forged\\u001b[2J\\u007f\\r\\u0007");
 	assert_int_equal(n, strlen(text));
 	/* An 8-bit CSI written as UTF-8, and the NUL bytes a string may hold. */
-	assert_string_equal(ESCAPED("\xc2\x9b" "31m\0x"), "\\u009b31m\\u0000x");
+	assert_string_equal(ESCAPED("\xc2\x9b"
+				    "31m\0x"),
+			    "\\u009b31m\\u0000x");
 	assert_int_equal(n, strlen(text));
 	assert_string_equal(ESCAPED("caf\xc3\xa9"), "caf\xc3\xa9");
 	assert_int_equal(n, 5);
@@ -303,8 +305,8 @@ static void test_no_message(void **state)
 
 static void test_f64(void **state)
 {
-	struct rec_value values[] = { f64(1.5), f64(NAN), f64(INFINITY), f64(-INFINITY),
-				      f64(0.1), f64(-2e300) };
+	struct rec_value values[] = { f64(1.5),	      f64(NAN), f64(INFINITY),
+				      f64(-INFINITY), f64(0.1), f64(-2e300) };
 	struct rec_event_view ev = view(&cs, values, 6);
 
 	(void)state;

@@ -25,7 +25,7 @@
 
 struct fake_ring {
 	unsigned long consumer_pos, producer_pos;
-	unsigned char *data;	/* SIZE bytes, then the same SIZE bytes again */
+	unsigned char *data; /* SIZE bytes, then the same SIZE bytes again */
 	int fd;
 };
 
@@ -33,8 +33,8 @@ struct seen {
 	int n;
 	size_t sizes[64];
 	unsigned char first[64];
-	int stop_at;		/* return 1 from this call on (-1: never) */
-	struct rec_ring *ring;	/* to try a nested consume */
+	int stop_at;	       /* return 1 from this call on (-1: never) */
+	struct rec_ring *ring; /* to try a nested consume */
 	int64_t nested;
 };
 
@@ -64,8 +64,8 @@ static int setup(void **state)
 	p = mmap(NULL, 2 * SIZE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	assert_true(p != MAP_FAILED);
 	assert_true(mmap(p, SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, f->fd, 0) == p);
-	assert_true(mmap(p + SIZE, SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, f->fd, 0) ==
-		    p + SIZE);
+	assert_true(mmap(p + SIZE, SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, f->fd,
+			 0) == p + SIZE);
 	f->data = p;
 	*state = f;
 	return 0;
@@ -249,8 +249,8 @@ static void test_size_must_be_a_power_of_two(void **state)
 	struct fake_ring *f = *state;
 
 	errno = 0;
-	assert_null(rec_ring__new_mem(&f->consumer_pos, &f->producer_pos, f->data, 3000, NULL,
-				      NULL));
+	assert_null(
+		rec_ring__new_mem(&f->consumer_pos, &f->producer_pos, f->data, 3000, NULL, NULL));
 	assert_int_equal(errno, EINVAL);
 }
 

@@ -85,7 +85,7 @@ struct seen {
 	size_t n;
 	uint64_t seqs[MAX_SEEN];
 	char data[MAX_SEEN][32];
-	size_t stop_after;	/* return 99 after this many visits, 0 = never */
+	size_t stop_after; /* return 99 after this many visits, 0 = never */
 };
 
 static int collect(uint64_t seq, const void *data, size_t len, void *ctx)
@@ -463,7 +463,8 @@ static void test_mixed_sizes(void **state)
 	assert_non_null(sp);
 	assert_int_equal(push_sized(sp, 0, SMALL_REC), 0);
 	assert_int_equal(push_sized(sp, 1, MID_REC), 0);
-	assert_sized_tail(sp, (const uint64_t[]){ 0, 1 }, (const size_t[]){ SMALL_REC, MID_REC }, 2);
+	assert_sized_tail(sp, (const uint64_t[]){ 0, 1 }, (const size_t[]){ SMALL_REC, MID_REC },
+			  2);
 
 	/* Slot 0 grows from the small record to the largest. */
 	assert_int_equal(push_sized(sp, 2, BIG_REC), 0);
@@ -471,16 +472,19 @@ static void test_mixed_sizes(void **state)
 
 	/* Smaller again in both slots: the records read back at their own length. */
 	assert_int_equal(push_sized(sp, 3, SMALL_REC), 0);
-	assert_sized_tail(sp, (const uint64_t[]){ 2, 3 }, (const size_t[]){ BIG_REC, SMALL_REC }, 2);
+	assert_sized_tail(sp, (const uint64_t[]){ 2, 3 }, (const size_t[]){ BIG_REC, SMALL_REC },
+			  2);
 	assert_int_equal(push_sized(sp, 4, MID_REC), 0);
-	assert_sized_tail(sp, (const uint64_t[]){ 3, 4 }, (const size_t[]){ SMALL_REC, MID_REC }, 2);
+	assert_sized_tail(sp, (const uint64_t[]){ 3, 4 }, (const size_t[]){ SMALL_REC, MID_REC },
+			  2);
 	assert_int_equal(push_sized(sp, 5, 0), 0);
 	assert_sized_tail(sp, (const uint64_t[]){ 4, 5 }, (const size_t[]){ MID_REC, 0 }, 2);
 
 	/* Slot 1 grows past what it ever held, after holding an empty record. */
 	assert_int_equal(push_sized(sp, 6, SMALL_REC), 0);
 	assert_int_equal(push_sized(sp, 7, BIG_REC), 0);
-	assert_sized_tail(sp, (const uint64_t[]){ 6, 7 }, (const size_t[]){ SMALL_REC, BIG_REC }, 2);
+	assert_sized_tail(sp, (const uint64_t[]){ 6, 7 }, (const size_t[]){ SMALL_REC, BIG_REC },
+			  2);
 	assert_int_equal(rec_spool__count(sp), 2);
 	assert_int_equal(rec_spool__next_seq(sp), 8);
 	rec_spool__free(sp);
@@ -523,7 +527,8 @@ static void test_slot_size_limit(void **state)
 	/* A refused duplicate, even a bigger one, leaves the held record as it was. */
 	assert_int_equal(push_sized(sp, 1, SMALL_REC), 0);
 	assert_int_equal(push_sized(sp, 1, BIG_REC), -EEXIST);
-	assert_sized_tail(sp, (const uint64_t[]){ 0, 1 }, (const size_t[]){ BIG_REC, SMALL_REC }, 2);
+	assert_sized_tail(sp, (const uint64_t[]){ 0, 1 }, (const size_t[]){ BIG_REC, SMALL_REC },
+			  2);
 	rec_spool__free(sp);
 
 	/* A slot_size of 0 holds empty records only. */
@@ -598,7 +603,7 @@ static void test_many_big_spools(void **state)
 /* What a tail walk over many pattern records saw: the seqs in order, bytes checked. */
 struct long_seen {
 	size_t n;
-	uint64_t next;		/* the seq expected next */
+	uint64_t next; /* the seq expected next */
 };
 
 static int check_run(uint64_t seq, const void *data, size_t len, void *ctx)
@@ -632,7 +637,7 @@ static void assert_run(struct rec_spool *sp, uint64_t first, size_t n)
  */
 static void test_wrapped_keeps_last_cap(void **state)
 {
-	const size_t cap = 1000;	/* not a power of two: the last growth stops at cap */
+	const size_t cap = 1000; /* not a power of two: the last growth stops at cap */
 	const uint64_t total = 50 * 1000 + 3;
 	struct rec_spool *sp = rec_spool__new(cap, BIG_REC);
 	size_t full = 0;
@@ -727,8 +732,7 @@ static void test_growth_with_gaps(void **state)
 	want[GAP_N] = cap - 1;
 	assert_list(sp, want, GAP_N + 1);
 	/* Fewer than twice the slots held, each with one buffer of its record's size. */
-	assert_true(rec_spool__footprint(sp) <=
-		    256 + (GAP_N + 1) * (2 * 24 + SMALL_REC + 2));
+	assert_true(rec_spool__footprint(sp) <= 256 + (GAP_N + 1) * (2 * 24 + SMALL_REC + 2));
 
 	/* The window moves: seq 0 leaves at seq cap, 5 steps more at seq cap + 5 steps. */
 	assert_int_equal(push_run(sp, cap), 0);
@@ -743,8 +747,9 @@ static void test_growth_with_gaps(void **state)
 	assert_int_equal(push_run(sp, cap + 3), 0);
 	assert_int_equal(push_run(sp, 2 * cap - 2), 0);
 	/* Window [cap - 1, 2 * cap - 1). */
-	assert_list(sp, (const uint64_t[]){ cap - 1, cap, cap + 3, cap + 5 * GAP_STEP,
-					    2 * cap - 2 }, 5);
+	assert_list(sp,
+		    (const uint64_t[]){ cap - 1, cap, cap + 3, cap + 5 * GAP_STEP, 2 * cap - 2 },
+		    5);
 	rec_spool__free(sp);
 }
 
@@ -898,7 +903,7 @@ static void test_matches_model(void **state)
 		int64_t d;
 
 		x = x * 1103515245 + 12345;
-		d = (int64_t)((x >> 8) % 60) - 45;	/* -45 .. +14 around next_seq */
+		d = (int64_t)((x >> 8) % 60) - 45; /* -45 .. +14 around next_seq */
 		if ((x >> 20) % 97 == 0)
 			d = 2 * MODEL_CAP + (x >> 24) % 20;
 		if ((int64_t)m.next_seq + d < 0)

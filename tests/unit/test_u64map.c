@@ -110,7 +110,9 @@ static void test_churn_does_not_grow(void **state)
 /* Random puts, gets and deletes checked against a direct-indexed array. */
 static void test_matches_model(void **state)
 {
-	enum { KEYS = 4096 };
+	enum {
+		KEYS = 4096
+	};
 	static void *model[KEYS];
 	struct rec_u64map m = { 0 };
 	uint64_t x = 88172645463325252ULL;

@@ -215,10 +215,11 @@ static int run_ab(uint64_t iters, uint64_t chunks)
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: bench MODE [--iters N] [--work-bytes B] [--chunks C] [--no-wait] "
-			"[--wait-sema]\n"
-			"MODE: baseline detached detached_ab event span nested sdt\n"
-			"--chunks: pairs of chunks of detached_ab (default 200), --iters per loop\n");
+	fprintf(stderr,
+		"usage: bench MODE [--iters N] [--work-bytes B] [--chunks C] [--no-wait] "
+		"[--wait-sema]\n"
+		"MODE: baseline detached detached_ab event span nested sdt\n"
+		"--chunks: pairs of chunks of detached_ab (default 200), --iters per loop\n");
 	return 2;
 }
 

@@ -11,14 +11,10 @@
 #include <stdint.h>
 #include <lttng/tracepoint.h>
 
-LTTNG_UST_TRACEPOINT_EVENT(bench, event,
-	LTTNG_UST_TP_ARGS(int64_t, i, const char *, s, int, ok),
-	LTTNG_UST_TP_FIELDS(
-		lttng_ust_field_integer(int64_t, i, i)
-		lttng_ust_field_string(s, s)
-		lttng_ust_field_integer(int, ok, ok)
-	)
-)
+LTTNG_UST_TRACEPOINT_EVENT(
+	bench, event, LTTNG_UST_TP_ARGS(int64_t, i, const char *, s, int, ok),
+	LTTNG_UST_TP_FIELDS(lttng_ust_field_integer(int64_t, i, i) lttng_ust_field_string(s, s)
+				    lttng_ust_field_integer(int, ok, ok)))
 
 #endif
 

@@ -32,12 +32,16 @@ static struct {
 	const char *binaries[REC_MAX_BINARIES];
 	int nbinaries;
 	struct rec_session_opts opts;
-	int lost;			/* black boxes that could not be written */
+	int lost; /* black boxes that could not be written */
 	pid_t lost_pids[MAX_LOST_NAMED];
 } env = {
-	.opts = { .ring_bytes = 8u << 20, .drain_ms = 10, .dump_dir = "/var/lib/recorder",
-		  .max_clients = REC_CLIENTS_MAX, .client_timeout_ms = REC_CLIENT_TIMEOUT_MS,
-		  .follow_buffer = REC_FOLLOW_BUFFER, .limits = REC_LIMITS_DEFAULT },
+	.opts = { .ring_bytes = 8u << 20,
+		  .drain_ms = 10,
+		  .dump_dir = "/var/lib/recorder",
+		  .max_clients = REC_CLIENTS_MAX,
+		  .client_timeout_ms = REC_CLIENT_TIMEOUT_MS,
+		  .follow_buffer = REC_FOLLOW_BUFFER,
+		  .limits = REC_LIMITS_DEFAULT },
 };
 
 const char *argp_program_version = "recorder-attach 0.1";
@@ -102,20 +106,24 @@ static const struct argp_option options[] = {
 	  "Trace every process running this executable, now and later (repeatable)", 0 },
 	{ "ring-size", OPT_RING, "BYTES", 0,
 	  "Ring buffer size, a power of two from 4096 (default 8388608)", 0 },
-	{ "drain-ms", OPT_DRAIN, "MS", 0, "Drain the ring buffer every MS milliseconds (default 10)",
-	  0 },
+	{ "drain-ms", OPT_DRAIN, "MS", 0,
+	  "Drain the ring buffer every MS milliseconds (default 10)", 0 },
 	{ "sock-dir", OPT_SOCKDIR, "DIR", 0,
 	  "Directory of control sockets (default /run/recorder); created if missing, "
-	  "never changed if it exists", 0 },
+	  "never changed if it exists",
+	  0 },
 	{ "max-clients", OPT_MAXCLIENTS, "N", 0,
 	  "Serve at most N recorder-tail clients at once; more are refused "
-	  "(default 32)", 0 },
+	  "(default 32)",
+	  0 },
 	{ "client-timeout", OPT_CLIENTTIMEOUT, "MS", 0,
 	  "Close a client that sends no whole request, or takes none of its answer, "
-	  "within MS milliseconds (default 5000)", 0 },
+	  "within MS milliseconds (default 5000)",
+	  0 },
 	{ "follow-buffer", OPT_FOLLOWBUF, "BYTES", 0,
 	  "A --follow reader with BYTES unsent misses events until it catches up, "
-	  "and is told how many (default 1048576)", 0 },
+	  "and is told how many (default 1048576)",
+	  0 },
 	{ "dump-dir", OPT_DUMPDIR, "DIR", 0,
 	  "Where black boxes are written when a process ends (default /var/lib/recorder)", 0 },
 	{ "no-dump", OPT_NODUMP, NULL, 0, "Write no black box when a process ends", 0 },
@@ -123,31 +131,38 @@ static const struct argp_option options[] = {
 	{ NULL, 0, NULL, 0, "Limits (what does not fit is counted, see --stats):", 1 },
 	{ "max-recordings", OPT_MAX_RECORDINGS, "N", 0,
 	  "Recordings tracked at once by all processes together (default 65536); "
-	  "the events of one that finds no room are counted, not kept", 1 },
+	  "the events of one that finds no room are counted, not kept",
+	  1 },
 	{ "max-recordings-per-process", OPT_MAX_PER_PROCESS, "N", 0,
 	  "Recordings one process may have tracked at once (default a quarter "
-	  "of --max-recordings), so that no process can starve another", 1 },
+	  "of --max-recordings), so that no process can starve another",
+	  1 },
 	{ "keep-retired", OPT_KEEP_RETIRED, "N", 0,
 	  "Freed recordings kept per process with their tails (default 64); older "
-	  "ones are forgotten and tallied per recorder", 1 },
+	  "ones are forgotten and tallied per recorder",
+	  1 },
 	{ "max-callsites", OPT_MAX_CALLSITES, "N", 0,
 	  "Callsites cached per process (default 65536); others are read again at "
-	  "each use", 1 },
+	  "each use",
+	  1 },
 	{ "max-literals", OPT_MAX_LITERALS, "N", 0,
 	  "String literals cached per process (default 65536); others are read "
-	  "again at each use", 1 },
+	  "again at each use",
+	  1 },
 	{ "max-dead-stacks", OPT_MAX_DEAD_STACKS, "N", 0,
 	  "Stacks of exited threads kept per process, the newest (default 4096, "
-	  "at most 65536)", 1 },
+	  "at most 65536)",
+	  1 },
 	{ "max-forgotten-recorders", OPT_MAX_FORGOTTEN, "N", 0,
 	  "Recorders whose forgotten recordings are tallied one by one (default "
-	  "1024); the rest share one tally", 1 },
+	  "1024); the rest share one tally",
+	  1 },
 	{},
 };
 
 /* Parses the value of a limit option into *out; a bad one ends the program. */
-static void parse_limit(struct argp_state *state, const char *name, const char *arg,
-			uint64_t min, uint64_t max, uint64_t *out)
+static void parse_limit(struct argp_state *state, const char *name, const char *arg, uint64_t min,
+			uint64_t max, uint64_t *out)
 {
 	if (rec_cli__parse_u64(arg, min, max, out))
 		argp_error(state, "invalid --%s '%s': expected %" PRIu64 " to %" PRIu64, name, arg,
@@ -175,8 +190,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_RING:
 		if (rec_cli__parse_u64(arg, BYTES_MIN, BYTES_MAX, &v) || (v & (v - 1)))
-			argp_error(state, "invalid --ring-size '%s': expected a power of two "
-				   "from %u to %u", arg, BYTES_MIN, BYTES_MAX);
+			argp_error(state,
+				   "invalid --ring-size '%s': expected a power of two "
+				   "from %u to %u",
+				   arg, BYTES_MIN, BYTES_MAX);
 		env.opts.ring_bytes = v;
 		break;
 	case OPT_DRAIN:
@@ -196,14 +213,16 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_CLIENTTIMEOUT:
 		if (rec_cli__parse_u64(arg, 1, 3600000, &v))
-			argp_error(state, "invalid --client-timeout '%s': expected 1 to 3600000 "
-				   "milliseconds", arg);
+			argp_error(state,
+				   "invalid --client-timeout '%s': expected 1 to 3600000 "
+				   "milliseconds",
+				   arg);
 		env.opts.client_timeout_ms = (int)v;
 		break;
 	case OPT_FOLLOWBUF:
 		if (rec_cli__parse_u64(arg, BYTES_MIN, BYTES_MAX, &v))
-			argp_error(state, "invalid --follow-buffer '%s': expected %u to %u bytes", arg,
-				   BYTES_MIN, BYTES_MAX);
+			argp_error(state, "invalid --follow-buffer '%s': expected %u to %u bytes",
+				   arg, BYTES_MIN, BYTES_MAX);
 		env.opts.follow_buffer = v;
 		break;
 	case OPT_DUMPDIR:
@@ -249,12 +268,13 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (env.npids == 0 && env.nbinaries == 0)
 			argp_error(state, "no process given: use -p PID or --binary PATH");
 		if (!per_process_given)
-			lim->max_recordings_per_process = lim->max_recordings /
-							  REC_DEFAULT_PER_PROCESS_SHARE;
+			lim->max_recordings_per_process =
+				lim->max_recordings / REC_DEFAULT_PER_PROCESS_SHARE;
 		if (lim->max_recordings_per_process > lim->max_recordings)
-			argp_error(state, "--max-recordings-per-process %" PRIu64 " is more than "
-				   "--max-recordings %" PRIu64, lim->max_recordings_per_process,
-				   lim->max_recordings);
+			argp_error(state,
+				   "--max-recordings-per-process %" PRIu64 " is more than "
+				   "--max-recordings %" PRIu64,
+				   lim->max_recordings_per_process, lim->max_recordings);
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -300,9 +320,10 @@ static void on_late(enum rec_late_library what, pid_t pid, const char *path, int
 	FILE *out = what == REC_LATE_ATTACHED ? stdout : stderr;
 
 	(void)ctx;
-	fputs(what == REC_LATE_FAILED ? "recorder-attach: failed to attach the probes of " :
-	      what == REC_LATE_ATTACHED ? "recorder-attach: attached the probes of " :
-	      "recorder-attach: gave up attaching the probes of ", out);
+	fputs(what == REC_LATE_FAILED	  ? "recorder-attach: failed to attach the probes of "
+	      : what == REC_LATE_ATTACHED ? "recorder-attach: attached the probes of "
+					  : "recorder-attach: gave up attaching the probes of ",
+	      out);
 	rec_text__escape(out, path, strlen(path));
 	print_in(out, pid);
 	if (what == REC_LATE_FAILED)
@@ -323,8 +344,10 @@ static void on_exit_pid(const struct rec_exit_info *info, void *ctx)
 		printf("recorder-attach: black box of pid %d written to %s\n", (int)info->pid,
 		       info->dump_path);
 	else if (env.opts.dump_dir) {
-		fprintf(stderr, "recorder-attach: failed to write the black box of pid %d into %s: "
-				"%s\n", (int)info->pid, env.opts.dump_dir, strerror(-info->dump_err));
+		fprintf(stderr,
+			"recorder-attach: failed to write the black box of pid %d into %s: "
+			"%s\n",
+			(int)info->pid, env.opts.dump_dir, strerror(-info->dump_err));
 		if (env.lost < MAX_LOST_NAMED)
 			env.lost_pids[env.lost] = info->pid;
 		env.lost++;
@@ -342,11 +365,11 @@ static void on_exit_pid(const struct rec_exit_info *info, void *ctx)
  * nothing recorder-attach runs can get it back.
  */
 static const int kept_caps[] = {
-	CAP_SYS_PTRACE,		/* other processes' /proc/PID/{maps,exe,root,mem}: rescans for
+	CAP_SYS_PTRACE,	     /* other processes' /proc/PID/{maps,exe,root,mem}: rescans for
 				 * libraries, --binary adoption, reads of their memory */
-	CAP_DAC_READ_SEARCH,	/* scan and attach libraries whose file or directory mode
+	CAP_DAC_READ_SEARCH, /* scan and attach libraries whose file or directory mode
 				 * shuts root out (a user's private directory) */
-	CAP_CHOWN,		/* give the socket of a process adopted later to its owner */
+	CAP_CHOWN,	     /* give the socket of a process adopted later to its owner */
 };
 
 static int drop_capabilities(void)
@@ -389,9 +412,11 @@ static int prepare_sock_dir(void)
 
 	err = rec_control__prepare_dir(dir, why, sizeof(why), &searchable);
 	if (err == -EPERM) {
-		fprintf(stderr, "recorder-attach: refusing the socket directory %s: %s (an existing "
-				"directory is never changed: fix it, or choose another with "
-				"--sock-dir)\n", dir, why);
+		fprintf(stderr,
+			"recorder-attach: refusing the socket directory %s: %s (an existing "
+			"directory is never changed: fix it, or choose another with "
+			"--sock-dir)\n",
+			dir, why);
 		return err;
 	} else if (err) {
 		fprintf(stderr, "recorder-attach: failed to create the socket directory %s: %s\n",
@@ -406,21 +431,27 @@ static int prepare_sock_dir(void)
 static int socket_error(pid_t pid, int err, const struct rec_attach_info *info)
 {
 	if (err == -EBUSY && info->lock_holder)
-		fprintf(stderr, "recorder-attach: pid %d is already traced by recorder-attach pid %d, "
-				"which holds the lock %s and serves %s\n", (int)pid,
-			(int)info->lock_holder, info->lock_path, info->sock_path);
+		fprintf(stderr,
+			"recorder-attach: pid %d is already traced by recorder-attach pid %d, "
+			"which holds the lock %s and serves %s\n",
+			(int)pid, (int)info->lock_holder, info->lock_path, info->sock_path);
 	else if (err == -EBUSY)
-		fprintf(stderr, "recorder-attach: pid %d is already traced by another "
-				"recorder-attach, which holds the lock %s and serves %s\n", (int)pid,
-			info->lock_path, info->sock_path);
+		fprintf(stderr,
+			"recorder-attach: pid %d is already traced by another "
+			"recorder-attach, which holds the lock %s and serves %s\n",
+			(int)pid, info->lock_path, info->sock_path);
 	else if (err == -EADDRINUSE)
-		fprintf(stderr, "recorder-attach: failed to attach to pid %d: something else "
-				"answers on its socket %s without holding the lock %s; stop it or "
-				"use another --sock-dir\n", (int)pid, info->sock_path, info->lock_path);
+		fprintf(stderr,
+			"recorder-attach: failed to attach to pid %d: something else "
+			"answers on its socket %s without holding the lock %s; stop it or "
+			"use another --sock-dir\n",
+			(int)pid, info->sock_path, info->lock_path);
 	else if (err == -EEXIST)
-		fprintf(stderr, "recorder-attach: failed to attach to pid %d: %s is in the place of "
-				"its socket and is not a socket; remove it or use another "
-				"--sock-dir\n", (int)pid, info->sock_path);
+		fprintf(stderr,
+			"recorder-attach: failed to attach to pid %d: %s is in the place of "
+			"its socket and is not a socket; remove it or use another "
+			"--sock-dir\n",
+			(int)pid, info->sock_path);
 	else
 		return 0;
 	return 1;
@@ -458,10 +489,13 @@ int main(int argc, char **argv)
 	if (env.opts.dump_dir) {
 		err = rec_dump__prepare_dir(env.opts.dump_dir);
 		if (err) {
-			fprintf(stderr, "recorder-attach: cannot write black boxes into %s: %s%s "
-					"(use --dump-dir DIR, or --no-dump)\n", env.opts.dump_dir,
-				strerror(-err), err == -EACCES ? ": its mode does not let root "
-				"write in it" : "");
+			fprintf(stderr,
+				"recorder-attach: cannot write black boxes into %s: %s%s "
+				"(use --dump-dir DIR, or --no-dump)\n",
+				env.opts.dump_dir, strerror(-err),
+				err == -EACCES ? ": its mode does not let root "
+						 "write in it"
+					       : "");
 			return 1;
 		}
 	}
@@ -471,9 +505,11 @@ int main(int argc, char **argv)
 	env.opts.follow_binaries = env.nbinaries > 0;
 	err = rec_session__open(&s, &env.opts);
 	if (err) {
-		fprintf(stderr, "recorder-attach: failed to load the BPF programs: %s "
-				"(BPF unavailable? the kernel needs BPF, BTF and uprobes; -v shows "
-				"libbpf's messages)\n", strerror(-err));
+		fprintf(stderr,
+			"recorder-attach: failed to load the BPF programs: %s "
+			"(BPF unavailable? the kernel needs BPF, BTF and uprobes; -v shows "
+			"libbpf's messages)\n",
+			strerror(-err));
 		return 1;
 	}
 	for (int i = 0; i < env.npids; i++) {
@@ -484,12 +520,15 @@ int main(int argc, char **argv)
 		if (socket_error(pid, err, &info)) {
 			goto cleanup;
 		} else if (err == -ENOENT) {
-			fprintf(stderr, "recorder-attach: pid %d has no recorder probes in its "
-					"executable or loaded libraries\n", (int)pid);
+			fprintf(stderr,
+				"recorder-attach: pid %d has no recorder probes in its "
+				"executable or loaded libraries\n",
+				(int)pid);
 			goto cleanup;
 		} else if (err == -E2BIG) {
-			fprintf(stderr, "recorder-attach: failed to attach to pid %d: its probes have "
-					"more distinct argument layouts than the %d this build holds\n",
+			fprintf(stderr,
+				"recorder-attach: failed to attach to pid %d: its probes have "
+				"more distinct argument layouts than the %d this build holds\n",
 				(int)pid, REC_USDT_MAX_SPECS);
 			goto cleanup;
 		} else if (err) {
@@ -500,10 +539,11 @@ int main(int argc, char **argv)
 		printf("attached to %d: %u probe sites in %u objects\n", (int)pid, info.sites,
 		       info.objects);
 		if (!sock_dir_searchable && info.uid != 0 && info.uid != (uid_t)-1)
-			fprintf(stderr, "recorder-attach: note: pid %d belongs to uid %u, who may not "
-					"search %s: only root can read its trace ('chmod o+x' on the "
-					"directory lets owners read their own)\n", (int)pid,
-				(unsigned int)info.uid,
+			fprintf(stderr,
+				"recorder-attach: note: pid %d belongs to uid %u, who may not "
+				"search %s: only root can read its trace ('chmod o+x' on the "
+				"directory lets owners read their own)\n",
+				(int)pid, (unsigned int)info.uid,
 				env.opts.sock_dir ? env.opts.sock_dir : REC_CONTROL_DIR);
 		fflush(stdout);
 	}
@@ -526,8 +566,10 @@ int main(int argc, char **argv)
 	}
 	err = drop_capabilities();
 	if (err) {
-		fprintf(stderr, "recorder-attach: failed to drop the capabilities it no longer "
-				"needs: %s\n", strerror(-err));
+		fprintf(stderr,
+			"recorder-attach: failed to drop the capabilities it no longer "
+			"needs: %s\n",
+			strerror(-err));
 		goto cleanup;
 	}
 	err = rec_session__run(s, on_exit_pid, NULL);

@@ -51,8 +51,19 @@ static const char doc[] =
 	"  recorder-tail -p 4242 --dump          # write a black box now\n"
 	"  recorder-tail --file /var/lib/recorder/recorder-4242-….json --stacks\n";
 
-enum { OPT_FILE = 0x100, OPT_DUMP, OPT_STATS, OPT_RECORDER, OPT_RECORDING, OPT_SUBJECT, OPT_LIST, OPT_STACKS, OPT_FOLLOW, OPT_JSON,
-       OPT_SOCKDIR };
+enum {
+	OPT_FILE = 0x100,
+	OPT_DUMP,
+	OPT_STATS,
+	OPT_RECORDER,
+	OPT_RECORDING,
+	OPT_SUBJECT,
+	OPT_LIST,
+	OPT_STACKS,
+	OPT_FOLLOW,
+	OPT_JSON,
+	OPT_SOCKDIR
+};
 
 static const struct argp_option options[] = {
 	{ "pid", 'p', "PID", 0, "Process to read (traced by recorder-attach)", 0 },
@@ -91,15 +102,19 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_RECORDING:
 		if (rec_cli__parse_u64(arg, 1, UINT64_MAX, &v))
-			argp_error(state, "invalid --recording '%s': expected a key such as "
-				   "0x8000000000000001", arg);
+			argp_error(state,
+				   "invalid --recording '%s': expected a key such as "
+				   "0x8000000000000001",
+				   arg);
 		env.q.recording = v;
 		env.q.flags |= REC_Q_HAS_RECORDING;
 		break;
 	case OPT_RECORDER:
 		if (rec_cli__parse_u64(arg, 1, UINT64_MAX, &v))
-			argp_error(state, "invalid --recorder '%s': expected a key such as "
-				   "0x8000000000000001", arg);
+			argp_error(state,
+				   "invalid --recorder '%s': expected a key such as "
+				   "0x8000000000000001",
+				   arg);
 		env.q.recorder = v;
 		env.q.flags |= REC_Q_HAS_RECORDER;
 		break;
@@ -141,14 +156,18 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			argp_error(state, "no process given: use -p PID or --file DUMP");
 		if (env.pid && env.file)
 			argp_error(state, "-p and --file do not go together");
-		if (__builtin_popcount(env.q.flags & (REC_Q_LIST | REC_Q_STACKS | REC_Q_STATS |
-						      REC_Q_DUMP)) > 1)
-			argp_error(state, "--list, --stacks, --stats and --dump do not go together");
+		if (__builtin_popcount(env.q.flags &
+				       (REC_Q_LIST | REC_Q_STACKS | REC_Q_STATS | REC_Q_DUMP)) > 1)
+			argp_error(state,
+				   "--list, --stacks, --stats and --dump do not go together");
 		if ((env.q.flags & REC_Q_FOLLOW) &&
-		    (env.file || (env.q.flags & (REC_Q_LIST | REC_Q_STACKS | REC_Q_STATS | REC_Q_DUMP))))
+		    (env.file ||
+		     (env.q.flags & (REC_Q_LIST | REC_Q_STACKS | REC_Q_STATS | REC_Q_DUMP))))
 			argp_error(state, "--follow goes with live tails only");
 		if (env.file && (env.q.flags & REC_Q_DUMP))
-			argp_error(state, "--dump asks a live recorder-attach; it does not go with --file");
+			argp_error(
+				state,
+				"--dump asks a live recorder-attach; it does not go with --file");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -192,12 +211,15 @@ static void access_error(const char *path)
 
 	snprintf(proc, sizeof(proc), "/proc/%d", (int)env.pid);
 	if (stat(proc, &st) == 0 && st.st_uid != 0)
-		fprintf(stderr, "recorder-tail: permission denied on %s: only root and the owner "
-				"of pid %d (uid %u) may read its trace\n", path, (int)env.pid,
-			(unsigned int)st.st_uid);
+		fprintf(stderr,
+			"recorder-tail: permission denied on %s: only root and the owner "
+			"of pid %d (uid %u) may read its trace\n",
+			path, (int)env.pid, (unsigned int)st.st_uid);
 	else
-		fprintf(stderr, "recorder-tail: permission denied on %s: only root may read the "
-				"trace of pid %d\n", path, (int)env.pid);
+		fprintf(stderr,
+			"recorder-tail: permission denied on %s: only root may read the "
+			"trace of pid %d\n",
+			path, (int)env.pid);
 }
 
 int main(int argc, char **argv)
@@ -212,7 +234,8 @@ int main(int argc, char **argv)
 	if (env.file)
 		return show_file(env.file);
 	if (rec_control__path(path, sizeof(path), env.sock_dir, env.pid)) {
-		fprintf(stderr, "recorder-tail: socket path for pid %d is too long\n", (int)env.pid);
+		fprintf(stderr, "recorder-tail: socket path for pid %d is too long\n",
+			(int)env.pid);
 		return 1;
 	}
 	fd = rec_control__connect(path);
@@ -220,11 +243,14 @@ int main(int argc, char **argv)
 		if (fd == -EACCES || fd == -EPERM)
 			access_error(path);
 		else if (fd == -ENOENT && kill(env.pid, 0) && errno == ESRCH)
-			fprintf(stderr, "recorder-tail: no such process: pid %d (and no "
-					"recorder-attach serving it at %s)\n", (int)env.pid, path);
+			fprintf(stderr,
+				"recorder-tail: no such process: pid %d (and no "
+				"recorder-attach serving it at %s)\n",
+				(int)env.pid, path);
 		else if (fd == -ENOENT)
-			fprintf(stderr, "recorder-tail: no recorder-attach is running for pid %d "
-					"(no socket at %s); start one with: recorder-attach -p %d\n",
+			fprintf(stderr,
+				"recorder-tail: no recorder-attach is running for pid %d "
+				"(no socket at %s); start one with: recorder-attach -p %d\n",
 				(int)env.pid, path, (int)env.pid);
 		else
 			fprintf(stderr, "recorder-tail: failed to connect to %s: %s\n", path,

@@ -34,7 +34,7 @@ enum usdt_arg_type {
 
 struct arg_spec {
 	uint64_t val_off;
-	uint32_t arg_type;	/* enum usdt_arg_type */
+	uint32_t arg_type; /* enum usdt_arg_type */
 	int16_t reg_off;
 	bool arg_signed;
 	char arg_bitshift;
@@ -115,9 +115,9 @@ static int parse_spec(const char *args, struct usdt_spec *spec)
 	for (int i = 0; i < n; i++) {
 		struct arg_spec *a = &spec->args[i];
 
-		a->arg_type = v[i].kind == REC_USDT_ARG_CONST ? BPF_USDT_ARG_CONST :
-			      v[i].kind == REC_USDT_ARG_REG ? BPF_USDT_ARG_REG :
-			      BPF_USDT_ARG_REG_DEREF;
+		a->arg_type = v[i].kind == REC_USDT_ARG_CONST ? BPF_USDT_ARG_CONST
+			      : v[i].kind == REC_USDT_ARG_REG ? BPF_USDT_ARG_REG
+							      : BPF_USDT_ARG_REG_DEREF;
 		a->val_off = (uint64_t)v[i].val;
 		a->reg_off = v[i].reg_off;
 		a->arg_signed = v[i].is_signed;
@@ -156,7 +156,8 @@ static int spec_id(struct rec_usdt_multi *um, const char *args, uint64_t *id)
 	}
 	key = um->n;
 	if (syscall(SYS_bpf, BPF_MAP_UPDATE_ELEM,
-		    &(union bpf_attr){ .map_fd = um->map_fd, .key = (uintptr_t)&key,
+		    &(union bpf_attr){ .map_fd = um->map_fd,
+				       .key = (uintptr_t)&key,
 				       .value = (uintptr_t)&spec },
 		    sizeof(union bpf_attr)))
 		return -errno;
@@ -216,8 +217,8 @@ static int collect_site(const struct rec_usdt_site *site, void *arg)
 }
 
 int rec_usdt_multi__attach(struct rec_usdt_multi *um, int prog_fd, const char *path,
-			   const char *provider, const char *name, pid_t pid,
-			   unsigned int *nsites, struct rec_usdt_multi_skipped *skipped)
+			   const char *provider, const char *name, pid_t pid, unsigned int *nsites,
+			   struct rec_usdt_multi_skipped *skipped)
 {
 	struct link_create_uprobe_multi attr = {};
 	struct sites s = {};

@@ -37,16 +37,16 @@ struct bpf_object;
 
 /* Argument specs already in the specs map, shared by every attach of a session. */
 struct rec_usdt_multi {
-	int map_fd;		/* __bpf_usdt_specs */
-	uint32_t max;		/* its max_entries */
-	uint32_t n;		/* ids in use */
-	char (*args)[REC_USDT_ARGS_MAX];	/* the spec string of each id, to share ids */
+	int map_fd;			 /* __bpf_usdt_specs */
+	uint32_t max;			 /* its max_entries */
+	uint32_t n;			 /* ids in use */
+	char (*args)[REC_USDT_ARGS_MAX]; /* the spec string of each id, to share ids */
 };
 
 /* Sites left out of an attach because their argument spec is not supported. */
 struct rec_usdt_multi_skipped {
-	unsigned int n;		/* how many */
-	char spec[REC_USDT_ARGS_MAX];	/* the first one's argument spec */
+	unsigned int n;		      /* how many */
+	char spec[REC_USDT_ARGS_MAX]; /* the first one's argument spec */
 };
 
 /*
@@ -70,7 +70,7 @@ void rec_usdt_multi__fini(struct rec_usdt_multi *um);
  * map is full, or another negative errno.
  */
 int rec_usdt_multi__attach(struct rec_usdt_multi *um, int prog_fd, const char *path,
-			   const char *provider, const char *name, pid_t pid,
-			   unsigned int *nsites, struct rec_usdt_multi_skipped *skipped);
+			   const char *provider, const char *name, pid_t pid, unsigned int *nsites,
+			   struct rec_usdt_multi_skipped *skipped);
 
 #endif /* REC_COMPAT_USDT_MULTI_H */

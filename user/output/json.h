@@ -30,9 +30,9 @@
 
 struct rec_json {
 	FILE *out;
-	unsigned int depth;	/* objects and arrays open */
-	bool comma;		/* a value came before at this depth: the next one needs a ',' */
-	bool newline;		/* the next member or element starts a line */
+	unsigned int depth; /* objects and arrays open */
+	bool comma;	    /* a value came before at this depth: the next one needs a ',' */
+	bool newline;	    /* the next member or element starts a line */
 };
 
 void rec_json__init(struct rec_json *w, FILE *out);

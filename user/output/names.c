@@ -13,45 +13,22 @@
 #define COUNT(t) (sizeof(t) / sizeof((t)[0]))
 
 static const char *const level_names[] = {
-	[REC_LEVEL_TRACE] = "TRACE",
-	[REC_LEVEL_DEBUG] = "DEBUG",
-	[REC_LEVEL_INFO] = "INFO",
-	[REC_LEVEL_WARN] = "WARN",
-	[REC_LEVEL_ERROR] = "ERROR",
+	[REC_LEVEL_TRACE] = "TRACE", [REC_LEVEL_DEBUG] = "DEBUG", [REC_LEVEL_INFO] = "INFO",
+	[REC_LEVEL_WARN] = "WARN",   [REC_LEVEL_ERROR] = "ERROR",
 };
 
 /* As glibc's sigabbrev_np() names them, with "SIG" in front. */
 static const char *const signal_names[] = {
-	[SIGHUP] = "SIGHUP",
-	[SIGINT] = "SIGINT",
-	[SIGQUIT] = "SIGQUIT",
-	[SIGILL] = "SIGILL",
-	[SIGTRAP] = "SIGTRAP",
-	[SIGABRT] = "SIGABRT",
-	[SIGBUS] = "SIGBUS",
-	[SIGFPE] = "SIGFPE",
-	[SIGKILL] = "SIGKILL",
-	[SIGUSR1] = "SIGUSR1",
-	[SIGSEGV] = "SIGSEGV",
-	[SIGUSR2] = "SIGUSR2",
-	[SIGPIPE] = "SIGPIPE",
-	[SIGALRM] = "SIGALRM",
-	[SIGTERM] = "SIGTERM",
-	[SIGSTKFLT] = "SIGSTKFLT",
-	[SIGCHLD] = "SIGCHLD",
-	[SIGCONT] = "SIGCONT",
-	[SIGSTOP] = "SIGSTOP",
-	[SIGTSTP] = "SIGTSTP",
-	[SIGTTIN] = "SIGTTIN",
-	[SIGTTOU] = "SIGTTOU",
-	[SIGURG] = "SIGURG",
-	[SIGXCPU] = "SIGXCPU",
-	[SIGXFSZ] = "SIGXFSZ",
-	[SIGVTALRM] = "SIGVTALRM",
-	[SIGPROF] = "SIGPROF",
-	[SIGWINCH] = "SIGWINCH",
-	[SIGPOLL] = "SIGPOLL",
-	[SIGPWR] = "SIGPWR",
+	[SIGHUP] = "SIGHUP",	   [SIGINT] = "SIGINT",	      [SIGQUIT] = "SIGQUIT",
+	[SIGILL] = "SIGILL",	   [SIGTRAP] = "SIGTRAP",     [SIGABRT] = "SIGABRT",
+	[SIGBUS] = "SIGBUS",	   [SIGFPE] = "SIGFPE",	      [SIGKILL] = "SIGKILL",
+	[SIGUSR1] = "SIGUSR1",	   [SIGSEGV] = "SIGSEGV",     [SIGUSR2] = "SIGUSR2",
+	[SIGPIPE] = "SIGPIPE",	   [SIGALRM] = "SIGALRM",     [SIGTERM] = "SIGTERM",
+	[SIGSTKFLT] = "SIGSTKFLT", [SIGCHLD] = "SIGCHLD",     [SIGCONT] = "SIGCONT",
+	[SIGSTOP] = "SIGSTOP",	   [SIGTSTP] = "SIGTSTP",     [SIGTTIN] = "SIGTTIN",
+	[SIGTTOU] = "SIGTTOU",	   [SIGURG] = "SIGURG",	      [SIGXCPU] = "SIGXCPU",
+	[SIGXFSZ] = "SIGXFSZ",	   [SIGVTALRM] = "SIGVTALRM", [SIGPROF] = "SIGPROF",
+	[SIGWINCH] = "SIGWINCH",   [SIGPOLL] = "SIGPOLL",     [SIGPWR] = "SIGPWR",
 	[SIGSYS] = "SIGSYS",
 };
 
@@ -71,20 +48,14 @@ static const char *const counter_names[REC_C_MAX] = {
 };
 
 static const char *const limit_names[REC_L_MAX] = {
-	[REC_L_RECORDINGS] = "recordings",
-	[REC_L_PROC_RECORDINGS] = "recordings_per_process",
-	[REC_L_RETIRED] = "retired_kept",
-	[REC_L_CALLSITES] = "callsites",
-	[REC_L_LITERALS] = "literals",
-	[REC_L_DEAD_STACKS] = "dead_stacks",
+	[REC_L_RECORDINGS] = "recordings", [REC_L_PROC_RECORDINGS] = "recordings_per_process",
+	[REC_L_RETIRED] = "retired_kept",  [REC_L_CALLSITES] = "callsites",
+	[REC_L_LITERALS] = "literals",	   [REC_L_DEAD_STACKS] = "dead_stacks",
 };
 
 static const char *const str_status_names[] = {
-	[REC_STR_OK] = "ok",
-	[REC_STR_TRUNCATED] = "truncated",
-	[REC_STR_FAULT] = "fault",
-	[REC_STR_NULL] = "null",
-	[REC_STR_NOSPACE] = "nospace",
+	[REC_STR_OK] = "ok",	 [REC_STR_TRUNCATED] = "truncated", [REC_STR_FAULT] = "fault",
+	[REC_STR_NULL] = "null", [REC_STR_NOSPACE] = "nospace",
 };
 
 static const char *const str_marks[] = {
@@ -97,11 +68,8 @@ static const char *const str_marks[] = {
 
 /* The types of a dump's values: no REC_TYPE_NONE, no REC_TYPE_STR_LIT. */
 static const char *const field_type_names[] = {
-	[REC_TYPE_STR] = "str",
-	[REC_TYPE_I64] = "i64",
-	[REC_TYPE_U64] = "u64",
-	[REC_TYPE_F64] = "f64",
-	[REC_TYPE_BOOL] = "bool",
+	[REC_TYPE_STR] = "str", [REC_TYPE_I64] = "i64",	  [REC_TYPE_U64] = "u64",
+	[REC_TYPE_F64] = "f64", [REC_TYPE_BOOL] = "bool",
 };
 
 static const char *const untracked_names[] = {

@@ -30,15 +30,15 @@
 /* Everything needed to show one event. */
 struct rec_event_view {
 	uint32_t pid;
-	uint32_t ns_pid;	/* pid in the target's namespace, 0 = same */
+	uint32_t ns_pid; /* pid in the target's namespace, 0 = same */
 	uint32_t tid;
 	uint64_t recording;
 	uint64_t recorder;
 	const char *subject;
 	uint64_t seq;
-	int64_t time_ns;	/* CLOCK_REALTIME, nanoseconds since the epoch */
-	const struct rec_callsite *cs;	/* NULL if the callsite could not be read */
-	uint64_t meta;		/* callsite address, shown when cs is NULL */
+	int64_t time_ns;	       /* CLOCK_REALTIME, nanoseconds since the epoch */
+	const struct rec_callsite *cs; /* NULL if the callsite could not be read */
+	uint64_t meta;		       /* callsite address, shown when cs is NULL */
 	uint32_t nfields;
 	const struct rec_value *values;
 };
@@ -66,7 +66,7 @@ struct rec_output_clients {
 	uint64_t denied;
 	uint64_t refused;
 	uint64_t timed_out;
-	uint64_t not_sent;	/* events a follower was too slow to be sent */
+	uint64_t not_sent; /* events a follower was too slow to be sent */
 	/* The traced process's libraries loaded after the attach whose probes failed to attach. */
 	uint64_t libraries_failed;
 	uint64_t libraries_retrying;
@@ -76,10 +76,10 @@ struct rec_output_clients {
 
 /* The loss and error counters of one process (--stats). */
 struct rec_stats_view {
-	const struct rec_proc *p;	/* its own counters, limits, and the BPF side's */
-	const struct rec_forgotten *forgotten;	/* recordings forgotten, per recorder */
+	const struct rec_proc *p;	       /* its own counters, limits, and the BPF side's */
+	const struct rec_forgotten *forgotten; /* recordings forgotten, per recorder */
 	size_t nforgotten;
-	const struct rec_output_clients *clients;	/* NULL: not asked of a recorder-attach */
+	const struct rec_output_clients *clients; /* NULL: not asked of a recorder-attach */
 };
 
 struct rec_output;
@@ -133,8 +133,8 @@ void rec_output__stack(struct rec_output *o, const struct rec_stack_view *s);
 void rec_output__stats(struct rec_output *o, const struct rec_stats_view *s);
 
 /* The backends. */
-extern const struct rec_output_ops rec_output_text__ops;	/* output_text.c: glog lines, tables */
-extern const struct rec_output_ops rec_output_jsonl__ops;	/* output_jsonl.c: JSON lines */
+extern const struct rec_output_ops rec_output_text__ops;  /* output_text.c: glog lines, tables */
+extern const struct rec_output_ops rec_output_jsonl__ops; /* output_jsonl.c: JSON lines */
 
 /* Room for the name rec_output__field_name() makes: "field4294967295". */
 #define REC_OUTPUT_FIELD_NAME_MAX 16

@@ -113,10 +113,13 @@ static void text_recording(struct rec_output *o, const struct rec_proc *p,
 
 	if (p->ns_pid)
 		snprintf(ns, sizeof(ns), " (ns pid %d)", (int)p->ns_pid);
-	fprintf(o->out, "==> pid %d%s recording %s <", (int)p->pid, ns, rec_text__key(rs->key, key));
+	fprintf(o->out, "==> pid %d%s recording %s <", (int)p->pid, ns,
+		rec_text__key(rs->key, key));
 	rec_text__pad(o->out, rs->subject, 0);
-	fprintf(o->out, "> cap %" PRIu64 ", seen %" PRIu64 ", kept %" PRIu64 ", dropped %" PRIu64
-		"%s <==\n", rs->cap, rs->produced, rs->received, rec_rstate__dropped(rs),
+	fprintf(o->out,
+		"> cap %" PRIu64 ", seen %" PRIu64 ", kept %" PRIu64 ", dropped %" PRIu64
+		"%s <==\n",
+		rs->cap, rs->produced, rs->received, rec_rstate__dropped(rs),
 		rs->retired ? ", retired" : "");
 }
 
@@ -149,7 +152,8 @@ static void text_list_row(struct rec_output *o, const struct rec_proc *p,
 	rec_text__pad(o->out, rs->subject[0] ? rs->subject : "-", 16);
 	fprintf(o->out, " %8" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %8zu %s\n",
 		rs->cap, rs->produced, rs->received, rec_rstate__dropped(rs),
-		rec_spool__count(rs->spool), rec_names__recording_state(rs->retired, rs->untracked));
+		rec_spool__count(rs->spool),
+		rec_names__recording_state(rs->retired, rs->untracked));
 }
 
 /* The frames under a heading line, innermost first; a frame with a line shows its file. */
@@ -182,8 +186,10 @@ static void text_stack(struct rec_output *o, const struct rec_stack_view *s)
 
 static void text_stats_limits(FILE *out, const struct rec_proc *p)
 {
-	fprintf(out, "limits (OVER: what did not fit; EVENTS: the events of those):\n"
-		"    %-24s %10s %10s %10s %12s\n", "LIMIT", "MAX", "USED", "OVER", "EVENTS");
+	fprintf(out,
+		"limits (OVER: what did not fit; EVENTS: the events of those):\n"
+		"    %-24s %10s %10s %10s %12s\n",
+		"LIMIT", "MAX", "USED", "OVER", "EVENTS");
 	for (int l = 0; l < REC_L_MAX; l++) {
 		const struct rec_limit_use *u = &p->use[l];
 
@@ -205,10 +211,11 @@ static void text_stats_forgotten(FILE *out, const struct rec_stats_view *s)
 	for (size_t i = 0; i < s->nforgotten; i++) {
 		const struct rec_forgotten *f = &s->forgotten[i];
 
-		fprintf(out, "    %-8s %-20s recordings %" PRIu64 ", seen %" PRIu64 ", kept %" PRIu64
-			", dropped %" PRIu64 "\n", f->recorder ? "recorder" : "others",
-			rec_text__key(f->recorder, key), f->recordings, f->seen, f->kept,
-			f->dropped);
+		fprintf(out,
+			"    %-8s %-20s recordings %" PRIu64 ", seen %" PRIu64 ", kept %" PRIu64
+			", dropped %" PRIu64 "\n",
+			f->recorder ? "recorder" : "others", rec_text__key(f->recorder, key),
+			f->recordings, f->seen, f->kept, f->dropped);
 	}
 	if (!s->nforgotten)
 		fputs("    none\n", out);
@@ -216,18 +223,20 @@ static void text_stats_forgotten(FILE *out, const struct rec_stats_view *s)
 
 static void text_stats_clients(FILE *out, const struct rec_output_clients *k)
 {
-	fprintf(out, "clients of this recorder-attach (all traced processes):\n"
+	fprintf(out,
+		"clients of this recorder-attach (all traced processes):\n"
 		"    %-20s %" PRIu64 " (at most %" PRIu64 ")\n    %-20s %" PRIu64
 		"\n    %-20s %" PRIu64 "\n    %-20s %" PRIu64 "\n    %-20s %" PRIu64
 		"\n    %-20s %" PRIu64 "\n",
 		"connected", k->connected, k->max_clients, "accepted", k->accepted, "denied",
 		k->denied, "refused", k->refused, "timed_out", k->timed_out, "events_not_sent",
 		k->not_sent);
-	fprintf(out, "libraries loaded after the attach whose probes failed to attach:\n"
+	fprintf(out,
+		"libraries loaded after the attach whose probes failed to attach:\n"
 		"    %-20s %" PRIu64 "\n    %-20s %" PRIu64 "\n    %-20s %" PRIu64
 		"\n    %-20s %" PRIu64 "\n",
-		"failed", k->libraries_failed, "retrying", k->libraries_retrying,
-		"attached_later", k->libraries_attached_later, "given_up", k->libraries_given_up);
+		"failed", k->libraries_failed, "retrying", k->libraries_retrying, "attached_later",
+		k->libraries_attached_later, "given_up", k->libraries_given_up);
 }
 
 /* The process's own counters, its limits, its forgotten recordings, then the BPF side's. */
@@ -237,10 +246,11 @@ static void text_stats(struct rec_output *o, const struct rec_stats_view *s)
 	FILE *out = o->out;
 	char how[64];
 
-	fprintf(out, "pid %d: %s\nmalformed records: %" PRIu64 "\norphan events: %" PRIu64
-		"\nentries in the BPF recordings table: %" PRIu64 "\n", (int)p->pid,
-		rec_names__end(p->end, p->end_code, p->end_core, how, sizeof(how)), p->malformed,
-		p->orphans, p->bpf_recordings);
+	fprintf(out,
+		"pid %d: %s\nmalformed records: %" PRIu64 "\norphan events: %" PRIu64
+		"\nentries in the BPF recordings table: %" PRIu64 "\n",
+		(int)p->pid, rec_names__end(p->end, p->end_code, p->end_core, how, sizeof(how)),
+		p->malformed, p->orphans, p->bpf_recordings);
 	if (p->dump_omitted_recordings || p->dump_omitted_stacks)
 		fprintf(out, "left out of the dump: %" PRIu64 " recordings, %" PRIu64 " stacks\n",
 			p->dump_omitted_recordings, p->dump_omitted_stacks);

@@ -62,15 +62,16 @@ static int tls_symbol(Elf *elf, const char *name, uint64_t *value)
 		Elf_Data *data;
 		GElf_Shdr sh;
 
-		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
-		    !sh.sh_entsize || !(data = elf_getdata(scn, NULL)))
+		if (!gelf_getshdr(scn, &sh) ||
+		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) || !sh.sh_entsize ||
+		    !(data = elf_getdata(scn, NULL)))
 			continue;
 		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
 			const char *sname;
 			GElf_Sym sym;
 
-			if (!gelf_getsym(data, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_TLS ||
-			    sym.st_shndx == SHN_UNDEF)
+			if (!gelf_getsym(data, (int)i, &sym) ||
+			    GELF_ST_TYPE(sym.st_info) != STT_TLS || sym.st_shndx == SHN_UNDEF)
 				continue;
 			sname = elf_strptr(elf, sh.sh_link, sym.st_name);
 			if (sname && strcmp(sname, name) == 0) {
@@ -123,8 +124,7 @@ out:
 	return err;
 }
 
-int rec_elf__image_maps(const char *path, uint64_t inode, uint64_t start_code,
-			struct rec_maps *out)
+int rec_elf__image_maps(const char *path, uint64_t inode, uint64_t start_code, struct rec_maps *out)
 {
 	uint64_t lowest_exec = UINT64_MAX, bias;
 	size_t nph, n = 0;
@@ -159,8 +159,11 @@ int rec_elf__image_maps(const char *path, uint64_t inode, uint64_t start_code,
 			continue;
 		/* Only the bytes the file has: the reads this serves are of .rodata. */
 		*m = (struct rec_mapping){
-			.start = bias + ph.p_vaddr, .end = bias + ph.p_vaddr + ph.p_filesz,
-			.offset = ph.p_offset, .inode = inode, .exec = !!(ph.p_flags & PF_X),
+			.start = bias + ph.p_vaddr,
+			.end = bias + ph.p_vaddr + ph.p_filesz,
+			.offset = ph.p_offset,
+			.inode = inode,
+			.exec = !!(ph.p_flags & PF_X),
 			.path = strdup(path),
 		};
 		if (!m->path)

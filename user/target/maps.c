@@ -51,8 +51,12 @@ int rec_maps__read(struct rec_maps *maps, pid_t pid)
 			maps->v = nv;
 		}
 		maps->v[maps->n] = (struct rec_mapping){
-			.start = start, .end = end, .offset = off, .inode = inode,
-			.exec = perms[2] == 'x', .path = strdup(p),
+			.start = start,
+			.end = end,
+			.offset = off,
+			.inode = inode,
+			.exec = perms[2] == 'x',
+			.path = strdup(p),
 		};
 		if (!maps->v[maps->n].path) {
 			err = -ENOMEM;

@@ -10,8 +10,8 @@
 struct rec_mapping {
 	uint64_t start, end, offset;
 	uint64_t inode;
-	int exec;		/* mapped executable */
-	char *path;		/* NULL for anonymous mappings */
+	int exec;   /* mapped executable */
+	char *path; /* NULL for anonymous mappings */
 };
 
 struct rec_maps {

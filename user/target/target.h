@@ -16,8 +16,8 @@ struct rec_reader;
 
 struct rec_target {
 	pid_t pid;
-	pid_t ns_pid;		/* its pid inside its namespace, 0 if the same */
-	uid_t uid;		/* who owns /proc/PID: its effective uid, or root if it is not
+	pid_t ns_pid; /* its pid inside its namespace, 0 if the same */
+	uid_t uid;    /* who owns /proc/PID: its effective uid, or root if it is not
 				 * dumpable; (uid_t)-1 if unknown */
 	/* Every file mapping seen, growing with rescans: a file unmapped since still reads. */
 	struct rec_maps maps;

@@ -28,10 +28,12 @@
 #include <unistd.h>
 #include <x86intrin.h>
 
-__attribute__((weak, visibility("hidden"), section(".probes"))) volatile unsigned short
-	proto_batch_semaphore;
+__attribute__((weak, visibility("hidden"),
+	       section(".probes"))) volatile unsigned short proto_batch_semaphore;
 
 /* A USDT site on a 1-byte nop (never optimized), as include/recorder.h makes them. */
+/* Laid out by hand: the note. */
+/* clang-format off */
 #define BATCH_PROBE(addr, len)                                                                    \
 	__asm__ __volatile__("990: nop\n\t"                                                       \
 			     ".pushsection .note.stapsdt,\"?\",\"note\"\n\t"                      \
@@ -48,6 +50,7 @@ __attribute__((weak, visibility("hidden"), section(".probes"))) volatile unsigne
 			     "994:\n\t.balign 4\n\t"                                              \
 			     ".popsection\n" ::"r"((uint64_t)(addr)),                             \
 			     "r"((uint64_t)(len)))
+/* clang-format on */
 
 struct rec {
 	uint16_t size;
@@ -113,8 +116,8 @@ static inline void fill(struct rec *r, uint64_t i)
 
 static struct tbuf *new_tbuf(void)
 {
-	struct tbuf *b = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
-			      0);
+	struct tbuf *b =
+		mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	if (b == MAP_FAILED) {
 		perror("proto: mmap");
