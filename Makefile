@@ -79,7 +79,7 @@ FUZZ_TARGETS := event callsite dump control
 FUZZ_BINS := $(patsubst %,$(FUZZ)/fuzz_%,$(FUZZ_TARGETS))
 FUZZ_SECONDS ?= 600
 
-.PHONY: all deps test check unit e2e demo bench clean asan fuzzers fuzz
+.PHONY: all deps test check unit e2e demo bench clean format format-check asan fuzzers fuzz
 .DELETE_ON_ERROR:
 
 all: $(BINS) $(UNIT_BINS) $(TARGET_BINS)
@@ -199,6 +199,17 @@ $(FUZZ)/fuzz_%: tests/fuzz/fuzz_%.c $(wildcard tests/fuzz/*.h) $(FUZZ_LIB)
 # Regenerates the seed corpora from real runs (root): see tests/fuzz/mkseeds.sh.
 $(FUZZ)/mkseeds: tests/fuzz/mkseeds.c $(LIB) | $(FUZZ)/user
 	$(CC) $(USER_CFLAGS) $< $(LIB) $(LIB_LIBS) -o $@
+
+# Every C source and header of ours, formatted by .clang-format (kernel style).
+FORMAT_SRCS = $(shell find bpf include user tests tools -name '*.[ch]' \
+	-not -path 'tests/fuzz/corpus/*' | sort)
+
+format:
+	clang-format -i $(FORMAT_SRCS)
+
+# Part of make test (tests/run-all.sh): fails on any file that `make format` would change.
+format-check:
+	@clang-format --dry-run --Werror $(FORMAT_SRCS)
 
 clean:
 	rm -rf $(BUILD)

@@ -198,6 +198,17 @@ fuzz_tests() {
 	done
 }
 
+format_check() {
+	# The tree as .clang-format lays it out (kernel style): `make format` fixes it.
+	local log
+	log=$(mktemp)
+	make --no-print-directory format-check >"$log" 2>&1
+	local rc=$?
+	[ $rc -ne 0 ] && head -40 "$log" | sed 's/^/    /'
+	rm -f "$log"
+	record "format: clang-format --dry-run (make format fixes it)" $rc
+}
+
 golden_tests() {
 	# Every output format, byte for byte, from the black boxes in tests/golden/.
 	local line
@@ -224,6 +235,7 @@ bench_smoke() {
 
 if [ "$mode" = all ] || [ "$mode" = unit ]; then
 	header_checks
+	format_check
 	unit_tests
 	golden_tests
 fi

@@ -8,7 +8,7 @@ set -eu
 # for make test's sanitized build and fuzzers; llvm gives llvm-symbolizer for their reports.
 PKGS="make gcc g++ clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcmocka-dev
 pkg-config bpftrace binutils jq util-linux python3 systemtap-sdt-dev procps
-libclang-rt-14-dev"
+libclang-rt-14-dev clang-format"
 
 missing=""
 for p in $PKGS; do
