@@ -16,9 +16,16 @@
  * Handshake: prints "bench: pid N", then waits for SIGUSR1 (and, with
  * --wait-sema, until the recorder "event" semaphore is armed, i.e. something
  * attached to the event probe). Then it warms up, times --iters iterations with
- * CLOCK_MONOTONIC and prints one line "ns_per_iter X iters N" (detached_ab: the
- * "ab ..." line of run_ab; it attaches nothing, so run.sh starts it with
- * --no-wait). The harness kills the attacher afterwards.
+ * CLOCK_MONOTONIC and prints one line "ns_per_iter X iters N total M" (detached_ab:
+ * the "ab ..." line of run_ab; it attaches nothing, so run.sh starts it with
+ * --no-wait), then "emitted events E span_pairs S sdt_hits H": how many times the
+ * timed and warm-up loops ran each kind of site, which is what an attached tool
+ * must have counted. The harness kills the attacher afterwards.
+ *
+ * With --hold, it then stays alive inside its spans, so that the harness can ask
+ * the recorder what it counted: in span mode it first enters the loop's span once
+ * more (so that the recorder's span stack must show it), prints "bench: holding"
+ * and waits for SIGUSR1 (at most 120 s) before it leaves its spans and exits.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -102,14 +109,15 @@ __attribute__((noinline)) static void loop_event(uint64_t n)
 			 REC_BOOL(ok, i & 1));
 }
 
+/* The span of "span" mode, initialized in main inside the recording span; --hold
+ * enters it once more. */
+static struct rec_span span_sp;
+
 __attribute__((noinline)) static void loop_span(uint64_t n)
 {
-	struct rec_span sp;
-
-	REC_SPAN_INIT(&sp, INFO, "bench span");
 	for (uint64_t i = 0; i < n; i++) {
-		rec_span_enter(&sp);
-		rec_span_exit(&sp);
+		rec_span_enter(&span_sp);
+		rec_span_exit(&span_sp);
 	}
 }
 
@@ -217,7 +225,7 @@ static int usage(void)
 {
 	fprintf(stderr,
 		"usage: bench MODE [--iters N] [--work-bytes B] [--chunks C] [--no-wait] "
-		"[--wait-sema]\n"
+		"[--wait-sema] [--hold]\n"
 		"MODE: baseline detached detached_ab event span nested sdt\n"
 		"--chunks: pairs of chunks of detached_ab (default 200), --iters per loop\n");
 	return 2;
@@ -226,7 +234,7 @@ static int usage(void)
 int main(int argc, char **argv)
 {
 	uint64_t iters = 1000000, chunks = 200;
-	int wait_sig = 1, wait_sema = 0, ab = 0;
+	int wait_sig = 1, wait_sema = 0, ab = 0, hold = 0;
 	const char *mode;
 	void (*loop)(uint64_t);
 	int depth = 0;
@@ -245,6 +253,8 @@ int main(int argc, char **argv)
 			wait_sig = 0;
 		else if (!strcmp(argv[i], "--wait-sema"))
 			wait_sema = 1;
+		else if (!strcmp(argv[i], "--hold"))
+			hold = 1;
 		else
 			return usage();
 	}
@@ -289,6 +299,8 @@ int main(int argc, char **argv)
 		REC_SPAN_INIT(&kids[d], INFO, "bench nest");
 		rec_span_enter(&kids[d]);
 	}
+	/* Inside the recording span, so that it carries the recording's key. */
+	REC_SPAN_INIT(&span_sp, INFO, "bench span");
 
 	sigset_t set;
 	sigemptyset(&set);
@@ -317,7 +329,25 @@ int main(int argc, char **argv)
 		if (run_ab(iters, chunks))
 			return 1;
 	} else {
-		bench_time(loop, iters);
+		/* bench_time runs the loop iters / 10 + 1 times more to warm up. */
+		uint64_t runs = bench_time(loop, iters);
+
+		printf("emitted events %" PRIu64 " span_pairs %" PRIu64 " sdt_hits %" PRIu64 "\n",
+		       loop == loop_event ? runs : 0, loop == loop_span ? runs : 0,
+		       loop == loop_sdt ? runs : 0);
+		fflush(stdout);
+	}
+	if (hold) {
+		struct timespec limit = { .tv_sec = 120 };
+
+		if (loop == loop_span)
+			rec_span_enter(&span_sp);
+		printf("bench: holding\n");
+		fflush(stdout);
+		if (sigtimedwait(&set, NULL, &limit) < 0)
+			fprintf(stderr, "bench: no SIGUSR1 within 120 s of holding; exiting\n");
+		if (loop == loop_span)
+			rec_span_exit(&span_sp);
 	}
 
 	for (int d = depth - 1; d >= 0; d--)

@@ -19,9 +19,10 @@ static inline uint64_t now_ns(void)
 /*
  * Warms up with a tenth of iters first: the first hit of a nop5 site traps, and
  * later ones take the trampoline. Then times iters iterations of loop and prints
- * the line run.sh reads: "ns_per_iter X iters N total M".
+ * the line run.sh reads: "ns_per_iter X iters N total M". Returns M, the
+ * iterations run in all (warm-up included).
  */
-static inline void bench_time(void (*loop)(uint64_t), uint64_t iters)
+static inline uint64_t bench_time(void (*loop)(uint64_t), uint64_t iters)
 {
 	uint64_t warm = iters / 10 + 1, t0, t1;
 
@@ -32,6 +33,7 @@ static inline void bench_time(void (*loop)(uint64_t), uint64_t iters)
 	printf("ns_per_iter %.3f iters %" PRIu64 " total %" PRIu64 "\n",
 	       (double)(t1 - t0) / (double)iters, iters, iters + warm);
 	fflush(stdout);
+	return iters + warm;
 }
 
 #endif /* BENCH_TIME_H */

@@ -9,10 +9,21 @@
 #                                 one: bench detached_ab). Writes build/bench/results.json,
 #                                 build/bench/raw.jsonl and docs/BENCHMARKS.md.
 #   tools/bench/run.sh --smoke    1 round, tiny counts, quick peers only, results in a
-#                                 temp dir. Fails only if the harness itself breaks.
+#                                 temp dir. Fails only if the harness itself breaks: a
+#                                 configuration that ran without a value (never because
+#                                 of a number or a target).
 #
 # Missing peers (bpftrace, sys/sdt.h, LTTng) are installed with apt-get in a full run;
 # if that fails, or in --smoke, they are reported as skipped with the reason.
+#
+# A number counts only if the work it was timed on was done. Every configuration a
+# round runs ends in exactly one row of raw.jsonl: its value, or "failed" with why.
+# A recorder-attached run checks (tools/bench/verify.py) that the recorder counted
+# exactly the events the bench loop ran, with nothing dropped and every error counter
+# 0; a throughput run, that produced = emitted and produced = kept + dropped for every
+# recording; a bpftrace count, that it counted every hit. A failed query is a failed
+# round, never a zero. report.py divides only numbers of the same round, and reports a
+# target with a missing round as "no result (why)".
 set -u
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -26,7 +37,8 @@ if [ "$SMOKE" = 1 ]; then
 	BIN=$OUT/bin
 	ROUNDS=1
 	IT_WORK=20000 IT_EVENT=20000 IT_SDT=20000
-	TP_EVENTS=20000 SITES=300 RSS_RECS=10 RSS_EVENTS=100
+	# 0.2 s per paced run: long enough for the stalled --follow reader to stall in it.
+	TP_EVENTS=100000 SITES=300 RSS_RECS=10 RSS_EVENTS=100
 else
 	OUT=$BUILD/bench
 	BIN=$BUILD/bench
@@ -36,6 +48,18 @@ else
 	TP_EVENTS=${TP_EVENTS:-3500000} SITES=5000 RSS_RECS=100 RSS_EVENTS=1000
 fi
 WORK_BYTES=${WORK_BYTES:-112}
+# The throughput runs: TP_THREADS producers; the paced ones at PACED_RATE events/s per
+# thread (2 x 500,000: the 1 M events/s of the drop target). The clients run adds a
+# --follow reader stopped after its first line and IDLE_CLIENTS connections that
+# never send a byte.
+TP_THREADS=2 PACED_RATE=500000 IDLE_CLIENTS=10
+# The recorder-attach flags of each event path. recorder-attach has one path today, the
+# per-event one, and the batch ("fast") configurations are skipped. Once the batch path
+# is the default: PER_EVENT_FLAGS=(--per-event), and FAST_PATH=1 runs the fast_*
+# configurations with FAST_FLAGS (what they add to the default, if anything).
+PER_EVENT_FLAGS=()
+FAST_FLAGS=()
+FAST_PATH=${FAST_PATH:-0}
 # detached_ab: pairs of chunks per round; each chunk runs IT_WORK / AB_CHUNKS iterations.
 AB_CHUNKS=${AB_CHUNKS:-200}
 RAW=$OUT/raw.jsonl
@@ -44,6 +68,8 @@ mkdir -p "$OUT" "$BIN" "$LOG"
 : >"$RAW"
 SKIPS=$OUT/skipped.jsonl
 : >"$SKIPS"
+RAN=$OUT/ran.jsonl
+: >"$RAN"
 : >"$OUT/notes.txt"
 
 die() {
@@ -53,6 +79,9 @@ die() {
 note() { echo "bench: $*" >&2; echo "$*" | tr '\n' ' ' >>"$OUT/notes.txt"; echo >>"$OUT/notes.txt"; }
 
 [ "$(id -u)" -eq 0 ] || die "needs root (it loads BPF programs)"
+# The report on a made-up run with known answers first: a report that could show a pass
+# that did not happen is not worth a run.
+python3 tools/bench/report.py --selftest || die "report.py --selftest failed"
 for b in recorder-attach recorder-tail workload; do
 	[ -x "$BUILD/$b" ] || die "$BUILD/$b is missing: run 'make all' first"
 done
@@ -107,6 +136,7 @@ cleanup() {
 	trap '' INT TERM HUP # a second ^C must not cut the cleanup short
 	for p in "${PIDS[@]}"; do
 		kill -TERM "$p" 2>/dev/null
+		kill -CONT "$p" 2>/dev/null # a stopped one (the stalled reader) gets the TERM
 	done
 	for p in "${PIDS[@]}"; do
 		# give each a moment, then SIGKILL (with what it started)
@@ -134,6 +164,7 @@ forget() { # pid: drop from PIDS after we waited for it
 stop() { # pid [signal]: signal, wait (bounded), forget
 	local p=$1 sig=${2:-TERM}
 	kill -"$sig" "$p" 2>/dev/null
+	kill -CONT "$p" 2>/dev/null # a stopped process gets the signal only once continued
 	for _ in $(seq 100); do alive "$p" || break; sleep 0.05; done
 	alive "$p" && kill_hard "$p"
 	wait "$p" 2>/dev/null
@@ -153,24 +184,28 @@ spawn() {
 }
 
 # own_pid FILE NAME PID TIMEOUT_S: wait for the "NAME: pid N" line of the process we
-# just started and check N is PID, the pid spawn gave us. Notes and fails otherwise.
+# just started and check N is PID, the pid spawn gave us. Sets WHY and fails otherwise.
 own_pid() {
 	local n
-	if ! wait_for "$1" "^$2: pid [0-9]+\$" "$4"; then
-		note "$2 (pid $3) printed no pid line in $4 s: $(head -c 300 "$1")"
+	if ! wait_for "$1" "^$2: pid [0-9]+\$" "$4" "$3"; then
+		WHY="$2 (pid $3) printed no pid line in $4 s: $(head -c 300 "$1")"
 		return 1
 	fi
 	n=$(awk -v w="$2:" '$1 == w && $2 == "pid" { print $3; exit }' "$1")
 	if [ "$n" != "$3" ]; then
-		note "$2: the pid line says $n, but the process started is $3"
+		WHY="$2: the pid line says $n, but the process started is $3"
 		return 1
 	fi
 }
 
-wait_for() { # file regex timeout_s
+wait_for() { # file regex timeout_s [pid: give up as soon as it has ended]
 	local i n=$(($3 * 100))
 	for ((i = 0; i < n; i++)); do
 		grep -qE "$2" "$1" 2>/dev/null && return 0
+		if [ -n "${4:-}" ] && ! alive "$4"; then
+			grep -qE "$2" "$1" 2>/dev/null
+			return
+		fi
 		sleep 0.01
 	done
 	return 1
@@ -179,8 +214,37 @@ wait_for() { # file regex timeout_s
 now() { date +%s.%N; }
 sub() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.6f", a - b }'; }
 
+jstr() { python3 -c 'import json, sys; print(json.dumps(sys.argv[1]))' "$1"; }
+jget() { python3 -c 'import json, sys; print(json.loads(sys.argv[1]).get(sys.argv[2], ""))' "$1" "$2" 2>/dev/null; }
+
+# Every configuration a round runs calls begin, then ends in exactly one row: emit (its
+# value) or fail (why it has none). A configuration that began and wrote no row is
+# reported by report.py as a harness failure, never left out.
+begin() { printf '{"round": %d, "config": "%s"}\n' "$ROUND" "$1" >>"$RAN"; }
+
 emit() { # config key value [more json]
 	printf '{"round": %d, "config": "%s", "%s": %s%s}\n' "$ROUND" "$1" "$2" "$3" "${4:-}" >>"$RAW"
+}
+
+fail() { # config reason [more json]
+	printf '{"round": %d, "config": "%s", "failed": %s%s}\n' "$ROUND" "$1" "$(jstr "$2")" "${3:-}" >>"$RAW"
+	echo "bench: $1 round $ROUND: FAILED: $2" >&2
+}
+
+# verified CONFIG JSON STATUS [JSON]: the row of a run that verify.py checked. STATUS
+# 0: JSON (an object) holds the row's values, and the optional second object more;
+# 1: it says why in "failed"; anything else: verify.py itself broke.
+verified() {
+	case $3 in
+	0) python3 -c 'import json, sys
+o = {"round": int(sys.argv[1]), "config": sys.argv[2]}
+o.update(json.loads(sys.argv[3]))
+o.update(json.loads(sys.argv[4]))
+print(json.dumps(o))' "$ROUND" "$1" "$2" "${4:-"{}"}" >>"$RAW" ||
+		fail "$1" "harness: cannot merge the row: $2 ${4:-}" ;;
+	1) fail "$1" "$(jget "$2" failed)" ", \"check\": $2" ;;
+	*) fail "$1" "harness: verify.py failed (status $3): $(echo "$2" | tail -c 300)" ;;
+	esac
 }
 
 skip() { # config reason
@@ -222,6 +286,10 @@ if [ "$SMOKE" = 1 ]; then
 elif ! r=$(ensure_pkgs lttng liblttng-ust-dev lttng-tools); then
 	HAVE_LTTNG=0
 	skip lttng "LTTng unavailable: $r"
+fi
+
+if [ "$FAST_PATH" != 1 ]; then
+	for c in fast_event fast_span fast_throughput; do skip $c "fast path not built yet"; done
 fi
 
 # ---- build ----
@@ -316,134 +384,235 @@ reap_bench() { # wait (at most 60 s) for the bench process BP to end
 	forget "$BP"
 }
 
-finish_bench() { # outfile config: wait for the result line, record it
-	local f=$1 cfg=$2 ns
-	reap_bench
-	ns=$(awk '/^ns_per_iter/{print $2}' "$f")
-	if [ -z "$ns" ]; then
-		note "$cfg round $ROUND: no result: $(tr '\n' ' ' <"$f" | head -c 300)"
-		return 1
-	fi
-	NS=$ns
-	TOTAL=$(awk '/^ns_per_iter/{print $6}' "$f")
-	return 0
-}
-
-# The detached cost: baseline and detached alternate in one process, in AB_CHUNKS
-# pairs of short chunks (bench.c, run_ab). Nothing attaches, hence --no-wait. Records
-# the medians of the chunks' ns per iteration as "baseline" and "detached", and the
-# median of the pairs' ratios (with its quartiles) as "detached_ab".
-run_ab() {
-	local f=$LOG/detached_ab.r$ROUND l
-	start_bench "$f" "$BIN/bench" detached_ab --no-wait --iters "$IT_WORK" --chunks "$AB_CHUNKS" \
-		--work-bytes "$WORK_BYTES" || return
-	reap_bench
-	l=$(grep -m1 '^ab baseline_ns ' "$f")
-	if [ -z "$l" ]; then
-		note "detached_ab round $ROUND: no result: $(tr '\n' ' ' <"$f" | head -c 300)"
+# parse_bench OUTFILE: NS (ns per iteration) and EMITTED_EVENTS, EMITTED_SPANS, SDT_HITS
+# (how many times the loop, warm-up included, ran each kind of site) from bench's lines.
+# Sets WHY and fails if either line is missing.
+parse_bench() {
+	local l
+	NS=$(awk '/^ns_per_iter /{print $2; exit}' "$1")
+	l=$(grep -m1 '^emitted events ' "$1")
+	if [ -z "$NS" ] || [ -z "$l" ]; then
+		WHY="no result from bench: $(tr '\n' ' ' <"$1" | head -c 300)"
 		return 1
 	fi
 	set -- $l
-	# ab baseline_ns A detached_ns B ratio R ratio_p25 P ratio_p75 Q pairs N chunk_iters C
-	emit baseline ns "$3" ', "method": "detached_ab"'
-	emit detached ns "$5" ', "method": "detached_ab"'
-	emit detached_ab ratio "$7" ", \"ratio_p25\": $9, \"ratio_p75\": ${11}, \"pairs\": ${13}, \"chunk_iters\": ${15}"
+	# emitted events E span_pairs S sdt_hits H
+	EMITTED_EVENTS=$3 EMITTED_SPANS=$5 SDT_HITS=$7
 }
 
-run_attached() { # config mode
-	local f=$LOG/$1.r$ROUND a=$LOG/$1.attach.r$ROUND ap
-	start_bench "$f" "$BIN/bench" "$2" --iters "$IT_EVENT" || return
-	spawn "$a" "$BUILD/recorder-attach" -p "$BP" --no-dump
+finish_bench() { # outfile: wait for bench BP to end, parse its result (sets WHY on failure)
+	reap_bench
+	parse_bench "$1"
+}
+
+# The detached cost: baseline and detached alternate in one process, in AB_CHUNKS
+# pairs of short chunks (bench.c, run_ab). Nothing attaches, hence --no-wait. One row:
+# the medians of the chunks' ns per iteration (baseline_ns, detached_ns) and the
+# median of the pairs' ratios (ratio, with its quartiles).
+run_ab() {
+	local f=$LOG/detached_ab.r$ROUND l
+	begin detached_ab
+	start_bench "$f" "$BIN/bench" detached_ab --no-wait --iters "$IT_WORK" --chunks "$AB_CHUNKS" \
+		--work-bytes "$WORK_BYTES" || { fail detached_ab "$WHY"; return; }
+	reap_bench
+	l=$(grep -m1 '^ab baseline_ns ' "$f")
+	if [ -z "$l" ]; then
+		fail detached_ab "no result: $(tr '\n' ' ' <"$f" | head -c 300)"
+		return
+	fi
+	set -- $l
+	# ab baseline_ns A detached_ns B ratio R ratio_p25 P ratio_p75 Q pairs N chunk_iters C
+	emit detached_ab ratio "$7" ", \"baseline_ns\": $3, \"detached_ns\": $5, \"ratio_p25\": $9, \"ratio_p75\": ${11}, \"pairs\": ${13}, \"chunk_iters\": ${15}"
+}
+
+# run_attached CONFIG MODE [RECORDER-ATTACH FLAGS...]: bench MODE under recorder-attach
+# with those flags. bench --hold stays alive after its loop, and verify.py checks that
+# the recorder counted exactly the events the loop ran (see verify.py attached); the
+# round's number counts only then.
+run_attached() {
+	local cfg=$1 mode=$2 f=$LOG/$1.r$ROUND a=$LOG/$1.attach.r$ROUND ap v rc
+	shift 2
+	begin "$cfg"
+	start_bench "$f" "$BIN/bench" "$mode" --iters "$IT_EVENT" --hold || { fail "$cfg" "$WHY"; return; }
+	spawn "$a" "$BUILD/recorder-attach" -p "$BP" --no-dump "$@"
 	ap=$LP
-	if ! wait_for "$a" "^attached to $BP:" 20; then
-		note "$1: recorder-attach did not attach: $(head -c 300 "$a")"
+	if ! wait_for "$a" "^attached to $BP:" 20 "$ap"; then
+		fail "$cfg" "recorder-attach $* did not attach: $(head -c 300 "$a")"
 		stop "$ap"
 		stop "$BP"
 		return
 	fi
 	kill -USR1 "$BP"
-	finish_bench "$f" "$1" && emit "$1" ns "$NS"
+	if ! wait_for "$f" '^bench: holding$' 120 "$BP" || ! parse_bench "$f"; then
+		fail "$cfg" "the bench loop did not finish: $(tr '\n' ' ' <"$f" | tail -c 300)"
+		stop "$ap"
+		stop "$BP"
+		return
+	fi
+	v=$(python3 tools/bench/verify.py attached --tail "$BUILD/recorder-tail" --pid "$BP" --mode "$mode" \
+		--events "$EMITTED_EVENTS" 2>>"$LOG/verify.err")
+	rc=$?
+	kill -USR1 "$BP" # leave the hold
+	reap_bench
 	stop "$ap"
+	verified "$cfg" "$v" $rc "{\"ns\": $NS, \"span_pairs\": $EMITTED_SPANS, \"attach\": $(jstr "$(head -1 "$a")")}"
 }
 
-run_bpftrace() { # config mode probe action [verify-count]
-	local cfg=$1 f=$LOG/$1.r$ROUND t=$LOG/$1.bt.r$ROUND tp c wait=""
+# run_bpftrace CONFIG MODE PROBE ACTION [verify]: with verify, ACTION counts into @c,
+# and the round counts only if @c is exactly the number of hits the loop made.
+run_bpftrace() {
+	local cfg=$1 f=$LOG/$1.r$ROUND t=$LOG/$1.bt.r$ROUND tp c want wait=""
+	begin "$cfg"
 	[ "$2" != sdt ] && wait=--wait-sema
-	start_bench "$f" "$BIN/bench" "$2" --iters "$IT_SDT" $wait || return
+	start_bench "$f" "$BIN/bench" "$2" --iters "$IT_SDT" $wait || { fail "$cfg" "$WHY"; return; }
 	# BEGIN runs after every probe is attached.
 	spawn "$t" timeout 120 bpftrace -p "$BP" -e "BEGIN { printf(\"ready\\n\"); } usdt:$BIN/bench:$3 $4"
 	tp=$LP
-	if ! wait_for "$t" '^ready' 30 || grep -q 'Error attaching' "$t"; then
-		note "$cfg: bpftrace did not attach: $(grep -v RLIMIT "$t" | head -c 300)"
+	if ! wait_for "$t" '^ready' 30 "$tp" || grep -q 'Error attaching' "$t"; then
+		fail "$cfg" "bpftrace did not attach: $(grep -v RLIMIT "$t" | head -c 300)"
 		stop "$tp" INT
 		stop "$BP"
 		return
 	fi
 	kill -USR1 "$BP"
-	finish_bench "$f" "$cfg" || { stop "$tp" INT; return; }
+	if ! finish_bench "$f"; then
+		fail "$cfg" "$WHY"
+		stop "$tp" INT
+		return
+	fi
 	stop "$tp" INT
 	if [ "${5:-}" = verify ]; then
 		c=$(awk '/^@c:/{print $2}' "$t")
-		if [ -z "$c" ] || [ "$c" -lt "$TOTAL" ]; then
-			note "$cfg round $ROUND: bpftrace counted ${c:-nothing} of $TOTAL hits; result dropped"
+		want=$EMITTED_EVENTS
+		[ "$2" = sdt ] && want=$SDT_HITS
+		if [ "$c" != "$want" ]; then
+			fail "$cfg" "bpftrace counted ${c:-nothing} of the $want hits the loop made"
 			return
 		fi
+		emit "$cfg" ns "$NS" ", \"hits\": $want, \"counted\": $c"
+	else
+		emit "$cfg" ns "$NS"
 	fi
-	emit "$cfg" ns "$NS"
 }
 
+# LTTng is a peer, not checked for what it recorded: a peer that did less would look
+# faster, which makes every ratio of ours to it larger, never a false pass.
 run_lttng() {
 	local f=$LOG/lttng.r$ROUND
-	start_bench "$f" "$BIN/bench_lttng" --iters "$IT_EVENT" || return
+	begin lttng
+	start_bench "$f" "$BIN/bench_lttng" --iters "$IT_EVENT" || { fail lttng "$WHY"; return; }
 	kill -USR1 "$BP"
-	finish_bench "$f" lttng && emit lttng ns "$NS"
+	reap_bench
+	NS=$(awk '/^ns_per_iter /{print $2; exit}' "$f")
+	if [ -z "$NS" ]; then
+		fail lttng "no result: $(tr '\n' ' ' <"$f" | head -c 300)"
+		return
+	fi
+	emit lttng ns "$NS"
 }
 
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null; }
 
-# run_throughput CONFIG RATE: 2 producer threads, RATE events/s each (0 = flat out).
+# run_throughput CONFIG RATE CLIENTS [RECORDER-ATTACH FLAGS...]: TP_THREADS producer
+# threads, RATE events/s each (0 = flat out), TP_EVENTS each. The workload is stopped
+# (SIGSTOP) from just after its start until recorder-attach has attached and, with
+# CLIENTS=1, until the clients are connected: IDLE_CLIENTS connections that never send
+# a byte (verify.py idle, which reconnects any the recorder closes) and a --follow
+# reader, stopped (SIGSTOP) once it has printed its first line. The run's time goes
+# from the resume to the workload's report (written once its last event is emitted);
+# verify.py checks produced = emitted and produced = kept + dropped per recording.
 run_throughput() {
-	local cfg=$1 rate=$2
+	local cfg=$1 rate=$2 clients=$3
+	shift 3
 	local w=$LOG/$cfg.w.r$ROUND a=$LOG/$cfg.a.r$ROUND rep=$LOG/$cfg.report.r$ROUND.json
-	local wp ap wpid t1 t2 c1 c2 list
+	local fo=$LOG/$cfg.follow.r$ROUND io=$LOG/$cfg.idle.r$ROUND
+	local wp ap fp="" ip="" t1 c1 c2 v rc extra="{}" cpu
+	begin "$cfg"
 	rm -f "$rep"
-	spawn "$w" "$BUILD/workload" --wait-attach --threads 2 --events "$TP_EVENTS" --rate "$rate" --fields 3 \
-		--cap 1000 --report "$rep" --hold 30
+	spawn "$w" "$BUILD/workload" --wait-attach --threads "$TP_THREADS" --events "$TP_EVENTS" --rate "$rate" \
+		--fields 3 --cap 1000 --report "$rep" --hold 30
 	wp=$LP
-	own_pid "$w" workload "$wp" 5 || { note "$cfg: workload did not start"; stop "$wp"; return; }
-	wpid=$wp
-	spawn "$a" "$BUILD/recorder-attach" -p "$wpid" --no-dump
-	ap=$LP
-	if ! wait_for "$a" "^attached to $wpid:" 20; then
-		note "throughput: recorder-attach did not attach: $(head -c 300 "$a")"
-		stop "$ap"; stop "$wp"; return
+	if ! own_pid "$w" workload "$wp" 5; then
+		fail "$cfg" "$WHY"
+		stop "$wp"
+		return
 	fi
-	t1=$(now); c1=$(ticks "$ap")
-	wait_for "$rep" 'last_seq' 120 || { note "throughput: no report"; stop "$ap"; stop "$wp"; return; }
-	t2=$(now); c2=$(ticks "$ap")
-	sleep 0.2 # let the 10 ms drain catch up before reading the counts
-	list=$("$BUILD/recorder-tail" -p "$wpid" --list --json 2>>"$LOG/tp.tail.err")
+	kill -STOP "$wp"
+	spawn "$a" "$BUILD/recorder-attach" -p "$wp" --no-dump "$@"
+	ap=$LP
+	if ! wait_for "$a" "^attached to $wp:" 20 "$ap"; then
+		fail "$cfg" "recorder-attach $* did not attach: $(head -c 300 "$a")"
+		stop "$ap"
+		stop "$wp"
+		return
+	fi
+	if [ "$clients" = 1 ]; then
+		spawn "$io" python3 tools/bench/verify.py idle --sock "/run/recorder/$wp.sock" --n "$IDLE_CLIENTS"
+		ip=$LP
+		spawn "$fo" "$BUILD/recorder-tail" -p "$wp" --follow
+		fp=$LP
+		if ! wait_for "$io" "^idle: connected $IDLE_CLIENTS\$" 10 "$ip" ||
+			! v=$(python3 tools/bench/verify.py clients --tail "$BUILD/recorder-tail" --pid "$wp" \
+				--n $((IDLE_CLIENTS + 1)) 2>>"$LOG/verify.err"); then
+			fail "$cfg" "the clients did not connect: $(head -c 200 "$io") $v $(head -c 200 "$fo")"
+			stop "$fp"
+			stop "$ip"
+			stop "$ap"
+			stop "$wp"
+			return
+		fi
+	fi
+	c1=$(ticks "$ap")
+	t1=$(now)
+	kill -CONT "$wp"
+	if [ "$clients" = 1 ]; then
+		if ! wait_for "$fo" . 10 "$fp"; then
+			fail "$cfg" "the --follow reader printed nothing in 10 s: $(head -c 200 "$fo")"
+			stop "$fp"
+			stop "$ip"
+			stop "$ap"
+			stop "$wp"
+			return
+		fi
+		kill -STOP "$fp"
+		if [ -e "$rep" ]; then
+			fail "$cfg" "the workload was done before the --follow reader was stopped: the run is too short"
+			stop "$fp"
+			stop "$ip"
+			stop "$ap"
+			stop "$wp"
+			return
+		fi
+	fi
+	if ! wait_for "$rep" 'last_seq' 120 "$wp"; then
+		fail "$cfg" "no report from the workload: $(head -c 300 "$w")"
+		[ -n "$fp" ] && stop "$fp"
+		[ -n "$ip" ] && stop "$ip"
+		stop "$ap"
+		stop "$wp"
+		return
+	fi
+	c2=$(ticks "$ap")
+	cpu=$(awk -v a="$c1" -v b="$c2" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.3f", (b - a) / hz }')
+	if [ "$clients" = 1 ]; then
+		stop "$ip" # it prints its tally at SIGTERM
+		extra="{\"idle_clients\": $IDLE_CLIENTS, \"idle\": $(sed -n 's/^idle: {/{/p' "$io" | tail -1), \"follow_stopped\": true}"
+	fi
+	v=$(python3 tools/bench/verify.py throughput --tail "$BUILD/recorder-tail" --pid "$wp" --report "$rep" \
+		--t-start "$t1" --rate-asked $((rate * TP_THREADS)) --consumer-cpu-s "$cpu" 2>>"$LOG/verify.err")
+	rc=$?
+	[ -n "$fp" ] && stop "$fp"
 	stop "$ap"
 	stop "$wp"
-	python3 - "$rep" "$t1" "$t2" "$c1" "$c2" "$(getconf CLK_TCK)" "$ROUND" "$list" "$cfg" >>"$RAW" <<'EOF' ||
-import json, sys
-rep, t1, t2, c1, c2, hz, rnd, lst, cfg = sys.argv[1:]
-emitted = sum(r["emitted"] for r in json.load(open(rep))["recordings"])
-rows = [json.loads(l) for l in lst.splitlines() if l.strip()]
-seen = sum(r["seen"] for r in rows); kept = sum(r["kept"] for r in rows); dropped = sum(r["dropped"] for r in rows)
-wall = float(t2) - float(t1); cpu = (int(c2) - int(c1)) / int(hz)
-print(json.dumps({"round": int(rnd), "config": cfg, "emitted": emitted, "produced": seen,
-                  "kept": kept, "dropped": dropped, "wall_s": wall, "events_per_s": kept / wall,
-                  "consumer_cpu_s": cpu, "consumer_cpu_pct": 100 * cpu / wall}))
-EOF
-		note "throughput: could not parse the counts: $list"
+	verified "$cfg" "$v" $rc "$extra"
 }
 
 run_attach_sites() {
 	local s=$LOG/sites.r$ROUND a=$LOG/sites.a.r$ROUND sp ap t0 t1
+	begin attach_sites
 	spawn "$s" "$BIN/sites"
 	sp=$LP
-	own_pid "$s" sites "$sp" 5 || { stop "$sp"; return; }
+	own_pid "$s" sites "$sp" 5 || { fail attach_sites "$WHY"; stop "$sp"; return; }
 	t0=$(now)
 	spawn "$a" "$BUILD/recorder-attach" -p "$sp" --no-dump
 	ap=$LP
@@ -455,9 +624,9 @@ run_attach_sites() {
 	done
 	t1=$(now)
 	if [ $ok = 1 ]; then
-		emit attach_sites seconds "$(sub "$t1" "$t0")" ", \"sites\": $SITES, \"line\": \"$(head -1 "$a")\""
+		emit attach_sites seconds "$(sub "$t1" "$t0")" ", \"sites\": $SITES, \"line\": $(jstr "$(head -1 "$a")")"
 	else
-		note "attach_sites: no 'attached to' line: $(head -c 300 "$a")"
+		fail attach_sites "no 'attached to' line: $(head -c 300 "$a")"
 	fi
 	stop "$ap"
 	stop "$sp"
@@ -470,20 +639,20 @@ run_attach_sites() {
 # either does not, the round's value is dropped with a note, never recorded.
 run_rss() {
 	local w=$LOG/rss.w.r$ROUND a=$LOG/rss.a.r$ROUND rep=$LOG/rss.report.r$ROUND.json wp ap rpid rss hwm
+	begin loader_rss
 	rm -f "$rep"
 	spawn "$w" "$BUILD/workload" --wait-attach --threads 1 --recordings "$RSS_RECS" --cap 1000 \
 		--events "$RSS_EVENTS" --report "$rep" --hold 60
 	wp=$LP
 	if ! own_pid "$w" workload "$wp" 5; then
-		note "loader_rss round $ROUND: workload (pid $wp) did not start; no value"
+		fail loader_rss "workload (pid $wp) did not start: $WHY"
 		stop "$wp"
 		return
 	fi
 	spawn "$a" "$BUILD/recorder-attach" -p "$wp" --no-dump
 	ap=$LP
 	if ! wait_for "$a" "^attached to $wp:" 20 || ! wait_for "$rep" 'last_seq' 60; then
-		note "loader_rss round $ROUND: attach to workload pid $wp or its report failed: $(head -c 300 "$a")" \
-			"$(head -c 200 "$w")"
+		fail loader_rss "attach to workload pid $wp or its report failed: $(head -c 300 "$a") $(head -c 200 "$w")"
 		stop "$ap"
 		stop "$wp"
 		return
@@ -491,19 +660,16 @@ run_rss() {
 	sleep 0.3
 	rpid=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["pid"])' "$rep" 2>/dev/null)
 	if [ "$rpid" != "$wp" ]; then
-		note "loader_rss round $ROUND: FAILED: the report $rep is of pid ${rpid:-?}, not of the workload started (pid $wp); no value"
+		fail loader_rss "the report $rep is of pid ${rpid:-?}, not of the workload started (pid $wp)"
 	elif ! alive "$wp"; then
-		note "loader_rss round $ROUND: FAILED: workload pid $wp is not alive at the measurement (it should hold" \
-			"60 s): $(head -c 200 "$w"); no value"
+		fail loader_rss "workload pid $wp is not alive at the measurement (it should hold 60 s): $(head -c 200 "$w")"
 	elif ! alive "$ap"; then
-		note "loader_rss round $ROUND: FAILED: recorder-attach (pid $ap) for workload pid $wp ended before the" \
-			"measurement: $(head -c 300 "$a"); no value"
+		fail loader_rss "recorder-attach (pid $ap) for workload pid $wp ended before the measurement: $(head -c 300 "$a")"
 	else
 		rss=$(awk '/^VmRSS/{print $2}' "/proc/$ap/status" 2>/dev/null)
 		hwm=$(awk '/^VmHWM/{print $2}' "/proc/$ap/status" 2>/dev/null)
 		if [ -z "$rss" ] || [ -z "$hwm" ] || ! alive "$wp" || ! alive "$ap"; then
-			note "loader_rss round $ROUND: FAILED: workload pid $wp or recorder-attach pid $ap ended while" \
-				"the RSS was read (VmRSS '${rss}', VmHWM '${hwm}'); no value"
+			fail loader_rss "workload pid $wp or recorder-attach pid $ap ended while the RSS was read (VmRSS '${rss}', VmHWM '${hwm}')"
 		else
 			emit loader_rss kib "$rss" ", \"hwm_kib\": $hwm, \"recordings\": $RSS_RECS, \"cap\": 1000, \"pid\": $wp"
 		fi
@@ -517,40 +683,49 @@ START=$(now)
 for ((ROUND = 1; ROUND <= ROUNDS; ROUND++)); do
 	note "round $ROUND of $ROUNDS"
 	run_ab
-	run_attached event event
-	run_attached span span
-	run_attached nested nested
+	run_attached event event "${PER_EVENT_FLAGS[@]}"
+	run_attached span span "${PER_EVENT_FLAGS[@]}"
+	run_attached nested nested "${PER_EVENT_FLAGS[@]}"
+	if [ "$FAST_PATH" = 1 ]; then
+		run_attached fast_event event "${FAST_FLAGS[@]}"
+		run_attached fast_span span "${FAST_FLAGS[@]}"
+	fi
 	if [ "$HAVE_BPFTRACE" = 1 ]; then
 		run_bpftrace floor event 'recorder:event' '{}'
 		run_bpftrace bpftrace_count event 'recorder:event' '{ @c = count(); }' verify
 		[ "$HAVE_SDT" = 1 ] && run_bpftrace bpftrace_sdt sdt 'benchsdt:hit' '{ @c = count(); }' verify
 	fi
 	[ "$HAVE_LTTNG" = 1 ] && run_lttng
-	run_throughput throughput 0
-	# The target's rate: 2 threads x 500,000 events/s.
-	run_throughput throughput_1m 500000
+	# Flat out, each event path: fast_throughput_vs_per_event.
+	run_throughput throughput 0 0 "${PER_EVENT_FLAGS[@]}"
+	[ "$FAST_PATH" = 1 ] && run_throughput fast_throughput 0 0 "${FAST_FLAGS[@]}"
+	# The drop target, at 1 M events/s with default settings, without and with clients.
+	run_throughput throughput_1m "$PACED_RATE" 0
+	run_throughput throughput_1m_clients "$PACED_RATE" 1
 	run_attach_sites
 	run_rss
 done
 END=$(now)
 cleanup
 
-ARGS=(--raw "$RAW" --skipped "$SKIPS" --notes "$OUT/notes.txt" --json "$OUT/results.json" --rounds "$ROUNDS"
-	--elapsed "$(sub "$END" "$START")" --work-bytes "$WORK_BYTES"
-	--iters "work=$IT_WORK (detached_ab: $AB_CHUNKS pairs of chunks of $((IT_WORK / AB_CHUNKS))),event=$IT_EVENT,bpftrace=$IT_SDT,throughput_events_per_thread=$TP_EVENTS,sites=$SITES,rss_recordings=$RSS_RECS")
+ARGS=(--raw "$RAW" --ran "$RAN" --skipped "$SKIPS" --notes "$OUT/notes.txt" --json "$OUT/results.json"
+	--rounds "$ROUNDS" --elapsed "$(sub "$END" "$START")" --work-bytes "$WORK_BYTES"
+	--iters "work=$IT_WORK (detached_ab: $AB_CHUNKS pairs of chunks of $((IT_WORK / AB_CHUNKS))),event=$IT_EVENT,bpftrace=$IT_SDT,throughput_events_per_thread=$TP_EVENTS,sites=$SITES,rss_recordings=$RSS_RECS"
+	--per-event-flags "${PER_EVENT_FLAGS[*]}" --fast-flags "${FAST_FLAGS[*]}")
 if [ "$SMOKE" = 1 ]; then
 	python3 tools/bench/report.py "${ARGS[@]}" --md "$OUT/BENCHMARKS.md" --smoke || die "report.py failed"
-	# The smoke checks the harness, never the numbers: every configuration that ran
-	# must have produced a value.
+	# The smoke checks the harness, never the numbers or the targets: every configuration
+	# that ran must have its value, in every round (a failed check is a failure here).
 	python3 - "$OUT/results.json" <<'EOF' || die "smoke: configurations without results (see $LOG)"
 import json, sys
 r = json.load(open(sys.argv[1]))
-missing = [k for k in ("baseline_ns", "detached_ns", "detached_ratio", "event_ns", "span_pair_ns", "nested_event_ns",
-                       "produced", "attach_5000_s", "loader_rss_mib") if r.get(k) is None]
-if r.get("skipped", {}).get("floor") is None and r.get("floor_ns") is None:
-    missing.append("floor_ns")
-if missing:
-    print("smoke: missing " + ", ".join(missing), file=sys.stderr); sys.exit(1)
+bad = [f"round {f['round']}: {f['config']}: {f['why']}" for f in r["failures"]]
+need = ("baseline_ns", "detached_ns", "detached_ratio", "event_ns", "span_pair_ns", "nested_event_ns",
+        "events_per_s", "paced_events_per_s", "clients_dropped", "attach_5000_s", "loader_rss_mib")
+bad += [f"{k}: no value" for k in need if r.get(k) is None]
+if bad:
+    print("smoke: " + "\n       ".join(bad), file=sys.stderr)
+    sys.exit(1)
 EOF
 	echo "bench smoke: ok ($OUT)"
 else

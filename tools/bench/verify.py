@@ -1,0 +1,275 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""verify.py: what tools/bench/run.sh asks the recorder after a measurement.
+
+A configuration's number counts only if the recorder did the work it was timed
+on. Each subcommand prints one JSON object on stdout: the counts it read, and
+"failed" with the reason when the check did not hold (exit status 1; 2 on bad
+usage). A query that fails is a failure, never a zero.
+
+  attached    a bench process held after its timed loop (bench --hold): its one
+              recording "bench" must have seen exactly the events the loop ran,
+              kept + dropped = seen, nothing dropped or invalid, every BPF counter
+              and the malformed/orphan counts 0; in span mode the thread's
+              innermost span must be the loop's span, entered once more by --hold.
+  throughput  a workload that wrote its --report: per recording, seen = emitted
+              and seen = kept + dropped; prints the sums, the achieved and
+              delivered rates and the recorder's client counters.
+  idle        holds N connections to a control socket that never send a byte,
+              reconnecting any the recorder closes, until SIGTERM; prints
+              "idle: connected N" once all are open, and its tallies at the end.
+  clients     waits until the recorder serves at least N clients at once.
+"""
+import argparse
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+# Every recorder-tail query is bounded: a recorder that does not answer is a
+# failed measurement, not a hang of the harness.
+QUERY_TIMEOUT_S = 10
+# How long the counts may take to settle after the workload's last event (the
+# recorder drains every 10 ms by default).
+SETTLE_S = 10
+
+
+def query(tail, pid, *what):
+    """recorder-tail -p PID WHAT --json: (list of objects, None) or (None, why)."""
+    cmd = [tail, "-p", str(pid), *what, "--json"]
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=QUERY_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return None, f"`recorder-tail {' '.join(what)}` did not answer in {QUERY_TIMEOUT_S} s"
+    if p.returncode != 0:
+        return None, (f"`recorder-tail {' '.join(what)}` failed (status {p.returncode}): "
+                      f"{p.stderr.strip()[:200]}")
+    try:
+        return [json.loads(l) for l in p.stdout.splitlines() if l.strip()], None
+    except ValueError as e:
+        return None, f"`recorder-tail {' '.join(what)}` printed bad JSON ({e}): {p.stdout[:200]}"
+
+
+def poll(tail, pid, settled):
+    """Lists until settled(rows) is true or SETTLE_S pass; (rows, why)."""
+    deadline = time.monotonic() + SETTLE_S
+    while True:
+        rows, why = query(tail, pid, "--list")
+        if rows is not None and settled(rows):
+            return rows, None
+        if time.monotonic() >= deadline:
+            return rows, why
+        time.sleep(0.05)
+
+
+def stats_problems(st):
+    """The malformed, orphan and BPF counters that are not 0, as text."""
+    bad = [f"{k} {st.get(k)}" for k in ("malformed", "orphans") if st.get(k)]
+    bad += [f"{k} {v}" for k, v in sorted(st.get("counters", {}).items()) if v]
+    return bad
+
+
+def out(obj, failed=None):
+    if failed:
+        obj["failed"] = failed
+    print(json.dumps(obj))
+    return 1 if failed else 0
+
+
+def cmd_attached(a):
+    res = {"expected_events": a.events}
+
+    def bench_rows(rows):
+        return [r for r in rows if r.get("subject") == "bench"]
+
+    def settled(rows):
+        b = bench_rows(rows)
+        return len(b) == 1 and b[0]["seen"] >= a.events and b[0]["kept"] + b[0]["dropped"] == b[0]["seen"]
+
+    rows, why = poll(a.tail, a.pid, settled)
+    if rows is None:
+        return out(res, why)
+    b = bench_rows(rows)
+    if len(b) != 1:
+        return out(res, f"{len(b)} recordings with subject 'bench' in `recorder-tail --list`, expected 1")
+    b = b[0]
+    for k in ("seen", "kept", "dropped", "invalid"):
+        res[k] = b.get(k)
+    if b["seen"] != a.events:
+        return out(res, f"the recorder counted {b['seen']:,} events, the loop ran {a.events:,}")
+    if b["kept"] + b["dropped"] != b["seen"]:
+        return out(res, f"kept {b['kept']:,} + dropped {b['dropped']:,} != seen {b['seen']:,} "
+                        f"after {SETTLE_S} s")
+    if b["dropped"] or b.get("invalid"):
+        return out(res, f"{b['dropped']:,} events dropped ({b.get('invalid', 0):,} invalid): "
+                        "a dropped event does not take the whole path")
+    st, why = query(a.tail, a.pid, "--stats")
+    if st is None:
+        return out(res, why)
+    bad = stats_problems(st[0] if st else {})
+    if bad:
+        return out(res, "recorder counters not 0: " + ", ".join(bad))
+    if a.mode == "span":
+        sk, why = query(a.tail, a.pid, "--stacks")
+        if sk is None:
+            return out(res, why)
+        leaves = [s["stack"][0]["name"] for s in sk if s.get("stack")]
+        res["span_leaves"] = leaves
+        if "bench span" not in leaves:
+            return out(res, "no thread's span stack ends in 'bench span' after the loop's span was "
+                            f"entered once more (leaves: {leaves}): the span probes were not handled")
+    return out(res)
+
+
+def cmd_throughput(a):
+    try:
+        rep = json.load(open(a.report))
+        mtime = os.stat(a.report).st_mtime_ns / 1e9
+    except (OSError, ValueError) as e:
+        return out({}, f"cannot read the workload's report {a.report}: {e}")
+    emitted = {r["key"]: r["emitted"] for r in rep["recordings"]}
+    res = {"emitted": sum(emitted.values()), "recordings": len(emitted)}
+
+    def settled(rows):
+        by = {r["recording"]: r for r in rows}
+        return all(k in by and by[k]["seen"] >= n and by[k]["kept"] + by[k]["dropped"] == by[k]["seen"]
+                   for k, n in emitted.items())
+
+    rows, why = poll(a.tail, a.pid, settled)
+    if rows is None:
+        return out(res, why)
+    by = {r["recording"]: r for r in rows}
+    res["produced"] = sum(r["seen"] for r in rows)
+    res["kept"] = sum(r["kept"] for r in rows)
+    res["dropped"] = sum(r["dropped"] for r in rows)
+    # The rates: from resuming the workload (--t-start) to the mtime of its report,
+    # written once every thread has emitted its last event.
+    wall = mtime - a.t_start
+    res["wall_s"] = wall
+    res["achieved_per_s"] = res["emitted"] / wall if wall > 0 else None
+    res["events_per_s"] = res["kept"] / wall if wall > 0 else None
+    res["rate_asked"] = a.rate_asked
+    res["consumer_cpu_s"] = a.consumer_cpu_s
+    res["consumer_cpu_pct"] = 100 * a.consumer_cpu_s / wall if wall > 0 else None
+    st, why = query(a.tail, a.pid, "--stats")
+    if st is not None and st:
+        res["clients"] = st[0].get("clients")
+        res["ring_full"] = st[0].get("counters", {}).get("ring_full")
+    bad = []
+    for k, n in emitted.items():
+        r = by.get(k)
+        if r is None:
+            bad.append(f"recording {k} not listed")
+        elif r["seen"] != n:
+            bad.append(f"recording {k}: produced {r['seen']:,} != emitted {n:,}")
+        elif r["kept"] + r["dropped"] != r["seen"]:
+            bad.append(f"recording {k}: kept {r['kept']:,} + dropped {r['dropped']:,} != "
+                       f"produced {r['seen']:,}")
+    extra = set(by) - set(emitted)
+    if extra:
+        bad.append(f"{len(extra)} recordings listed that the workload did not report")
+    if bad:
+        return out(res, "; ".join(bad[:3]) + (f" (and {len(bad) - 3} more)" if len(bad) > 3 else ""))
+    if st is None:
+        return out(res, why)
+    if wall <= 0:
+        return out(res, f"the report is older than the start of the run ({wall:.3f} s)")
+    return out(res)
+
+
+def cmd_clients(a):
+    deadline = time.monotonic() + QUERY_TIMEOUT_S
+    while True:
+        st, why = query(a.tail, a.pid, "--stats")
+        # This query is a client too.
+        n = st[0].get("clients", {}).get("connected", 0) - 1 if st else -1
+        if n >= a.n:
+            return out({"connected": n})
+        if time.monotonic() >= deadline:
+            return out({"connected": n}, why or f"{n} clients connected after {QUERY_TIMEOUT_S} s, "
+                                                f"expected {a.n}")
+        time.sleep(0.05)
+
+
+def cmd_idle(a):
+    tally = {"connects": 0, "closed_by_recorder": 0, "connect_errors": 0}
+    socks = []
+    stop = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
+
+    def connect():
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            s.connect(a.sock)
+        except OSError as e:
+            s.close()
+            tally["connect_errors"] += 1
+            tally["last_error"] = str(e)
+            return None
+        tally["connects"] += 1
+        s.setblocking(False)
+        return s
+
+    while len(socks) < a.n and not stop:
+        s = connect()
+        if s is None:
+            time.sleep(0.05)
+            if tally["connect_errors"] > 100:
+                print(f"idle: cannot connect to {a.sock}: {tally['last_error']}", flush=True)
+                return 1
+            continue
+        socks.append(s)
+    print(f"idle: connected {len(socks)}", flush=True)
+    # Never send anything; notice a close (EOF or error) and open a new one.
+    while not stop:
+        for i, s in enumerate(socks):
+            if s is None:
+                socks[i] = connect()
+                continue
+            try:
+                if s.recv(4096) != b"":
+                    continue  # a message before the close, say; EOF follows
+            except BlockingIOError:
+                continue
+            except OSError:
+                pass
+            s.close()
+            tally["closed_by_recorder"] += 1
+            socks[i] = connect()
+        time.sleep(0.05)
+    print("idle: " + json.dumps(tally), flush=True)
+    return 0
+
+
+def main():
+    p = argparse.ArgumentParser()
+    sub = p.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("attached")
+    s.add_argument("--tail", required=True)
+    s.add_argument("--pid", type=int, required=True)
+    s.add_argument("--mode", required=True)
+    s.add_argument("--events", type=int, required=True)
+    s = sub.add_parser("throughput")
+    s.add_argument("--tail", required=True)
+    s.add_argument("--pid", type=int, required=True)
+    s.add_argument("--report", required=True)
+    s.add_argument("--t-start", type=float, required=True)
+    s.add_argument("--rate-asked", type=int, required=True)
+    s.add_argument("--consumer-cpu-s", type=float, required=True)
+    s = sub.add_parser("clients")
+    s.add_argument("--tail", required=True)
+    s.add_argument("--pid", type=int, required=True)
+    s.add_argument("--n", type=int, required=True)
+    s = sub.add_parser("idle")
+    s.add_argument("--sock", required=True)
+    s.add_argument("--n", type=int, required=True)
+    a = p.parse_args()
+    return {"attached": cmd_attached, "throughput": cmd_throughput, "clients": cmd_clients,
+            "idle": cmd_idle}[a.cmd](a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
