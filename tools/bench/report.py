@@ -111,6 +111,7 @@ p.add_argument("--work-bytes", type=int, default=0)
 p.add_argument("--iters", default="")
 p.add_argument("--per-event-flags", default="")
 p.add_argument("--fast-flags", default="")
+p.add_argument("--timed-flags", default="")
 p.add_argument("--smoke", action="store_true")
 p.add_argument("--notes", default=None)
 a = p.parse_args()
@@ -236,7 +237,8 @@ def ratio_of(num, den, key="ns"):
 
 res = {"rounds": a.rounds, "smoke": a.smoke, "elapsed_s": round(a.elapsed, 1),
        "generated": time.strftime("%Y-%m-%d %H:%M:%S %z"), "work_bytes": a.work_bytes,
-       "iterations": a.iters, "per_event_flags": a.per_event_flags, "fast_flags": a.fast_flags}
+       "iterations": a.iters, "per_event_flags": a.per_event_flags, "fast_flags": a.fast_flags,
+       "timed_flags": a.timed_flags}
 M = {}  # results key -> Result
 
 
@@ -484,7 +486,8 @@ L.append("- Machine: Debian 12, 2 vCPUs, shared and noisy. Read the numbers as o
          "and the ratios as the result: every ratio compares configurations of the same round.")
 L.append(f"- Iterations per configuration and round: {a.iters}.")
 L.append(f"- recorder-attach flags: per-event path `{a.per_event_flags or '(none: the default)'}`, "
-         f"batch path `{a.fast_flags or '(none: the default)'}`.")
+         f"batch path `{a.fast_flags or '(none: the default)'}`; the timed (ns) configurations add "
+         f"`{a.timed_flags or '(nothing)'}`, the throughput runs nothing (default settings).")
 L.append("- Timing: `clock_gettime(CLOCK_MONOTONIC)` around N iterations after a warm-up of N/10, "
          "ns per iteration. Medians across rounds; min – max of the rounds.")
 L.append("- **Ratios** are computed per round, from two configurations measured in that round, and "
