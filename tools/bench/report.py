@@ -405,7 +405,8 @@ def drops_at_rate():
     d["measured"] = ("—" if not r.per else
                      f"{sum(r.vals()):,} dropped (per round {', '.join(f'{v:,}' for v in r.vals())}) "
                      f"at {f(rate.median / 1e6, 3)} M/s achieved")
-    d["range"] = f"{f(rate.lo / 1e6, 3)} – {f(rate.hi / 1e6, 3)} M/s" if rate.per else "—"
+    d["range"] = (f"{r.lo:,} – {r.hi:,} dropped; {f(rate.lo / 1e6, 3)} – {f(rate.hi / 1e6, 3)} M/s"
+                  if r.per and rate.per else "—")
     low = rate_check(["throughput_1m"])
     if not r.complete:
         d["verdict"], d["why"] = no_result(r.why)

@@ -604,7 +604,7 @@ run_throughput() {
 	extra="{\"attach_flags\": $(jstr "$*"), \"attach\": $(jstr "$(head -1 "$a")")"
 	if [ "$clients" = 1 ]; then
 		stop "$ip" # it prints its tally at SIGTERM
-		extra+=", \"idle_clients\": $IDLE_CLIENTS, \"idle\": $(sed -n 's/^idle: {/{/p' "$io" | tail -1), \"follow_stopped\": true"
+		extra+=", \"idle_clients\": $IDLE_CLIENTS, \"idle\": $(sed -n 's/^idle: {/{/p' "$io" | tail -1 | grep . || echo null), \"follow_stopped\": true"
 	fi
 	extra+="}"
 	v=$(python3 tools/bench/verify.py throughput --tail "$BUILD/recorder-tail" --pid "$wp" --report "$rep" \
