@@ -112,6 +112,7 @@ p.add_argument("--iters", default="")
 p.add_argument("--per-event-flags", default="")
 p.add_argument("--fast-flags", default="")
 p.add_argument("--timed-flags", default="")
+p.add_argument("--load", default="")
 p.add_argument("--smoke", action="store_true")
 p.add_argument("--notes", default=None)
 a = p.parse_args()
@@ -238,7 +239,7 @@ def ratio_of(num, den, key="ns"):
 res = {"rounds": a.rounds, "smoke": a.smoke, "elapsed_s": round(a.elapsed, 1),
        "generated": time.strftime("%Y-%m-%d %H:%M:%S %z"), "work_bytes": a.work_bytes,
        "iterations": a.iters, "per_event_flags": a.per_event_flags, "fast_flags": a.fast_flags,
-       "timed_flags": a.timed_flags}
+       "timed_flags": a.timed_flags, "load_average_1min_start_end": a.load.split()}
 M = {}  # results key -> Result
 
 
@@ -484,7 +485,9 @@ L.append(f"- Run: {res['generated']}, {a.rounds} interleaved rounds (each round 
          f"configuration once, in a fixed order, each in its own process; the baseline and detached "
          f"loops share one), {res['elapsed_s']} s.")
 L.append("- Machine: Debian 12, 2 vCPUs, shared and noisy. Read the numbers as orders of magnitude "
-         "and the ratios as the result: every ratio compares configurations of the same round.")
+         "and the ratios as the result: every ratio compares configurations of the same round."
+         + (f" Load average (1 min) at the start and the end of the run: {' and '.join(a.load.split())}."
+            if a.load else ""))
 L.append(f"- Iterations per configuration and round: {a.iters}.")
 L.append(f"- recorder-attach flags: per-event path `{a.per_event_flags or '(none: the default)'}`, "
          f"batch path `{a.fast_flags or '(none: the default)'}`; the timed (ns) configurations add "

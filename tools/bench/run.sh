@@ -689,6 +689,7 @@ run_rss() {
 
 # ---- the rounds ----
 START=$(now)
+LOAD_START=$(cut -d' ' -f1 /proc/loadavg)
 for ((ROUND = 1; ROUND <= ROUNDS; ROUND++)); do
 	note "round $ROUND of $ROUNDS"
 	run_ab
@@ -715,12 +716,14 @@ for ((ROUND = 1; ROUND <= ROUNDS; ROUND++)); do
 	run_rss
 done
 END=$(now)
+LOAD_END=$(cut -d' ' -f1 /proc/loadavg)
 cleanup
 
 ARGS=(--raw "$RAW" --ran "$RAN" --skipped "$SKIPS" --notes "$OUT/notes.txt" --json "$OUT/results.json"
 	--rounds "$ROUNDS" --elapsed "$(sub "$END" "$START")" --work-bytes "$WORK_BYTES"
 	--iters "work=$IT_WORK (detached_ab: $AB_CHUNKS pairs of chunks of $((IT_WORK / AB_CHUNKS))),event=$IT_EVENT,bpftrace=$IT_SDT,throughput_events_per_thread=$TP_EVENTS,sites=$SITES,rss_recordings=$RSS_RECS"
-	--per-event-flags "${PER_EVENT_FLAGS[*]}" --fast-flags "${FAST_FLAGS[*]}" --timed-flags "${TIMED_FLAGS[*]}")
+	--per-event-flags "${PER_EVENT_FLAGS[*]}" --fast-flags "${FAST_FLAGS[*]}" --timed-flags "${TIMED_FLAGS[*]}"
+	--load "$LOAD_START $LOAD_END")
 if [ "$SMOKE" = 1 ]; then
 	python3 tools/bench/report.py "${ARGS[@]}" --md "$OUT/BENCHMARKS.md" --smoke || die "report.py failed"
 	# The smoke checks the harness, never the numbers or the targets: every configuration
