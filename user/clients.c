@@ -22,15 +22,34 @@
 #define READY_BATCH 16
 /* The first size of an answer's buffer; it doubles as needed. */
 #define OBUF_FIRST 4096
+/*
+ * A follower's events are rendered after the ring is drained, not as they are
+ * ingested: at most RENDER_AHEAD bytes of text wait to be sent, and the
+ * rendering of every follower together takes at most RENDER_BUDGET_NS of a
+ * turn of the loop, so a reader, fast or slow, never holds the consumer.
+ */
+#define RENDER_AHEAD (64u << 10)
+#define RENDER_BUDGET_NS 2000000LL
+/* The clock is read once per this many events rendered. */
+#define RENDER_CLOCK_EVERY 32
+/* A queued entry of this length is not an event: a count of events missed follows. */
+#define QUEUED_MISSED 0u
 /* A line to a client that is not served, and what is read past a request. */
 #define LINE_MAX_BYTES 512
 
 #define MS_PER_S 1000LL
 #define NS_PER_MS 1000000
+#define NS_PER_S 1000000000LL
 
 enum watch_kind {
 	W_LISTEN,
 	W_CLIENT
+};
+
+/* Bytes that wait: appended at len, taken from off. */
+struct bbuf {
+	char *p;
+	size_t len, off, cap;
 };
 
 /* What an fd of the epoll set is: epoll hands back a pointer to it. */
@@ -67,10 +86,10 @@ struct client {
 	struct rec_request req; /* as read so far */
 	size_t got;
 	struct rec_query q;
-	FILE *out;  /* writes into obuf */
-	char *obuf; /* what is to be sent: obuf[ooff..olen) */
-	size_t olen, ooff, ocap;
-	int out_failed;	     /* obuf could not grow: the output is cut */
+	FILE *out;	     /* writes into ob */
+	struct bbuf ob;	     /* what is to be sent */
+	struct bbuf held;    /* a follower's events not rendered yet: u32 length, record */
+	int out_failed;	     /* ob or held could not grow: the output is cut */
 	int rd_closed;	     /* it will send nothing more: no longer watched for input */
 	int want_out;	     /* watched for room to send */
 	int64_t deadline_ms; /* C_REQUEST: for the whole request; C_ANSWER: for the next byte */
@@ -181,9 +200,57 @@ int rec_clients__listen(struct rec_clients *cs, int listen_fd, struct rec_proc *
 	return 0;
 }
 
+static size_t bbuf_pending(const struct bbuf *b)
+{
+	return b->len - b->off;
+}
+
+/* Appends n bytes to b. Returns 0, or -ENOMEM and b is as it was. */
+static int bbuf_put(struct bbuf *b, const void *data, size_t n)
+{
+	/* Reuse what was taken once that is no less than what is left: amortized O(1). */
+	if (b->len + n > b->cap && b->off && b->off >= bbuf_pending(b)) {
+		memmove(b->p, b->p + b->off, bbuf_pending(b));
+		b->len -= b->off;
+		b->off = 0;
+	}
+	if (b->len + n > b->cap) {
+		size_t cap = b->cap ? b->cap : OBUF_FIRST;
+		char *v;
+
+		while (cap < b->len + n)
+			cap *= 2;
+		v = realloc(b->p, cap);
+		if (!v)
+			return -ENOMEM;
+		b->p = v;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, data, n);
+	b->len += n;
+	return 0;
+}
+
+/* b is empty: starts it over, and frees its buffer if that is bigger than keep bytes. */
+static void bbuf_reset(struct bbuf *b, size_t keep)
+{
+	b->len = b->off = 0;
+	if (b->cap > keep) {
+		free(b->p);
+		b->p = NULL;
+		b->cap = 0;
+	}
+}
+
 static size_t pending(const struct client *c)
 {
-	return c->olen - c->ooff;
+	return bbuf_pending(&c->ob);
+}
+
+/* What a follower holds: text to send, and events to render. */
+static size_t held(const struct client *c)
+{
+	return bbuf_pending(&c->ob) + bbuf_pending(&c->held);
 }
 
 /* stdio's writes to c->out land here, at the end of what is to be sent. */
@@ -191,28 +258,10 @@ static ssize_t obuf_write(void *cookie, const char *data, size_t n)
 {
 	struct client *c = cookie;
 
-	/* Reuse what was sent once that is no less than what is left: amortized O(1). */
-	if (c->olen + n > c->ocap && c->ooff && c->ooff >= pending(c)) {
-		memmove(c->obuf, c->obuf + c->ooff, pending(c));
-		c->olen -= c->ooff;
-		c->ooff = 0;
+	if (bbuf_put(&c->ob, data, n)) {
+		c->out_failed = 1;
+		return 0;
 	}
-	if (c->olen + n > c->ocap) {
-		size_t cap = c->ocap ? c->ocap : OBUF_FIRST;
-		char *v;
-
-		while (cap < c->olen + n)
-			cap *= 2;
-		v = realloc(c->obuf, cap);
-		if (!v) {
-			c->out_failed = 1;
-			return 0;
-		}
-		c->obuf = v;
-		c->ocap = cap;
-	}
-	memcpy(c->obuf + c->olen, data, n);
-	c->olen += n;
 	return n;
 }
 
@@ -250,29 +299,96 @@ static void client_close(struct rec_clients *cs, struct client *c)
 	cs->nclients--;
 }
 
-/* One line that tells a follower how many events it was not sent. */
+/*
+ * Queues, after the events already held, the line that tells a follower how
+ * many events it was not sent.
+ */
 static void tell_missed(struct client *c)
 {
-	rec_query__not_sent(c->out, c->p, c->missed, &c->q);
+	uint32_t mark = QUEUED_MISSED;
+
+	if (bbuf_put(&c->held, &mark, sizeof(mark)) ||
+	    bbuf_put(&c->held, &c->missed, sizeof(c->missed))) {
+		c->out_failed = 1;
+		return;
+	}
 	c->missed = 0;
+}
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * NS_PER_S + ts.tv_nsec;
+}
+
+/*
+ * Renders c's held events into its text, until ahead bytes wait to be sent
+ * or, if deadline_ns is not 0, the clock passes it. An event whose
+ * recording is gone by now is counted as not sent. Returns 1 if it stopped at
+ * the deadline.
+ */
+static int render(struct rec_clients *cs, struct client *c, size_t ahead, int64_t deadline_ns)
+{
+	struct bbuf *h = &c->held;
+	uint64_t lost = 0;
+	unsigned int n = 0;
+	int late = 0;
+
+	while (bbuf_pending(h) && pending(c) < ahead) {
+		const struct rec_rstate *rs;
+		struct rec_decoded d;
+		uint32_t len;
+		uint64_t m;
+
+		if (deadline_ns && ++n % RENDER_CLOCK_EVERY == 0 && now_ns() > deadline_ns) {
+			late = 1;
+			break;
+		}
+		memcpy(&len, h->p + h->off, sizeof(len));
+		h->off += sizeof(len);
+		if (len == QUEUED_MISSED) {
+			memcpy(&m, h->p + h->off, sizeof(m));
+			h->off += sizeof(m);
+			lost += m;
+			continue;
+		}
+		rs = rec_event__decode(h->p + h->off, len, &d) ? NULL
+							       : rec_proc__find(c->p, d.recording);
+		h->off += len;
+		if (!rs) {
+			lost++;
+			cs->count.not_sent++;
+			continue;
+		}
+		if (lost) {
+			rec_query__not_sent(c->out, c->p, lost, &c->q);
+			lost = 0;
+		}
+		rec_query__event(c->out, c->p, rs, &d, &c->q);
+	}
+	if (lost)
+		rec_query__not_sent(c->out, c->p, lost, &c->q);
+	if (!bbuf_pending(h))
+		bbuf_reset(h, 2 * follow_buffer(cs));
 	fflush(c->out);
+	return late;
 }
 
 /* Sends what is queued for c, as much as the socket takes now. */
 static void client_send(struct rec_clients *cs, struct client *c)
 {
-	/* A follower that missed events hears of it once it has room again. */
-	if (c->state == C_FOLLOW && c->missed && pending(c) <= follow_buffer(cs) / 2)
-		tell_missed(c);
 	if (c->out_failed) {
 		client_close(cs, c);
 		return;
 	}
 	while (pending(c)) {
-		ssize_t n = send(c->fd, c->obuf + c->ooff, pending(c), MSG_DONTWAIT | MSG_NOSIGNAL);
+		ssize_t n =
+			send(c->fd, c->ob.p + c->ob.off, pending(c), MSG_DONTWAIT | MSG_NOSIGNAL);
 
 		if (n > 0) {
-			c->ooff += n;
+			c->ob.off += n;
 			c->deadline_ms = now_ms() + timeout_ms(cs);
 			continue;
 		}
@@ -288,13 +404,8 @@ static void client_send(struct rec_clients *cs, struct client *c)
 		client_close(cs, c);
 		return;
 	}
-	c->olen = c->ooff = 0;
 	/* A big answer sent: its buffer need not stay. */
-	if (c->ocap > 2 * follow_buffer(cs)) {
-		free(c->obuf);
-		c->obuf = NULL;
-		c->ocap = 0;
-	}
+	bbuf_reset(&c->ob, 2 * follow_buffer(cs));
 	if (c->want_out) {
 		c->want_out = 0;
 		client_watch(cs, c);
@@ -530,45 +641,70 @@ void rec_clients__ready(struct rec_clients *cs)
 }
 
 void rec_clients__follow_event(struct rec_clients *cs, void *owner, const struct rec_rstate *rs,
-			       const struct rec_decoded *d)
+			       const void *rec, size_t len)
 {
 	size_t limit = follow_buffer(cs);
-	struct client *c, *next;
+	uint32_t len32 = (uint32_t)len;
+	struct client *c;
 
-	for (c = cs->followers; c; c = next) {
-		next = c->next_follower;
+	/* Only a copy here: rendering waits for the end of the loop's turn (render()). */
+	for (c = cs->followers; c; c = c->next_follower) {
 		if (c->owner != owner || !rec_query__match(&c->q, rs))
 			continue;
-		/* Full, unless the socket takes some now (it is not waited for). */
-		if (pending(c) >= limit && !c->want_out)
-			client_send(cs, c);
-		if (c->state != C_FOLLOW)
-			continue;
 		/* Once it has missed some, it takes events again only at half the limit. */
-		if (pending(c) >= limit || (c->missed && pending(c) > limit / 2)) {
+		if (held(c) + sizeof(len32) + len > limit || (c->missed && held(c) > limit / 2)) {
 			c->missed++;
 			cs->count.not_sent++;
 			continue;
 		}
 		if (c->missed)
 			tell_missed(c);
-		rec_query__event(c->out, c->p, rs, d, &c->q);
-		fflush(c->out);
+		if (bbuf_put(&c->held, &len32, sizeof(len32)) || bbuf_put(&c->held, rec, len))
+			c->out_failed = 1;
 	}
+}
+
+/*
+ * Renders and sends what c holds, as much as its socket takes now, until
+ * deadline_ns (0: no deadline). Returns 1 if it stopped at the deadline.
+ */
+static int serve_follower(struct rec_clients *cs, struct client *c, int64_t deadline_ns)
+{
+	int late = 0;
+
+	/* A follower that missed events, with nothing more coming, hears of it once it has room. */
+	if (c->missed && held(c) <= follow_buffer(cs) / 2)
+		tell_missed(c);
+	while (c->state != C_CLOSED && !c->want_out && !late) {
+		late = render(cs, c, RENDER_AHEAD, deadline_ns);
+		if (!pending(c))
+			break;
+		client_send(cs, c);
+	}
+	return late;
+}
+
+int rec_clients__busy(const struct rec_clients *cs)
+{
+	for (const struct client *c = cs->followers; c; c = c->next_follower)
+		if (!c->want_out && (bbuf_pending(&c->held) || c->missed))
+			return 1;
+	return 0;
 }
 
 void rec_clients__tick(struct rec_clients *cs)
 {
-	int64_t now = now_ms();
+	int64_t now = now_ms(), deadline = now_ns() + RENDER_BUDGET_NS;
+	int late = 0;
 	struct listener **lp;
 	struct client **pp;
 
 	for (struct client *c = cs->clients; c; c = c->next) {
 		switch (c->state) {
 		case C_FOLLOW:
-			/* What the consumer queued goes out now: followers see events at once. */
-			if ((pending(c) || c->missed) && !c->want_out)
-				client_send(cs, c);
+			/* What the consumer queued goes out now, within the turn's budget. */
+			if (!c->want_out && !late)
+				late = serve_follower(cs, c, deadline);
 			break;
 		case C_REQUEST:
 			if (now < c->deadline_ms)
@@ -605,7 +741,8 @@ void rec_clients__tick(struct rec_clients *cs)
 		}
 		*pp = c->next;
 		fclose(c->out);
-		free(c->obuf);
+		free(c->ob.p);
+		free(c->held.p);
 		free(c);
 	}
 	for (lp = &cs->listeners; *lp;) {
@@ -632,11 +769,12 @@ void rec_clients__target_done(struct rec_clients *cs, void *owner)
 		if (c->owner != owner || c->state != C_FOLLOW)
 			continue;
 		/* The last of its events, what it missed, then the end. */
+		if (c->missed)
+			tell_missed(c);
+		render(cs, c, SIZE_MAX, 0);
 		unlink_follower(cs, c);
 		c->state = C_ANSWER;
 		c->deadline_ms = now_ms() + timeout_ms(cs);
-		if (c->missed)
-			tell_missed(c);
 		client_send(cs, c);
 	}
 }
@@ -648,8 +786,11 @@ void rec_clients__free(struct rec_clients *cs)
 	for (struct client *c = cs->clients; c; c = c->next) {
 		if (c->state == C_CLOSED)
 			continue;
-		if (c->state == C_FOLLOW && c->missed)
-			tell_missed(c);
+		if (c->state == C_FOLLOW) {
+			if (c->missed)
+				tell_missed(c);
+			render(cs, c, SIZE_MAX, 0);
+		}
 		c->state = C_ANSWER;
 		client_send(cs, c);
 		client_close(cs, c);

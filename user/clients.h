@@ -87,12 +87,18 @@ void rec_clients__ready(struct rec_clients *cs);
 void rec_clients__tick(struct rec_clients *cs);
 
 /*
- * Queues the event d of rs, a recording of owner's model, for every follower
- * of owner whose query it matches; a follower with follow_buffer bytes unsent
- * misses it, and is told so later.
+ * Queues a copy of the event record rec (len bytes, normalized: see
+ * rec_proc__ingest_event()) of rs, a recording of owner's model, for every
+ * follower of owner whose query it matches; a follower that holds
+ * follow_buffer bytes (events not rendered yet, and text not sent) misses it,
+ * and is told so later. Nothing is rendered here: rec_clients__tick() renders
+ * and sends, within a bounded time per turn of the loop.
  */
 void rec_clients__follow_event(struct rec_clients *cs, void *owner, const struct rec_rstate *rs,
-			       const struct rec_decoded *d);
+			       const void *rec, size_t len);
+
+/* Whether a follower holds events it could be sent now: the loop should not wait. */
+int rec_clients__busy(const struct rec_clients *cs);
 
 /*
  * owner is done: its listening socket is no longer watched (the caller closes

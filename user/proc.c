@@ -263,6 +263,7 @@ int rec_proc__ingest_event(struct rec_proc *p, const void *data, size_t len, str
 
 	ssize_t n = rec_event__normalize(data, len, literal_cb, p, p->norm);
 
+	p->norm_len = n < 0 ? 0 : (size_t)n;
 	err = n < 0 ? (int)n : rec_event__decode(p->norm, (size_t)n, d);
 	if (err && len >= sizeof(fixed)) {
 		/*

@@ -139,7 +139,8 @@ struct rec_proc {
 	struct rec_reader reader;    /* its memory; .read is NULL for a model read from a dump */
 	struct rec_u64map callsites; /* address -> struct rec_callsite * */
 	struct rec_u64map literals;  /* address -> struct rec_literal *, see rec_proc__literal */
-	unsigned char norm[REC_EVENT_MAX]; /* the last event ingested, normalized */
+	unsigned char norm[REC_EVENT_MAX]; /* the last event ingested, normalized, */
+	size_t norm_len;		   /* of this many bytes */
 	char literal_buf[REC_STR_MAX];	   /* a literal read past the cache's limit */
 	struct rec_u64map recordings;	   /* key -> struct rec_rstate * */
 	struct rec_rstate *first, *last;

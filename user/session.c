@@ -658,7 +658,8 @@ static int on_record(void *ctx, void *data, size_t size)
 			err = rec_proc__ingest_event(&t->proc, data, size, &d, &rs);
 		}
 		if (err == 0)
-			rec_clients__follow_event(s->clients, t, rs, &d);
+			rec_clients__follow_event(s->clients, t, rs, t->proc.norm,
+						  t->proc.norm_len);
 	} else if (h.type == REC_RT_HELLO && size == sizeof(struct rec_hello_rec)) {
 		/* Adopted above: nothing more to it. */
 	} else if (h.type == REC_RT_STACK && size == sizeof(struct rec_stack_rec)) {
@@ -793,7 +794,9 @@ int rec_session__run(struct rec_session *s,
 		 */
 		if (!live && !s->nbins && !rec_clients__count(s->clients))
 			return 0;
-		n = epoll_wait(s->epfd, evs, EPOLL_BATCH, s->opts.drain_ms);
+		/* A follower with events to render: a look at the fds, no wait. */
+		n = epoll_wait(s->epfd, evs, EPOLL_BATCH,
+			       rec_clients__busy(s->clients) ? 0 : s->opts.drain_ms);
 		if (n < 0 && errno != EINTR)
 			return -errno;
 		rec_ring__consume(s->rb);

@@ -121,8 +121,9 @@ static const struct argp_option options[] = {
 	  "within MS milliseconds (default 5000)",
 	  0 },
 	{ "follow-buffer", OPT_FOLLOWBUF, "BYTES", 0,
-	  "A --follow reader with BYTES unsent misses events until it catches up, "
-	  "and is told how many (default 1048576)",
+	  "A --follow reader that holds BYTES (events not yet rendered, text not "
+	  "yet sent) misses events until it catches up, and is told how many "
+	  "(default 1048576)",
 	  0 },
 	{ "dump-dir", OPT_DUMPDIR, "DIR", 0,
 	  "Where black boxes are written when a process ends (default /var/lib/recorder)", 0 },
