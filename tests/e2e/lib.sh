@@ -33,6 +33,16 @@ start_target() {
 	TARGET_PID=$(sed -nE 's/^([a-z-]+: )?pid ([0-9]+).*/\2/p' "$T/target.out" | head -1)
 }
 
+# nobody_scenario: copies the scenario and its libraries into $T/nobody, which every
+# user may read, and sets NB_SCENARIO to it: a target run as another user loads its
+# libraries by absolute path ($ORIGIN), which a checkout inside a 0700 directory hides.
+nobody_scenario() {
+	mkdir -p "$T/nobody" &&
+		cp "$SCENARIO" "$(dirname "$SCENARIO")"/*.so "$T/nobody/" &&
+		chmod -R a+rX "$T/nobody" && chmod 0711 "$T" || return 1
+	NB_SCENARIO=$T/nobody/scenario
+}
+
 # attach PID... [-- EXTRA ARGS]: starts recorder-attach and waits until it has attached.
 attach() {
 	local args=() p n=0

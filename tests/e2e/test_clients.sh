@@ -226,8 +226,8 @@ test_clients_sock_dir_is_never_changed() {
 test_clients_owner_reads_its_process_and_other_users_are_refused() {
 	local as_owner out rc sock
 	# Where uid 65534 may go: the test's directory, searchable.
-	chmod 0711 "$T"
-	start_target setpriv --reuid=65534 --regid=65534 --clear-groups $SCENARIO all_fields ||
+	nobody_scenario || return 1
+	start_target setpriv --reuid=65534 --regid=65534 --clear-groups "$NB_SCENARIO" all_fields ||
 		return 1
 	attach_with "$TARGET_PID" --sock-dir "$T/socks" || return 1
 	wait_for "$T/target.out" '^ready' || return 1

@@ -105,9 +105,9 @@ test_dumpfiles_fifo_and_devices_are_refused_at_once() {
 
 test_dumpfiles_are_0600_and_belong_to_the_targets_owner() {
 	# The target runs as nobody (65534); $T lets nobody through to reach the dump.
-	chmod 0711 "$T" || return 1
+	nobody_scenario || return 1
 	start_target setpriv --reuid=65534 --regid=65534 --clear-groups \
-		$SCENARIO events_are_recorded || return 1
+		"$NB_SCENARIO" events_are_recorded || return 1
 	dumpfiles_attach "$T/dumps" "$TARGET_PID" || return 1
 	grep -q '^attached to' "$T/attach.out" || fail "not attached: $(cat "$T/attach.err")" ||
 		return 1
