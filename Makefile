@@ -79,7 +79,8 @@ FUZZ_TARGETS := event callsite dump control
 FUZZ_BINS := $(patsubst %,$(FUZZ)/fuzz_%,$(FUZZ_TARGETS))
 FUZZ_SECONDS ?= 600
 
-.PHONY: all deps test check unit e2e demo bench clean format format-check asan fuzzers fuzz
+.PHONY: all deps test check unit e2e demo bench clean format format-check asan fuzzers fuzz \
+	install uninstall man FORCE
 .DELETE_ON_ERROR:
 
 all: $(BINS) $(UNIT_BINS) $(TARGET_BINS)
@@ -91,7 +92,7 @@ deps:
 test: deps
 	@$(MAKE) --no-print-directory check
 
-check: all asan fuzzers
+check: all asan fuzzers man
 	@./tests/run-all.sh
 
 asan: $(ASAN_BINS)
@@ -199,6 +200,59 @@ $(FUZZ)/fuzz_%: tests/fuzz/fuzz_%.c $(wildcard tests/fuzz/*.h) $(FUZZ_LIB)
 # Regenerates the seed corpora from real runs (root): see tests/fuzz/mkseeds.sh.
 $(FUZZ)/mkseeds: tests/fuzz/mkseeds.c $(LIB) | $(FUZZ)/user
 	$(CC) $(USER_CFLAGS) $< $(LIB) $(LIB_LIBS) -o $@
+
+# ---- install (GNU conventions: PREFIX, DESTDIR and the directory variables) ----
+VERSION := 0.1
+PREFIX ?= /usr/local
+prefix ?= $(PREFIX)
+exec_prefix ?= $(prefix)
+bindir ?= $(exec_prefix)/bin
+includedir ?= $(prefix)/include
+datarootdir ?= $(prefix)/share
+mandir ?= $(datarootdir)/man
+pkgconfigdir ?= $(datarootdir)/pkgconfig
+bashcompdir ?= $(datarootdir)/bash-completion/completions
+systemdunitdir ?= $(prefix)/lib/systemd/system
+INSTALL ?= install
+MAN_SRCS := $(wildcard docs/man/*.scd)
+MANS := $(patsubst docs/man/%.scd,$(BUILD)/man/%,$(MAN_SRCS))
+
+man: $(MANS)
+# The man pages: scdoc turns each docs/man/NAME.SECTION.scd into roff.
+$(BUILD)/man/%: docs/man/%.scd
+	@mkdir -p $(@D)
+	scdoc < $< > $@
+# Made anew each time: they carry the directories of this install.
+$(BUILD)/dist/recorder.pc: tools/dist/recorder.pc.in FORCE
+	@mkdir -p $(@D)
+	sed -e 's|@PREFIX@|$(prefix)|; s|@INCLUDEDIR@|$(includedir)|; s|@VERSION@|$(VERSION)|' \
+		$< > $@
+$(BUILD)/dist/recorder@.service: tools/dist/recorder@.service FORCE
+	@mkdir -p $(@D)
+	sed -e 's|@BINDIR@|$(bindir)|' $< > $@
+FORCE:
+
+install: $(BINS) $(MANS) $(BUILD)/dist/recorder.pc $(BUILD)/dist/recorder@.service
+	$(INSTALL) -d $(DESTDIR)$(bindir) $(DESTDIR)$(includedir) $(DESTDIR)$(pkgconfigdir) \
+		$(DESTDIR)$(mandir)/man1 $(DESTDIR)$(mandir)/man7 $(DESTDIR)$(mandir)/man8 \
+		$(DESTDIR)$(bashcompdir) $(DESTDIR)$(systemdunitdir)
+	$(INSTALL) -m 0755 $(BUILD)/recorder-attach $(BUILD)/recorder-tail $(DESTDIR)$(bindir)/
+	$(INSTALL) -m 0644 include/recorder.h $(DESTDIR)$(includedir)/
+	$(INSTALL) -m 0644 $(BUILD)/dist/recorder.pc $(DESTDIR)$(pkgconfigdir)/
+	$(INSTALL) -m 0644 $(BUILD)/man/recorder-tail.1 $(DESTDIR)$(mandir)/man1/
+	$(INSTALL) -m 0644 $(BUILD)/man/recorder.7 $(DESTDIR)$(mandir)/man7/
+	$(INSTALL) -m 0644 $(BUILD)/man/recorder-attach.8 $(DESTDIR)$(mandir)/man8/
+	$(INSTALL) -m 0644 tools/dist/recorder.bash-completion $(DESTDIR)$(bashcompdir)/recorder-attach
+	ln -sf recorder-attach $(DESTDIR)$(bashcompdir)/recorder-tail
+	$(INSTALL) -m 0644 $(BUILD)/dist/recorder@.service $(DESTDIR)$(systemdunitdir)/
+
+uninstall:
+	rm -f $(DESTDIR)$(bindir)/recorder-attach $(DESTDIR)$(bindir)/recorder-tail \
+		$(DESTDIR)$(includedir)/recorder.h $(DESTDIR)$(pkgconfigdir)/recorder.pc \
+		$(DESTDIR)$(mandir)/man1/recorder-tail.1 $(DESTDIR)$(mandir)/man7/recorder.7 \
+		$(DESTDIR)$(mandir)/man8/recorder-attach.8 \
+		$(DESTDIR)$(bashcompdir)/recorder-attach $(DESTDIR)$(bashcompdir)/recorder-tail \
+		$(DESTDIR)$(systemdunitdir)/recorder@.service
 
 # Every C source and header of ours, formatted by .clang-format (kernel style).
 FORMAT_SRCS = $(shell find bpf include user tests tools -name '*.[ch]' \

@@ -6,9 +6,10 @@ set -eu
 
 # libclang-rt-14-dev: the ASan, UBSan and libFuzzer runtimes of clang 14 (Debian 12's clang)
 # for make test's sanitized build and fuzzers; llvm gives llvm-symbolizer for their reports.
+# scdoc turns docs/man/*.scd into the man pages; man-db (man -l) checks them in make test.
 PKGS="make gcc g++ clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcmocka-dev
 pkg-config bpftrace binutils jq util-linux python3 systemtap-sdt-dev procps
-libclang-rt-14-dev clang-format"
+libclang-rt-14-dev clang-format scdoc man-db"
 
 missing=""
 for p in $PKGS; do

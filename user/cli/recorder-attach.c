@@ -381,10 +381,21 @@ static int drop_capabilities(void)
 
 	for (size_t i = 0; i < sizeof(kept_caps) / sizeof(kept_caps[0]); i++)
 		keep |= 1ULL << kept_caps[i];
-	/* The bounding set first: that needs CAP_SETPCAP, which goes next. */
-	for (int c = 0; c < 64 && prctl(PR_CAPBSET_READ, c, 0, 0, 0) >= 0; c++)
-		if (!(keep & (1ULL << c)) && prctl(PR_CAPBSET_DROP, c, 0, 0, 0))
-			return -errno;
+	/*
+	 * The bounding set first: that needs CAP_SETPCAP, which goes next. A
+	 * service manager may have taken CAP_SETPCAP away already with a bounding
+	 * set of its own (recorder@.service): then that set stays as it is, and
+	 * no-new-privileges below still keeps exec from regaining anything.
+	 */
+	for (int c = 0, in; c < 64 && (in = prctl(PR_CAPBSET_READ, c, 0, 0, 0)) >= 0; c++) {
+		if (!in || (keep & (1ULL << c)))
+			continue;
+		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0)) {
+			if (errno != EPERM)
+				return -errno;
+			break;
+		}
+	}
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) && errno != EINVAL)
 		return -errno;
 	if (syscall(SYS_capget, &h, d))
