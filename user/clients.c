@@ -455,6 +455,8 @@ static struct rec_output_clients clients_stats(struct rec_clients *cs, struct cl
 		.libraries_retrying = st.libraries_retrying,
 		.libraries_attached_later = st.libraries_attached_later,
 		.libraries_given_up = st.libraries_given_up,
+		.dumps_removed = st.dumps_removed,
+		.dumps_removed_bytes = st.dumps_removed_bytes,
 	};
 }
 

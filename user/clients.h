@@ -36,6 +36,9 @@ struct rec_clients_target_stats {
 	uint64_t libraries_retrying;
 	uint64_t libraries_attached_later;
 	uint64_t libraries_given_up;
+	/* Black boxes removed by --keep-dumps and --max-dump-bytes (all processes). */
+	uint64_t dumps_removed;
+	uint64_t dumps_removed_bytes;
 };
 
 /*

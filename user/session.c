@@ -12,6 +12,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -34,6 +35,7 @@
 #include "output/names.h"
 #include "proc.h"
 #include "ring.h"
+#include "retention.h"
 #include "session.h"
 #include "target/elf.h"
 #include "target/maps.h"
@@ -92,6 +94,7 @@ struct rec_session {
 	size_t ntraced;
 	struct rec_session_opts opts;
 	uint64_t foreign;			     /* records of processes we do not trace */
+	struct rec_retention_count dumps;	     /* black boxes removed by the retention */
 	struct rec_object_id bins[REC_MAX_BINARIES]; /* --binary files */
 	dev_t bin_devs[REC_MAX_BINARIES];
 	size_t nbins;
@@ -186,14 +189,40 @@ static void seed_stacks(struct rec_session *s, struct traced *t)
 }
 
 /* Writes t's black box into the dump directory; the path goes into path. */
+/* The retention policy, after a black box was written at path: the oldest others go. */
+static void keep_dumps(struct rec_session *s, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	uint64_t before = s->dumps.removed;
+	int err;
+
+	err = rec_retention__apply(s->opts.dump_dir, s->opts.keep_dumps, s->opts.max_dump_bytes,
+				   slash ? slash + 1 : path, &s->dumps);
+	if (err)
+		fprintf(stderr,
+			"recorder-attach: could not apply --keep-dumps/--max-dump-bytes in %s: "
+			"%s\n",
+			s->opts.dump_dir, strerror(-err));
+	else if (s->dumps.removed > before)
+		fprintf(stderr,
+			"recorder-attach: removed %" PRIu64 " old black box(es) from %s "
+			"(--keep-dumps %zu, --max-dump-bytes %" PRIu64 ")\n",
+			s->dumps.removed - before, s->opts.dump_dir, s->opts.keep_dumps,
+			s->opts.max_dump_bytes);
+}
+
 static int write_dump(struct rec_session *s, struct traced *t, char *path, size_t len)
 {
 	struct rec_dump_counters counters;
+	int err;
 
 	if (!s->opts.dump_dir)
 		return -ENOENT;
 	memcpy(counters.v, t->proc.counters, sizeof(counters.v));
-	return rec_dump__write_file(s->opts.dump_dir, &t->proc, &counters, path, len);
+	err = rec_dump__write_file(s->opts.dump_dir, &t->proc, &counters, path, len);
+	if (!err)
+		keep_dumps(s, path);
+	return err;
 }
 
 /* The clients' callbacks (clients.h): the owner of a client's target is its struct traced. */
@@ -223,6 +252,8 @@ static void client_target_stats(void *ctx, void *owner, struct rec_clients_targe
 	st->libraries_retrying = k->retrying;
 	st->libraries_attached_later = k->attached_later;
 	st->libraries_given_up = k->given_up;
+	st->dumps_removed = s->dumps.removed;
+	st->dumps_removed_bytes = s->dumps.removed_bytes;
 }
 
 static int on_record(void *ctx, void *data, size_t size);

@@ -27,7 +27,9 @@ struct rec_session_opts {
 	int verbose;	      /* show libbpf's own messages */
 	const char *sock_dir; /* NULL = REC_CONTROL_DIR, made ready by rec_control__prepare_dir */
 	const char *dump_dir; /* where black boxes are written; NULL = none */
-	int follow_binaries;  /* rec_session__attach_binary will be used */
+	size_t keep_dumps;    /* black boxes kept in dump_dir, the newest (0: any number) */
+	uint64_t max_dump_bytes;  /* bytes of black boxes kept in dump_dir (0: any size) */
+	int follow_binaries;	  /* rec_session__attach_binary will be used */
 	unsigned int max_clients; /* control socket clients at once; 0 = REC_CLIENTS_MAX */
 	int client_timeout_ms;	  /* for a request, or for each write of an answer; 0 = default */
 	size_t follow_buffer;	  /* unsent bytes past which a follower's events are dropped */

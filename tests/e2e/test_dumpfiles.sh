@@ -275,3 +275,86 @@ EOF
 	dumpfiles_within "$T/objects.json" 0 --list || return 1
 	dumpfiles_within "$T/deep.json" 0 --list
 }
+
+# retention_attach ARGS...: recorder-attach --binary workload with ARGS, dumps into $T/dumps.
+retention_attach() {
+	mkdir -p "$T/dumps"
+	$B/recorder-attach --binary "$B/workload" --dump-dir "$T/dumps" --sock-dir "$T/socks" "$@" \
+		>"$T/attach.out" 2>"$T/attach.err" &
+	ATTACH_PID=$!
+	BG_PIDS+=($ATTACH_PID)
+	wait_for "$T/attach.out" '^attached to .* in every process that runs it' ||
+		{ cat "$T/attach.err"; return 1; }
+}
+
+# retention_run: one workload process, traced and ended; echoes its pid once its box is written.
+retention_run() {
+	local out=$T/w.$RANDOM p
+	$B/workload --wait-attach --events 3 --cap 10 --subject keep >"$out" 2>&1 || return 1
+	p=$(awk '{print $3}' "$out")
+	wait_for "$T/attach.out" "black box.*recorder-$p-" 10 >&2 || return 1
+	echo "$p"
+}
+
+test_dumpfiles_keep_dumps_removes_the_oldest() {
+	local p1 p2 p3 p4 left
+	retention_attach --keep-dumps 2 --max-dump-bytes 0 || return 1
+	# Not black boxes: never removed.
+	echo '{}' >"$T/dumps/notes.json"
+	echo x >"$T/dumps/recorder-1-20260101T000000Z.json.tmp"
+	p1=$(retention_run) && p2=$(retention_run) && p3=$(retention_run) && p4=$(retention_run) ||
+		return 1
+	left=$(cd "$T/dumps" && ls recorder-*.json | sed -E 's/^recorder-([0-9]+)-.*/\1/' | sort -n |
+		tr '\n' ' ')
+	expect "the two newest black boxes stay" "$(printf '%s\n' "$p3" "$p4" | sort -n | tr '\n' ' ')" \
+		"$left" || return 1
+	[ -e "$T/dumps/notes.json" ] && [ -e "$T/dumps/recorder-1-20260101T000000Z.json.tmp" ] ||
+		fail "retention removed a file that is not a finished black box: $(ls "$T/dumps")" ||
+		return 1
+	grep -q "removed 1 old black box(es) from $T/dumps (--keep-dumps 2" "$T/attach.err" ||
+		fail "no word of the removal on stderr: $(cat "$T/attach.err")" || return 1
+	# The counter, in --stats of a process the same recorder-attach serves.
+	$B/workload --wait-attach --events 1 --hold 30 >"$T/w5.out" 2>&1 &
+	BG_PIDS+=($!)
+	wait_for "$T/w5.out" '^workload: pid' || return 1
+	local p5
+	p5=$(awk '{print $3}' "$T/w5.out")
+	wait_for "$T/attach.out" "^recorder-attach: tracing pid $p5 " 10 || return 1
+	expect "--stats counts the removed boxes" 2 \
+		"$($B/recorder-tail -p "$p5" --sock-dir "$T/socks" --stats --json | jq -r '.dumps.removed')"
+}
+
+test_dumpfiles_max_dump_bytes_removes_the_oldest_and_keeps_the_new_one() {
+	local p left
+	mkdir -p "$T/dumps"
+	# Two old boxes of 40 KiB each, older than anything written now.
+	head -c 40960 /dev/zero >"$T/dumps/recorder-7-20250101T000000Z.json"
+	head -c 40960 /dev/zero >"$T/dumps/recorder-8-20250102T000000Z.json"
+	touch -d '2025-01-01' "$T/dumps/recorder-7-20250101T000000Z.json"
+	touch -d '2025-01-02' "$T/dumps/recorder-8-20250102T000000Z.json"
+	retention_attach --keep-dumps 0 --max-dump-bytes 50k || return 1
+	p=$(retention_run) || return 1
+	left=$(cd "$T/dumps" && ls -tr recorder-*.json | tr '\n' ' ')
+	[[ $left == "recorder-8-20250102T000000Z.json recorder-$p-"*".json " ]] ||
+		fail "expected the newer old box and the new one to stay, in 50 KiB: $left" || return 1
+	# Under 1 KiB: only the one just written stays, however big it is.
+	kill "$ATTACH_PID"
+	wait "$ATTACH_PID" 2>/dev/null
+	retention_attach --keep-dumps 0 --max-dump-bytes 1 || return 1
+	local q
+	q=$(retention_run) || return 1
+	left=$(cd "$T/dumps" && ls recorder-*.json | tr '\n' ' ')
+	[[ $left == "recorder-$q-"*".json " ]] ||
+		fail "expected only the box just written to stay: $left" || return 1
+	[ -n "$($B/recorder-tail --file "$T/dumps"/recorder-"$q"-*.json -n 1)" ] ||
+		fail "the box just written does not read back"
+}
+
+test_dumpfiles_retention_options_refuse_bad_values() {
+	local out
+	out=$($B/recorder-attach -p 1 --max-dump-bytes 1GB 2>&1)
+	[[ $out == *"invalid --max-dump-bytes '1GB': expected a size in bytes, with an optional suffix k, M or G (0: no limit)"* ]] ||
+		fail "bad --max-dump-bytes: $out" || return 1
+	out=$($B/recorder-attach -p 1 --keep-dumps -3 2>&1)
+	[[ $out == *"invalid --keep-dumps '-3': expected 0 to 1000000"* ]] || fail "bad --keep-dumps: $out"
+}

@@ -50,6 +50,32 @@ static void test_decimal_only(void **state)
 	assert_int_equal(rec_cli__parse_dec(NULL, 0, 1, &(uint64_t){ 0 }), -EINVAL);
 }
 
+/* Byte sizes: decimal, with an optional k, M or G; nothing else, no overflow. */
+static void test_size(void **state)
+{
+	uint64_t v;
+
+	(void)state;
+	assert_int_equal(rec_cli__parse_size("0", &v), 0);
+	assert_int_equal(v, 0);
+	assert_int_equal(rec_cli__parse_size("1000", &v), 0);
+	assert_int_equal(v, 1000);
+	assert_int_equal(rec_cli__parse_size("4k", &v), 0);
+	assert_int_equal(v, 4096);
+	assert_int_equal(rec_cli__parse_size("3M", &v), 0);
+	assert_int_equal(v, 3ULL << 20);
+	assert_int_equal(rec_cli__parse_size("1G", &v), 0);
+	assert_int_equal(v, 1ULL << 30);
+	assert_int_equal(rec_cli__parse_size("17179869183G", &v), 0);
+	assert_int_equal(v, 17179869183ULL << 30);
+	for (const char *const *bad =
+		     (const char *const[]){ "", "k", "G", "1K", "1m", "1 G", "1GB", "-1", "0x10",
+					    "1.5G", "17179869184G", NULL };
+	     *bad; bad++)
+		assert_int_equal(rec_cli__parse_size(*bad, &v), -EINVAL);
+	assert_int_equal(rec_cli__parse_size(NULL, &v), -EINVAL);
+}
+
 /* Keys and sizes: decimal, or hex with 0x; never octal. */
 static void test_decimal_or_hex(void **state)
 {
@@ -79,6 +105,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_decimal_only),
+		cmocka_unit_test(test_size),
 		cmocka_unit_test(test_decimal_or_hex),
 	};
 

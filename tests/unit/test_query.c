@@ -369,6 +369,8 @@ static void test_clients_and_not_sent(void **state)
 		.libraries_retrying = 9,
 		.libraries_attached_later = 10,
 		.libraries_given_up = 11,
+		.dumps_removed = 12,
+		.dumps_removed_bytes = 13,
 	};
 	struct rec_proc *p = *state;
 	struct rec_query q = { .flags = REC_Q_STATS };
@@ -387,7 +389,9 @@ static void test_clients_and_not_sent(void **state)
 			       "    events_not_sent      7\n"
 			       "libraries loaded after the attach whose probes failed to attach:\n"
 			       "    failed               8\n    retrying             9\n"
-			       "    attached_later       10\n    given_up             11\n"));
+			       "    attached_later       10\n    given_up             11\n"
+			       "black boxes removed by --keep-dumps and --max-dump-bytes:\n"
+			       "    removed              12\n    removed_bytes        13\n"));
 	assert_int_equal(buf[len - 1], '\n');
 	free(buf);
 
@@ -399,7 +403,8 @@ static void test_clients_and_not_sent(void **state)
 			       ",\"clients\":{\"connected\":1,\"max_clients\":2,"
 			       "\"accepted\":3,\"denied\":4,\"refused\":5,\"timed_out\":6,"
 			       "\"events_not_sent\":7},\"libraries\":{\"failed\":8,\"retrying\":9,"
-			       "\"attached_later\":10,\"given_up\":11}}\n"));
+			       "\"attached_later\":10,\"given_up\":11},"
+			       "\"dumps\":{\"removed\":12,\"removed_bytes\":13}}\n"));
 	assert_int_equal(count_lines(buf), 1);
 	free(buf);
 	/* recorder-tail --file has no clients. */

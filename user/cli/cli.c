@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli/cli.h"
 
@@ -36,6 +37,28 @@ int rec_cli__parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
 		return parse_base(s + 2, 16, min, max, out);
 	return parse_base(s, 10, min, max, out);
+}
+
+int rec_cli__parse_size(const char *s, uint64_t *out)
+{
+	static const char units[] = "kMG";
+	const char *u;
+	uint64_t v;
+	size_t n;
+	char num[32];
+	int shift;
+
+	if (!s || !*s || (n = strlen(s)) >= sizeof(num))
+		return -EINVAL;
+	u = strchr(units, s[n - 1]);
+	shift = u && s[n - 1] ? 10 * (int)(u - units + 1) : 0;
+	memcpy(num, s, n + 1);
+	if (shift)
+		num[n - 1] = 0;
+	if (parse_base(num, 10, 0, UINT64_MAX >> shift, &v))
+		return -EINVAL;
+	*out = v << shift;
+	return 0;
 }
 
 pid_t rec_cli__parse_pid(struct argp_state *state, const char *arg)

@@ -24,6 +24,12 @@ int rec_cli__parse_dec(const char *s, uint64_t min, uint64_t max, uint64_t *out)
  * Parses a decimal pid argument of an option; a bad one ends the program
  * through argp_error().
  */
+/*
+ * Parses a byte size: decimal digits, then optionally k, M or G (times 1024,
+ * 1024^2, 1024^3). Returns 0 or -EINVAL (empty, other characters, overflow).
+ */
+int rec_cli__parse_size(const char *s, uint64_t *out);
+
 pid_t rec_cli__parse_pid(struct argp_state *state, const char *arg);
 
 #endif /* REC_CLI_H */

@@ -17,6 +17,7 @@
 #include "control.h"
 #include "dump.h"
 #include "output/text.h"
+#include "retention.h"
 #include "session.h"
 
 #define MAX_PIDS 64
@@ -38,6 +39,8 @@ static struct {
 	.opts = { .ring_bytes = 8u << 20,
 		  .drain_ms = 10,
 		  .dump_dir = "/var/lib/recorder",
+		  .keep_dumps = REC_KEEP_DUMPS,
+		  .max_dump_bytes = REC_MAX_DUMP_BYTES,
 		  .max_clients = REC_CLIENTS_MAX,
 		  .client_timeout_ms = REC_CLIENT_TIMEOUT_MS,
 		  .follow_buffer = REC_FOLLOW_BUFFER,
@@ -91,6 +94,8 @@ enum {
 	OPT_MAXCLIENTS,
 	OPT_CLIENTTIMEOUT,
 	OPT_FOLLOWBUF,
+	OPT_KEEPDUMPS,
+	OPT_MAXDUMPBYTES,
 	OPT_MAX_RECORDINGS,
 	OPT_MAX_PER_PROCESS,
 	OPT_KEEP_RETIRED,
@@ -128,6 +133,15 @@ static const struct argp_option options[] = {
 	{ "dump-dir", OPT_DUMPDIR, "DIR", 0,
 	  "Where black boxes are written when a process ends (default /var/lib/recorder)", 0 },
 	{ "no-dump", OPT_NODUMP, NULL, 0, "Write no black box when a process ends", 0 },
+	{ "keep-dumps", OPT_KEEPDUMPS, "N", 0,
+	  "Keep at most N black boxes in the dump directory, the newest; older ones "
+	  "are removed after each new one (default 100; 0: no limit)",
+	  0 },
+	{ "max-dump-bytes", OPT_MAXDUMPBYTES, "SIZE", 0,
+	  "Keep at most SIZE bytes of black boxes in the dump directory (suffix k, M "
+	  "or G), removing the oldest; the one just written always stays "
+	  "(default 1G; 0: no limit)",
+	  0 },
 	{ "verbose", 'v', NULL, 0, "Show libbpf's messages", 0 },
 	{ NULL, 0, NULL, 0, "Limits (what does not fit is counted, see --stats):", 1 },
 	{ "max-recordings", OPT_MAX_RECORDINGS, "N", 0,
@@ -233,6 +247,19 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_NODUMP:
 		env.opts.dump_dir = NULL;
+		break;
+	case OPT_KEEPDUMPS:
+		if (rec_cli__parse_dec(arg, 0, 1000000, &v))
+			argp_error(state, "invalid --keep-dumps '%s': expected 0 to 1000000", arg);
+		env.opts.keep_dumps = v;
+		break;
+	case OPT_MAXDUMPBYTES:
+		if (rec_cli__parse_size(arg, &v))
+			argp_error(state,
+				   "invalid --max-dump-bytes '%s': expected a size in bytes, "
+				   "with an optional suffix k, M or G (0: no limit)",
+				   arg);
+		env.opts.max_dump_bytes = v;
 		break;
 	case 'v':
 		env.opts.verbose = 1;

@@ -72,6 +72,9 @@ struct rec_output_clients {
 	uint64_t libraries_retrying;
 	uint64_t libraries_attached_later;
 	uint64_t libraries_given_up;
+	/* Black boxes removed by the retention (--keep-dumps, --max-dump-bytes). */
+	uint64_t dumps_removed;
+	uint64_t dumps_removed_bytes;
 };
 
 /* The loss and error counters of one process (--stats). */

@@ -264,6 +264,11 @@ static void jsonl_stats(struct rec_output *o, const struct rec_stats_view *s)
 		rec_json__member_u64(w, "attached_later", s->clients->libraries_attached_later);
 		rec_json__member_u64(w, "given_up", s->clients->libraries_given_up);
 		rec_json__end_object(w);
+		rec_json__key(w, "dumps");
+		rec_json__begin_object(w);
+		rec_json__member_u64(w, "removed", s->clients->dumps_removed);
+		rec_json__member_u64(w, "removed_bytes", s->clients->dumps_removed_bytes);
+		rec_json__end_object(w);
 	}
 	rec_json__end_object(w);
 	rec_json__newline(w);

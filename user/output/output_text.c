@@ -237,6 +237,10 @@ static void text_stats_clients(FILE *out, const struct rec_output_clients *k)
 		"\n    %-20s %" PRIu64 "\n",
 		"failed", k->libraries_failed, "retrying", k->libraries_retrying, "attached_later",
 		k->libraries_attached_later, "given_up", k->libraries_given_up);
+	fprintf(out,
+		"black boxes removed by --keep-dumps and --max-dump-bytes:\n"
+		"    %-20s %" PRIu64 "\n    %-20s %" PRIu64 "\n",
+		"removed", k->dumps_removed, "removed_bytes", k->dumps_removed_bytes);
 }
 
 /* The process's own counters, its limits, its forgotten recordings, then the BPF side's. */
