@@ -464,6 +464,7 @@ static struct rec_output_clients clients_stats(struct rec_clients *cs, struct cl
 static void client_answer(struct rec_clients *cs, struct client *c)
 {
 	struct rec_output_clients clients;
+	char what[REC_SUBJECT_MAX + 64];
 	int live, err;
 
 	c->state = C_ANSWER;
@@ -487,6 +488,11 @@ static void client_answer(struct rec_clients *cs, struct client *c)
 				strerror(-err));
 		else
 			fprintf(c->out, "0%s\n", path);
+		goto send;
+	}
+	if (rec_query__selects_nothing(c->p, &c->q, what, sizeof(what))) {
+		fprintf(c->out, "1recorder-attach: no recording of pid %d matches %s\n",
+			(int)c->p->pid, what);
 		goto send;
 	}
 	fputc('0', c->out);

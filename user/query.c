@@ -4,7 +4,9 @@
  * their spools and stacks, and hands what it finds to the output backend of
  * the format asked for (output/output.h), which alone decides how it looks.
  */
+#include <fnmatch.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,8 +19,36 @@ int rec_query__match(const struct rec_query *q, const struct rec_rstate *rs)
 		return 0;
 	if ((q->flags & REC_Q_HAS_RECORDER) && rs->recorder != q->recorder)
 		return 0;
-	if (q->subject[0] && strcmp(q->subject, rs->subject) != 0)
+	/* The subject as written, or as a glob: 'actor[0]' still means itself. */
+	if (q->subject[0] && strcmp(q->subject, rs->subject) != 0 &&
+	    fnmatch(q->subject, rs->subject, 0) != 0)
 		return 0;
+	return 1;
+}
+
+int rec_query__selects_nothing(const struct rec_proc *p, const struct rec_query *q, char *what,
+			       size_t len)
+{
+	const char *sep = "";
+	int n = 0;
+
+	if ((q->flags & (REC_Q_STATS | REC_Q_FOLLOW)) ||
+	    !(q->subject[0] || (q->flags & (REC_Q_HAS_RECORDING | REC_Q_HAS_RECORDER))))
+		return 0;
+	for (const struct rec_rstate *rs = p->first; rs; rs = rs->next)
+		if (rec_query__match(q, rs))
+			return 0;
+	what[0] = 0;
+	if (q->subject[0]) {
+		n += snprintf(what + n, len - n, "--subject '%s'", q->subject);
+		sep = " ";
+	}
+	if ((q->flags & REC_Q_HAS_RECORDING) && (size_t)n < len) {
+		n += snprintf(what + n, len - n, "%s--recording 0x%" PRIx64, sep, q->recording);
+		sep = " ";
+	}
+	if ((q->flags & REC_Q_HAS_RECORDER) && (size_t)n < len)
+		snprintf(what + n, len - n, "%s--recorder 0x%" PRIx64, sep, q->recorder);
 	return 1;
 }
 

@@ -33,6 +33,15 @@ struct rec_query {
 int rec_query__match(const struct rec_query *q, const struct rec_rstate *rs);
 
 /*
+ * Whether q, a tail, --list or --stacks with a filter (--subject, --recording,
+ * --recorder), selects none of p's recordings: then what names the filter
+ * ("--subject 'conn#6*'") and it returns 1. A --follow may select recordings
+ * yet to come, and --stats has no filter: 0 for them.
+ */
+int rec_query__selects_nothing(const struct rec_proc *p, const struct rec_query *q, char *what,
+			       size_t len);
+
+/*
  * Writes the answer to q for process p: the loss and error counters
  * (REC_Q_STATS), the recordings list (REC_Q_LIST), the span stacks
  * (REC_Q_STACKS) or the tails, as text or JSON lines (REC_Q_JSON). Returns 0

@@ -71,7 +71,10 @@ static const struct argp_option options[] = {
 	{ "recording", OPT_RECORDING, "KEY", 0, "Only the recording with this key (0x...)", 0 },
 	{ "recorder", OPT_RECORDER, "KEY", 0, "Only the recordings of the recorder with this key",
 	  0 },
-	{ "subject", OPT_SUBJECT, "S", 0, "Only recordings whose subject is S", 0 },
+	{ "subject", OPT_SUBJECT, "GLOB", 0,
+	  "Only recordings whose subject is GLOB, or matches it as a glob ('conn#6*'); "
+	  "a filter that matches no recording is an error (exit status 1)",
+	  0 },
 	{ "list", OPT_LIST, NULL, 0,
 	  "List the recordings: key, recorder, subject, cap, events seen, kept, dropped", 0 },
 	{ "stacks", OPT_STACKS, NULL, 0,
@@ -194,6 +197,11 @@ static int show_file(const char *path)
 		return 1;
 	}
 	memcpy(p.counters, counters.v, sizeof(p.counters));
+	if (rec_query__selects_nothing(&p, &env.q, err, sizeof(err))) {
+		fprintf(stderr, "recorder-tail: no recording in %s matches %s\n", path, err);
+		rec_proc__fini(&p);
+		return 1;
+	}
 	rc = rec_query__answer(stdout, &p, &env.q);
 	rec_proc__fini(&p);
 	if (fflush(stdout) || rc) {
