@@ -208,7 +208,7 @@ static void test_tail_shows_gaps(void **state)
 	free(out);
 	out = answer(p, REC_Q_LIST | REC_Q_JSON, "a");
 	assert_string_equal(strstr(out, "\"subject\""),
-			    "\"subject\":\"a\",\"cap\":10,\"seen\":7,\"kept\":3,\"dropped\":4,"
+			    "\"subject\":\"a\",\"cap\":10,\"seen\":7,\"delivered\":3,\"kept\":3,\"dropped\":4,"
 			    "\"invalid\":0,\"tail\":3,\"state\":\"live\"}\n");
 	free(out);
 }
@@ -255,7 +255,7 @@ static void test_invalid_event_counts_in_its_recording(void **state)
 	assert_int_equal(rs->invalid, 1);
 	assert_int_equal(p->malformed, 1);
 	out = answer(p, REC_Q_LIST | REC_Q_JSON, "a");
-	assert_non_null(strstr(out, "\"seen\":3,\"kept\":2,\"dropped\":1,\"invalid\":1,"));
+	assert_non_null(strstr(out, "\"seen\":3,\"delivered\":2,\"kept\":2,\"dropped\":1,\"invalid\":1,"));
 	free(out);
 	/* Of a recording not known yet: an orphan, until it is. */
 	e.recording = 0x4242;

@@ -154,6 +154,8 @@ static void jsonl_list_row(struct rec_output *o, const struct rec_proc *p,
 	rec_json__member_cstr(w, "subject", rs->subject);
 	rec_json__member_u64(w, "cap", rs->cap);
 	rec_json__member_u64(w, "seen", rs->produced);
+	rec_json__member_u64(w, "delivered", rs->received);
+	/* The old name of delivered, for one more version. */
 	rec_json__member_u64(w, "kept", rs->received);
 	rec_json__member_u64(w, "dropped", rec_rstate__dropped(rs));
 	rec_json__member_u64(w, "invalid", rs->invalid);

@@ -139,7 +139,7 @@ static void text_not_sent(struct rec_output *o, const struct rec_proc *p, uint64
 static void text_list_header(struct rec_output *o)
 {
 	fprintf(o->out, "%-8s %-20s %-20s %-16s %8s %10s %10s %10s %8s %s\n", "PID", "RECORDING",
-		"RECORDER", "SUBJECT", "CAP", "SEEN", "KEPT", "DROPPED", "TAIL", "STATE");
+		"RECORDER", "SUBJECT", "CAP", "SEEN", "DELIVERED", "DROPPED", "TAIL", "STATE");
 }
 
 static void text_list_row(struct rec_output *o, const struct rec_proc *p,
