@@ -212,7 +212,7 @@ static int answer_stacks(struct rec_output *o, struct rec_proc *p, const struct 
  * recordings, then the BPF side's (all processes), and the clients of the
  * recorder-attach that answers, if it does.
  */
-static int answer_stats(struct rec_output *o, struct rec_proc *p,
+static int answer_stats(struct rec_output *o, struct rec_proc *p, const struct rec_query *q,
 			const struct rec_output_clients *clients)
 {
 	struct rec_forgotten *v = NULL;
@@ -222,6 +222,7 @@ static int answer_stats(struct rec_output *o, struct rec_proc *p,
 		.forgotten = v,
 		.nforgotten = n > 0 ? (size_t)n : 0,
 		.clients = clients,
+		.verbose = !!(q->flags & REC_Q_VERBOSE),
 	};
 
 	rec_output__stats(o, &s);
@@ -238,7 +239,7 @@ int rec_query__answer_live(FILE *out, struct rec_proc *p, const struct rec_query
 	output_for(&o, out, q);
 	rec_output__begin(&o);
 	if (q->flags & REC_Q_STATS)
-		err = answer_stats(&o, p, clients);
+		err = answer_stats(&o, p, q, clients);
 	else if (q->flags & REC_Q_LIST)
 		err = answer_list(&o, p, q);
 	else if (q->flags & REC_Q_STACKS)

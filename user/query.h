@@ -16,8 +16,9 @@ enum rec_query_flags {
 	REC_Q_FOLLOW = 1 << 3,
 	REC_Q_HAS_RECORDING = 1 << 4,
 	REC_Q_HAS_RECORDER = 1 << 5,
-	REC_Q_STATS = 1 << 6, /* the loss and error counters */
-	REC_Q_DUMP = 1 << 7,  /* write a dump now and answer with its path */
+	REC_Q_STATS = 1 << 6,	/* the loss and error counters */
+	REC_Q_DUMP = 1 << 7,	/* write a dump now and answer with its path */
+	REC_Q_VERBOSE = 1 << 8, /* with REC_Q_STATS: the internal table sizes too */
 };
 
 struct rec_query {

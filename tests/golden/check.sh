@@ -23,6 +23,7 @@ FORMATS=(
 	"stacks-json|--stacks --json"
 	"stats|--stats"
 	"stats-json|--stats --json"
+	"stats-v|--stats -v"
 )
 
 update=0

@@ -207,9 +207,10 @@ static void test_tail_shows_gaps(void **state)
 	assert_non_null(strstr(out, "cap 10, seen 7, kept 3, dropped 4 <==\n"));
 	free(out);
 	out = answer(p, REC_Q_LIST | REC_Q_JSON, "a");
-	assert_string_equal(strstr(out, "\"subject\""),
-			    "\"subject\":\"a\",\"cap\":10,\"seen\":7,\"delivered\":3,\"kept\":3,\"dropped\":4,"
-			    "\"invalid\":0,\"tail\":3,\"state\":\"live\"}\n");
+	assert_string_equal(
+		strstr(out, "\"subject\""),
+		"\"subject\":\"a\",\"cap\":10,\"seen\":7,\"delivered\":3,\"kept\":3,\"dropped\":4,"
+		"\"invalid\":0,\"tail\":3,\"state\":\"live\"}\n");
 	free(out);
 }
 
@@ -255,7 +256,8 @@ static void test_invalid_event_counts_in_its_recording(void **state)
 	assert_int_equal(rs->invalid, 1);
 	assert_int_equal(p->malformed, 1);
 	out = answer(p, REC_Q_LIST | REC_Q_JSON, "a");
-	assert_non_null(strstr(out, "\"seen\":3,\"delivered\":2,\"kept\":2,\"dropped\":1,\"invalid\":1,"));
+	assert_non_null(
+		strstr(out, "\"seen\":3,\"delivered\":2,\"kept\":2,\"dropped\":1,\"invalid\":1,"));
 	free(out);
 	/* Of a recording not known yet: an orphan, until it is. */
 	e.recording = 0x4242;
@@ -381,6 +383,9 @@ static void test_clients_and_not_sent(void **state)
 	assert_int_equal(rec_query__answer_live(f, p, &q, &clients), 0);
 	fclose(f);
 	assert_non_null(strstr(buf, "BPF counters (all traced processes):\n"));
+	/* Internal sizes only with -v: the limits table and the BPF table's entries. */
+	assert_null(strstr(buf, "entries in the BPF recordings table"));
+	assert_non_null(strstr(buf, "limits: nothing went over its limit (-v shows each limit"));
 	assert_non_null(strstr(buf,
 			       "\nclients of this recorder-attach (all traced processes):\n"
 			       "    connected            1 (at most 2)\n"
@@ -393,6 +398,15 @@ static void test_clients_and_not_sent(void **state)
 			       "black boxes removed by --keep-dumps and --max-dump-bytes:\n"
 			       "    removed              12\n    removed_bytes        13\n"));
 	assert_int_equal(buf[len - 1], '\n');
+	free(buf);
+
+	q.flags = REC_Q_STATS | REC_Q_VERBOSE;
+	f = open_memstream(&buf, &len);
+	assert_int_equal(rec_query__answer_live(f, p, &q, &clients), 0);
+	fclose(f);
+	assert_non_null(strstr(buf, "\nentries in the BPF recordings table: "));
+	assert_non_null(
+		strstr(buf, "\nlimits (OVER: what did not fit; EVENTS: the events of those):\n"));
 	free(buf);
 
 	q.flags = REC_Q_STATS | REC_Q_JSON;

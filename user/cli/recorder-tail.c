@@ -81,7 +81,10 @@ static const struct argp_option options[] = {
 	  "Show each active span stack, leaf first, 'recording' last", 0 },
 	{ "follow", OPT_FOLLOW, NULL, 0, "After the tail, print new events as they arrive", 0 },
 	{ "json", OPT_JSON, NULL, 0, "One JSON object per line", 0 },
-	{ "stats", OPT_STATS, NULL, 0, "Show the loss and error counters", 0 },
+	{ "stats", OPT_STATS, NULL, 0,
+	  "Show the loss and error counters, and the limits something went over", 0 },
+	{ "verbose", 'v', NULL, 0,
+	  "With --stats: every limit and its use, and the internal table sizes", 0 },
 	{ "file", OPT_FILE, "DUMP", 0, "Read a black box (dump) instead of a live process", 0 },
 	{ "dump", OPT_DUMP, NULL, 0, "Ask recorder-attach to write a black box now", 0 },
 	{ "sock-dir", OPT_SOCKDIR, "DIR", 0, "Directory of control sockets (default /run/recorder)",
@@ -141,6 +144,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_STATS:
 		env.q.flags |= REC_Q_STATS;
+		break;
+	case 'v':
+		env.q.flags |= REC_Q_VERBOSE;
 		break;
 	case OPT_FILE:
 		env.file = arg;

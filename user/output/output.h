@@ -83,6 +83,7 @@ struct rec_stats_view {
 	const struct rec_forgotten *forgotten; /* recordings forgotten, per recorder */
 	size_t nforgotten;
 	const struct rec_output_clients *clients; /* NULL: not asked of a recorder-attach */
+	int verbose; /* the internal table sizes too (text; JSON always has them) */
 };
 
 struct rec_output;

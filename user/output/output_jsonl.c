@@ -214,7 +214,9 @@ static void jsonl_stats(struct rec_output *o, const struct rec_stats_view *s)
 			      rec_names__end(p->end, p->end_code, p->end_core, how, sizeof(how)));
 	rec_json__member_u64(w, "malformed", p->malformed);
 	rec_json__member_u64(w, "orphans", p->orphans);
-	rec_json__member_u64(w, "bpf_recordings", p->bpf_recordings);
+	/* A live recorder-attach's table: nothing in a dump. */
+	if (s->clients)
+		rec_json__member_u64(w, "bpf_recordings", p->bpf_recordings);
 	if (p->dump_omitted_recordings || p->dump_omitted_stacks) {
 		rec_json__member_u64(w, "recordings_omitted", p->dump_omitted_recordings);
 		rec_json__member_u64(w, "stacks_omitted", p->dump_omitted_stacks);

@@ -184,8 +184,21 @@ static void text_stack(struct rec_output *o, const struct rec_stack_view *s)
 	}
 }
 
-static void text_stats_limits(FILE *out, const struct rec_proc *p)
+/*
+ * Each limit: its maximum, its use, what went over. Without verbose, only the
+ * limits something went over: those a user can act on (raise the option).
+ */
+static void text_stats_limits(FILE *out, const struct rec_proc *p, int verbose)
 {
+	int over = 0;
+
+	for (int l = 0; l < REC_L_MAX; l++)
+		over |= p->use[l].over || p->use[l].events;
+	if (!verbose && !over) {
+		fputs("limits: nothing went over its limit (-v shows each limit and its use)\n",
+		      out);
+		return;
+	}
 	fprintf(out,
 		"limits (OVER: what did not fit; EVENTS: the events of those):\n"
 		"    %-24s %10s %10s %10s %12s\n",
@@ -193,6 +206,8 @@ static void text_stats_limits(FILE *out, const struct rec_proc *p)
 	for (int l = 0; l < REC_L_MAX; l++) {
 		const struct rec_limit_use *u = &p->use[l];
 
+		if (!verbose && !u->over && !u->events)
+			continue;
 		fprintf(out, "    %-24s ", rec_names__limit(l));
 		if (u->limit)
 			fprintf(out, "%10" PRIu64, u->limit);
@@ -250,15 +265,17 @@ static void text_stats(struct rec_output *o, const struct rec_stats_view *s)
 	FILE *out = o->out;
 	char how[64];
 
-	fprintf(out,
-		"pid %d: %s\nmalformed records: %" PRIu64 "\norphan events: %" PRIu64
-		"\nentries in the BPF recordings table: %" PRIu64 "\n",
+	fprintf(out, "pid %d: %s\nmalformed records: %" PRIu64 "\norphan events: %" PRIu64 "\n",
 		(int)p->pid, rec_names__end(p->end, p->end_code, p->end_core, how, sizeof(how)),
-		p->malformed, p->orphans, p->bpf_recordings);
+		p->malformed, p->orphans);
+	/* An internal size, and of a live recorder-attach only: nothing in a dump. */
+	if (s->verbose && s->clients)
+		fprintf(out, "entries in the BPF recordings table: %" PRIu64 "\n",
+			p->bpf_recordings);
 	if (p->dump_omitted_recordings || p->dump_omitted_stacks)
 		fprintf(out, "left out of the dump: %" PRIu64 " recordings, %" PRIu64 " stacks\n",
 			p->dump_omitted_recordings, p->dump_omitted_stacks);
-	text_stats_limits(out, p);
+	text_stats_limits(out, p, s->verbose);
 	text_stats_forgotten(out, s);
 	fputs("BPF counters (all traced processes):\n", out);
 	for (int c = 0; c < REC_C_MAX; c++)
