@@ -220,7 +220,7 @@ static inline uint64_t rec__next_key(void)
 /* A new recorder with a unique key, or NULL with errno set (ENOMEM). */
 static inline struct rec_recorder *rec_recorder_new(void)
 {
-	struct rec_recorder *r = (struct rec_recorder *)calloc(1, sizeof(*r));
+	struct rec_recorder *r = (struct rec_recorder *)__builtin_calloc(1, sizeof(*r));
 
 	if (!r)
 		return NULL;
@@ -237,7 +237,7 @@ static inline void rec_recorder_free(struct rec_recorder *r)
 		return;
 	if (REC__ARMED(recorder_free))
 		REC__PROBE1(recorder_free, r->key);
-	free(r);
+	__builtin_free(r);
 }
 
 static inline uint64_t rec_recorder_key(const struct rec_recorder *r)
@@ -259,7 +259,7 @@ static inline struct rec_recording *rec_recording_new(struct rec_recorder *r, si
 		errno = EINVAL;
 		return NULL;
 	}
-	rec = (struct rec_recording *)calloc(1, sizeof(*rec));
+	rec = (struct rec_recording *)__builtin_calloc(1, sizeof(*rec));
 	if (!rec)
 		return NULL;
 	rec->key = rec__next_key();
@@ -282,7 +282,7 @@ static inline void rec_recording_free(struct rec_recording *rec)
 	__atomic_store_n(&rec->magic, 0, __ATOMIC_RELEASE);
 	if (REC__ARMED(recording_free))
 		REC__PROBE2(recording_free, rec->key, rec);
-	free(rec);
+	__builtin_free(rec);
 }
 
 static inline uint64_t rec_recording_key(const struct rec_recording *rec)
@@ -427,7 +427,7 @@ static inline uint64_t rec__f64(double d)
 {
 	uint64_t u;
 
-	memcpy(&u, &d, sizeof(u));
+	__builtin_memcpy(&u, &d, sizeof(u));
 	return u;
 }
 
@@ -534,7 +534,7 @@ static inline uint64_t rec__f64(double d)
 			struct rec_span *rec__s = rec__current;                                    \
 			if (rec__s && rec__s->recording_key) {                                     \
 				char rec__msg[REC_MESSAGE_MAX];                                    \
-				snprintf(rec__msg, sizeof(rec__msg), __VA_ARGS__);                 \
+				__builtin_snprintf(rec__msg, sizeof(rec__msg), __VA_ARGS__);       \
 				REC__PROBE12(                                                      \
 					event,                                                     \
 					REC__META("E", lvl, REC__EVENT_NAME, "", 1, "message\0"),  \

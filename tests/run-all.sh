@@ -67,6 +67,17 @@ header_checks() {
 			record "$name" $rc
 		done
 	done
+	# A program that has redefined or poisoned malloc, calloc, free and snprintf.
+	for cc in "gcc -std=c11" "clang -std=c11" "g++ -std=c++17 -x c++" "clang++ -std=c++17 -x c++"; do
+		for mode in "" -DPOISON; do
+			# shellcheck disable=SC2086
+			$cc -O2 $mode -Wall -Wextra -Werror -Iinclude tests/header/hostile.c \
+				-o "$out/hostile" >"$out/log" 2>&1 && "$out/hostile" >>"$out/log" 2>&1
+			local rc=$?
+			[ $rc -ne 0 ] && cat "$out/log"
+			record "header: ${cc%% *} ${mode:-with malloc, calloc, free, snprintf redefined}${mode:+ (poisoned)}" $rc
+		done
+	done
 	# The probe ABI's two spellings agree (tests/header/abi.c compiles only if they do).
 	for cc in gcc clang; do
 		$cc -std=c11 -Wall -Wextra -Werror -pedantic -Iinclude -Ibpf tests/header/abi.c \
