@@ -33,7 +33,14 @@ enum rec_level {
 	REC_LEVEL_INFO = 2,
 	REC_LEVEL_WARN = 3,
 	REC_LEVEL_ERROR = 4,
+	/*
+	 * In a callsite only: each event of the site carries its level, in bits
+	 * REC_TYPES_LEVEL_SHIFT.. of the event's types (REC_EVENT_LEVEL).
+	 */
+	REC_LEVEL_RUNTIME = 7,
 };
+/* Where an event of a REC_LEVEL_RUNTIME callsite has its level: 4 bits of types. */
+#define REC_TYPES_LEVEL_SHIFT 32
 
 /*
  * Distinct USDT argument layouts one session holds (libbpf's

@@ -34,6 +34,11 @@
 #define REC__LEVEL_INFO 2
 #define REC__LEVEL_WARN 3
 #define REC__LEVEL_ERROR 4
+/* A callsite whose events carry their level (REC_EVENT_LEVEL), in types bits 32..35. */
+#define REC__LEVEL_RUNTIME 7
+#define REC__TYPES_LEVEL_SHIFT 32
+/* A level as a value, for REC_EVENT_LEVEL: REC_LEVEL(WARN). */
+#define REC_LEVEL(lvl) REC__LEVEL_##lvl
 
 /* Field types, one 4-bit code per field in the event probe's types argument. */
 #define REC__TYPE_STR 1
@@ -454,15 +459,15 @@ static inline uint64_t rec__f64(double d)
 #define REC__CAT(a, b) REC__CAT_(a, b)
 #define REC__CAT_(a, b) a##b
 
-#define REC__EMIT(lvl, msg, nf, names, types, v0, v1, v2, v3, v4, v5, v6, v7)                      \
+#define REC__EMIT(lvl, rl, msg, nf, names, types, v0, v1, v2, v3, v4, v5, v6, v7)                  \
 	do {                                                                                       \
 		if (REC__ARMED(event)) {                                                           \
 			struct rec_span *rec__s = rec__current;                                    \
 			if (rec__s && rec__s->recording_key) {                                     \
 				REC__PROBE12(event,                                                \
 					     REC__META("E", lvl, REC__EVENT_NAME, msg, nf, names), \
-					     (uint64_t)(types), rec__s->recording_key, rec__s, v0, \
-					     v1, v2, v3, v4, v5, v6, v7);                          \
+					     (uint64_t)(types) | (rl), rec__s->recording_key,      \
+					     rec__s, v0, v1, v2, v3, v4, v5, v6, v7);              \
 			}                                                                          \
 		}                                                                                  \
 	} while (0)
@@ -470,40 +475,40 @@ static inline uint64_t rec__f64(double d)
 /* Laid out by hand: one field a column. */
 /* clang-format off */
 #define REC__T(f, i) ((uint64_t)REC__TYPE(f) << (4 * (i)))
-#define REC__EV1(l, m) REC__EMIT(l, m, 0, "", 0, 0, 0, 0, 0, 0, 0, 0, 0)
-#define REC__EV2(l, m, a) REC__EMIT(l, m, 1, REC__NAME(a), REC__T(a, 0), REC__VAL(a), 0, 0, 0, 0, 0, 0, 0)
-#define REC__EV3(l, m, a, b)                                                                      \
-	REC__EMIT(l, m, 2, REC__NAME(a) REC__NAME(b), REC__T(a, 0) | REC__T(b, 1), REC__VAL(a),   \
+#define REC__EV1(l, r, m) REC__EMIT(l, r, m, 0, "", 0, 0, 0, 0, 0, 0, 0, 0, 0)
+#define REC__EV2(l, r, m, a) REC__EMIT(l, r, m, 1, REC__NAME(a), REC__T(a, 0), REC__VAL(a), 0, 0, 0, 0, 0, 0, 0)
+#define REC__EV3(l, r, m, a, b)                                                                      \
+	REC__EMIT(l, r, m, 2, REC__NAME(a) REC__NAME(b), REC__T(a, 0) | REC__T(b, 1), REC__VAL(a),   \
 		  REC__VAL(b), 0, 0, 0, 0, 0, 0)
-#define REC__EV4(l, m, a, b, c)                                                                   \
-	REC__EMIT(l, m, 3, REC__NAME(a) REC__NAME(b) REC__NAME(c),                                \
+#define REC__EV4(l, r, m, a, b, c)                                                                   \
+	REC__EMIT(l, r, m, 3, REC__NAME(a) REC__NAME(b) REC__NAME(c),                                \
 		  REC__T(a, 0) | REC__T(b, 1) | REC__T(c, 2), REC__VAL(a), REC__VAL(b), REC__VAL(c), \
 		  0, 0, 0, 0, 0)
-#define REC__EV5(l, m, a, b, c, d)                                                                \
-	REC__EMIT(l, m, 4, REC__NAME(a) REC__NAME(b) REC__NAME(c) REC__NAME(d),                   \
+#define REC__EV5(l, r, m, a, b, c, d)                                                                \
+	REC__EMIT(l, r, m, 4, REC__NAME(a) REC__NAME(b) REC__NAME(c) REC__NAME(d),                   \
 		  REC__T(a, 0) | REC__T(b, 1) | REC__T(c, 2) | REC__T(d, 3), REC__VAL(a),          \
 		  REC__VAL(b), REC__VAL(c), REC__VAL(d), 0, 0, 0, 0)
-#define REC__EV6(l, m, a, b, c, d, e)                                                             \
-	REC__EMIT(l, m, 5, REC__NAME(a) REC__NAME(b) REC__NAME(c) REC__NAME(d) REC__NAME(e),      \
+#define REC__EV6(l, r, m, a, b, c, d, e)                                                             \
+	REC__EMIT(l, r, m, 5, REC__NAME(a) REC__NAME(b) REC__NAME(c) REC__NAME(d) REC__NAME(e),      \
 		  REC__T(a, 0) | REC__T(b, 1) | REC__T(c, 2) | REC__T(d, 3) | REC__T(e, 4),        \
 		  REC__VAL(a), REC__VAL(b), REC__VAL(c), REC__VAL(d), REC__VAL(e), 0, 0, 0)
-#define REC__EV7(l, m, a, b, c, d, e, f)                                                          \
-	REC__EMIT(l, m, 6,                                                                        \
+#define REC__EV7(l, r, m, a, b, c, d, e, f)                                                          \
+	REC__EMIT(l, r, m, 6,                                                                        \
 		  REC__NAME(a) REC__NAME(b) REC__NAME(c) REC__NAME(d) REC__NAME(e) REC__NAME(f),  \
 		  REC__T(a, 0) | REC__T(b, 1) | REC__T(c, 2) | REC__T(d, 3) | REC__T(e, 4) |       \
 			  REC__T(f, 5),                                                           \
 		  REC__VAL(a), REC__VAL(b), REC__VAL(c), REC__VAL(d), REC__VAL(e), REC__VAL(f), 0, \
 		  0)
-#define REC__EV8(l, m, a, b, c, d, e, f, g)                                                       \
-	REC__EMIT(l, m, 7,                                                                        \
+#define REC__EV8(l, r, m, a, b, c, d, e, f, g)                                                       \
+	REC__EMIT(l, r, m, 7,                                                                        \
 		  REC__NAME(a) REC__NAME(b) REC__NAME(c) REC__NAME(d) REC__NAME(e) REC__NAME(f)   \
 			  REC__NAME(g),                                                           \
 		  REC__T(a, 0) | REC__T(b, 1) | REC__T(c, 2) | REC__T(d, 3) | REC__T(e, 4) |       \
 			  REC__T(f, 5) | REC__T(g, 6),                                            \
 		  REC__VAL(a), REC__VAL(b), REC__VAL(c), REC__VAL(d), REC__VAL(e), REC__VAL(f),    \
 		  REC__VAL(g), 0)
-#define REC__EV9(l, m, a, b, c, d, e, f, g, h)                                                    \
-	REC__EMIT(l, m, 8,                                                                        \
+#define REC__EV9(l, r, m, a, b, c, d, e, f, g, h)                                                    \
+	REC__EMIT(l, r, m, 8,                                                                        \
 		  REC__NAME(a) REC__NAME(b) REC__NAME(c) REC__NAME(d) REC__NAME(e) REC__NAME(f)   \
 			  REC__NAME(g) REC__NAME(h),                                              \
 		  REC__T(a, 0) | REC__T(b, 1) | REC__T(c, 2) | REC__T(d, 3) | REC__T(e, 4) |       \
@@ -517,7 +522,19 @@ static inline uint64_t rec__f64(double d)
  * message and up to 8 typed fields, recorded to the recording of the span this
  * thread is in. Nothing is evaluated unless a recorder is attached.
  */
-#define REC_EVENT(lvl, ...) REC__CAT(REC__EV, REC__NARG(__VA_ARGS__))(lvl, __VA_ARGS__)
+#define REC_EVENT(lvl, ...) REC__CAT(REC__EV, REC__NARG(__VA_ARGS__))(lvl, 0, __VA_ARGS__)
+
+/*
+ * REC_EVENT_LEVEL(level, "message", fields...): the same, with a level known
+ * only at run time: level is a value, REC_LEVEL(TRACE) .. REC_LEVEL(ERROR) (0
+ * to 4; recorder-attach counts an event with another level as invalid). Still
+ * one probe site, evaluated only while attached:
+ *	REC_EVENT_LEVEL(status >= 500 ? REC_LEVEL(ERROR) : REC_LEVEL(INFO), "done",
+ *			REC_I64(status, status));
+ */
+#define REC_EVENT_LEVEL(level, ...)                                                                \
+	REC__CAT(REC__EV, REC__NARG(__VA_ARGS__))                                                  \
+	(RUNTIME, ((uint64_t)((unsigned int)(level)&0xfu) << REC__TYPES_LEVEL_SHIFT), __VA_ARGS__)
 #define REC_TRACE(...) REC_EVENT(TRACE, __VA_ARGS__)
 #define REC_DEBUG(...) REC_EVENT(DEBUG, __VA_ARGS__)
 #define REC_INFO(...) REC_EVENT(INFO, __VA_ARGS__)

@@ -74,7 +74,8 @@ int rec_callsite__parse(struct rec_callsite *cs, const void *blob, size_t len)
 	cs->kind = kind[0];
 
 	level = blob_next(&c);
-	if (!level || parse_decimal(level, REC_LEVEL_ERROR, &val))
+	if (!level || parse_decimal(level, REC_LEVEL_RUNTIME, &val) ||
+	    (val > REC_LEVEL_ERROR && (val != REC_LEVEL_RUNTIME || cs->kind != 'E')))
 		goto invalid;
 	cs->level = (enum rec_level)val;
 

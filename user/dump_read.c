@@ -502,7 +502,7 @@ static int read_callsite(struct reader *r, const struct rec_json_value *v, const
 	err = scan_object(r, v, &o) ?:
 	      get_key(r, &o, CS_ADDR, &addr) ?:
 	      get_cstr(r, &o, CS_KIND, 1, s->kind) ?:
-	      get_u64(r, &o, CS_LEVEL, REC_LEVEL_TRACE, REC_LEVEL_ERROR, &level) ?:
+	      get_u64(r, &o, CS_LEVEL, REC_LEVEL_TRACE, REC_LEVEL_RUNTIME, &level) ?:
 	      get_cstr(r, &o, CS_NAME, REC_CALLSITE_MAX, s->name) ?:
 	      get_cstr(r, &o, CS_TARGET, REC_CALLSITE_MAX, s->target) ?:
 	      get_cstr(r, &o, CS_FILE, REC_CALLSITE_MAX, s->file) ?:
@@ -750,11 +750,12 @@ enum {
 	EV_TIME_NS,
 	EV_CALLSITE,
 	EV_VALUES,
+	EV_LEVEL, /* optional: the event's own level (REC_EVENT_LEVEL) */
 	EV_N
 };
 static const char *const event_keys[EV_N] = {
 	[EV_SEQ] = "seq",	    [EV_TID] = "tid",	    [EV_TIME_NS] = "time_ns",
-	[EV_CALLSITE] = "callsite", [EV_VALUES] = "values",
+	[EV_CALLSITE] = "callsite", [EV_VALUES] = "values", [EV_LEVEL] = "level",
 };
 
 struct recording_ctx {
@@ -775,7 +776,7 @@ static int read_event(struct reader *r, const struct rec_json_value *v, const ch
 	struct rec_event_rec *e = &b.rec.e;
 	struct rec_decoded d;
 	char vpath[REC_DUMP_PATH3];
-	uint64_t seq, tid, time_ns, meta;
+	uint64_t seq, tid, time_ns, meta, level = 0;
 	size_t size;
 	int err;
 
@@ -788,6 +789,8 @@ static int read_event(struct reader *r, const struct rec_json_value *v, const ch
 	      get_u64(r, &o, EV_TIME_NS, 0, UINT64_MAX, &time_ns) ?:
 	      get_key(r, &o, EV_CALLSITE, &meta) ?:
 	      get_array(r, &o, EV_VALUES, REC_MAX_FIELDS, &values);
+	if (!err && m[EV_LEVEL].type != REC_JSON_NONE)
+		err = get_u64(r, &o, EV_LEVEL, 0, REC_LEVEL_ERROR, &level);
 	if (err)
 		return err;
 	if (seq >= rs->produced)
@@ -817,6 +820,7 @@ static int read_event(struct reader *r, const struct rec_json_value *v, const ch
 	e->recording = rs->key;
 	e->seq = seq;
 	e->meta = meta;
+	e->types |= level << REC_TYPES_LEVEL_SHIFT;
 
 	if (rec_event__decode(b.rec.bytes, size, &d) != 0)
 		return fail_at(r, path, NULL, "not a valid event record");

@@ -192,6 +192,9 @@ static int event_visit(uint64_t seq, const void *data, size_t len, void *ctx)
 	rec_json__member_u64(w, "tid", d.tid);
 	rec_json__member_u64(w, "time_ns", d.time_ns);
 	rec_json__member_hex(w, "callsite", d.meta);
+	/* Its own level (REC_EVENT_LEVEL), when not 0: TRACE, or a site's own level. */
+	if (d.level)
+		rec_json__member_u64(w, "level", (unsigned int)d.level);
 	rec_json__key(w, "values");
 	rec_json__begin_array(w);
 	for (uint32_t i = 0; i < d.nfields; i++)

@@ -83,8 +83,9 @@ static int read_fixed(const void *rec, size_t len, struct rec_event_rec *ev, con
 		return -EINVAL;
 	/* The record may be unaligned: copy its fixed part before reading it. */
 	memcpy(ev, rec, sizeof(*ev));
+	/* Above the fields' nibbles, only a runtime level (REC_EVENT_LEVEL): 0 to ERROR. */
 	if (ev->hdr.type != REC_RT_EVENT || ev->hdr.size != len ||
-	    ev->types >> (4 * REC_MAX_FIELDS))
+	    ev->types >> REC_TYPES_LEVEL_SHIFT > REC_LEVEL_ERROR)
 		return -EINVAL;
 	*strings = len > sizeof(*ev) ? (const char *)rec + sizeof(*ev) : NULL;
 	*area = (uint32_t)(len - sizeof(*ev));
@@ -125,6 +126,7 @@ int rec_event__decode(const void *rec, size_t len, struct rec_decoded *out)
 		nfields++;
 	}
 
+	out->level = (enum rec_level)(ev.types >> REC_TYPES_LEVEL_SHIFT);
 	out->tgid = ev.hdr.tgid;
 	out->tid = ev.hdr.tid;
 	out->time_ns = ev.hdr.time_ns;

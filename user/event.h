@@ -36,6 +36,7 @@ struct rec_decoded {
 	uint64_t recording;
 	uint64_t seq;
 	uint64_t meta;
+	enum rec_level level; /* its own level: only for a REC_LEVEL_RUNTIME callsite */
 	uint32_t nfields;
 	struct rec_value values[REC_MAX_FIELDS];
 };

@@ -89,6 +89,7 @@ static void show_event(struct rec_output *o, struct rec_proc *p, const struct re
 		.time_ns = rec_query__realtime(d->time_ns, p->clock_offset_ns),
 		.cs = rec_proc__callsite(p, d->meta),
 		.meta = d->meta,
+		.level = d->level,
 		.nfields = d->nfields,
 		.values = d->values,
 	};

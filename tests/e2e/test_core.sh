@@ -199,3 +199,25 @@ test_workload_report_matches_tail() {
 		"$(for i in 1 2 3 4 5 6; do echo '["depth2","depth1","recording"]'; done)" \
 		"$(rtail --stacks --json | jq -c '[.stack[].name]')"
 }
+
+test_runtime_level_is_one_site_with_each_events_level() {
+	start_target $SCENARIO runtime_level || return 1
+	attach "$TARGET_PID" || return 1
+	wait_for "$T/target.out" '^ready' || return 1
+	expect "each event's own level" \
+'IMMDD hh:mm:ss.us TID scenario.c:L] <levels> request done, status: 200
+WMMDD hh:mm:ss.us TID scenario.c:L] <levels> request done, status: 404
+EMMDD hh:mm:ss.us TID scenario.c:L] <levels> request done, status: 503
+DMMDD hh:mm:ss.us TID scenario.c:L] <levels> request done, status: 100
+-- 1 event lost (seq 4..4) --' \
+		"$(rtail | grep -v '^==>' | normalize_glog)" || return 1
+	expect "in JSON, from one site" "INFO WARN ERROR DEBUG 1" \
+		"$(rtail --json | jq -r .level | tr '\n' ' ')$(rtail --json | jq -r .line | sort -u | wc -l)" ||
+		return 1
+	expect "the out-of-range level is counted invalid" '{"seen":5,"delivered":4,"dropped":1,"invalid":1}' \
+		"$(rtail --list --json | jq -c '{seen, delivered, dropped, invalid}')" || return 1
+	local dump
+	dump=$(rtail --dump) || return 1
+	expect "the black box keeps each level" "INFO WARN ERROR DEBUG" \
+		"$($B/recorder-tail --file "$dump" --json | jq -r .level | tr '\n' ' ' | sed 's/ $//')"
+}

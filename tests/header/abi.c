@@ -25,6 +25,8 @@ _Static_assert(REC__LEVEL_DEBUG == REC_LEVEL_DEBUG, "DEBUG");
 _Static_assert(REC__LEVEL_INFO == REC_LEVEL_INFO, "INFO");
 _Static_assert(REC__LEVEL_WARN == REC_LEVEL_WARN, "WARN");
 _Static_assert(REC__LEVEL_ERROR == REC_LEVEL_ERROR, "ERROR");
+_Static_assert(REC__LEVEL_RUNTIME == REC_LEVEL_RUNTIME, "RUNTIME");
+_Static_assert(REC__TYPES_LEVEL_SHIFT == REC_TYPES_LEVEL_SHIFT, "types level shift");
 
 /* Field types, 4 bits each in the event probe's types argument. */
 _Static_assert(REC__TYPE_STR == REC_TYPE_STR, "STR");

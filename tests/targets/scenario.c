@@ -362,6 +362,28 @@ static void sc_all_fields(struct scenario *sc)
 	REC_TRACE("tracing");
 }
 
+/* One site whose level is a value: by status, as a server would log a request. */
+static void sc_runtime_level(struct scenario *sc)
+{
+	static const int statuses[] = { 200, 404, 503, 100, 9999 };
+	struct rec_recording *rec = new_recording(sc, new_recorder(sc), 10, "levels");
+	struct rec_span *span = &held_spans[0];
+
+	rec_recording_span(span, rec, "levels");
+	hold_span(sc, span);
+	for (size_t i = 0; i < sizeof(statuses) / sizeof(statuses[0]); i++) {
+		int s = statuses[i];
+		/* 9999: a level out of range, which the recorder counts as invalid. */
+		int level = s == 9999  ? 9
+			    : s >= 500 ? REC_LEVEL(ERROR)
+			    : s >= 400 ? REC_LEVEL(WARN)
+			    : s >= 200 ? REC_LEVEL(INFO)
+				       : REC_LEVEL(DEBUG);
+
+		REC_EVENT_LEVEL(level, "request done", REC_I64(status, s));
+	}
+}
+
 static void sc_recorders(struct scenario *sc)
 {
 	struct rec_recorder *r1 = new_recorder(sc), *r2 = new_recorder(sc);
@@ -763,6 +785,7 @@ static const struct {
 	{ "shared_library", sc_shared_library, false },
 	{ "retired", sc_retired, false },
 	{ "all_fields", sc_all_fields, false },
+	{ "runtime_level", sc_runtime_level, false },
 	{ "recorders", sc_recorders, false },
 	{ "unbalanced", sc_unbalanced, false },
 	{ "thread_churn", sc_thread_churn, false },

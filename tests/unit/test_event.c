@@ -309,8 +309,18 @@ static void test_bad_nibbles(void **state)
 	p = build(0, REC_SMALL, T(REC_TYPE_I64, 0) | T(REC_TYPE_I64, 7), values, 8);
 	assert_invalid(p, REC_SMALL);
 	/* Bits beyond the eighth field. */
-	p = build(0, REC_SMALL, T(REC_TYPE_I64, 8), values, 8);
+	/* Above the 8 nibbles, only a runtime level of 0 to ERROR (4). */
+	p = build(0, REC_SMALL, T(REC_TYPE_I64, 0) | (uint64_t)5 << REC_TYPES_LEVEL_SHIFT, values,
+		  8);
 	assert_invalid(p, REC_SMALL);
+	p = build(0, REC_SMALL, T(REC_TYPE_I64, 0) | (uint64_t)1 << 36, values, 8);
+	assert_invalid(p, REC_SMALL);
+	p = build(0, REC_SMALL,
+		  T(REC_TYPE_I64, 0) | (uint64_t)REC_LEVEL_WARN << REC_TYPES_LEVEL_SHIFT, values,
+		  8);
+	assert_int_equal(rec_event__decode(p, REC_SMALL, &out), 0);
+	assert_int_equal(out.level, REC_LEVEL_WARN);
+	assert_int_equal(out.nfields, 1);
 	p = build(0, REC_SMALL, T(REC_TYPE_I64, 0) | (1ULL << 63), values, 8);
 	assert_invalid(p, REC_SMALL);
 }

@@ -39,9 +39,18 @@ struct rec_event_view {
 	int64_t time_ns;	       /* CLOCK_REALTIME, nanoseconds since the epoch */
 	const struct rec_callsite *cs; /* NULL if the callsite could not be read */
 	uint64_t meta;		       /* callsite address, shown when cs is NULL */
+	enum rec_level level;	       /* its own level, for a REC_LEVEL_RUNTIME callsite */
 	uint32_t nfields;
 	const struct rec_value *values;
 };
+
+/* The level of ev: its callsite's, or its own (REC_EVENT_LEVEL); -1 if unknown. */
+static inline int rec_output__level(const struct rec_event_view *ev)
+{
+	if (!ev->cs)
+		return -1;
+	return ev->cs->level == REC_LEVEL_RUNTIME ? (int)ev->level : (int)ev->cs->level;
+}
 
 /* One span a thread is in: its callsite, NULL if it could not be read (then its address). */
 struct rec_frame_view {

@@ -102,7 +102,8 @@ static void jsonl_event(struct rec_output *o, const struct rec_event_view *ev)
 	rec_json__member_u64(w, "seq", ev->seq);
 	rec_json__key(w, "time");
 	rec_json__time(w, ev->time_ns);
-	rec_json__member_cstr(w, "level", cs ? rec_names__level(cs->level) : "?");
+	rec_json__member_cstr(w, "level",
+			      cs ? rec_names__level((enum rec_level)rec_output__level(ev)) : "?");
 	rec_json__member_cstr(w, "target", cs ? cs->target : "?");
 	rec_json__member_cstr(w, "name", cs ? cs->name : "?");
 	rec_json__member_cstr(w, "file", cs ? cs->file : "?");

@@ -65,8 +65,9 @@ static void text_event(struct rec_output *o, const struct rec_event_view *ev)
 	int msg_field;
 	uint32_t i;
 
-	rec_text__glog_head(out, cs ? rec_names__level_letter(cs->level) : '?', ev->time_ns,
-			    ev->tid, cs && cs->file ? cs->file : "?", cs ? cs->line : 0);
+	rec_text__glog_head(
+		out, cs ? rec_names__level_letter((enum rec_level)rec_output__level(ev)) : '?',
+		ev->time_ns, ev->tid, cs && cs->file ? cs->file : "?", cs ? cs->line : 0);
 	if (ev->subject && ev->subject[0]) {
 		fputc('<', out);
 		rec_text__escape(out, ev->subject, strlen(ev->subject));
