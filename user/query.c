@@ -26,6 +26,28 @@ int rec_query__match(const struct rec_query *q, const struct rec_rstate *rs)
 	return 1;
 }
 
+int rec_query__event_match(const struct rec_query *q, struct rec_proc *p,
+			   const struct rec_decoded *d)
+{
+	const struct rec_callsite *cs;
+	int level;
+
+	if ((q->flags & REC_Q_HAS_SINCE) &&
+	    rec_query__realtime(d->time_ns, p->clock_offset_ns) < q->since_ns)
+		return 0;
+	if (!(q->flags & REC_Q_HAS_LEVEL) && !q->target[0])
+		return 1;
+	cs = rec_proc__callsite(p, d->meta);
+	if (!cs)
+		return 0;
+	level = cs->level == REC_LEVEL_RUNTIME ? (int)d->level : (int)cs->level;
+	if ((q->flags & REC_Q_HAS_LEVEL) && level < (int)q->level)
+		return 0;
+	if (q->target[0] && strcmp(q->target, cs->target) != 0 && fnmatch(q->target, cs->target, 0))
+		return 0;
+	return 1;
+}
+
 int rec_query__selects_nothing(const struct rec_proc *p, const struct rec_query *q, char *what,
 			       size_t len)
 {
@@ -102,6 +124,8 @@ void rec_query__event(FILE *out, struct rec_proc *p, const struct rec_rstate *rs
 {
 	struct rec_output o;
 
+	if (!rec_query__event_match(q, p, d))
+		return;
 	output_for(&o, out, q);
 	show_event(&o, p, rs, d);
 }
@@ -118,22 +142,49 @@ struct tail_walk {
 	struct rec_output *o;
 	struct rec_proc *p;
 	const struct rec_rstate *rs;
+	const struct rec_query *q;
 	uint64_t expect; /* next seq if nothing was lost */
 	int started;
+	size_t skip;  /* events the filters select that come before the last -n */
+	size_t count; /* events the filters select (count_visit) */
 };
+
+/* Whether q has filters of its own for events (not only for recordings). */
+static int filters_events(const struct rec_query *q)
+{
+	return (q->flags & (REC_Q_HAS_LEVEL | REC_Q_HAS_SINCE)) || q->target[0];
+}
+
+static int count_visit(uint64_t seq, const void *data, size_t len, void *ctx)
+{
+	struct tail_walk *w = ctx;
+	struct rec_decoded d;
+
+	(void)seq;
+	if (rec_event__decode(data, len, &d) == 0 && rec_query__event_match(w->q, w->p, &d))
+		w->count++;
+	return 0;
+}
 
 static int tail_visit(uint64_t seq, const void *data, size_t len, void *ctx)
 {
 	struct tail_walk *w = ctx;
 	struct rec_decoded d;
+	int ok = rec_event__decode(data, len, &d) == 0, selected;
 
+	selected = ok && rec_query__event_match(w->q, w->p, &d);
+	/* Before the last -n the filters select: only the seqs are followed. */
+	if (selected && w->skip) {
+		w->skip--;
+		w->expect = seq + 1;
+		return 0;
+	}
 	if (w->started && seq > w->expect)
 		rec_output__gap(w->o, w->expect, seq - 1);
 	w->started = 1;
 	w->expect = seq + 1;
-	if (rec_event__decode(data, len, &d) != 0)
-		return 0;
-	show_event(w->o, w->p, w->rs, &d);
+	if (selected)
+		show_event(w->o, w->p, w->rs, &d);
 	return 0;
 }
 
@@ -144,12 +195,19 @@ static int answer_tail(struct rec_output *o, struct rec_proc *p, const struct re
 	if (!p->alive)
 		rec_output__ended(o, p);
 	for (struct rec_rstate *rs = p->first; rs; rs = rs->next) {
-		struct tail_walk w = { .o = o, .p = p, .rs = rs };
+		struct tail_walk w = { .o = o, .p = p, .rs = rs, .q = q };
 
 		if (!rec_query__match(q, rs))
 			continue;
 		rec_output__recording(o, p, rs);
-		rec_spool__tail(rs->spool, n, tail_visit, &w);
+		if (n && filters_events(q)) {
+			/* The last n of those the filters select: count them first. */
+			rec_spool__tail(rs->spool, 0, count_visit, &w);
+			w.skip = w.count > n ? w.count - n : 0;
+			rec_spool__tail(rs->spool, 0, tail_visit, &w);
+		} else {
+			rec_spool__tail(rs->spool, n, tail_visit, &w);
+		}
 		/* Events numbered after the last one we hold never arrived. */
 		if (w.started && rs->produced > w.expect)
 			rec_output__gap(o, w.expect, rs->produced - 1);

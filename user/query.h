@@ -16,10 +16,15 @@ enum rec_query_flags {
 	REC_Q_FOLLOW = 1 << 3,
 	REC_Q_HAS_RECORDING = 1 << 4,
 	REC_Q_HAS_RECORDER = 1 << 5,
-	REC_Q_STATS = 1 << 6,	/* the loss and error counters */
-	REC_Q_DUMP = 1 << 7,	/* write a dump now and answer with its path */
-	REC_Q_VERBOSE = 1 << 8, /* with REC_Q_STATS: the internal table sizes too */
+	REC_Q_STATS = 1 << 6,	   /* the loss and error counters */
+	REC_Q_DUMP = 1 << 7,	   /* write a dump now and answer with its path */
+	REC_Q_VERBOSE = 1 << 8,	   /* with REC_Q_STATS: the internal table sizes too */
+	REC_Q_HAS_LEVEL = 1 << 9,  /* only events of level or above */
+	REC_Q_HAS_SINCE = 1 << 10, /* only events at or after since_ns */
 };
+
+/* The longest --target pattern. */
+#define REC_QUERY_TARGET_MAX 128
 
 struct rec_query {
 	uint32_t flags; /* enum rec_query_flags */
@@ -28,7 +33,20 @@ struct rec_query {
 	uint64_t recording; /* with REC_Q_HAS_RECORDING: only this recording */
 	uint64_t recorder;  /* with REC_Q_HAS_RECORDER: only this recorder's recordings */
 	char subject[REC_SUBJECT_MAX]; /* non-empty: only recordings with this subject */
+	uint32_t level;		       /* with REC_Q_HAS_LEVEL: enum rec_level, the lowest shown */
+	uint32_t pad2;
+	int64_t since_ns; /* with REC_Q_HAS_SINCE: CLOCK_REALTIME, ns since the epoch */
+	char target
+		[REC_QUERY_TARGET_MAX]; /* non-empty: only events whose target is this, or matches it as a glob */
 };
+
+/*
+ * True if the query selects event d of process p by its own filters (--level,
+ * --target, --since). An event whose callsite cannot be read has no level or
+ * target: a --level or --target leaves it out.
+ */
+int rec_query__event_match(const struct rec_query *q, struct rec_proc *p,
+			   const struct rec_decoded *d);
 
 /* True if the query selects recording rs. */
 int rec_query__match(const struct rec_query *q, const struct rec_rstate *rs);

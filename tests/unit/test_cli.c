@@ -76,6 +76,29 @@ static void test_size(void **state)
 	assert_int_equal(rec_cli__parse_size(NULL, &v), -EINVAL);
 }
 
+/* Durations: digits and a unit; "5ms" is milliseconds, not 5m + "s". */
+static void test_duration(void **state)
+{
+	uint64_t v;
+
+	(void)state;
+	assert_int_equal(rec_cli__parse_duration("500ms", &v), 0);
+	assert_int_equal(v, 500000000ULL);
+	assert_int_equal(rec_cli__parse_duration("30s", &v), 0);
+	assert_int_equal(v, 30000000000ULL);
+	assert_int_equal(rec_cli__parse_duration("5m", &v), 0);
+	assert_int_equal(v, 300000000000ULL);
+	assert_int_equal(rec_cli__parse_duration("2h", &v), 0);
+	assert_int_equal(v, 7200000000000ULL);
+	assert_int_equal(rec_cli__parse_duration("1d", &v), 0);
+	assert_int_equal(v, 86400000000000ULL);
+	for (const char *const *bad =
+		     (const char *const[]){ "", "5", "s", "ms", "5x", "5 s", "-5s", "1.5h", "5S",
+					    "99999999999999999999d", "213504d", NULL };
+	     *bad; bad++)
+		assert_int_equal(rec_cli__parse_duration(*bad, &v), -EINVAL);
+}
+
 /* Keys and sizes: decimal, or hex with 0x; never octal. */
 static void test_decimal_or_hex(void **state)
 {
@@ -106,6 +129,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_decimal_only),
 		cmocka_unit_test(test_size),
+		cmocka_unit_test(test_duration),
 		cmocka_unit_test(test_decimal_or_hex),
 	};
 

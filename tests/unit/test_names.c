@@ -92,6 +92,23 @@ static void test_parse_inverts_name(void **state)
 		assert_int_equal(end, i);
 	}
 	assert_int_equal(rec_names__parse_end_how("killed", &end), -EINVAL);
+	for (int i = REC_LEVEL_TRACE; i <= REC_LEVEL_ERROR; i++) {
+		enum rec_level level;
+
+		assert_int_equal(rec_names__parse_level(rec_names__level(i), &level), 0);
+		assert_int_equal(level, i);
+	}
+	{
+		enum rec_level level;
+
+		assert_int_equal(rec_names__parse_level("warn", &level), 0);
+		assert_int_equal(level, REC_LEVEL_WARN);
+		assert_int_equal(rec_names__parse_level("Error", &level), 0);
+		assert_int_equal(level, REC_LEVEL_ERROR);
+		assert_int_equal(rec_names__parse_level("W", &level), -EINVAL);
+		assert_int_equal(rec_names__parse_level("warning", &level), -EINVAL);
+		assert_int_equal(rec_names__parse_level("", &level), -EINVAL);
+	}
 }
 
 static void test_names_and_fallbacks(void **state)

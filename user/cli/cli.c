@@ -61,6 +61,39 @@ int rec_cli__parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
+int rec_cli__parse_duration(const char *s, uint64_t *ns)
+{
+	static const struct {
+		const char *suffix;
+		uint64_t ns;
+	} units[] = { { "ms", 1000000ULL },
+		      { "s", 1000000000ULL },
+		      { "m", 60000000000ULL },
+		      { "h", 3600000000000ULL },
+		      { "d", 86400000000000ULL } };
+	size_t n, k;
+	char num[32];
+	uint64_t v;
+
+	if (!s || !*s || (n = strlen(s)) >= sizeof(num))
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		k = strlen(units[i].suffix);
+		if (n <= k || strcmp(s + n - k, units[i].suffix) != 0)
+			continue;
+		/* "5ms" ends in "s" too: a digit must come before the suffix. */
+		if (!isdigit((unsigned char)s[n - k - 1]))
+			continue;
+		memcpy(num, s, n - k);
+		num[n - k] = 0;
+		if (parse_base(num, 10, 0, UINT64_MAX / units[i].ns, &v))
+			return -EINVAL;
+		*ns = v * units[i].ns;
+		return 0;
+	}
+	return -EINVAL;
+}
+
 pid_t rec_cli__parse_pid(struct argp_state *state, const char *arg)
 {
 	uint64_t v = 0;

@@ -30,6 +30,12 @@ int rec_cli__parse_dec(const char *s, uint64_t min, uint64_t max, uint64_t *out)
  */
 int rec_cli__parse_size(const char *s, uint64_t *out);
 
+/*
+ * Parses a duration: decimal digits and a unit, ms, s, m, h or d ("30s",
+ * "5m"). Returns 0 and the nanoseconds, or -EINVAL.
+ */
+int rec_cli__parse_duration(const char *s, uint64_t *ns);
+
 pid_t rec_cli__parse_pid(struct argp_state *state, const char *arg);
 
 #endif /* REC_CLI_H */

@@ -7,12 +7,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
 #include "control.h"
 #include "dump.h"
+#include "output/names.h"
 #include "query.h"
 
 static struct {
@@ -62,7 +64,10 @@ enum {
 	OPT_STACKS,
 	OPT_FOLLOW,
 	OPT_JSON,
-	OPT_SOCKDIR
+	OPT_SOCKDIR,
+	OPT_LEVEL,
+	OPT_TARGET,
+	OPT_SINCE,
 };
 
 static const struct argp_option options[] = {
@@ -75,8 +80,18 @@ static const struct argp_option options[] = {
 	  "Only recordings whose subject is GLOB, or matches it as a glob ('conn#6*'); "
 	  "a filter that matches no recording is an error (exit status 1)",
 	  0 },
+	{ "level", OPT_LEVEL, "LEVEL", 0,
+	  "Only events of LEVEL (trace, debug, info, warn, error) and above", 0 },
+	{ "target", OPT_TARGET, "GLOB", 0,
+	  "Only events whose target (REC_TARGET, by default the source file) is GLOB, or "
+	  "matches it as a glob",
+	  0 },
+	{ "since", OPT_SINCE, "DURATION", 0,
+	  "Only events of the last DURATION (500ms, 30s, 5m, 2h, 1d), counted back from now", 0 },
 	{ "list", OPT_LIST, NULL, 0,
-	  "List the recordings: key, recorder, subject, cap, events seen, kept, dropped", 0 },
+	  "List the recordings: key, recorder, subject, cap, events seen, delivered, dropped, "
+	  "tail, state",
+	  0 },
 	{ "stacks", OPT_STACKS, NULL, 0,
 	  "Show each active span stack, leaf first, 'recording' last", 0 },
 	{ "follow", OPT_FOLLOW, NULL, 0, "After the tail, print new events as they arrive", 0 },
@@ -148,6 +163,38 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case 'v':
 		env.q.flags |= REC_Q_VERBOSE;
 		break;
+	case OPT_LEVEL: {
+		enum rec_level level;
+
+		if (rec_names__parse_level(arg, &level))
+			argp_error(
+				state,
+				"invalid --level '%s': expected trace, debug, info, warn or error",
+				arg);
+		env.q.level = level;
+		env.q.flags |= REC_Q_HAS_LEVEL;
+		break;
+	}
+	case OPT_TARGET:
+		if (!*arg || strlen(arg) >= sizeof(env.q.target))
+			argp_error(state, "invalid --target '%s': expected 1 to %zu bytes", arg,
+				   sizeof(env.q.target) - 1);
+		strcpy(env.q.target, arg);
+		break;
+	case OPT_SINCE: {
+		struct timespec now;
+
+		if (rec_cli__parse_duration(arg, &v))
+			argp_error(state,
+				   "invalid --since '%s': expected a duration such as 500ms, 30s, "
+				   "5m, 2h or 1d",
+				   arg);
+		clock_gettime(CLOCK_REALTIME, &now);
+		env.q.since_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec -
+				 (v > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)v);
+		env.q.flags |= REC_Q_HAS_SINCE;
+		break;
+	}
 	case OPT_FILE:
 		env.file = arg;
 		break;

@@ -3,6 +3,7 @@
  * The one table of names (names.h): each enum's names in an array indexed by
  * its values, looked up and parsed back by the same two helpers.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -201,6 +202,24 @@ const char *rec_names__recording_state(int retired, int untracked)
 const char *rec_names__end_how(enum rec_end end)
 {
 	return name_of(end_how_names, COUNT(end_how_names), end, "unknown");
+}
+
+int rec_names__parse_level(const char *s, enum rec_level *out)
+{
+	char up[8];
+	size_t i;
+	long v;
+
+	for (i = 0; s[i] && i < sizeof(up) - 1; i++)
+		up[i] = (char)toupper((unsigned char)s[i]);
+	if (s[i])
+		return -EINVAL;
+	up[i] = 0;
+	v = value_of(level_names, COUNT(level_names), up);
+	if (v < 0)
+		return -EINVAL;
+	*out = (enum rec_level)v;
+	return 0;
 }
 
 int rec_names__parse_end_how(const char *s, enum rec_end *out)

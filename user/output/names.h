@@ -21,6 +21,8 @@
 const char *rec_names__level(enum rec_level level);
 /* glog's letter: 'T', 'D', 'I', 'W', 'E', or '?'. */
 char rec_names__level_letter(enum rec_level level);
+/* A level's name, any case ("warn", "WARN"): 0, or -EINVAL. */
+int rec_names__parse_level(const char *s, enum rec_level *out);
 
 /* "SIGHUP".."SIGSYS" (Linux's standard signals 1..31), or NULL: a real-time signal, say. */
 const char *rec_names__signal(int sig);
