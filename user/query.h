@@ -21,6 +21,7 @@ enum rec_query_flags {
 	REC_Q_VERBOSE = 1 << 8,	   /* with REC_Q_STATS: the internal table sizes too */
 	REC_Q_HAS_LEVEL = 1 << 9,  /* only events of level or above */
 	REC_Q_HAS_SINCE = 1 << 10, /* only events at or after since_ns */
+	REC_Q_OTLP = 1 << 11,	   /* events as OTLP/JSON log records, a line each */
 };
 
 /* The longest --target pattern. */
@@ -36,8 +37,9 @@ struct rec_query {
 	uint32_t level;		       /* with REC_Q_HAS_LEVEL: enum rec_level, the lowest shown */
 	uint32_t pad2;
 	int64_t since_ns; /* with REC_Q_HAS_SINCE: CLOCK_REALTIME, ns since the epoch */
-	char target
-		[REC_QUERY_TARGET_MAX]; /* non-empty: only events whose target is this, or matches it as a glob */
+	/* Non-empty: only events whose target is this, or matches it as a glob. */
+	char target[REC_QUERY_TARGET_MAX];
+	uint64_t otlp_salt; /* with REC_Q_OTLP: mixed into the trace and span IDs */
 };
 
 /*

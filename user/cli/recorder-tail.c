@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 /* recorder-tail: print what recorder-attach recorded. */
 #include <argp.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <sys/random.h>
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -15,13 +18,20 @@
 #include "control.h"
 #include "dump.h"
 #include "output/names.h"
+#include "otlp.h"
 #include "query.h"
+
+/* How often a --follow --otlp sends what it holds. */
+#define OTLP_FLUSH_MS 1000
 
 static struct {
 	pid_t pid;
 	const char *sock_dir;
 	const char *file;
 	struct rec_query q;
+	const char *otlp_url;	  /* --otlp: events go there, not to stdout */
+	const char *service_name; /* --service-name */
+	struct rec_otlp *otlp;
 } env;
 
 const char *argp_program_version = "recorder-tail 0.1";
@@ -68,6 +78,8 @@ enum {
 	OPT_LEVEL,
 	OPT_TARGET,
 	OPT_SINCE,
+	OPT_OTLP,
+	OPT_SERVICE,
 };
 
 static const struct argp_option options[] = {
@@ -101,6 +113,12 @@ static const struct argp_option options[] = {
 	{ "verbose", 'v', NULL, 0,
 	  "With --stats: every limit and its use, and the internal table sizes", 0 },
 	{ "file", OPT_FILE, "DUMP", 0, "Read a black box (dump) instead of a live process", 0 },
+	{ "otlp", OPT_OTLP, "URL", 0,
+	  "Send the events as OpenTelemetry log records (OTLP/HTTP, JSON) to URL/v1/logs "
+	  "instead of printing them; with the filters, --follow and --file",
+	  0 },
+	{ "service-name", OPT_SERVICE, "NAME", 0,
+	  "With --otlp: the resource's service.name (default: the process's comm)", 0 },
 	{ "dump", OPT_DUMP, NULL, 0, "Ask recorder-attach to write a black box now", 0 },
 	{ "sock-dir", OPT_SOCKDIR, "DIR", 0, "Directory of control sockets (default /run/recorder)",
 	  0 },
@@ -198,6 +216,15 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_FILE:
 		env.file = arg;
 		break;
+	case OPT_OTLP:
+		env.otlp_url = arg;
+		env.q.flags |= REC_Q_OTLP;
+		break;
+	case OPT_SERVICE:
+		if (!*arg)
+			argp_error(state, "--service-name needs a name");
+		env.service_name = arg;
+		break;
 	case OPT_DUMP:
 		env.q.flags |= REC_Q_DUMP;
 		break;
@@ -231,6 +258,81 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
+/* --otlp: checks what cannot go with it, and starts the exporter. 0, or 1 after a usage error. */
+static int otlp_start(void)
+{
+	struct rec_otlp_opts o = { .url = env.otlp_url, .log = stderr, .pid = env.pid };
+	static char comm[64];
+	const char *why;
+	char path[64];
+	FILE *f;
+
+	if (env.q.flags & (REC_Q_LIST | REC_Q_STACKS | REC_Q_STATS | REC_Q_DUMP | REC_Q_JSON)) {
+		fprintf(stderr, "recorder-tail: --otlp sends events: it does not go with --list, "
+				"--stacks, --stats, --dump or --json\n");
+		return 1;
+	}
+	o.service_name = env.service_name;
+	if (!o.service_name && env.pid) {
+		snprintf(path, sizeof(path), "/proc/%d/comm", (int)env.pid);
+		f = fopen(path, "r");
+		if (f && fgets(comm, sizeof(comm), f)) {
+			comm[strcspn(comm, "\n")] = 0;
+			o.service_name = comm;
+		}
+		if (f)
+			fclose(f);
+	}
+	if (!o.service_name)
+		o.service_name = "unknown_service:recorder";
+	if (getrandom(&env.q.otlp_salt, sizeof(env.q.otlp_salt), 0) != sizeof(env.q.otlp_salt))
+		env.q.otlp_salt = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+	if (rec_otlp__new(&env.otlp, &o, &why)) {
+		fprintf(stderr, "recorder-tail: invalid --otlp '%s': %s\n", env.otlp_url, why);
+		return 1;
+	}
+	return 0;
+}
+
+/* --otlp: sends what is left and says what was delivered. Returns rc, or 1 if something was not. */
+static int otlp_end(int rc)
+{
+	const struct rec_otlp_counts *k;
+
+	if (!env.otlp)
+		return rc;
+	rec_otlp__flush(env.otlp);
+	k = rec_otlp__counts(env.otlp);
+	fprintf(stderr,
+		"recorder-tail: OTLP: %" PRIu64 " of %" PRIu64 " log records delivered to "
+		"%s/v1/logs in %" PRIu64 " requests (%" PRIu64 " retries)",
+		k->sent, k->records, env.otlp_url, k->requests, k->retries);
+	if (k->not_sent || k->not_rendered)
+		fprintf(stderr,
+			"; not delivered: %" PRIu64 " refused or unreachable, %" PRIu64
+			" not sent by recorder-attach (read too slowly)",
+			k->not_sent, k->not_rendered);
+	fputc('\n', stderr);
+	if (k->not_sent || k->not_rendered)
+		rc = 1;
+	rec_otlp__free(env.otlp);
+	env.otlp = NULL;
+	return rc;
+}
+
+/* Where the answer's bytes go: stdout, or the OTLP exporter. */
+static int emit(const char *buf, size_t n)
+{
+	if (env.otlp) {
+		rec_otlp__write(env.otlp, buf, n);
+		return 0;
+	}
+	if (fwrite(buf, 1, n, stdout) != n)
+		return -1;
+	fflush(stdout);
+	return 0;
+}
+
 /* A dump is shown by the same code that answers for live processes. */
 static int show_file(const char *path)
 {
@@ -255,7 +357,20 @@ static int show_file(const char *path)
 		rec_proc__fini(&p);
 		return 1;
 	}
-	rc = rec_query__answer(stdout, &p, &env.q);
+	if (env.otlp) {
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+
+		rc = f ? rec_query__answer(f, &p, &env.q) : -ENOMEM;
+		if (f && fclose(f))
+			rc = -ENOMEM;
+		if (!rc)
+			emit(buf, len);
+		free(buf);
+	} else {
+		rc = rec_query__answer(stdout, &p, &env.q);
+	}
 	rec_proc__fini(&p);
 	if (fflush(stdout) || rc) {
 		fprintf(stderr, "recorder-tail: failed to write the output\n");
@@ -292,8 +407,10 @@ int main(int argc, char **argv)
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return 2;
+	if (env.otlp_url && otlp_start())
+		return 2;
 	if (env.file)
-		return show_file(env.file);
+		return otlp_end(show_file(env.file));
 	if (rec_control__path(path, sizeof(path), env.sock_dir, env.pid)) {
 		fprintf(stderr, "recorder-tail: socket path for pid %d is too long\n",
 			(int)env.pid);
@@ -326,11 +443,28 @@ int main(int argc, char **argv)
 			(int)env.pid, path);
 		return 1;
 	}
-	while ((n = read(fd, buf, sizeof(buf))) > 0) {
-		if (fwrite(buf, 1, n, status == '0' ? stdout : stderr) != (size_t)n)
+	for (;;) {
+		/* A follower's records go out at least once a second, however few. */
+		if (env.otlp && status == '0') {
+			struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+			if (poll(&pfd, 1, OTLP_FLUSH_MS) == 0) {
+				rec_otlp__flush(env.otlp);
+				continue;
+			}
+		}
+		n = read(fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		if (status != '0') {
+			fwrite(buf, 1, (size_t)n, stderr);
+			fflush(stderr);
+		} else if (emit(buf, (size_t)n)) {
 			return 1;
-		fflush(status == '0' ? stdout : stderr);
+		}
 	}
 	close(fd);
-	return status == '0' ? 0 : 1;
+	return otlp_end(status == '0' ? 0 : 1);
 }

@@ -12,6 +12,7 @@ void rec_output__init(struct rec_output *o, FILE *out, const struct rec_output_o
 {
 	o->ops = ops;
 	o->out = out;
+	o->salt = 0;
 	rec_json__init(&o->json, out);
 }
 

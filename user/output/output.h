@@ -126,6 +126,7 @@ struct rec_output {
 	const struct rec_output_ops *ops;
 	FILE *out;
 	struct rec_json json;
+	uint64_t salt; /* OTLP: mixed into the trace and span IDs (rec_query.otlp_salt) */
 };
 
 /* Starts writing to out with the backend ops. */
@@ -148,6 +149,10 @@ void rec_output__stats(struct rec_output *o, const struct rec_stats_view *s);
 /* The backends. */
 extern const struct rec_output_ops rec_output_text__ops;  /* output_text.c: glog lines, tables */
 extern const struct rec_output_ops rec_output_jsonl__ops; /* output_jsonl.c: JSON lines */
+extern const struct rec_output_ops rec_output_otlp__ops;  /* output_otlp.c: OTLP log records */
+
+/* The OTLP trace ID (32 hex digits) and span ID (16) of recording key under salt. */
+void rec_output_otlp__ids(uint64_t key, uint64_t salt, char trace_id[33], char span_id[17]);
 
 /* Room for the name rec_output__field_name() makes: "field4294967295". */
 #define REC_OUTPUT_FIELD_NAME_MAX 16

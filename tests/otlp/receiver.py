@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""A real OTLP/HTTP (JSON) logs receiver for the tests, on 127.0.0.1.
+
+Checks every export request field by field, as OTLP/JSON has them: the
+resource (service.name, process.pid as a decimal string, host.name), the
+scope, each log record (timeUnixNano a decimal string, severityNumber an
+integer of TRACE 1, DEBUG 5, INFO 9, WARN 13, ERROR 17, a body, traceId of 32
+and spanId of 16 lower-case hex digits, attributes whose intValue are decimal
+strings). A request that fails a check gets 400 and its reason goes to
+--errors. Accepted records are appended to --out, one JSON object a line.
+
+  receiver.py --port-file F --out F --errors F [--fail-first N] [--retry-after S]
+
+--fail-first N answers the first N requests 503 (with Retry-After S if
+given), to prove the client retries.
+"""
+import argparse
+import json
+import re
+import sys
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+HEX32 = re.compile(r"^[0-9a-f]{32}$")
+HEX16 = re.compile(r"^[0-9a-f]{16}$")
+DEC = re.compile(r"^-?[0-9]+$")
+SEVERITIES = {"TRACE": 1, "DEBUG": 5, "INFO": 9, "WARN": 13, "ERROR": 17}
+
+
+class Bad(Exception):
+    pass
+
+
+def need(cond, why):
+    if not cond:
+        raise Bad(why)
+
+
+def attrs(lst, where):
+    need(isinstance(lst, list), f"{where}: attributes is not a list")
+    out = {}
+    for a in lst:
+        need(isinstance(a, dict) and isinstance(a.get("key"), str), f"{where}: attribute without key")
+        v = a.get("value")
+        need(isinstance(v, dict), f"{where}.{a['key']}: value is not an object")
+        need(len(v) <= 1, f"{where}.{a['key']}: more than one value kind")
+        if "intValue" in v:
+            need(isinstance(v["intValue"], str) and DEC.match(v["intValue"]),
+                 f"{where}.{a['key']}: intValue {v['intValue']!r} is not a decimal string")
+        if "stringValue" in v:
+            need(isinstance(v["stringValue"], str), f"{where}.{a['key']}: stringValue not a string")
+        if "boolValue" in v:
+            need(isinstance(v["boolValue"], bool), f"{where}.{a['key']}: boolValue not a bool")
+        if "doubleValue" in v:
+            need(isinstance(v["doubleValue"], (int, float)), f"{where}.{a['key']}: doubleValue")
+        out[a["key"]] = next(iter(v.values()), None)
+    return out
+
+
+def check(req):
+    need(isinstance(req, dict) and list(req) == ["resourceLogs"], "top level: only resourceLogs")
+    rl = req["resourceLogs"]
+    need(isinstance(rl, list) and len(rl) == 1, "resourceLogs: one entry")
+    res = attrs(rl[0]["resource"]["attributes"], "resource")
+    need(isinstance(res.get("service.name"), str) and res["service.name"], "resource: service.name")
+    need(isinstance(res.get("process.pid"), str), "resource: process.pid as intValue")
+    need(isinstance(res.get("host.name"), str) and res["host.name"], "resource: host.name")
+    sl = rl[0]["scopeLogs"]
+    need(isinstance(sl, list) and len(sl) == 1, "scopeLogs: one entry")
+    need(sl[0]["scope"].get("name") == "recorder", "scope.name is not recorder")
+    records = sl[0]["logRecords"]
+    need(isinstance(records, list) and records, "logRecords: a non-empty list")
+    out = []
+    for i, r in enumerate(records):
+        w = f"logRecords[{i}]"
+        need(isinstance(r.get("timeUnixNano"), str) and DEC.match(r["timeUnixNano"]),
+             f"{w}: timeUnixNano is not a decimal string")
+        need(isinstance(r.get("severityNumber"), int), f"{w}: severityNumber is not an integer")
+        need(SEVERITIES.get(r.get("severityText")) == r["severityNumber"],
+             f"{w}: severityNumber {r['severityNumber']} does not match {r.get('severityText')}")
+        need(isinstance(r.get("body", {}).get("stringValue"), str), f"{w}: body.stringValue")
+        need(HEX32.match(r.get("traceId", "")), f"{w}: traceId is not 32 lower-case hex digits")
+        need(HEX16.match(r.get("spanId", "")), f"{w}: spanId is not 16 lower-case hex digits")
+        a = attrs(r.get("attributes"), w)
+        need("recorder.seq" in a and "recorder.subject" in a and "code.lineno" in a,
+             f"{w}: recorder.seq, recorder.subject and code.lineno attributes")
+        out.append({"service": res["service.name"], "pid": res["process.pid"],
+                    "severity": r["severityText"], "body": r["body"]["stringValue"],
+                    "traceId": r["traceId"], "spanId": r["spanId"], "attributes": a})
+    return out
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--port-file", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--errors", required=True)
+    p.add_argument("--fail-first", type=int, default=0)
+    p.add_argument("--retry-after", type=int, default=None)
+    a = p.parse_args()
+    state = {"n": 0}
+
+    class H(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def answer(self, code, extra=None):
+            self.send_response(code)
+            for k, v in (extra or {}).items():
+                self.send_header(k, v)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def do_POST(self):
+            state["n"] += 1
+            body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            if self.path != "/v1/logs":
+                self.answer(404)
+                return
+            if state["n"] <= a.fail_first:
+                self.answer(503, {"Retry-After": str(a.retry_after)} if a.retry_after is not None else None)
+                return
+            try:
+                need(self.headers.get("Content-Type") == "application/json", "Content-Type")
+                recs = check(json.loads(body))
+            except (Bad, ValueError, KeyError, TypeError) as e:
+                with open(a.errors, "a") as f:
+                    f.write(f"request {state['n']}: {e}\n")
+                self.answer(400)
+                return
+            with open(a.out, "a") as f:
+                for r in recs:
+                    f.write(json.dumps(r) + "\n")
+            self.answer(200)
+
+    srv = HTTPServer(("127.0.0.1", 0), H)
+    with open(a.port_file + ".tmp", "w") as f:
+        f.write(str(srv.server_address[1]))
+    import os
+    os.rename(a.port_file + ".tmp", a.port_file)
+    srv.serve_forever()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

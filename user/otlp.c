@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: MIT
+/* The OTLP/HTTP exporter (otlp.h). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "http.h"
+#include "otlp.h"
+#include "output/json.h"
+
+/* The first backoff, doubled at each retry up to BACKOFF_MAX_MS; Retry-After is capped too. */
+#define BACKOFF_FIRST_MS 250
+#define BACKOFF_MAX_MS 8000
+#define RETRY_AFTER_MAX_S 30
+
+struct rec_otlp {
+	struct rec_otlp_opts opts;
+	struct rec_http_url url;
+	char host[256];
+	char *line; /* the line being taken */
+	size_t line_len, line_cap;
+	char *batch; /* records, comma-separated */
+	size_t batch_len, batch_cap, batch_n;
+	struct rec_otlp_counts count;
+};
+
+static int grow(char **p, size_t *cap, size_t need)
+{
+	size_t c = *cap ? *cap : 4096;
+	char *v;
+
+	if (need <= *cap)
+		return 0;
+	while (c < need)
+		c *= 2;
+	v = realloc(*p, c);
+	if (!v)
+		return -ENOMEM;
+	*p = v;
+	*cap = c;
+	return 0;
+}
+
+int rec_otlp__new(struct rec_otlp **op, const struct rec_otlp_opts *opts, const char **why)
+{
+	struct rec_otlp *o = calloc(1, sizeof(*o));
+
+	if (!o) {
+		*why = "out of memory";
+		return -ENOMEM;
+	}
+	if (rec_http__parse_url(opts->url, &o->url, why)) {
+		free(o);
+		return -EINVAL;
+	}
+	o->opts = *opts;
+	if (!o->opts.batch_max)
+		o->opts.batch_max = REC_OTLP_BATCH_MAX;
+	if (!o->opts.timeout_ms)
+		o->opts.timeout_ms = REC_OTLP_TIMEOUT_MS;
+	if (!o->opts.max_tries)
+		o->opts.max_tries = REC_OTLP_TRIES;
+	if (gethostname(o->host, sizeof(o->host) - 1))
+		strcpy(o->host, "unknown");
+	*op = o;
+	return 0;
+}
+
+void rec_otlp__free(struct rec_otlp *o)
+{
+	if (!o)
+		return;
+	free(o->line);
+	free(o->batch);
+	free(o);
+}
+
+const struct rec_otlp_counts *rec_otlp__counts(const struct rec_otlp *o)
+{
+	return &o->count;
+}
+
+static void attr(struct rec_json *w, const char *key, const char *kind, const char *v)
+{
+	rec_json__begin_object(w);
+	rec_json__member_cstr(w, "key", key);
+	rec_json__key(w, "value");
+	rec_json__begin_object(w);
+	rec_json__member_cstr(w, kind, v);
+	rec_json__end_object(w);
+	rec_json__end_object(w);
+}
+
+int rec_otlp__envelope(const struct rec_otlp_opts *opts, const char *host, const char *records,
+		       size_t len, char **body, size_t *body_len)
+{
+	struct rec_json w;
+	char pid[16];
+	FILE *f = open_memstream(body, body_len);
+
+	if (!f)
+		return -ENOMEM;
+	snprintf(pid, sizeof(pid), "%d", opts->pid);
+	rec_json__init(&w, f);
+	rec_json__begin_object(&w);
+	rec_json__key(&w, "resourceLogs");
+	rec_json__begin_array(&w);
+	rec_json__begin_object(&w);
+	rec_json__key(&w, "resource");
+	rec_json__begin_object(&w);
+	rec_json__key(&w, "attributes");
+	rec_json__begin_array(&w);
+	attr(&w, "service.name", "stringValue", opts->service_name);
+	attr(&w, "process.pid", "intValue", pid);
+	attr(&w, "host.name", "stringValue", host);
+	rec_json__end_array(&w);
+	rec_json__end_object(&w);
+	rec_json__key(&w, "scopeLogs");
+	rec_json__begin_array(&w);
+	rec_json__begin_object(&w);
+	rec_json__key(&w, "scope");
+	rec_json__begin_object(&w);
+	rec_json__member_cstr(&w, "name", "recorder");
+	rec_json__member_cstr(&w, "version", "0.1");
+	rec_json__end_object(&w);
+	rec_json__key(&w, "logRecords");
+	fputc('[', f);
+	fwrite(records, 1, len, f);
+	fputs("]}]}]}", f);
+	return fclose(f) ? -ENOMEM : 0;
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static int retryable(int status)
+{
+	return status == 429 || status == 502 || status == 503 || status == 504;
+}
+
+/* Sends the batch, retrying what may be retried. */
+static void send_batch(struct rec_otlp *o)
+{
+	struct rec_http_reply r;
+	size_t body_len = 0;
+	char *body = NULL;
+	int backoff = BACKOFF_FIRST_MS;
+
+	if (!o->batch_n)
+		return;
+	if (rec_otlp__envelope(&o->opts, o->host, o->batch, o->batch_len, &body, &body_len)) {
+		fprintf(o->opts.log,
+			"recorder-tail: OTLP: out of memory; %zu log records not sent\n",
+			o->batch_n);
+		o->count.not_sent += o->batch_n;
+		goto done;
+	}
+	for (int try = 1;; try++) {
+		int err =
+			rec_http__post(&o->url, "/v1/logs", body, body_len, o->opts.timeout_ms, &r);
+		int wait = backoff;
+
+		o->count.requests++;
+		if (!err && r.status >= 200 && r.status < 300) {
+			o->count.sent += o->batch_n;
+			break;
+		}
+		if (!err && !retryable(r.status)) {
+			fprintf(o->opts.log,
+				"recorder-tail: OTLP: %s/v1/logs refused %zu log records with "
+				"status %d%s; they are not sent again\n",
+				o->opts.url, o->batch_n, r.status,
+				r.status == 400 ? " (bad request)" : "");
+			o->count.not_sent += o->batch_n;
+			break;
+		}
+		if (try >= o->opts.max_tries) {
+			fprintf(o->opts.log,
+				"recorder-tail: OTLP: giving up on %zu log records after %d tries "
+				"to "
+				"%s/v1/logs: %s\n",
+				o->batch_n, try, o->opts.url, err ? r.error : "still busy");
+			o->count.not_sent += o->batch_n;
+			break;
+		}
+		if (!err && r.retry_after_s >= 0)
+			wait = 1000 * (r.retry_after_s < RETRY_AFTER_MAX_S ? r.retry_after_s
+									   : RETRY_AFTER_MAX_S);
+		if (err)
+			fprintf(o->opts.log, "recorder-tail: OTLP: %s; retrying in %d ms\n",
+				r.error, wait);
+		else
+			fprintf(o->opts.log,
+				"recorder-tail: OTLP: %s/v1/logs answered %d; retrying in %d ms\n",
+				o->opts.url, r.status, wait);
+		o->count.retries++;
+		sleep_ms(wait);
+		backoff = backoff * 2 < BACKOFF_MAX_MS ? backoff * 2 : BACKOFF_MAX_MS;
+	}
+done:
+	free(body);
+	o->batch_len = o->batch_n = 0;
+}
+
+/* One whole line of the backend: a log record, or what a follower was not sent. */
+static void take_line(struct rec_otlp *o, const char *line, size_t n)
+{
+	uint64_t lost;
+
+	if (!n)
+		return;
+	if (sscanf(line, "{\"not_sent\":%" SCNu64 "}", &lost) == 1) {
+		o->count.not_rendered += lost;
+		return;
+	}
+	if (grow(&o->batch, &o->batch_cap, o->batch_len + n + 1)) {
+		o->count.records++;
+		o->count.not_sent++;
+		return;
+	}
+	if (o->batch_n)
+		o->batch[o->batch_len++] = ',';
+	memcpy(o->batch + o->batch_len, line, n);
+	o->batch_len += n;
+	o->batch_n++;
+	o->count.records++;
+	if (o->batch_n >= o->opts.batch_max)
+		send_batch(o);
+}
+
+void rec_otlp__write(struct rec_otlp *o, const char *data, size_t n)
+{
+	while (n) {
+		const char *nl = memchr(data, '\n', n);
+		size_t k = nl ? (size_t)(nl - data) : n;
+
+		if (grow(&o->line, &o->line_cap, o->line_len + k + 1) == 0) {
+			memcpy(o->line + o->line_len, data, k);
+			o->line_len += k;
+		}
+		if (!nl)
+			return;
+		take_line(o, o->line, o->line_len);
+		o->line_len = 0;
+		data += k + 1;
+		n -= k + 1;
+	}
+}
+
+void rec_otlp__flush(struct rec_otlp *o)
+{
+	send_batch(o);
+}

@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The OTLP backend (output.h): each event as one OpenTelemetry log record in
+ * the OTLP/JSON encoding, a line each; recorder-tail --otlp wraps them into
+ * export requests (otlp.h). 64-bit integers are decimal strings, IDs lower-case
+ * hex, severities integers, as OTLP/JSON has them. A recording is one trace:
+ * its traceId and spanId come from the recording key and the run's salt. A
+ * follower too slow for some events gets a line {"not_sent":N}; the rest of
+ * the answers (lists, stacks, stats) are not OTLP and write nothing here.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+
+#include "output/names.h"
+#include "output/output.h"
+#include "output/text.h"
+
+/* OTLP SeverityNumber of each level: TRACE 1, DEBUG 5, INFO 9, WARN 13, ERROR 17. */
+static int severity(int level)
+{
+	return level >= REC_LEVEL_TRACE && level <= REC_LEVEL_ERROR ? 1 + 4 * level : 0;
+}
+
+/* A 64-bit mix (splitmix64's finalizer): IDs that look random, from key and salt. */
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+void rec_output_otlp__ids(uint64_t key, uint64_t salt, char trace_id[33], char span_id[17])
+{
+	uint64_t hi = mix(key ^ salt), lo = mix(hi ^ 0x9e3779b97f4a7c15ULL), sp = mix(lo ^ key);
+
+	/* An all-zero ID is invalid in OTLP. */
+	snprintf(trace_id, 33, "%016" PRIx64 "%016" PRIx64, hi, lo ? lo : 1);
+	snprintf(span_id, 17, "%016" PRIx64, sp ? sp : 1);
+}
+
+static void key_open(struct rec_json *w, const char *key)
+{
+	rec_json__begin_object(w);
+	rec_json__member_cstr(w, "key", key);
+	rec_json__key(w, "value");
+	rec_json__begin_object(w);
+}
+
+static void key_close(struct rec_json *w)
+{
+	rec_json__end_object(w);
+	rec_json__end_object(w);
+}
+
+static void attr_str(struct rec_json *w, const char *key, const char *s)
+{
+	key_open(w, key);
+	rec_json__member_cstr(w, "stringValue", s);
+	key_close(w);
+}
+
+static void attr_int(struct rec_json *w, const char *key, int64_t v)
+{
+	char buf[24];
+
+	snprintf(buf, sizeof(buf), "%" PRId64, v);
+	key_open(w, key);
+	rec_json__member_cstr(w, "intValue", buf);
+	key_close(w);
+}
+
+/* A field as an attribute value: a string that was not read is an empty value. */
+static void attr_value(struct rec_json *w, const char *key, const struct rec_value *v)
+{
+	char buf[32];
+
+	key_open(w, key);
+	switch (v->type) {
+	case REC_TYPE_STR:
+		if (v->str.status == REC_STR_OK || v->str.status == REC_STR_TRUNCATED) {
+			rec_json__key(w, "stringValue");
+			rec_json__string(w, v->str.ptr, v->str.len);
+		}
+		break;
+	case REC_TYPE_I64:
+		snprintf(buf, sizeof(buf), "%" PRId64, v->i64);
+		rec_json__member_cstr(w, "intValue", buf);
+		break;
+	case REC_TYPE_U64:
+		/* Above INT64_MAX, an OTLP int cannot hold it: a string. */
+		snprintf(buf, sizeof(buf), "%" PRIu64, v->u64);
+		rec_json__member_cstr(w, v->u64 > INT64_MAX ? "stringValue" : "intValue", buf);
+		break;
+	case REC_TYPE_F64:
+		if (isfinite(v->f64)) {
+			rec_json__key(w, "doubleValue");
+			rec_json__f64(w, v->f64);
+		} else {
+			rec_json__key(w, "stringValue");
+			rec_json__f64(w, v->f64);
+		}
+		break;
+	case REC_TYPE_BOOL:
+		rec_json__member_bool(w, "boolValue", v->b);
+		break;
+	default:
+		break;
+	}
+	key_close(w);
+}
+
+static void otlp_event(struct rec_output *o, const struct rec_event_view *ev)
+{
+	char name_buf[REC_OUTPUT_FIELD_NAME_MAX], buf[REC_TEXT_CALLSITE_MAX], t[24], tid[33],
+		sid[17], key[24];
+	const struct rec_callsite *cs = ev->cs;
+	struct rec_json *w = &o->json;
+	int level = rec_output__level(ev), msg_field;
+	const char *msg = rec_output__message(ev, &msg_field);
+
+	rec_output_otlp__ids(ev->recording, o->salt, tid, sid);
+	snprintf(t, sizeof(t), "%" PRId64, ev->time_ns);
+	rec_json__begin_object(w);
+	rec_json__member_cstr(w, "timeUnixNano", t);
+	rec_json__member_cstr(w, "observedTimeUnixNano", t);
+	rec_json__member_i64(w, "severityNumber", severity(level));
+	rec_json__member_cstr(w, "severityText",
+			      level >= 0 ? rec_names__level((enum rec_level)level) : "?");
+	rec_json__key(w, "body");
+	rec_json__begin_object(w);
+	rec_json__key(w, "stringValue");
+	if (!cs)
+		rec_json__cstr(w, rec_text__callsite(ev->meta, buf));
+	else if (msg_field >= 0 && (ev->values[msg_field].str.status == REC_STR_OK ||
+				    ev->values[msg_field].str.status == REC_STR_TRUNCATED))
+		rec_json__string(w, ev->values[msg_field].str.ptr, ev->values[msg_field].str.len);
+	else
+		rec_json__cstr(w, msg_field >= 0 ? "" : msg);
+	rec_json__end_object(w);
+	rec_json__key(w, "attributes");
+	rec_json__begin_array(w);
+	for (uint32_t i = 0; i < ev->nfields; i++)
+		if ((int)i != msg_field)
+			attr_value(w, rec_output__field_name(ev, i, name_buf), &ev->values[i]);
+	attr_str(w, "recorder.subject", ev->subject);
+	snprintf(key, sizeof(key), "0x%" PRIx64, ev->recording);
+	attr_str(w, "recorder.recording", key);
+	attr_int(w, "recorder.seq", (int64_t)ev->seq);
+	attr_str(w, "recorder.target", cs ? cs->target : "?");
+	attr_str(w, "code.filepath", cs ? cs->file : "?");
+	attr_int(w, "code.lineno", cs ? (int64_t)cs->line : 0);
+	attr_int(w, "thread.id", ev->tid);
+	rec_json__end_array(w);
+	rec_json__member_cstr(w, "traceId", tid);
+	rec_json__member_cstr(w, "spanId", sid);
+	rec_json__end_object(w);
+	rec_json__newline(w);
+}
+
+static void otlp_not_sent(struct rec_output *o, const struct rec_proc *p, uint64_t n)
+{
+	(void)p;
+	rec_json__begin_object(&o->json);
+	rec_json__member_u64(&o->json, "not_sent", n);
+	rec_json__end_object(&o->json);
+	rec_json__newline(&o->json);
+}
+
+static void otlp_none(struct rec_output *o)
+{
+	(void)o;
+}
+
+static void otlp_no_proc(struct rec_output *o, const struct rec_proc *p)
+{
+	(void)o;
+	(void)p;
+}
+
+static void otlp_no_rs(struct rec_output *o, const struct rec_proc *p, const struct rec_rstate *rs)
+{
+	(void)o;
+	(void)p;
+	(void)rs;
+}
+
+static void otlp_no_gap(struct rec_output *o, uint64_t from, uint64_t to)
+{
+	(void)o;
+	(void)from;
+	(void)to;
+}
+
+static void otlp_no_stack(struct rec_output *o, const struct rec_stack_view *s)
+{
+	(void)o;
+	(void)s;
+}
+
+static void otlp_no_stats(struct rec_output *o, const struct rec_stats_view *s)
+{
+	(void)o;
+	(void)s;
+}
+
+const struct rec_output_ops rec_output_otlp__ops = {
+	.begin = otlp_none,
+	.end = otlp_none,
+	.ended = otlp_no_proc,
+	.recording = otlp_no_rs,
+	.event = otlp_event,
+	.gap = otlp_no_gap,
+	.not_sent = otlp_not_sent,
+	.list_header = otlp_none,
+	.list_row = otlp_no_rs,
+	.stack = otlp_no_stack,
+	.stats = otlp_no_stats,
+};
