@@ -69,13 +69,14 @@ header_checks() {
 	done
 	# A program that has redefined or poisoned malloc, calloc, free and snprintf.
 	for cc in "gcc -std=c11" "clang -std=c11" "g++ -std=c++17 -x c++" "clang++ -std=c++17 -x c++"; do
-		for mode in "" -DPOISON; do
+		local hmode
+		for hmode in "" -DPOISON; do
 			# shellcheck disable=SC2086
-			$cc -O2 $mode -Wall -Wextra -Werror -Iinclude tests/header/hostile.c \
+			$cc -O2 $hmode -Wall -Wextra -Werror -Iinclude tests/header/hostile.c \
 				-o "$out/hostile" >"$out/log" 2>&1 && "$out/hostile" >>"$out/log" 2>&1
 			local rc=$?
 			[ $rc -ne 0 ] && cat "$out/log"
-			record "header: ${cc%% *} ${mode:-with malloc, calloc, free, snprintf redefined}${mode:+ (poisoned)}" $rc
+			record "header: ${cc%% *} ${hmode:-with malloc, calloc, free, snprintf redefined}${hmode:+ (poisoned)}" $rc
 		done
 	done
 	# The probe ABI's two spellings agree (tests/header/abi.c compiles only if they do).

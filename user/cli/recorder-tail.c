@@ -125,6 +125,15 @@ static const struct argp_option options[] = {
 	{},
 };
 
+/* A --subject or --target pattern into buf (size bytes), or a usage error naming it. */
+static void copy_pattern(struct argp_state *state, const char *opt, const char *arg, char *buf,
+			 size_t size)
+{
+	if (!*arg || strlen(arg) >= size)
+		argp_error(state, "invalid %s '%s': expected 1 to %zu bytes", opt, arg, size - 1);
+	strcpy(buf, arg);
+}
+
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	uint64_t v;
@@ -158,10 +167,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.q.flags |= REC_Q_HAS_RECORDER;
 		break;
 	case OPT_SUBJECT:
-		if (strlen(arg) >= sizeof(env.q.subject))
-			argp_error(state, "--subject '%s' is too long: at most %zu bytes", arg,
-				   sizeof(env.q.subject) - 1);
-		strcpy(env.q.subject, arg);
+		copy_pattern(state, "--subject", arg, env.q.subject, sizeof(env.q.subject));
 		break;
 	case OPT_LIST:
 		env.q.flags |= REC_Q_LIST;
@@ -194,10 +200,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	}
 	case OPT_TARGET:
-		if (!*arg || strlen(arg) >= sizeof(env.q.target))
-			argp_error(state, "invalid --target '%s': expected 1 to %zu bytes", arg,
-				   sizeof(env.q.target) - 1);
-		strcpy(env.q.target, arg);
+		copy_pattern(state, "--target", arg, env.q.target, sizeof(env.q.target));
 		break;
 	case OPT_SINCE: {
 		struct timespec now;
