@@ -45,9 +45,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	FUZZ_CHECK(cs.kind == 'E' || cs.kind == 'S', "kind %d", cs.kind);
-	FUZZ_CHECK(cs.level <= REC_LEVEL_ERROR && rec_names__level(cs.level)[0] != '?' &&
-			   rec_names__level_letter(cs.level) != '?',
-		   "level %d", (int)cs.level);
+	/* A level that names itself, or an event site whose events carry theirs. */
+	FUZZ_CHECK((cs.level <= REC_LEVEL_ERROR && rec_names__level(cs.level)[0] != '?' &&
+		    rec_names__level_letter(cs.level) != '?') ||
+			   (cs.level == REC_LEVEL_RUNTIME && cs.kind == 'E'),
+		   "level %d of kind %c", (int)cs.level, cs.kind);
 	FUZZ_CHECK(cs.nfields <= REC_MAX_FIELDS, "nfields %u", cs.nfields);
 	FUZZ_CHECK(cs.blob_len <= size && cs.blob_len <= REC_CALLSITE_MAX, "blob_len %zu of %zu",
 		   cs.blob_len, size);
