@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The OTLP/HTTP exporter (otlp.h). */
 #include <errno.h>
+#include <poll.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,6 +142,12 @@ static void sleep_ms(int ms)
 		;
 }
 
+/* What o's messages start with. */
+static const char *who(const struct rec_otlp *o)
+{
+	return o->opts.who ? o->opts.who : "recorder-tail: OTLP";
+}
+
 static int retryable(int status)
 {
 	return status == 429 || status == 502 || status == 503 || status == 504;
@@ -157,8 +164,7 @@ static void send_batch(struct rec_otlp *o)
 	if (!o->batch_n)
 		return;
 	if (rec_otlp__envelope(&o->opts, o->host, o->batch, o->batch_len, &body, &body_len)) {
-		fprintf(o->opts.log,
-			"recorder-tail: OTLP: out of memory; %zu log records not sent\n",
+		fprintf(o->opts.log, "%s: out of memory; %zu log records not sent\n", who(o),
 			o->batch_n);
 		o->count.not_sent += o->batch_n;
 		goto done;
@@ -175,19 +181,19 @@ static void send_batch(struct rec_otlp *o)
 		}
 		if (!err && !retryable(r.status)) {
 			fprintf(o->opts.log,
-				"recorder-tail: OTLP: %s/v1/logs refused %zu log records with "
+				"%s: %s/v1/logs refused %zu log records with "
 				"status %d%s; they are not sent again\n",
-				o->opts.url, o->batch_n, r.status,
+				who(o), o->opts.url, o->batch_n, r.status,
 				r.status == 400 ? " (bad request)" : "");
 			o->count.not_sent += o->batch_n;
 			break;
 		}
 		if (try >= o->opts.max_tries) {
 			fprintf(o->opts.log,
-				"recorder-tail: OTLP: giving up on %zu log records after %d tries "
+				"%s: giving up on %zu log records after %d tries "
 				"to "
 				"%s/v1/logs: %s\n",
-				o->batch_n, try, o->opts.url, err ? r.error : "still busy");
+				who(o), o->batch_n, try, o->opts.url, err ? r.error : "still busy");
 			o->count.not_sent += o->batch_n;
 			break;
 		}
@@ -195,12 +201,10 @@ static void send_batch(struct rec_otlp *o)
 			wait = 1000 * (r.retry_after_s < RETRY_AFTER_MAX_S ? r.retry_after_s
 									   : RETRY_AFTER_MAX_S);
 		if (err)
-			fprintf(o->opts.log, "recorder-tail: OTLP: %s; retrying in %d ms\n",
-				r.error, wait);
+			fprintf(o->opts.log, "%s: %s; retrying in %d ms\n", who(o), r.error, wait);
 		else
-			fprintf(o->opts.log,
-				"recorder-tail: OTLP: %s/v1/logs answered %d; retrying in %d ms\n",
-				o->opts.url, r.status, wait);
+			fprintf(o->opts.log, "%s: %s/v1/logs answered %d; retrying in %d ms\n",
+				who(o), o->opts.url, r.status, wait);
 		o->count.retries++;
 		sleep_ms(wait);
 		backoff = backoff * 2 < BACKOFF_MAX_MS ? backoff * 2 : BACKOFF_MAX_MS;
@@ -258,4 +262,49 @@ void rec_otlp__write(struct rec_otlp *o, const char *data, size_t n)
 void rec_otlp__flush(struct rec_otlp *o)
 {
 	send_batch(o);
+}
+
+int rec_otlp__pump(struct rec_otlp *o, int fd, int flush_ms)
+{
+	char buf[65536];
+
+	for (;;) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		ssize_t n;
+		int k = poll(&pfd, 1, flush_ms);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k == 0) {
+			rec_otlp__flush(o);
+			continue;
+		}
+		n = read(fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return 0;
+		rec_otlp__write(o, buf, (size_t)n);
+	}
+}
+
+uint64_t rec_otlp__finish(struct rec_otlp *o, const char *who)
+{
+	const struct rec_otlp_counts *k = &o->count;
+
+	rec_otlp__flush(o);
+	fprintf(o->opts.log,
+		"%s: %" PRIu64 " of %" PRIu64 " log records delivered to %s/v1/logs in %" PRIu64
+		" requests (%" PRIu64 " retries)",
+		who, k->sent, k->records, o->opts.url, k->requests, k->retries);
+	if (k->not_sent || k->not_rendered)
+		fprintf(o->opts.log,
+			"; not delivered: %" PRIu64 " refused or unreachable, %" PRIu64
+			" not sent by recorder-attach (read too slowly)",
+			k->not_sent, k->not_rendered);
+	fputc('\n', o->opts.log);
+	fflush(o->opts.log);
+	return k->not_sent + k->not_rendered;
 }

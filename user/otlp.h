@@ -30,6 +30,7 @@ struct rec_otlp_opts {
 	int timeout_ms;		  /* per step of a request; 0 = REC_OTLP_TIMEOUT_MS */
 	int max_tries;		  /* per batch; 0 = REC_OTLP_TRIES */
 	FILE *log;		  /* where failures and retries are said (stderr) */
+	const char *who;	  /* what they start with; NULL = "recorder-tail: OTLP" */
 };
 
 struct rec_otlp_counts {
@@ -52,6 +53,19 @@ void rec_otlp__write(struct rec_otlp *o, const char *data, size_t n);
 /* Sends what is held, as one or more requests. */
 void rec_otlp__flush(struct rec_otlp *o);
 const struct rec_otlp_counts *rec_otlp__counts(const struct rec_otlp *o);
+
+/*
+ * Feeds o what a recorder-attach answers on fd (after the status byte) until
+ * it hangs up, sending what is held at least every flush_ms. 0, or -errno.
+ */
+int rec_otlp__pump(struct rec_otlp *o, int fd, int flush_ms);
+
+/*
+ * Sends what is held, then says on o's log what was delivered, prefixed by
+ * who ("recorder-tail: OTLP", "recorder-attach: OTLP for pid 42"). Returns
+ * the number of records not delivered.
+ */
+uint64_t rec_otlp__finish(struct rec_otlp *o, const char *who);
 
 /* The export request body for records (n records, comma-separated) into *body. */
 int rec_otlp__envelope(const struct rec_otlp_opts *opts, const char *host, const char *records,

@@ -84,3 +84,27 @@ test_otlp_bad_urls_and_unreachable_receivers() {
 	[[ $out == *"0 of 6 log records delivered"*"6 refused or unreachable"* ]] ||
 		fail "no count of what was not delivered: $out"
 }
+
+test_otlp_attach_sends_every_event_to_the_end() {
+	otlp_receiver --fail-first 1 --retry-after 0 || return 1
+	start_target $SCENARIO ticks || return 1
+	$B/recorder-attach -p "$TARGET_PID" --dump-dir "$T/dumps" --otlp "$OTLP_URL" >"$T/attach.out" \
+		2>"$T/attach.err" &
+	ATTACH_PID=$!
+	BG_PIDS+=($ATTACH_PID)
+	wait_for "$T/attach.out" '^attached to' || { cat "$T/attach.err"; return 1; }
+	wait_for "$T/target.out" '^ticking' || return 1
+	local n
+	for n in 1 2 3; do
+		kill -USR1 "$TARGET_PID"
+		wait_for "$T/otlp.out" "\"recorder.seq\": \"$n\"" 10 || { cat "$T/attach.err"; return 1; }
+	done
+	kill -9 "$TARGET_PID"
+	wait "$ATTACH_PID"
+	expect "recorder-attach's exit status" 0 $? || { cat "$T/attach.err"; return 1; }
+	expect "every tick once, the 503 retried" "0 1 2 3" \
+		"$(jq -r '.attributes["recorder.seq"]' "$T/otlp.out" | paste -sd' ')" || return 1
+	grep -q "recorder-attach: OTLP for pid $TARGET_PID: 4 of 4 log records delivered to $OTLP_URL/v1/logs" \
+		"$T/attach.err" || fail "no delivery summary: $(cat "$T/attach.err")" || return 1
+	[ ! -s "$T/otlp.err" ] || fail "the receiver refused a request: $(cat "$T/otlp.err")"
+}

@@ -2,6 +2,9 @@
 /* recorder-attach: attach the flight recorder to running processes. */
 #include <argp.h>
 #include <errno.h>
+#include <pthread.h>
+#include <sys/random.h>
+#include <time.h>
 #include <inttypes.h>
 #include <linux/capability.h>
 #include <signal.h>
@@ -17,6 +20,8 @@
 #include "control.h"
 #include "dump.h"
 #include "output/text.h"
+#include "http.h"
+#include "otlp.h"
 #include "retention.h"
 #include "session.h"
 
@@ -35,6 +40,9 @@ static struct {
 	struct rec_session_opts opts;
 	int lost; /* black boxes that could not be written */
 	pid_t lost_pids[MAX_LOST_NAMED];
+	const char *otlp_url;	    /* --otlp: every traced process's events go there too */
+	struct otlp_job *otlp_jobs; /* one a traced process */
+	int otlp_lost;		    /* processes some of whose records were not delivered */
 } env = {
 	.opts = { .ring_bytes = 8u << 20,
 		  .drain_ms = 10,
@@ -96,6 +104,7 @@ enum {
 	OPT_FOLLOWBUF,
 	OPT_KEEPDUMPS,
 	OPT_MAXDUMPBYTES,
+	OPT_OTLP,
 	OPT_MAX_RECORDINGS,
 	OPT_MAX_PER_PROCESS,
 	OPT_KEEP_RETIRED,
@@ -133,6 +142,10 @@ static const struct argp_option options[] = {
 	{ "dump-dir", OPT_DUMPDIR, "DIR", 0,
 	  "Where black boxes are written when a process ends (default /var/lib/recorder)", 0 },
 	{ "no-dump", OPT_NODUMP, NULL, 0, "Write no black box when a process ends", 0 },
+	{ "otlp", OPT_OTLP, "URL", 0,
+	  "Also send every traced process's events, to its end, as OpenTelemetry log records "
+	  "(OTLP/HTTP, JSON) to URL/v1/logs, from a thread that follows it",
+	  0 },
 	{ "keep-dumps", OPT_KEEPDUMPS, "N", 0,
 	  "Keep at most N black boxes in the dump directory, the newest; older ones "
 	  "are removed after each new one (default 100; 0: no limit)",
@@ -248,6 +261,15 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_NODUMP:
 		env.opts.dump_dir = NULL;
 		break;
+	case OPT_OTLP: {
+		struct rec_http_url u;
+		const char *why;
+
+		if (rec_http__parse_url(arg, &u, &why))
+			argp_error(state, "invalid --otlp '%s': %s", arg, why);
+		env.otlp_url = arg;
+		break;
+	}
 	case OPT_KEEPDUMPS:
 		if (rec_cli__parse_dec(arg, 0, 1000000, &v))
 			argp_error(state, "invalid --keep-dumps '%s': expected 0 to 1000000", arg);
@@ -310,11 +332,99 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
+/*
+ * --otlp: a thread a traced process follows it through its control socket,
+ * as recorder-tail --follow --otlp does, and sends its events to the
+ * receiver. The ring consumer never waits on the network: a follower too slow
+ * misses events, and they are counted. When the process ends, the follower
+ * gets the rest of its events (its black box's tails) before its stream ends.
+ */
+struct otlp_job {
+	pid_t pid;
+	pthread_t thread;
+	int started;
+	int lost; /* records not delivered */
+	struct otlp_job *next;
+};
+
+static void *otlp_follow(void *arg)
+{
+	struct otlp_job *job = arg;
+	struct rec_otlp_opts o = { .url = env.otlp_url, .log = stderr, .pid = job->pid };
+	struct rec_query q = { .flags = REC_Q_FOLLOW | REC_Q_OTLP };
+	char path[108], who[64], comm[64] = "", proc[32], status;
+	struct rec_otlp *otlp;
+	const char *why;
+	FILE *f;
+	int fd;
+
+	snprintf(proc, sizeof(proc), "/proc/%d/comm", (int)job->pid);
+	f = fopen(proc, "r");
+	if (f && fgets(comm, sizeof(comm), f))
+		comm[strcspn(comm, "\n")] = 0;
+	if (f)
+		fclose(f);
+	o.service_name = comm[0] ? comm : "unknown_service:recorder";
+	snprintf(who, sizeof(who), "recorder-attach: OTLP for pid %d", (int)job->pid);
+	o.who = who;
+	if (getrandom(&q.otlp_salt, sizeof(q.otlp_salt), 0) != sizeof(q.otlp_salt))
+		q.otlp_salt = (uint64_t)time(NULL) ^ ((uint64_t)job->pid << 32);
+	if (rec_otlp__new(&otlp, &o, &why))
+		return NULL; /* the URL was checked at start */
+	fd = rec_control__path(path, sizeof(path), env.opts.sock_dir, job->pid)
+		     ? -ENAMETOOLONG
+		     : rec_control__connect(path);
+	if (fd < 0 || rec_control__send(fd, &q) || read(fd, &status, 1) != 1 || status != '0') {
+		fprintf(stderr, "%s: cannot follow it on %s\n", who, path);
+		job->lost = 1;
+	} else {
+		rec_otlp__pump(otlp, fd, 1000);
+	}
+	if (fd >= 0)
+		close(fd);
+	if (rec_otlp__finish(otlp, who))
+		job->lost = 1;
+	rec_otlp__free(otlp);
+	return NULL;
+}
+
+static void otlp_start(pid_t pid)
+{
+	struct otlp_job *job;
+
+	if (!env.otlp_url)
+		return;
+	job = calloc(1, sizeof(*job));
+	if (!job)
+		return;
+	job->pid = pid;
+	job->started = pthread_create(&job->thread, NULL, otlp_follow, job) == 0;
+	if (!job->started)
+		fprintf(stderr, "recorder-attach: OTLP: no thread to follow pid %d\n", (int)pid);
+	job->next = env.otlp_jobs;
+	env.otlp_jobs = job;
+}
+
+/* After the session: every follower has its end; waits for their last sends. */
+static void otlp_join(void)
+{
+	while (env.otlp_jobs) {
+		struct otlp_job *job = env.otlp_jobs;
+
+		env.otlp_jobs = job->next;
+		if (job->started)
+			pthread_join(job->thread, NULL);
+		env.otlp_lost += job->lost || !job->started;
+		free(job);
+	}
+}
+
 static void on_adopt(pid_t pid, const char *binary, void *ctx)
 {
 	(void)ctx;
 	printf("recorder-attach: tracing pid %d (%s)\n", (int)pid, binary);
 	fflush(stdout);
+	otlp_start(pid);
 }
 
 /* The file and the spec come from the target's files: escaped for the terminal. */
@@ -577,6 +687,7 @@ int main(int argc, char **argv)
 		}
 		printf("attached to %d: %u probe sites in %u objects\n", (int)pid, info.sites,
 		       info.objects);
+		otlp_start(pid);
 		if (!sock_dir_searchable && info.uid != 0 && info.uid != (uid_t)-1)
 			fprintf(stderr,
 				"recorder-attach: note: pid %d belongs to uid %u, who may not "
@@ -616,7 +727,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "recorder-attach: event loop failed: %s\n", strerror(-err));
 cleanup:
 	rec_session__free(s);
+	otlp_join();
 	if (env.lost)
 		report_lost();
-	return err || env.lost ? 1 : 0;
+	return err || env.lost || env.otlp_lost ? 1 : 0;
 }

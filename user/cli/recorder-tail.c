@@ -2,7 +2,6 @@
 /* recorder-tail: print what recorder-attach recorded. */
 #include <argp.h>
 #include <inttypes.h>
-#include <poll.h>
 #include <sys/random.h>
 #include <errno.h>
 #include <limits.h>
@@ -300,23 +299,9 @@ static int otlp_start(void)
 /* --otlp: sends what is left and says what was delivered. Returns rc, or 1 if something was not. */
 static int otlp_end(int rc)
 {
-	const struct rec_otlp_counts *k;
-
 	if (!env.otlp)
 		return rc;
-	rec_otlp__flush(env.otlp);
-	k = rec_otlp__counts(env.otlp);
-	fprintf(stderr,
-		"recorder-tail: OTLP: %" PRIu64 " of %" PRIu64 " log records delivered to "
-		"%s/v1/logs in %" PRIu64 " requests (%" PRIu64 " retries)",
-		k->sent, k->records, env.otlp_url, k->requests, k->retries);
-	if (k->not_sent || k->not_rendered)
-		fprintf(stderr,
-			"; not delivered: %" PRIu64 " refused or unreachable, %" PRIu64
-			" not sent by recorder-attach (read too slowly)",
-			k->not_sent, k->not_rendered);
-	fputc('\n', stderr);
-	if (k->not_sent || k->not_rendered)
+	if (rec_otlp__finish(env.otlp, "recorder-tail: OTLP"))
 		rc = 1;
 	rec_otlp__free(env.otlp);
 	env.otlp = NULL;
@@ -446,16 +431,13 @@ int main(int argc, char **argv)
 			(int)env.pid, path);
 		return 1;
 	}
+	/* A follower's records go out at least once a second, however few. */
+	if (env.otlp && status == '0') {
+		rec_otlp__pump(env.otlp, fd, OTLP_FLUSH_MS);
+		close(fd);
+		return otlp_end(0);
+	}
 	for (;;) {
-		/* A follower's records go out at least once a second, however few. */
-		if (env.otlp && status == '0') {
-			struct pollfd pfd = { .fd = fd, .events = POLLIN };
-
-			if (poll(&pfd, 1, OTLP_FLUSH_MS) == 0) {
-				rec_otlp__flush(env.otlp);
-				continue;
-			}
-		}
 		n = read(fd, buf, sizeof(buf));
 		if (n < 0 && errno == EINTR)
 			continue;
