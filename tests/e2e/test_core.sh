@@ -214,6 +214,8 @@ DMMDD hh:mm:ss.us TID scenario.c:L] <levels> request done, status: 100
 	expect "in JSON, from one site" "INFO WARN ERROR DEBUG 1" \
 		"$(rtail --json | jq -r .level | tr '\n' ' ')$(rtail --json | jq -r .line | sort -u | wc -l)" ||
 		return 1
+	expect "--level takes each event's own level" "WARN ERROR" \
+		"$(rtail --json --level warn | jq -r .level | tr '\n' ' ' | sed 's/ $//')" || return 1
 	expect "the out-of-range level is counted invalid" '{"seen":5,"delivered":4,"dropped":1,"invalid":1}' \
 		"$(rtail --list --json | jq -c '{seen, delivered, dropped, invalid}')" || return 1
 	local dump
