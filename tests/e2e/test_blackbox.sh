@@ -7,7 +7,7 @@
 attach_dumping() {
 	local args=() p
 	for p in "$@"; do args+=(-p "$p"); done
-	$B/recorder-attach "${args[@]}" --dump-dir "$T/dumps" >"$T/attach.out" 2>"$T/attach.err" &
+	$B/recorder-attach $RECORDER_ATTACH_FLAGS "${args[@]}" --dump-dir "$T/dumps" >"$T/attach.out" 2>"$T/attach.err" &
 	ATTACH_PID=$!
 	BG_PIDS+=($ATTACH_PID)
 	wait_for "$T/attach.out" '^attached to' || { cat "$T/attach.err"; return 1; }
@@ -119,7 +119,7 @@ test_overflow_accounting_is_exact() {
 	# A 4 KiB ring holds a handful of events: most of a flat-out burst is lost.
 	start_target $B/workload --wait-attach --threads 2 --recordings 2 --events 20000 --cap 100 \
 		--fields 3 --report "$T/report.json" || return 1
-	$B/recorder-attach -p "$TARGET_PID" --ring-size 4096 --dump-dir "$T/dumps" \
+	$B/recorder-attach $RECORDER_ATTACH_FLAGS -p "$TARGET_PID" --ring-size 4096 --dump-dir "$T/dumps" \
 		>"$T/attach.out" 2>"$T/attach.err" &
 	BG_PIDS+=($!)
 	local dump
@@ -273,7 +273,7 @@ test_pid_namespace_shows_both_pids() {
 }
 
 test_binary_follows_new_processes_and_fork_exec() {
-	$B/recorder-attach --binary $B/workload --dump-dir "$T/dumps" >"$T/attach.out" 2>"$T/attach.err" &
+	$B/recorder-attach $RECORDER_ATTACH_FLAGS --binary $B/workload --dump-dir "$T/dumps" >"$T/attach.out" 2>"$T/attach.err" &
 	ATTACH_PID=$!
 	BG_PIDS+=($ATTACH_PID)
 	wait_for "$T/attach.out" '^attached to .* in every process that runs it' ||
@@ -297,7 +297,7 @@ test_binary_follows_new_processes_and_fork_exec() {
 # attach_binary_stopped: recorder-attach --binary workload, attached, then stopped
 # (SIGSTOP): what the processes started now emit waits in the ring until SIGCONT.
 attach_binary_stopped() {
-	$B/recorder-attach --binary $B/workload --dump-dir "$T/dumps" >"$T/attach.out" 2>"$T/attach.err" &
+	$B/recorder-attach $RECORDER_ATTACH_FLAGS --binary $B/workload --dump-dir "$T/dumps" >"$T/attach.out" 2>"$T/attach.err" &
 	ATTACH_PID=$!
 	BG_PIDS+=($ATTACH_PID)
 	wait_for "$T/attach.out" '^attached to .* in every process that runs it' ||

@@ -10,7 +10,7 @@ attach_with() {
 	# Emptied here, not by the redirection: the loop below may look before the
 	# background process has opened (and truncated) the file of an earlier attach.
 	: >"$T/attach.out"
-	$B/recorder-attach -p "$pid" --dump-dir "$T/dumps" "$@" >"$T/attach.out" 2>"$T/attach.err" &
+	$B/recorder-attach $RECORDER_ATTACH_FLAGS -p "$pid" --dump-dir "$T/dumps" "$@" >"$T/attach.out" 2>"$T/attach.err" &
 	ATTACH_PID=$!
 	BG_PIDS+=($ATTACH_PID)
 	for ((i = 0; i < 500; i++)); do

@@ -98,6 +98,7 @@ enum {
 	OPT_MAX_LITERALS,
 	OPT_MAX_DEAD_STACKS,
 	OPT_MAX_FORGOTTEN,
+	OPT_PER_EVENT,
 };
 
 static const struct argp_option options[] = {
@@ -108,6 +109,10 @@ static const struct argp_option options[] = {
 	  "Ring buffer size, a power of two from 4096 (default 8388608)", 0 },
 	{ "drain-ms", OPT_DRAIN, "MS", 0,
 	  "Drain the ring buffer every MS milliseconds (default 10)", 0 },
+	{ "per-event", OPT_PER_EVENT, NULL, 0,
+	  "One probe hit per event, span enter and exit (the default is the batch path: "
+	  "one per full per-thread buffer)",
+	  0 },
 	{ "sock-dir", OPT_SOCKDIR, "DIR", 0,
 	  "Directory of control sockets (default /run/recorder); created if missing, "
 	  "never changed if it exists",
@@ -196,6 +201,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 				   "from %u to %u",
 				   arg, BYTES_MIN, BYTES_MAX);
 		env.opts.ring_bytes = v;
+		break;
+	case OPT_PER_EVENT:
+		env.opts.per_event = 1;
 		break;
 	case OPT_DRAIN:
 		if (rec_cli__parse_u64(arg, 1, 10000, &v))
@@ -513,6 +521,10 @@ int main(int argc, char **argv)
 			strerror(-err));
 		return 1;
 	}
+	/* Which event path runs (README, "Event paths"). */
+	printf("event path: %s\n", env.opts.per_event
+					   ? "per-event (one probe hit per event)"
+					   : "batch (one probe hit per full per-thread buffer)");
 	for (int i = 0; i < env.npids; i++) {
 		struct rec_attach_info info;
 		pid_t pid = env.pids[i];
