@@ -1166,7 +1166,7 @@ static __always_inline long batch_step(struct batch_ctx *c, struct task_struct *
 		    size != sizeof(struct rec_brec_event) + 8 * nvals + ((strbytes + 7) & ~7U))
 			goto bad;
 		vals = (const __u64 *)(p + sizeof(struct rec_brec_event));
-		v = find_recording_of(task, b->id >> 32, w[2], 0, w[3], true);
+		v = find_recording_of(task, b->id >> 32, w[2], w[4], 0, true);
 		if (!v)
 			break;
 		st = thread_stack_of(task, w[3], &seeded);

@@ -186,8 +186,11 @@ struct rec_brec {
 };
 
 /*
- * An event: the event probe's arguments, then nvals values and the string
- * area (strings copied by the target, each value slot a REC_STR_SLOT into it).
+ * An event: the event probe's arguments and the span's recording pointer (the
+ * span may be gone by the time the batch is read; the recording lives until
+ * it is freed, which hands the thread's batch over first), then nvals values
+ * and the string area (strings copied by the target, each value slot a
+ * REC_STR_SLOT into it).
  */
 struct rec_brec_event {
 	struct rec_brec h;
@@ -195,6 +198,7 @@ struct rec_brec_event {
 	__u64 types;
 	__u64 key;
 	__u64 span;
+	__u64 recording;
 	__u64 values[];
 };
 

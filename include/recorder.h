@@ -225,6 +225,8 @@ __attribute__((weak)) uint64_t rec__key_counter;
 #define REC__BK_EXIT 3
 #define REC__STR_MAX 256
 #define REC__STR_AREA 768
+/* The smallest page size: a readable byte's whole page of this size is readable. */
+#define REC__PAGE_MIN 4096
 
 struct rec__tbuf {
 	uint64_t magic;
@@ -435,7 +437,9 @@ static inline int rec__batch_span(struct rec__tbuf *b, int kind, uint64_t w0, ui
  * Appends an event: the event probe's arguments, with each copied string
  * (REC__TYPE_STR) moved into the record as the BPF side would have read it
  * (at most REC__STR_MAX - 1 bytes, truncation and NULL marked in its slot).
- * Returns 0 if there is no buffer.
+ * Returns 0, and writes nothing, if there is no buffer or a string goes on
+ * past the page of its first byte (then the pending records are handed over:
+ * the caller's probe comes after them).
  */
 static inline int rec__batch_event(struct rec__tbuf *b, const char *meta, uint64_t types,
 				   uint64_t key, const struct rec_span *span, int nf,
@@ -452,35 +456,48 @@ static inline int rec__batch_event(struct rec__tbuf *b, const char *meta, uint64
 	for (i = 0; i < nf; i++)
 		if (((types >> (4 * i)) & 0xf) == REC__TYPE_STR)
 			nstr++;
-	size = (uint32_t)(sizeof(*r) + 32 + 8 * nf);
+	size = (uint32_t)(sizeof(*r) + 40 + 8 * nf);
 	/* Room for the longest strings: what is unused goes back at commit. */
 	r = rec__tbuf_reserve(b, size + (nstr ? REC__STR_AREA : 0));
 	w = (uint64_t *)(void *)(r + 1);
-	area = (char *)(w + 4 + nf);
+	area = (char *)(w + 5 + nf);
 	for (i = 0; i < nf; i++) {
 		const char *s;
-		size_t n = 0;
+		size_t n = 0, room;
 		uint64_t st = 0;
 
-		w[4 + i] = v[i];
+		w[5 + i] = v[i];
 		if (((types >> (4 * i)) & 0xf) != REC__TYPE_STR)
 			continue;
 		s = (const char *)(uintptr_t)v[i];
 		if (!s) {
-			w[4 + i] = (uint64_t)3 << 32; /* REC_STR_NULL */
+			w[5 + i] = (uint64_t)3 << 32; /* REC_STR_NULL */
 			continue;
 		}
 		if (strbytes > REC__STR_AREA - REC__STR_MAX) {
-			w[4 + i] = (uint64_t)4 << 32; /* REC_STR_NOSPACE */
+			w[5 + i] = (uint64_t)4 << 32; /* REC_STR_NOSPACE */
 			continue;
 		}
-		while (n < REC__STR_MAX - 1 && s[n])
+		/*
+		 * Read only in the page of its first byte, which the caller has
+		 * touched: a string that goes on into the next page may run into
+		 * an unmapped one, which only the kernel can read without a
+		 * crash. Such an event fires its own probe, once this thread's
+		 * pending records are handed over.
+		 */
+		room = REC__PAGE_MIN - (REC__U(s) & (REC__PAGE_MIN - 1));
+		while (n < REC__STR_MAX - 1 && n < room && s[n])
 			n++;
+		if (n == room) {
+			if (b->len)
+				rec__tbuf_flush(b);
+			return 0;
+		}
 		if (n == REC__STR_MAX - 1 && s[n])
 			st = 1; /* REC_STR_TRUNCATED */
 		memcpy(area + strbytes, s, n);
 		area[strbytes + n] = '\0';
-		w[4 + i] = (uint64_t)strbytes | ((uint64_t)n << 16) | (st << 32);
+		w[5 + i] = (uint64_t)strbytes | ((uint64_t)n << 16) | (st << 32);
 		strbytes += (uint32_t)n + 1;
 	}
 	size += (strbytes + 7) & ~7u;
@@ -494,6 +511,7 @@ static inline int rec__batch_event(struct rec__tbuf *b, const char *meta, uint64
 	w[1] = types;
 	w[2] = key;
 	w[3] = REC__U(span);
+	w[4] = REC__U(span->recording);
 	rec__tbuf_commit(b, size);
 	return 1;
 }

@@ -84,7 +84,7 @@ SAME_FIELD(struct rec__brec, struct rec_brec, time);
 _Static_assert(sizeof(struct rec__brec) == sizeof(struct rec_brec), "brec");
 _Static_assert(sizeof(struct rec_brec_enter) == 48 && sizeof(struct rec_brec_exit) == 32,
 	       "span records: the sizes rec__batch_span writes");
-_Static_assert(sizeof(struct rec_brec_event) == sizeof(struct rec__brec) + 32, "event record");
+_Static_assert(sizeof(struct rec_brec_event) == sizeof(struct rec__brec) + 40, "event record");
 _Static_assert(REC__BATCH_FLUSH == REC_BATCH_FLUSH && REC__BATCH_OPEN == REC_BATCH_OPEN, "ops");
 _Static_assert(REC__BCLOCK_MONO == REC_BCLOCK_MONO && REC__BCLOCK_TSC == REC_BCLOCK_TSC, "clock");
 _Static_assert(REC__BK_EVENT == REC_BK_EVENT && REC__BK_ENTER == REC_BK_ENTER &&

@@ -175,6 +175,19 @@ static void parse_limit(struct argp_state *state, const char *name, const char *
 			   min, max);
 }
 
+/* Says once which event path runs (README, "Event paths"), after the first attach. */
+static void print_path(void)
+{
+	static bool printed;
+
+	if (printed)
+		return;
+	printed = true;
+	printf("event path: %s\n", env.opts.per_event
+					   ? "per-event (one probe hit per event)"
+					   : "batch (one probe hit per full per-thread buffer)");
+}
+
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	static bool per_process_given;
@@ -521,10 +534,6 @@ int main(int argc, char **argv)
 			strerror(-err));
 		return 1;
 	}
-	/* Which event path runs (README, "Event paths"). */
-	printf("event path: %s\n", env.opts.per_event
-					   ? "per-event (one probe hit per event)"
-					   : "batch (one probe hit per full per-thread buffer)");
 	for (int i = 0; i < env.npids; i++) {
 		struct rec_attach_info info;
 		pid_t pid = env.pids[i];
@@ -551,6 +560,7 @@ int main(int argc, char **argv)
 		}
 		printf("attached to %d: %u probe sites in %u objects\n", (int)pid, info.sites,
 		       info.objects);
+		print_path();
 		if (!sock_dir_searchable && info.uid != 0 && info.uid != (uid_t)-1)
 			fprintf(stderr,
 				"recorder-attach: note: pid %d belongs to uid %u, who may not "
@@ -575,6 +585,7 @@ int main(int argc, char **argv)
 		}
 		printf("attached to %s: %u probe sites, in every process that runs it\n",
 		       env.binaries[i], info.sites);
+		print_path();
 		fflush(stdout);
 	}
 	err = drop_capabilities();
