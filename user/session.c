@@ -105,7 +105,7 @@ struct rec_session {
 	int64_t last_collect_ms; /* when the batch buffers were last collected */
 };
 
-/* How often the sleeping threads' pending batches are collected: --follow's delay. */
+/* How often the sleeping threads' pending batches are collected by default: --follow's delay. */
 #define COLLECT_MS 50
 
 static int64_t now_ms(void)
@@ -841,8 +841,8 @@ int rec_session__run(struct rec_session *s,
 			       rec_clients__busy(s->clients) ? 0 : s->opts.drain_ms);
 		if (n < 0 && errno != EINTR)
 			return -errno;
-		if (now_ms() - s->last_collect_ms >= COLLECT_MS) {
-			for (size_t i = 0; i < s->ntraced; i++)
+		if (now_ms() - s->last_collect_ms >= (s->opts.collect_ms ?: COLLECT_MS)) {
+			for (size_t i = 0; s->opts.collect_ms >= 0 && i < s->ntraced; i++)
 				collect(s, s->traced[i]);
 			rec_clock__add(&s->clock, rec_clock__read());
 			s->last_collect_ms = now_ms();

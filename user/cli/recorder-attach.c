@@ -99,6 +99,7 @@ enum {
 	OPT_MAX_DEAD_STACKS,
 	OPT_MAX_FORGOTTEN,
 	OPT_PER_EVENT,
+	OPT_COLLECT,
 };
 
 static const struct argp_option options[] = {
@@ -112,6 +113,10 @@ static const struct argp_option options[] = {
 	{ "per-event", OPT_PER_EVENT, NULL, 0,
 	  "One probe hit per event, span enter and exit (the default is the batch path: "
 	  "one per full per-thread buffer)",
+	  0 },
+	{ "collect-ms", OPT_COLLECT, "MS", 0,
+	  "Batch path: take what sleeping threads have pending every MS milliseconds "
+	  "(default 50; 0 = only when a client reads)",
 	  0 },
 	{ "sock-dir", OPT_SOCKDIR, "DIR", 0,
 	  "Directory of control sockets (default /run/recorder); created if missing, "
@@ -217,6 +222,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_PER_EVENT:
 		env.opts.per_event = 1;
+		break;
+	case OPT_COLLECT:
+		if (rec_cli__parse_u64(arg, 0, 10000, &v))
+			argp_error(state, "invalid --collect-ms '%s': expected 0 to 10000", arg);
+		env.opts.collect_ms = v ? (int)v : -1;
 		break;
 	case OPT_DRAIN:
 		if (rec_cli__parse_u64(arg, 1, 10000, &v))
