@@ -1222,10 +1222,15 @@ static __always_inline long take_batch(struct task_struct *task, struct rec_tbuf
 		count(REC_C_BATCH_FAULT);
 		return -1;
 	}
-	if (h.magic != REC_TBUF_MAGIC || h.len > REC_TBUF_DATA || (h.len & 7) ||
-	    (h.clock != REC_BCLOCK_MONO && h.clock != REC_BCLOCK_TSC)) {
+	if (h.magic != REC_TBUF_MAGIC) {
 		count(REC_C_BATCH_BAD);
 		return -1;
+	}
+	/* Refused whole; the thread empties it all the same, and counts gen up. */
+	if (h.len > REC_TBUF_DATA || (h.len & 7) ||
+	    (h.clock != REC_BCLOCK_MONO && h.clock != REC_BCLOCK_TSC)) {
+		count(REC_C_BATCH_BAD);
+		return h.gen;
 	}
 	len = h.len;
 	old = reg->claim;
@@ -1323,10 +1328,16 @@ int on_batch(struct pt_regs *ctx)
 		count(REC_C_BATCH_BAD);
 		return 0;
 	}
-	/* Announced before this attach: known from its first flush. */
-	if (reg->addr != a[1]) {
+	/*
+	 * Announced before this attach: known from its first flush. A thread
+	 * keeps one buffer for life, so a flush of another address is forged.
+	 */
+	if (!reg->addr) {
 		reg->addr = a[1];
 		reg->claim = 0;
+	} else if (reg->addr != a[1]) {
+		count(REC_C_BATCH_BAD);
+		return 0;
 	}
 	buf = bpf_map_lookup_elem(&batch_scratch, &zero);
 	if (!buf)

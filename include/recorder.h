@@ -357,6 +357,7 @@ rec__tbuf_open(const struct rec_span *chain)
 	b->clock = (uint32_t)rec__batch_clock();
 	__atomic_store_n(&b->magic, REC__TBUF_MAGIC, __ATOMIC_RELEASE);
 	/* chain: the thread's spans before the record that needs the buffer. */
+	__asm__ __volatile__("" ::: "memory");
 	REC__PROBE3(batch, REC__BATCH_OPEN, b, chain);
 	return b;
 }
@@ -377,7 +378,10 @@ static inline struct rec__tbuf *rec__tbuf_get(const struct rec_span *chain)
 /* Hands the records over; the tracer has taken them when the probe returns. */
 static __attribute__((noinline, unused)) void rec__tbuf_flush(struct rec__tbuf *b)
 {
+	/* The probe reads the buffer: no store may move across it. */
+	__asm__ __volatile__("" ::: "memory");
 	REC__PROBE2(batch, REC__BATCH_FLUSH, b);
+	__asm__ __volatile__("" ::: "memory");
 	/* len first: a reader that sees the new gen never sees the old len. */
 	__atomic_store_n(&b->len, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&b->gen, b->gen + 1, __ATOMIC_RELEASE);
