@@ -116,6 +116,65 @@ struct {
 	__type(value, struct rec_stack);
 } stacks SEC(".maps");
 
+/*
+ * The batch path: each thread's buffer in the target (its address, from the
+ * batch probe) and how much of its current generation BPF has taken.
+ */
+struct rec_tbuf_reg {
+	__u64 addr;
+	__u64 claim; /* gen << 32 | bytes of records taken */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct rec_tbuf_reg);
+} tbufs SEC(".maps");
+
+/*
+ * Where a batch is copied before it is read: a buffer's records, and room
+ * past them so that every bounded read of a record stays inside. One per CPU
+ * for the probe and the exit hooks; one for the collecting iterator, which
+ * sleeps and which user space runs once at a time.
+ */
+#define BATCH_SLACK 1024
+struct batch_buf {
+	/*
+	 * Where the bpf_loop callback is, kept here rather than on the stack:
+	 * the verifier follows values on the stack, and would walk the loop
+	 * once for every offset it can see.
+	 */
+	__u64 id;    /* the thread's bpf_get_current_pid_tgid() */
+	__u32 off;   /* the next record in data */
+	__u32 end;   /* bytes of records in data */
+	__u32 flags; /* of each event's header: REC_HF_TSC or 0 */
+	__u32 bad;
+	__u8 data[REC_TBUF_DATA + BATCH_SLACK];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct batch_buf);
+} batch_scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct batch_buf);
+} iter_scratch SEC(".maps");
+
+/* See stack_remove(). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} remove_at SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, REC_C_MAX);
@@ -267,6 +326,27 @@ static __always_inline void fill_hdr(struct rec_hdr *h, __u16 type, __u16 size)
 	fill_hdr_id(h, type, size, bpf_get_current_pid_tgid());
 }
 
+/* bpf_get_current_pid_tgid() of task, or of the current task if task is NULL. */
+static __always_inline __u64 task_id(struct task_struct *task)
+{
+	if (!task)
+		return bpf_get_current_pid_tgid();
+	return (__u64)BPF_CORE_READ(task, tgid) << 32 | (__u32)BPF_CORE_READ(task, pid);
+}
+
+/*
+ * Reads the target's memory: task's (a sleepable program reading another
+ * task), or the current task's if task is NULL. Callers pass NULL as a
+ * constant where they run in a probe, so that only the helper it may call is
+ * in the program.
+ */
+static __always_inline long read_target(void *dst, __u32 len, __u64 src, struct task_struct *task)
+{
+	if (task)
+		return bpf_copy_from_user_task(dst, len, (const void *)src, task, 0);
+	return bpf_probe_read_user(dst, len, (const void *)src);
+}
+
 /*
  * Whether this process is traced. With --binary, probes are attached for every
  * process that maps the executable or its libraries: the first probe of a
@@ -317,8 +397,9 @@ static __always_inline bool adopt_process(void)
  * subject is a user pointer to a C string, or 0 when there is none to report;
  * untracked is why the recording has no entry (enum rec_untracked_reason), or 0.
  */
-static __always_inline void emit_recording(__u64 key, const struct rec_rval *v, __u64 subject,
-					   __u32 untracked)
+static __always_inline void emit_recording_of(struct task_struct *task, __u64 key,
+					      const struct rec_rval *v, __u64 subject,
+					      __u32 untracked)
 {
 	struct rec_recording_rec *r;
 
@@ -327,7 +408,7 @@ static __always_inline void emit_recording(__u64 key, const struct rec_rval *v, 
 		count(REC_C_RING_FULL);
 		return;
 	}
-	fill_hdr(&r->hdr, REC_RT_RECORDING, sizeof(*r));
+	fill_hdr_id(&r->hdr, REC_RT_RECORDING, sizeof(*r), task_id(task));
 	r->key = key;
 	r->recorder = v->recorder;
 	r->cap = v->cap;
@@ -338,10 +419,25 @@ static __always_inline void emit_recording(__u64 key, const struct rec_rval *v, 
 	r->pad = 0;
 	r->has_subject = 0;
 	r->subject[0] = '\0';
-	if (subject &&
-	    bpf_probe_read_user_str(r->subject, sizeof(r->subject), (const void *)subject) > 0)
+	if (task) {
+		/* No string copy from another task: the subject's array is read whole. */
+		if (subject && !read_target(r->subject, sizeof(r->subject), subject, task)) {
+			r->subject[sizeof(r->subject) - 1] = '\0';
+			r->has_subject = 1;
+		} else {
+			r->subject[0] = '\0';
+		}
+	} else if (subject && bpf_probe_read_user_str(r->subject, sizeof(r->subject),
+						      (const void *)subject) > 0) {
 		r->has_subject = 1;
+	}
 	bpf_ringbuf_submit(r, submit_flags());
+}
+
+static __always_inline void emit_recording(__u64 key, const struct rec_rval *v, __u64 subject,
+					   __u32 untracked)
+{
+	emit_recording_of(NULL, key, v, subject, untracked);
 }
 
 /*
@@ -430,8 +526,9 @@ static __always_inline void count_untracked_event(__u32 tgid, struct rec_untrack
  * it, with events (0 or 1) of its events. A recording that cannot be listed
  * either (the untracked table is full) is counted again at its next event.
  */
-static __always_inline void refuse_recording(__u32 tgid, __u64 key, const struct rec_rval *nv,
-					     __u32 reason, __u64 subject, __u64 events)
+static __always_inline void refuse_recording(struct task_struct *task, __u32 tgid, __u64 key,
+					     const struct rec_rval *nv, __u32 reason, __u64 subject,
+					     __u64 events)
 {
 	struct rec_rkey k = { .tgid = tgid, .key = key };
 	struct rec_untracked u = {
@@ -452,7 +549,7 @@ static __always_inline void refuse_recording(__u32 tgid, __u64 key, const struct
 		count(REC_C_UNTRACKED_EVENTS);
 	count_refused(tgid, reason, listed, events);
 	if (listed)
-		emit_recording(key, &a, subject, reason);
+		emit_recording_of(task, key, &a, subject, reason);
 }
 
 /* The counters of table entry v: its own, or its slot's. NULL if the slot is not its. */
@@ -477,8 +574,9 @@ static __always_inline struct rec_rval *counters_of(__u32 tgid, struct rec_rval 
  * is none to record to; for an event (event true) of an untracked recording,
  * the event is counted.
  */
-static __always_inline struct rec_rval *find_recording(__u32 tgid, __u64 key, __u64 recp,
-						       __u64 span, const bool event)
+static __always_inline struct rec_rval *find_recording_of(struct task_struct *task, __u32 tgid,
+							  __u64 key, __u64 recp, __u64 span,
+							  const bool event)
 {
 	struct rec_rkey k = { .tgid = tgid, .key = key };
 	__u32 i = key & (REC_RSLOTS - 1);
@@ -510,11 +608,11 @@ static __always_inline struct rec_rval *find_recording(__u32 tgid, __u64 key, __
 	}
 	/* Events pass their span, not the recording: one more read, once per recording. */
 	if (!recp && span &&
-	    bpf_probe_read_user(&recp, sizeof(recp),
-				(const void *)(span + offsetof(struct rec_target_span, recording))))
+	    read_target(&recp, sizeof(recp), span + offsetof(struct rec_target_span, recording),
+			task))
 		recp = 0;
 	/* A failed read may be transient (page out); try again on the next event. */
-	if (!recp || bpf_probe_read_user(&tr, sizeof(tr), (const void *)recp)) {
+	if (!recp || read_target(&tr, sizeof(tr), recp, task)) {
 		count(REC_C_UNKNOWN_RECORDING);
 		return NULL;
 	}
@@ -528,9 +626,9 @@ static __always_inline struct rec_rval *find_recording(__u32 tgid, __u64 key, __
 	nv.state = REC_RS_LIVE;
 	err = create_recording(tgid, key, &nv);
 	if (err == 0) {
-		emit_recording(key, &nv, recp + REC_TARGET_SUBJECT_OFF, 0);
+		emit_recording_of(task, key, &nv, recp + REC_TARGET_SUBJECT_OFF, 0);
 	} else if (err > 0) {
-		refuse_recording(tgid, key, &nv, err, recp + REC_TARGET_SUBJECT_OFF, event);
+		refuse_recording(task, tgid, key, &nv, err, recp + REC_TARGET_SUBJECT_OFF, event);
 		return NULL;
 	}
 	v = bpf_map_lookup_elem(&recordings, &k);
@@ -546,6 +644,12 @@ found:
 		return NULL;
 	}
 	return v;
+}
+
+static __always_inline struct rec_rval *find_recording(__u32 tgid, __u64 key, __u64 recp,
+						       __u64 span, const bool event)
+{
+	return find_recording_of(NULL, tgid, key, recp, span, event);
 }
 
 /* The recording probes are rare: the same argument reader as the hot ones, for one ABI. */
@@ -572,7 +676,7 @@ int on_recording_new(struct pt_regs *ctx)
 	if (err == 0)
 		emit_recording(key, &v, 0, 0);
 	else if (err > 0)
-		refuse_recording(tgid, key, &v, err, 0, 0);
+		refuse_recording(NULL, tgid, key, &v, err, 0, 0);
 	return 0;
 }
 
@@ -723,7 +827,13 @@ static __always_inline int emit_event(const long *args, struct rec_rval *v, __u6
 	return 0;
 }
 
-static __always_inline struct rec_stack *thread_stack(__u64 chain, bool *seeded);
+static __always_inline struct rec_stack *thread_stack_of(struct task_struct *task, __u64 chain,
+							 bool *seeded);
+
+static __always_inline struct rec_stack *thread_stack(__u64 chain, bool *seeded)
+{
+	return thread_stack_of(NULL, chain, seeded);
+}
 
 SEC("usdt")
 int on_event(struct pt_regs *ctx)
@@ -833,61 +943,488 @@ static __always_inline void seed_stack_of(struct rec_stack *st, __u64 span,
 	st->depth = n;
 }
 
-static __always_inline void seed_stack(struct rec_stack *st, __u64 span)
-{
-	seed_stack_of(st, span, NULL);
-}
-
 /* This thread's stack; *seeded says whether it was just read from the target. */
-static __always_inline struct rec_stack *thread_stack(__u64 chain, bool *seeded)
+/*
+ * The stack of task (NULL: this thread); *seeded says whether it was just read
+ * from the target. Only this thread's is seeded here: another's (the
+ * collecting iterator) was seeded already, or is not collected.
+ */
+static __always_inline struct rec_stack *thread_stack_of(struct task_struct *task, __u64 chain,
+							 bool *seeded)
 {
 	struct rec_stack *st;
 
 	*seeded = false;
-	st = bpf_task_storage_get(&stacks, bpf_get_current_task_btf(), 0,
-				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (task)
+		st = bpf_task_storage_get(&stacks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	else
+		st = bpf_task_storage_get(&stacks, bpf_get_current_task_btf(), 0,
+					  BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!st) {
 		count(REC_C_NO_STORAGE);
 		return NULL;
 	}
-	if (!st->seeded) {
+	if (!st->seeded && !task) {
 		st->seeded = 1;
-		seed_stack(st, chain);
+		seed_stack_of(st, chain, NULL);
 		*seeded = true;
 	}
 	return st;
+}
+
+/*
+ * Exited out of order: removes span from st where it is (its innermost entry
+ * below the top), keeping the spans inside it. Returns 0, or -1 if it is not
+ * there. A global function, verified once on its own: inlined into the batch
+ * loop it multiplied the states the verifier walks past its limit.
+ */
+__attribute__((noinline)) int stack_remove(struct rec_stack *st, __u64 span)
+{
+	__u32 zero = 0, *atp, at, d;
+
+	atp = bpf_map_lookup_elem(&remove_at, &zero);
+	if (!st || !atp)
+		return -1;
+	d = st->depth;
+	if (d == 0 || d > REC_MAX_DEPTH)
+		return -1;
+	/*
+	 * Where it is goes through memory the verifier does not follow: its paths
+	 * then differ in nothing it must keep apart, and merge.
+	 */
+	*atp = 0;
+	for (int i = 0; i < REC_MAX_DEPTH - 1; i++) {
+		if (i >= d - 1)
+			break;
+		if (st->frames[i].span == span)
+			*atp = i + 1;
+	}
+	at = *atp;
+	if (!at)
+		return -1;
+	for (int j = 0; j < REC_MAX_DEPTH - 1; j++) {
+		__u32 k = at - 1 + j;
+
+		if (k >= d - 1 || k >= REC_MAX_DEPTH - 1)
+			break;
+		st->frames[k] = st->frames[k + 1];
+	}
+	st->depth = d - 1;
+	return 0;
+}
+
+/*
+ * A span enter of task (NULL: this thread), from its probe or from a batch:
+ * span with its callsite meta and recording key; prev is the thread's span
+ * before it.
+ */
+static __always_inline void span_enter(struct task_struct *task, __u64 span, __u64 meta, __u64 key,
+				       __u64 prev)
+{
+	struct rec_stack *st;
+	bool seeded;
+	__u32 d;
+
+	st = thread_stack_of(task, prev, &seeded);
+	if (!st)
+		return;
+	d = st->depth;
+	if (d >= REC_MAX_DEPTH) {
+		st->overflow++;
+		count(REC_C_DEPTH_OVERFLOW);
+		return;
+	}
+	st->frames[d].span = span;
+	st->frames[d].meta = meta;
+	st->frames[d].recording = key;
+	st->depth = d + 1;
+}
+
+/* A span exit of task (NULL: this thread); cur is the thread's span after it. */
+static __always_inline void span_exit(struct task_struct *task, __u64 span, __u64 cur)
+{
+	struct rec_stack *st;
+	bool seeded;
+	__u32 d;
+
+	st = thread_stack_of(task, cur, &seeded);
+	if (!st)
+		return;
+	/* Seeded from the chain as it is after this exit: already up to date. */
+	if (seeded && st->depth)
+		return;
+	/* Enters past the limit were not kept; their exits come first. */
+	if (st->overflow) {
+		st->overflow--;
+		return;
+	}
+	d = st->depth;
+	if (d == 0 || d > REC_MAX_DEPTH) {
+		count(REC_C_EXIT_UNMATCHED);
+		return;
+	}
+	if (st->frames[d - 1].span == span) {
+		st->depth = d - 1;
+		return;
+	}
+	if (stack_remove(st, span))
+		count(REC_C_EXIT_UNMATCHED);
+	else
+		count(REC_C_EXIT_OUT_OF_ORDER);
+}
+
+/* ---- the batch path (docs/probe-abi.md, "Batches") ---- */
+
+/* One batch being taken: what the bpf_loop callback needs. */
+struct batch_ctx {
+	struct task_struct *task; /* whose buffer, when not the current task's */
+	struct batch_buf *buf;	  /* the batch and where the loop is */
+};
+
+/*
+ * An event of a batch into the ring: the same record, counters and seq as
+ * emit_event() writes for a probe hit, the string area copied as the target
+ * wrote it (the value slots point into it; user space checks each one).
+ */
+static __always_inline void emit_batch_event(struct batch_buf *c, struct rec_rval *v,
+					     const __u64 *w, const __u64 *vals, __u32 nvals,
+					     const __u8 *strs, __u32 strbytes, __u64 time,
+					     struct rec_stack *st, const __u32 area)
+{
+	const __u32 size = sizeof(struct rec_event_rec) + area;
+	struct rec_event_rec *e;
+	__u64 seq;
+
+	seq = __sync_fetch_and_add(&v->seq, 1);
+	e = bpf_ringbuf_reserve(&events, size, 0);
+	if (!e) {
+		__sync_fetch_and_add(&v->dropped, 1);
+		count(REC_C_RING_FULL);
+		return;
+	}
+	fill_hdr_id(&e->hdr, REC_RT_EVENT, size, c->id);
+	e->hdr.flags = c->flags;
+	e->hdr.time_ns = time;
+	e->recording = w[2];
+	e->seq = seq;
+	e->meta = w[0];
+	e->types = w[1];
+	for (int i = 0; i < REC_MAX_FIELDS; i++)
+		e->values[i] = i < nvals ? vals[i] : 0;
+	if (area) {
+		__u32 n = strbytes;
+
+		if (n > area)
+			n = area;
+		barrier_var(n);
+		if (n > area)
+			n = 0;
+		bpf_probe_read_kernel(e->strings, n, strs);
+	}
+	bpf_ringbuf_submit(e, event_submit_flags(st));
+}
+
+/* One record of a batch, taken as its probe would have been. Returns 1 to stop. */
+static __always_inline long batch_step(struct batch_ctx *c, struct task_struct *task)
+{
+	struct batch_buf *b = c->buf;
+	const struct rec_brec *h;
+	const __u64 *w, *vals;
+	__u32 off, size, nvals, strbytes;
+	struct rec_rval *v;
+	struct rec_stack *st;
+	bool seeded;
+	__u8 *p;
+
+	if (!b)
+		return 1;
+	off = b->off;
+	if (off >= b->end || off >= REC_TBUF_DATA)
+		return 1;
+	/* Read in place: buf has room past any offset below REC_TBUF_DATA. */
+	p = &b->data[off];
+	h = (const struct rec_brec *)p;
+	w = (const __u64 *)(p + sizeof(*h));
+	size = h->size;
+	if (size < sizeof(*h) || (size & 7) || size > b->end - off)
+		goto bad;
+	switch (h->kind) {
+	case REC_BK_ENTER:
+		if (size != sizeof(struct rec_brec_enter))
+			goto bad;
+		span_enter(task, w[0], w[1], w[2], w[3]);
+		break;
+	case REC_BK_EXIT:
+		if (size != sizeof(struct rec_brec_exit))
+			goto bad;
+		span_exit(task, w[0], w[1]);
+		break;
+	case REC_BK_EVENT:
+		nvals = h->nvals;
+		strbytes = h->strbytes;
+		if (nvals > REC_MAX_FIELDS || strbytes > REC_STR_AREA ||
+		    size != sizeof(struct rec_brec_event) + 8 * nvals + ((strbytes + 7) & ~7U))
+			goto bad;
+		vals = (const __u64 *)(p + sizeof(struct rec_brec_event));
+		v = find_recording_of(task, b->id >> 32, w[2], w[4], 0, true);
+		if (!v)
+			break;
+		st = thread_stack_of(task, w[3], &seeded);
+		p += sizeof(struct rec_brec_event) + 8 * (nvals & 15);
+		if (strbytes == 0)
+			emit_batch_event(b, v, w, vals, nvals, p, 0, h->time, st, 0);
+		else if (strbytes <= REC_STR_MAX)
+			emit_batch_event(b, v, w, vals, nvals, p, strbytes, h->time, st,
+					 REC_STR_MAX);
+		else
+			emit_batch_event(b, v, w, vals, nvals, p, strbytes, h->time, st,
+					 REC_STR_AREA);
+		break;
+	default:
+		goto bad;
+	}
+	b->off = off + size;
+	return 0;
+bad:
+	b->bad = 1;
+	return 1;
+}
+
+static long batch_step_current(__u64 i, void *ctx)
+{
+	return batch_step(ctx, NULL);
+}
+
+static long batch_step_task(__u64 i, void *ctx)
+{
+	struct batch_ctx *c = ctx;
+
+	return batch_step(c, c->task);
+}
+
+/*
+ * Takes the records of the buffer registered in reg that nobody took yet: a
+ * flush, a dying or exec'ing thread (task NULL: the current one, other false),
+ * or the collecting iterator (other: task's, a thread asleep). The records are
+ * copied first and claimed after (reg->claim, compare and swap): a claim that
+ * succeeds proves the copy was of a buffer not yet handed over and emptied.
+ * Returns the buffer's generation, or -1 if it could not be read.
+ */
+static __always_inline long take_batch(struct task_struct *task, struct rec_tbuf_reg *reg,
+				       struct batch_buf *buf, __u64 id, const bool other)
+{
+	struct batch_ctx c = {};
+	struct rec_tbuf_hdr h;
+	__u32 start, len, n, skip = 0;
+	__u64 old, claim;
+
+	if (read_target(&h, sizeof(h), reg->addr, task)) {
+		count(REC_C_BATCH_FAULT);
+		return -1;
+	}
+	if (h.magic != REC_TBUF_MAGIC) {
+		count(REC_C_BATCH_BAD);
+		return -1;
+	}
+	/* Refused whole; the thread empties it all the same, and counts gen up. */
+	if (h.len > REC_TBUF_DATA || (h.len & 7) ||
+	    (h.clock != REC_BCLOCK_MONO && h.clock != REC_BCLOCK_TSC)) {
+		count(REC_C_BATCH_BAD);
+		return h.gen;
+	}
+	len = h.len;
+	old = reg->claim;
+	if ((old >> 32) != h.gen) {
+		/* Handed over already (the thread empties it next), or a new one. */
+		if (other)
+			return h.gen;
+		old = (__u64)h.gen << 32;
+		reg->claim = old;
+	}
+	start = (__u32)old;
+	if (start >= len) {
+		if (start > len)
+			count(REC_C_BATCH_BAD);
+		return h.gen;
+	}
+	n = len - start;
+	if (n > REC_TBUF_DATA)
+		return h.gen;
+	if (read_target(buf->data, n, reg->addr + REC_TBUF_HDR + start, task)) {
+		count(REC_C_BATCH_FAULT);
+		return h.gen;
+	}
+	claim = (__u64)h.gen << 32 | len;
+	for (int t = 0; t < 3; t++) {
+		__u32 got;
+
+		if (__sync_val_compare_and_swap(&reg->claim, old, claim) == old)
+			goto take;
+		/* The iterator took some meanwhile: the rest are ours. */
+		if (other)
+			return h.gen;
+		old = reg->claim;
+		got = (__u32)old;
+		if ((old >> 32) != h.gen || got < start || got > len) {
+			count(REC_C_BATCH_BAD);
+			return h.gen;
+		}
+		skip = got - start;
+	}
+	return h.gen;
+take:
+	c.task = task;
+	c.buf = buf;
+	buf->id = id;
+	buf->off = skip;
+	buf->end = n;
+	buf->flags = h.clock == REC_BCLOCK_TSC ? REC_HF_TSC : 0;
+	buf->bad = 0;
+	if (other)
+		bpf_loop(REC_TBUF_DATA / sizeof(struct rec_brec_exit) + 1, batch_step_task, &c, 0);
+	else
+		bpf_loop(REC_TBUF_DATA / sizeof(struct rec_brec_exit) + 1, batch_step_current, &c,
+			 0);
+	if (buf->bad)
+		count(REC_C_BATCH_BAD);
+	return h.gen;
+}
+
+/*
+ * The batch probe: a thread announces its buffer (REC_BATCH_OPEN, with its
+ * span chain, read now while it is live) or hands it over full
+ * (REC_BATCH_FLUSH).
+ */
+SEC("usdt")
+int on_batch(struct pt_regs *ctx)
+{
+	struct __bpf_usdt_spec *spec;
+	struct rec_tbuf_reg *reg;
+	struct batch_buf *buf;
+	__u32 zero = 0;
+	bool seeded;
+	long a[3];
+	long gen;
+
+	if (!adopt_process())
+		return 0;
+	spec = site_spec(ctx);
+	if (read_spec_args(ctx, spec, a, 2))
+		return 0;
+	reg = bpf_task_storage_get(&tbufs, bpf_get_current_task_btf(), 0,
+				   BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!reg) {
+		count(REC_C_NO_STORAGE);
+		return 0;
+	}
+	if (a[0] == REC_BATCH_OPEN) {
+		reg->addr = a[1];
+		reg->claim = 0;
+		if (spec->arg_cnt >= 3 && !read_arg(ctx, spec, 2, &a[2]))
+			thread_stack(a[2], &seeded);
+		return 0;
+	}
+	if (a[0] != REC_BATCH_FLUSH || !a[1]) {
+		count(REC_C_BATCH_BAD);
+		return 0;
+	}
+	/*
+	 * Announced before this attach: known from its first flush. A thread
+	 * keeps one buffer for life, so a flush of another address is forged.
+	 */
+	if (!reg->addr) {
+		reg->addr = a[1];
+		reg->claim = 0;
+	} else if (reg->addr != a[1]) {
+		count(REC_C_BATCH_BAD);
+		return 0;
+	}
+	buf = bpf_map_lookup_elem(&batch_scratch, &zero);
+	if (!buf)
+		return 0;
+	gen = take_batch(NULL, reg, buf, bpf_get_current_pid_tgid(), false);
+	/* The thread empties the buffer and counts its generation up once this returns. */
+	if (gen >= 0)
+		reg->claim = (__u64)(gen + 1) << 32;
+	return 0;
+}
+
+/*
+ * The records a thread still has pending as it dies or execs: read while its
+ * memory is still mapped (the current task is the one going).
+ */
+static __always_inline void rescue_batch(struct task_struct *task)
+{
+	struct rec_tbuf_reg *reg = bpf_task_storage_get(&tbufs, task, 0, 0);
+	struct batch_buf *buf;
+	__u32 zero = 0;
+
+	if (!reg || !reg->addr)
+		return;
+	buf = bpf_map_lookup_elem(&batch_scratch, &zero);
+	if (buf)
+		take_batch(NULL, reg, buf, bpf_get_current_pid_tgid(), false);
+	reg->addr = 0;
+	reg->claim = 0;
+}
+
+/*
+ * exec, past its point of no return (begin_new_exec) and before the old
+ * address space goes: the other threads exit after this, each through
+ * sched_process_exit, still in the old address space. (fentry on
+ * exec_mm_release would be later still, but this kernel has no fentry.)
+ */
+SEC("tp_btf/sched_prepare_exec")
+int BPF_PROG(on_exec_release, struct task_struct *task, struct linux_binprm *bprm)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	if (!bpf_map_lookup_elem(&traced, &tgid))
+		return 0;
+	rescue_batch(bpf_get_current_task_btf());
+	return 0;
+}
+
+/*
+ * Takes what the sleeping threads of iter_tgid have pending in their buffers,
+ * so that a read sees every event already emitted. A running thread is left
+ * alone: it hands its buffer over itself.
+ */
+SEC("iter.s/task")
+int collect_batches(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+	struct rec_tbuf_reg *reg;
+	struct batch_buf *buf;
+	struct rec_stack *st;
+	__u32 zero = 0;
+
+	if (!task || task->tgid != iter_tgid || task->__state == 0)
+		return 0;
+	reg = bpf_task_storage_get(&tbufs, task, 0, 0);
+	if (!reg || !reg->addr)
+		return 0;
+	/* Its stack is known (from its buffer's announcement, or seed_stacks), or wait. */
+	st = bpf_task_storage_get(&stacks, task, 0, 0);
+	if (!st || !st->seeded)
+		return 0;
+	buf = bpf_map_lookup_elem(&iter_scratch, &zero);
+	if (!buf)
+		return 0;
+	take_batch(task, reg, buf, task_id(task), true);
+	return 0;
 }
 
 SEC("usdt")
 int on_span_enter(struct pt_regs *ctx)
 {
 	long args[BPF_USDT_MAX_ARG_CNT];
-	__u64 span, meta, key, prev;
-	struct rec_stack *st;
-	bool seeded;
-	__u32 d;
 
 	if (!adopt_process())
 		return 0;
 	if (read_args(ctx, args, 5))
 		return 0;
-	span = args[0];
-	meta = args[1];
-	key = args[2];
-	prev = args[4];
-	st = thread_stack(prev, &seeded);
-	if (!st)
-		return 0;
-	d = st->depth;
-	if (d >= REC_MAX_DEPTH) {
-		st->overflow++;
-		count(REC_C_DEPTH_OVERFLOW);
-		return 0;
-	}
-	st->frames[d].span = span;
-	st->frames[d].meta = meta;
-	st->frames[d].recording = key;
-	st->depth = d + 1;
+	span_enter(NULL, args[0], args[1], args[2], args[4]);
 	return 0;
 }
 
@@ -895,51 +1432,13 @@ SEC("usdt")
 int on_span_exit(struct pt_regs *ctx)
 {
 	long args[BPF_USDT_MAX_ARG_CNT];
-	struct rec_stack *st;
-	__u64 span;
-	bool seeded;
-	__u32 d;
 
 	if (!adopt_process())
 		return 0;
 	if (read_args(ctx, args, 4))
 		return 0;
-	span = args[0];
 	/* args[3]: the thread's current span after this exit */
-	st = thread_stack(args[3], &seeded);
-	if (!st)
-		return 0;
-	/* Seeded from the chain as it is after this exit: already up to date. */
-	if (seeded && st->depth)
-		return 0;
-	/* Enters past the limit were not kept; their exits come first. */
-	if (st->overflow) {
-		st->overflow--;
-		return 0;
-	}
-	d = st->depth;
-	if (d == 0 || d > REC_MAX_DEPTH) {
-		count(REC_C_EXIT_UNMATCHED);
-		return 0;
-	}
-	if (st->frames[d - 1].span == span) {
-		st->depth = d - 1;
-		return 0;
-	}
-	/* Exited out of order: remove it where it is, keep the spans inside it. */
-	for (int i = REC_MAX_DEPTH - 2; i >= 0; i--) {
-		if (i >= d - 1 || st->frames[i].span != span)
-			continue;
-		for (int j = i; j < REC_MAX_DEPTH - 1; j++) {
-			if (j >= d - 1)
-				break;
-			st->frames[j] = st->frames[j + 1];
-		}
-		st->depth = d - 1;
-		count(REC_C_EXIT_OUT_OF_ORDER);
-		return 0;
-	}
-	count(REC_C_EXIT_UNMATCHED);
+	span_exit(NULL, args[0], args[3]);
 	return 0;
 }
 
@@ -1024,6 +1523,8 @@ int BPF_PROG(on_sched_exit, struct task_struct *task)
 
 	if (!bpf_map_lookup_elem(&traced, &tgid))
 		return 0;
+	/* Its pending batch first: its memory is still mapped here (since 6.16). */
+	rescue_batch(task);
 	st = bpf_task_storage_get(&stacks, task, 0, 0);
 	if (st && (st->depth || st->overflow)) {
 		struct rec_stack_rec *r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);

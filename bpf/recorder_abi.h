@@ -131,8 +131,98 @@ struct rec_hdr {
 	__u16 size; /* bytes in the whole record */
 	__u32 tgid;
 	__u32 tid;
-	__u32 flags;
-	__u64 time_ns; /* CLOCK_MONOTONIC */
+	__u32 flags;   /* enum rec_hdr_flag */
+	__u64 time_ns; /* CLOCK_MONOTONIC, or the TSC with REC_HF_TSC */
+};
+
+enum rec_hdr_flag {
+	/* time_ns is the target's rdtsc, from the batch path: user space converts it. */
+	REC_HF_TSC = 1,
+};
+
+/*
+ * The batch path (docs/probe-abi.md, "Batches"). While recorder-attach has
+ * armed the "batch" probe, each thread of the target appends events and span
+ * enters and exits to its own buffer of REC_TBUF_SIZE bytes: this header,
+ * then records (struct rec_brec) up to len. The buffer is announced once with
+ * REC_BATCH_OPEN and handed over with REC_BATCH_FLUSH when full; then the
+ * thread sets len to 0 and only after that counts gen up. The BPF side trusts
+ * none of it: every length and kind is checked, and a batch that fails a check
+ * is counted (REC_C_BATCH_BAD) and ends there.
+ */
+#define REC_TBUF_SIZE 8192
+#define REC_TBUF_MAGIC 0x3146554254434552ULL /* "RECTBUF1" */
+#define REC_TBUF_HDR 64
+#define REC_TBUF_DATA (REC_TBUF_SIZE - REC_TBUF_HDR)
+
+/* The batch probe's first argument; the second is the buffer's address. */
+enum rec_batch_op {
+	REC_BATCH_FLUSH = 1, /* the buffer is full: take its records */
+	REC_BATCH_OPEN = 2,  /* a new buffer for this thread */
+};
+
+/* How the records of a buffer are timed. */
+enum rec_batch_clock {
+	REC_BCLOCK_MONO = 1, /* CLOCK_MONOTONIC nanoseconds */
+	REC_BCLOCK_TSC = 2,  /* rdtsc: the clocksource is tsc */
+};
+
+struct rec_tbuf_hdr {
+	__u64 magic;
+	__u32 gen;   /* flushes so far */
+	__u32 len;   /* bytes of records after the header */
+	__u32 clock; /* enum rec_batch_clock */
+	__u32 tid;
+	__u64 pad[5];
+};
+
+enum rec_brec_kind {
+	REC_BK_EVENT = 1,
+	REC_BK_ENTER = 2,
+	REC_BK_EXIT = 3,
+};
+
+/* The head of every record in a batch; size is a multiple of 8. */
+struct rec_brec {
+	__u16 kind;	/* enum rec_brec_kind */
+	__u16 size;	/* bytes of the whole record */
+	__u16 strbytes; /* event: bytes of its string area, at most REC_STR_AREA */
+	__u8 nvals;	/* event: values that follow, at most REC_MAX_FIELDS */
+	__u8 pad;
+	__u64 time;
+};
+
+/*
+ * An event: the event probe's arguments and the span's recording pointer (the
+ * span may be gone by the time the batch is read; the recording lives until
+ * it is freed, which hands the thread's batch over first), then nvals values
+ * and the string area (strings copied by the target, each value slot a
+ * REC_STR_SLOT into it).
+ */
+struct rec_brec_event {
+	struct rec_brec h;
+	__u64 meta;
+	__u64 types;
+	__u64 key;
+	__u64 span;
+	__u64 recording;
+	__u64 values[];
+};
+
+/* The span_enter probe's arguments but the recording pointer. */
+struct rec_brec_enter {
+	struct rec_brec h;
+	__u64 span;
+	__u64 meta;
+	__u64 key;
+	__u64 prev;
+};
+
+/* The span_exit probe's arguments: the span and the thread's current span after. */
+struct rec_brec_exit {
+	struct rec_brec h;
+	__u64 span;
+	__u64 cur;
 };
 
 /*
@@ -303,6 +393,8 @@ enum rec_counter {
 	REC_C_UNTRACKED_EVENTS,	 /* events of recordings refused a table entry */
 	REC_C_OVER_QUOTA,	 /* refusals: the process had its quota of recordings */
 	REC_C_TABLE_FULL,	 /* refusals: the recordings table was full */
+	REC_C_BATCH_BAD,   /* batches (or their tails) refused: a malformed header or record */
+	REC_C_BATCH_FAULT, /* batches that could not be read from the target's memory */
 	REC_C_MAX,
 };
 

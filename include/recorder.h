@@ -113,6 +113,7 @@ REC__DECLARE_SEMA(recording_free);
 REC__DECLARE_SEMA(recorder_new);
 REC__DECLARE_SEMA(recorder_free);
 REC__DECLARE_SEMA(attached);
+REC__DECLARE_SEMA(batch);
 __attribute__((weak)) __thread struct rec_span *rec__current;
 __attribute__((weak)) uint64_t rec__key_counter;
 
@@ -171,6 +172,10 @@ __attribute__((weak)) uint64_t rec__key_counter;
 #define REC__PROBE2(name, x0, x1)                                                                 \
 	__asm__ __volatile__(REC__SITE(name, REC__ARG(0) " " REC__ARG(1))::[a0] "nr"(REC__U(x0)),   \
 			     [a1] "nr"(REC__U(x1)))
+#define REC__PROBE3(name, x0, x1, x2)                                                             \
+	__asm__ __volatile__(REC__SITE(name, REC__ARG(0) " " REC__ARG(1) " " REC__ARG(2))::[a0]    \
+			     "nr"(REC__U(x0)),                                                    \
+			     [a1] "nr"(REC__U(x1)), [a2] "nr"(REC__U(x2)))
 #define REC__PROBE4(name, x0, x1, x2, x3)                                                         \
 	__asm__ __volatile__(                                                                     \
 		REC__SITE(name, REC__ARG(0) " " REC__ARG(1) " " REC__ARG(2) " " REC__ARG(3))::[a0] \
@@ -201,6 +206,324 @@ __attribute__((weak)) uint64_t rec__key_counter;
 #define REC__SPAN_META(lvl, name) REC__META("S", lvl, name, "", 0, "")
 #define REC__EVENT_NAME "event " __FILE__ ":" REC__XSTR(__LINE__)
 /* clang-format on */
+
+/* ---- the batch path (docs/probe-abi.md, "Batches") ---- */
+
+/*
+ * While recorder-attach has armed the "batch" probe (it does unless run with
+ * --per-event), events and span enters and exits are appended to a buffer of
+ * the thread's, and one probe hit hands over a full buffer. Without it (a
+ * detached process, bpftrace or perf alone on recorder:event), every site
+ * fires its own probe as before. The layouts are bpf/recorder_abi.h's
+ * struct rec_tbuf_hdr and struct rec_brec*, checked by tests/header/abi.c.
+ */
+#define REC__TBUF_SIZE 8192
+#define REC__TBUF_HDR 64
+#define REC__TBUF_DATA (REC__TBUF_SIZE - REC__TBUF_HDR)
+#define REC__TBUF_MAGIC 0x3146554254434552ULL /* "RECTBUF1" */
+#define REC__BATCH_FLUSH 1
+#define REC__BATCH_OPEN 2
+#define REC__BCLOCK_MONO 1
+#define REC__BCLOCK_TSC 2
+#define REC__BK_EVENT 1
+#define REC__BK_ENTER 2
+#define REC__BK_EXIT 3
+#define REC__STR_MAX 256
+#define REC__STR_AREA 768
+/* The smallest page size: a readable byte's whole page of this size is readable. */
+#define REC__PAGE_MIN 4096
+
+struct rec__tbuf {
+	uint64_t magic;
+	uint32_t gen;
+	uint32_t len;
+	uint32_t clock;
+	uint32_t tid;
+	uint64_t pad[5];
+	unsigned char data[REC__TBUF_DATA];
+};
+
+struct rec__brec {
+	uint16_t kind;
+	uint16_t size;
+	uint16_t strbytes;
+	uint8_t nvals;
+	uint8_t pad;
+	uint64_t time;
+};
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* The thread's buffer (mapped once, wiped in a forked child) and the process's clock. */
+__attribute__((weak)) __thread struct rec__tbuf *rec__tbuf;
+__attribute__((weak)) int rec__bclock;
+#ifdef __cplusplus
+}
+#endif
+
+/* REC__BCLOCK_TSC where the kernel's clocksource is the TSC, else REC__BCLOCK_MONO. */
+static inline int rec__batch_clock(void)
+{
+	int c = __atomic_load_n(&rec__bclock, __ATOMIC_RELAXED);
+
+	if (!c) {
+		char name[16] = { 0 };
+		FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource",
+				"r");
+
+		c = REC__BCLOCK_MONO;
+#if defined(__x86_64__)
+		if (f && fgets(name, sizeof(name), f) && strcmp(name, "tsc\n") == 0)
+			c = REC__BCLOCK_TSC;
+#endif
+		if (f)
+			fclose(f);
+		__atomic_store_n(&rec__bclock, c, __ATOMIC_RELAXED);
+	}
+	return c;
+}
+
+#if defined(__x86_64__)
+/*
+ * System calls made once per thread, without libc's declarations, which strict
+ * C11 and C++ builds of the header do not see.
+ */
+static inline long rec__syscall6(long n, long a, long b, long c, long d, long e, long f)
+{
+	register long r10 __asm__("r10") = d;
+	register long r8 __asm__("r8") = e;
+	register long r9 __asm__("r9") = f;
+	long ret;
+
+	__asm__ __volatile__("syscall"
+			     : "=a"(ret)
+			     : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
+			     : "rcx", "r11", "memory");
+	return ret;
+}
+#define REC__SYS_MMAP 9
+#define REC__SYS_MUNMAP 11
+#define REC__SYS_MADVISE 28
+#define REC__SYS_GETTID 186
+#define REC__SYS_CLOCK_GETTIME 228
+#endif
+
+static inline uint64_t rec__batch_time(const struct rec__tbuf *b)
+{
+	struct timespec ts;
+
+#if defined(__x86_64__)
+	if (b->clock == REC__BCLOCK_TSC)
+		return __builtin_ia32_rdtsc();
+#endif
+#if defined(CLOCK_MONOTONIC)
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+#elif defined(__x86_64__)
+	rec__syscall6(REC__SYS_CLOCK_GETTIME, 1 /* CLOCK_MONOTONIC */, (long)&ts, 0, 0, 0, 0);
+#else
+	ts.tv_sec = 0;
+	ts.tv_nsec = 0;
+#endif
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The thread's buffer, announced to the tracer: mapped on first use, again
+ * announced in a forked child (MADV_WIPEONFORK zeroes the child's copy, so a
+ * child never inherits a live batch). NULL if it cannot be had: the caller
+ * fires its own probe instead.
+ */
+static __attribute__((noinline, cold, unused)) struct rec__tbuf *
+rec__tbuf_open(const struct rec_span *chain)
+{
+	struct rec__tbuf *b = rec__tbuf;
+
+#if defined(__x86_64__)
+	if (!b) {
+		/* PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS; MADV_WIPEONFORK */
+		long p = rec__syscall6(REC__SYS_MMAP, 0, sizeof(*b), 3, 0x22, -1, 0);
+
+		if (p < 0 && p > -4096)
+			return NULL;
+		if (rec__syscall6(REC__SYS_MADVISE, p, sizeof(*b), 18, 0, 0, 0)) {
+			rec__syscall6(REC__SYS_MUNMAP, p, sizeof(*b), 0, 0, 0, 0);
+			return NULL;
+		}
+		b = (struct rec__tbuf *)p;
+		rec__tbuf = b;
+	}
+	b->tid = (uint32_t)rec__syscall6(REC__SYS_GETTID, 0, 0, 0, 0, 0, 0);
+#else
+	return NULL;
+#endif
+	b->gen = 0;
+	b->len = 0;
+	b->clock = (uint32_t)rec__batch_clock();
+	__atomic_store_n(&b->magic, REC__TBUF_MAGIC, __ATOMIC_RELEASE);
+	/* chain: the thread's spans before the record that needs the buffer. */
+	__asm__ __volatile__("" ::: "memory");
+	REC__PROBE3(batch, REC__BATCH_OPEN, b, chain);
+	return b;
+}
+
+/*
+ * The thread's buffer, or NULL; chain is the thread's current span before the
+ * record about to be written (the BPF side learns the thread's stack from it).
+ */
+static inline struct rec__tbuf *rec__tbuf_get(const struct rec_span *chain)
+{
+	struct rec__tbuf *b = rec__tbuf;
+
+	if (__builtin_expect(b && b->magic == REC__TBUF_MAGIC, 1))
+		return b;
+	return rec__tbuf_open(chain);
+}
+
+/* Hands the records over; the tracer has taken them when the probe returns. */
+static __attribute__((noinline, unused)) void rec__tbuf_flush(struct rec__tbuf *b)
+{
+	/* The probe reads the buffer: no store may move across it. */
+	__asm__ __volatile__("" ::: "memory");
+	REC__PROBE2(batch, REC__BATCH_FLUSH, b);
+	__asm__ __volatile__("" ::: "memory");
+	/* len first: a reader that sees the new gen never sees the old len. */
+	__atomic_store_n(&b->len, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&b->gen, b->gen + 1, __ATOMIC_RELEASE);
+}
+
+/* Room for size bytes at the end of b's records, flushing them if need be. */
+static inline struct rec__brec *rec__tbuf_reserve(struct rec__tbuf *b, uint32_t size)
+{
+	if (__builtin_expect(b->len + size > REC__TBUF_DATA, 0))
+		rec__tbuf_flush(b);
+	return (struct rec__brec *)(void *)(b->data + b->len);
+}
+
+static inline void rec__tbuf_commit(struct rec__tbuf *b, uint32_t size)
+{
+	__atomic_store_n(&b->len, b->len + size, __ATOMIC_RELEASE);
+}
+
+/* Flushes this thread's pending records, if any: before a probe they must precede. */
+static inline void rec__batch_sync(void)
+{
+	struct rec__tbuf *b = rec__tbuf;
+
+	if (REC__ARMED(batch) && b && b->magic == REC__TBUF_MAGIC && b->len)
+		rec__tbuf_flush(b);
+}
+
+/* Appends a span enter or exit (kind) with its words; 0 if there is no buffer. */
+static inline int rec__batch_span(struct rec__tbuf *b, int kind, uint64_t w0, uint64_t w1,
+				  uint64_t w2, uint64_t w3)
+{
+	uint32_t size = kind == REC__BK_ENTER ? 48 : 32;
+	struct rec__brec *r;
+	uint64_t *w;
+
+	if (!b)
+		return 0;
+	r = rec__tbuf_reserve(b, size);
+	r->kind = (uint16_t)kind;
+	r->size = (uint16_t)size;
+	r->strbytes = 0;
+	r->nvals = 0;
+	r->pad = 0;
+	r->time = rec__batch_time(b);
+	w = (uint64_t *)(void *)(r + 1);
+	w[0] = w0;
+	w[1] = w1;
+	if (kind == REC__BK_ENTER) {
+		w[2] = w2;
+		w[3] = w3;
+	}
+	rec__tbuf_commit(b, size);
+	return 1;
+}
+
+/*
+ * Appends an event: the event probe's arguments, with each copied string
+ * (REC__TYPE_STR) moved into the record as the BPF side would have read it
+ * (at most REC__STR_MAX - 1 bytes, truncation and NULL marked in its slot).
+ * Returns 0, and writes nothing, if there is no buffer or a string goes on
+ * past the page of its first byte (then the pending records are handed over:
+ * the caller's probe comes after them).
+ */
+static inline int rec__batch_event(struct rec__tbuf *b, const char *meta, uint64_t types,
+				   uint64_t key, const struct rec_span *span, int nf,
+				   const uint64_t *v)
+{
+	uint32_t nstr = 0, size, strbytes = 0;
+	struct rec__brec *r;
+	uint64_t *w;
+	char *area;
+	int i;
+
+	if (!b)
+		return 0;
+	for (i = 0; i < nf; i++)
+		if (((types >> (4 * i)) & 0xf) == REC__TYPE_STR)
+			nstr++;
+	size = (uint32_t)(sizeof(*r) + 40 + 8 * nf);
+	/* Room for the longest strings: what is unused goes back at commit. */
+	r = rec__tbuf_reserve(b, size + (nstr ? REC__STR_AREA : 0));
+	w = (uint64_t *)(void *)(r + 1);
+	area = (char *)(w + 5 + nf);
+	for (i = 0; i < nf; i++) {
+		const char *s;
+		size_t n = 0, room;
+		uint64_t st = 0;
+
+		w[5 + i] = v[i];
+		if (((types >> (4 * i)) & 0xf) != REC__TYPE_STR)
+			continue;
+		s = (const char *)(uintptr_t)v[i];
+		if (!s) {
+			w[5 + i] = (uint64_t)3 << 32; /* REC_STR_NULL */
+			continue;
+		}
+		if (strbytes > REC__STR_AREA - REC__STR_MAX) {
+			w[5 + i] = (uint64_t)4 << 32; /* REC_STR_NOSPACE */
+			continue;
+		}
+		/*
+		 * Read only in the page of its first byte, which the caller has
+		 * touched: a string that goes on into the next page may run into
+		 * an unmapped one, which only the kernel can read without a
+		 * crash. Such an event fires its own probe, once this thread's
+		 * pending records are handed over.
+		 */
+		room = REC__PAGE_MIN - (REC__U(s) & (REC__PAGE_MIN - 1));
+		while (n < REC__STR_MAX - 1 && n < room && s[n])
+			n++;
+		if (n == room) {
+			if (b->len)
+				rec__tbuf_flush(b);
+			return 0;
+		}
+		if (n == REC__STR_MAX - 1 && s[n])
+			st = 1; /* REC_STR_TRUNCATED */
+		__builtin_memcpy(area + strbytes, s, n);
+		area[strbytes + n] = '\0';
+		w[5 + i] = (uint64_t)strbytes | ((uint64_t)n << 16) | (st << 32);
+		strbytes += (uint32_t)n + 1;
+	}
+	size += (strbytes + 7) & ~7u;
+	r->kind = REC__BK_EVENT;
+	r->size = (uint16_t)size;
+	r->strbytes = (uint16_t)strbytes;
+	r->nvals = (uint8_t)nf;
+	r->pad = 0;
+	r->time = rec__batch_time(b);
+	w[0] = REC__U(meta);
+	w[1] = types;
+	w[2] = key;
+	w[3] = REC__U(span);
+	w[4] = REC__U(span->recording);
+	rec__tbuf_commit(b, size);
+	return 1;
+}
 
 /* ---- keys ---- */
 
@@ -271,8 +594,10 @@ static inline struct rec_recording *rec_recording_new(struct rec_recorder *r, si
 	rec->recorder_key = r->key;
 	rec->cap = cap;
 	__atomic_store_n(&rec->magic, REC_RECORDING_MAGIC, __ATOMIC_RELEASE);
-	if (REC__ARMED(recording_new))
+	if (REC__ARMED(recording_new)) {
+		rec__batch_sync();
 		REC__PROBE4(recording_new, rec->key, rec->recorder_key, rec->cap, rec);
+	}
 	return rec;
 }
 
@@ -285,8 +610,11 @@ static inline void rec_recording_free(struct rec_recording *rec)
 	if (!rec)
 		return;
 	__atomic_store_n(&rec->magic, 0, __ATOMIC_RELEASE);
-	if (REC__ARMED(recording_free))
+	if (REC__ARMED(recording_free)) {
+		/* Its events this thread has pending go first, while it lives. */
+		rec__batch_sync();
 		REC__PROBE2(recording_free, rec->key, rec);
+	}
 	__builtin_free(rec);
 }
 
@@ -340,17 +668,24 @@ static inline void rec_recording_span(struct rec_span *s, struct rec_recording *
 	s->entered = 0;
 	s->recording_key = rec->key;
 	s->recording = rec;
-	if (REC__ARMED(recording_span))
+	if (REC__ARMED(recording_span)) {
+		rec__batch_sync();
 		REC__PROBE4(recording_span, rec->key, rec, rec->subject, s);
+	}
 }
 
 /* Enters s on this thread: it becomes the thread's current span. */
 static inline void rec_span_enter(struct rec_span *s)
 {
+	struct rec__tbuf *b = NULL;
+
+	if (REC__ARMED(span_enter) && REC__ARMED(batch))
+		b = rec__tbuf_get(rec__current);
 	s->prev = rec__current;
 	s->entered++;
 	rec__current = s;
-	if (REC__ARMED(span_enter))
+	if (REC__ARMED(span_enter) && !rec__batch_span(b, REC__BK_ENTER, REC__U(s), REC__U(s->meta),
+						       s->recording_key, REC__U(s->prev)))
 		REC__PROBE5(span_enter, s, s->meta, s->recording_key, s->recording, s->prev);
 }
 
@@ -362,7 +697,10 @@ static inline void rec_span_enter(struct rec_span *s)
 static inline void rec_span_exit(struct rec_span *s)
 {
 	struct rec_span *cur = rec__current, *inner = NULL;
+	struct rec__tbuf *b = NULL;
 
+	if (REC__ARMED(span_exit) && REC__ARMED(batch))
+		b = rec__tbuf_get(cur);
 	while (cur && cur != s) {
 		inner = cur;
 		cur = cur->prev;
@@ -375,7 +713,8 @@ static inline void rec_span_exit(struct rec_span *s)
 	}
 	if (s->entered)
 		s->entered--;
-	if (REC__ARMED(span_exit))
+	if (REC__ARMED(span_exit) &&
+	    !rec__batch_span(b, REC__BK_EXIT, REC__U(s), REC__U(rec__current), 0, 0))
 		REC__PROBE4(span_exit, s, s->recording_key, s->recording, rec__current);
 }
 
@@ -464,10 +803,18 @@ static inline uint64_t rec__f64(double d)
 		if (REC__ARMED(event)) {                                                           \
 			struct rec_span *rec__s = rec__current;                                    \
 			if (rec__s && rec__s->recording_key) {                                     \
-				REC__PROBE12(event,                                                \
-					     REC__META("E", lvl, REC__EVENT_NAME, msg, nf, names), \
-					     (uint64_t)(types) | (rl), rec__s->recording_key,      \
-					     rec__s, v0, v1, v2, v3, v4, v5, v6, v7);              \
+				const char *rec__m =                                               \
+					REC__META("E", lvl, REC__EVENT_NAME, msg, nf, names);      \
+				uint64_t rec__v[8] = { v0, v1, v2, v3, v4, v5, v6, v7 };           \
+				if (!(REC__ARMED(batch) &&                                         \
+				      rec__batch_event(rec__tbuf_get(rec__s), rec__m,              \
+						       (uint64_t)(types) | (rl),                   \
+						       rec__s->recording_key, rec__s, nf,          \
+						       rec__v)))                                   \
+					REC__PROBE12(event, rec__m, (uint64_t)(types) | (rl),      \
+						     rec__s->recording_key, rec__s, rec__v[0],     \
+						     rec__v[1], rec__v[2], rec__v[3], rec__v[4],   \
+						     rec__v[5], rec__v[6], rec__v[7]);             \
 			}                                                                          \
 		}                                                                                  \
 	} while (0)
@@ -551,12 +898,18 @@ static inline uint64_t rec__f64(double d)
 			struct rec_span *rec__s = rec__current;                                    \
 			if (rec__s && rec__s->recording_key) {                                     \
 				char rec__msg[REC_MESSAGE_MAX];                                    \
+				const char *rec__m =                                               \
+					REC__META("E", lvl, REC__EVENT_NAME, "", 1, "message\0");  \
+				uint64_t rec__v[1];                                                \
 				__builtin_snprintf(rec__msg, sizeof(rec__msg), __VA_ARGS__);       \
-				REC__PROBE12(                                                      \
-					event,                                                     \
-					REC__META("E", lvl, REC__EVENT_NAME, "", 1, "message\0"),  \
-					(uint64_t)REC__TYPE_STR, rec__s->recording_key, rec__s,    \
-					REC__U(rec__msg), 0, 0, 0, 0, 0, 0, 0);                    \
+				rec__v[0] = REC__U(rec__msg);                                      \
+				if (!(REC__ARMED(batch) &&                                         \
+				      rec__batch_event(rec__tbuf_get(rec__s), rec__m,              \
+						       (uint64_t)REC__TYPE_STR,                    \
+						       rec__s->recording_key, rec__s, 1, rec__v))) \
+					REC__PROBE12(event, rec__m, (uint64_t)REC__TYPE_STR,       \
+						     rec__s->recording_key, rec__s,                \
+						     REC__U(rec__msg), 0, 0, 0, 0, 0, 0, 0);       \
 			}                                                                          \
 		}                                                                                  \
 	} while (0)

@@ -170,9 +170,12 @@ e2e_run_all() {
 	done
 }
 
+# The e2e suite runs once per event path: the batch path (recorder-attach's
+# default) and --per-event. tests/e2e/lib.sh passes RECORDER_ATTACH_FLAGS on.
 e2e_tests() {
 	need_root e2e || return
-	e2e_run_all e2e 0
+	RECORDER_ATTACH_FLAGS= e2e_run_all "e2e batch" 0
+	RECORDER_ATTACH_FLAGS=--per-event e2e_run_all "e2e per-event" 0
 }
 
 # The unit tests and ASAN_E2E, built with -fsanitize=address,undefined.

@@ -37,7 +37,8 @@ enum die_mode {
 	DIE_EXIT,
 	DIE_KILL,
 	DIE_SEGV,
-	DIE_ABORT
+	DIE_ABORT,
+	DIE_EXEC
 };
 
 static struct options {
@@ -87,7 +88,7 @@ static const char doc[] =
 	"USAGE: workload [--threads T] [--recordings R] [--cap C] [--events N]\n"
 	"                [--rate R] [--depth D] [--fields F] [--subject PREFIX]\n"
 	"                [--wait-attach] [--attach-timeout S] [--hold S]\n"
-	"                [--die exit|kill|segv|abort] [--report FILE]\n"
+	"                [--die exit|kill|segv|abort|exec] [--report FILE]\n"
 	"\n"
 	"Each thread creates R recordings (subjects PREFIX[0], PREFIX[1], ...\n"
 	"numbered across all threads), nests D spans \"depth1\"..\"depthD\" under\n"
@@ -131,7 +132,7 @@ static const struct argp_option options[] = {
 	  "Seconds to stay inside the spans after the last event (default 0)", 0 },
 	{ "die", OPT_DIE, "HOW", 0,
 	  "How to end: exit (leave spans, free, exit 0), kill (SIGKILL inside the spans), "
-	  "segv (NULL write), abort (default exit)",
+	  "segv (NULL write), abort, exec (execve /bin/true inside the spans) (default exit)",
 	  0 },
 	{ "report", OPT_REPORT, "FILE", 0,
 	  "Before ending, write JSON: pid, and per recording its key, subject, events "
@@ -213,8 +214,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			opts.die = DIE_SEGV;
 		else if (!strcmp(arg, "abort"))
 			opts.die = DIE_ABORT;
+		else if (!strcmp(arg, "exec"))
+			opts.die = DIE_EXEC;
 		else
-			bad_option("die", arg, "exit, kill, segv or abort");
+			bad_option("die", arg, "exit, kill, segv, abort or exec");
 		break;
 	case OPT_REPORT:
 		opts.report = arg;
@@ -456,6 +459,10 @@ static void __attribute__((noreturn)) die(void)
 		break;
 	case DIE_SEGV:
 		*nowhere = 1;
+		break;
+	case DIE_EXEC:
+		/* Another program in this process, its other threads still inside spans. */
+		execl("/bin/true", "true", (char *)NULL);
 		break;
 	default:
 		break;

@@ -24,7 +24,7 @@
  */
 static const char *const probe_names[] = {
 	"recording_new", "recording_span", "recording_free", "span_enter",
-	"span_exit",	 "event",	   "attached",
+	"span_exit",	 "event",	   "batch",	     "attached",
 };
 
 #define NPROBES (sizeof(probe_names) / sizeof(probe_names[0]))
@@ -235,6 +235,9 @@ static int attach_objects(struct rec_attach *a, struct rec_attach_set *set,
 			int err;
 
 			if (ob->err || p < ob->next || !has_probe(&ob->names, p))
+				continue;
+			/* The probe that turns the batch path on (include/recorder.h). */
+			if (a->opts.per_event && strcmp(probe_names[p], "batch") == 0)
 				continue;
 			err = attach_probe(a, set, p, ob->path, ob->link_pid, &nsites);
 			if (err && !keep_going)

@@ -74,6 +74,8 @@ struct rec_attach_opts {
 	void (*on_late)(enum rec_late_library what, pid_t pid, const char *path, int err,
 			unsigned int tries, void *ctx);
 	void *ctx;
+	/* Leave the "batch" probe alone: every event fires its own probe. */
+	bool per_event;
 };
 
 /* What an attach attached. */

@@ -25,6 +25,7 @@ struct rec_bpfstate {
 	struct recorder_bpf *skel;
 	struct bpf_link *iter_link; /* dump_stacks: the span stacks of a process */
 	struct bpf_link *exit_link; /* sched_process_exit: stacks at death, how it ended */
+	struct bpf_link *exec_link; /* exec_mm_release: batches pending at exec */
 };
 
 static bool verbose;
@@ -79,6 +80,11 @@ int rec_bpfstate__open(struct rec_bpfstate **bsp, const struct rec_bpfstate_opts
 		err = -errno;
 		goto fail;
 	}
+	bs->exec_link = bpf_program__attach(bs->skel->progs.on_exec_release);
+	if (!bs->exec_link) {
+		err = -errno;
+		goto fail;
+	}
 	*bsp = bs;
 	return 0;
 fail:
@@ -92,6 +98,7 @@ void rec_bpfstate__free(struct rec_bpfstate *bs)
 		return;
 	bpf_link__destroy(bs->iter_link);
 	bpf_link__destroy(bs->exit_link);
+	bpf_link__destroy(bs->exec_link);
 	recorder_bpf__destroy(bs->skel);
 	free(bs);
 }
@@ -456,6 +463,41 @@ int rec_bpfstate__seed_stacks(struct rec_bpfstate *bs, pid_t tgid, int64_t tls_o
 		;
 	close(fd);
 	return 0;
+}
+
+/* Runs the sleepable iterator prog over the threads of tgid. */
+static int run_task_iter(struct rec_bpfstate *bs, struct bpf_program *prog, pid_t tgid)
+{
+	DECLARE_LIBBPF_OPTS(bpf_iter_attach_opts, opts);
+	union bpf_iter_link_info linfo = { 0 };
+	struct bpf_link *link;
+	char buf[64];
+	int fd;
+
+	bs->skel->bss->iter_tgid = tgid;
+	/* Only this process's threads (the program also checks the tgid). */
+	linfo.task.pid = tgid;
+	opts.link_info = &linfo;
+	opts.link_info_len = sizeof(linfo);
+	link = bpf_program__attach_iter(prog, &opts);
+	if (!link)
+		return -errno;
+	fd = bpf_iter_create(bpf_link__fd(link));
+	if (fd < 0)
+		fd = -errno;
+	bpf_link__destroy(link);
+	if (fd < 0)
+		return fd;
+	/* The program writes nothing; reading runs it over every task. */
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+	close(fd);
+	return 0;
+}
+
+int rec_bpfstate__collect(struct rec_bpfstate *bs, pid_t tgid)
+{
+	return run_task_iter(bs, bs->skel->progs.collect_batches, tgid);
 }
 
 void rec_bpfstate__forget(struct rec_bpfstate *bs, pid_t tgid)

@@ -78,6 +78,13 @@ void rec_bpfstate__refresh(struct rec_bpfstate *bs, struct rec_proc *p);
 int rec_bpfstate__seed_stacks(struct rec_bpfstate *bs, pid_t tgid, int64_t tls_off);
 
 /*
+ * Has BPF take the records that the sleeping threads of tgid have pending in
+ * their batch buffers (docs/probe-abi.md, "Batches") into the ring, so that a
+ * read after the next drain sees every event they emitted. Returns 0 or -errno.
+ */
+int rec_bpfstate__collect(struct rec_bpfstate *bs, pid_t tgid);
+
+/*
  * Removes tgid, which is gone, from the recordings table, freeing its slots,
  * and from the untracked and released tables, so that a long --binary session
  * does not fill them with the dead.

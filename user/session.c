@@ -30,6 +30,7 @@
 #include "attach.h"
 #include "bpfstate.h"
 #include "clients.h"
+#include "clock.h"
 #include "control.h"
 #include "dump.h"
 #include "output/names.h"
@@ -103,7 +104,12 @@ struct rec_session {
 	void (*on_exit)(const struct rec_exit_info *info, void *ctx);
 	void *on_exit_ctx;
 	struct watch w_ring, w_signal, w_clients;
+	struct rec_clock clock;	 /* the targets' TSC stamps (batch path) */
+	int64_t last_collect_ms; /* when the batch buffers were last collected */
 };
+
+/* How often the sleeping threads' pending batches are collected by default: --follow's delay. */
+#define COLLECT_MS 50
 
 static int64_t now_ms(void)
 {
@@ -140,9 +146,27 @@ static struct traced *traced_of(struct rec_session *s, pid_t pid)
 	return NULL;
 }
 
+/*
+ * Has BPF take what t's sleeping threads have pending in their batch buffers:
+ * after the next drain, every event they emitted is in. Nothing to do with
+ * --per-event.
+ */
+static void collect(struct rec_session *s, struct traced *t)
+{
+	int err;
+
+	if (s->opts.per_event || t->done || !t->proc.alive)
+		return;
+	err = rec_bpfstate__collect(s->bs, t->proc.pid);
+	if (err && s->opts.verbose)
+		fprintf(stderr, "recorder-attach: could not collect the batches of pid %d: %s\n",
+			(int)t->proc.pid, strerror(-err));
+}
+
 /* Brings t's model up to date: pending records, live counters, span stacks. */
 static void refresh(struct rec_session *s, struct traced *t)
 {
+	collect(s, t);
 	rec_ring__consume(s->rb);
 	rec_bpfstate__refresh(s->bs, &t->proc);
 }
@@ -265,6 +289,7 @@ int rec_session__open(struct rec_session **sp, const struct rec_session_opts *op
 					.verbose = !!opts->verbose };
 	struct rec_attach_opts ao = { .on_skipped = opts->on_skipped,
 				      .on_late = opts->on_late,
+				      .per_event = opts->per_event,
 				      .ctx = opts->ctx };
 	struct rec_clients_opts co = { .max_clients = opts->max_clients,
 				       .timeout_ms = opts->client_timeout_ms,
@@ -281,6 +306,7 @@ int rec_session__open(struct rec_session **sp, const struct rec_session_opts *op
 	if (!s)
 		return -ENOMEM;
 	s->opts = *opts;
+	rec_clock__add(&s->clock, rec_clock__read());
 	s->epfd = s->sigfd = -1;
 	/* A limit left at 0 takes its default. */
 	{
@@ -677,9 +703,25 @@ static int on_record(void *ctx, void *data, size_t size)
 		return 0;
 	}
 	if (h.type == REC_RT_EVENT) {
+		uint64_t copy[(sizeof(struct rec_event_rec) + REC_STR_AREA) / 8];
 		struct rec_rstate *rs;
 		struct rec_decoded d;
 		int err;
+
+		/* From the batch path: the target's TSC, in CLOCK_MONOTONIC from here on. */
+		if (h.flags & REC_HF_TSC) {
+			if (size > sizeof(copy)) {
+				t->proc.malformed++;
+				return 0;
+			}
+			if (!s->clock.ready)
+				rec_clock__add(&s->clock, rec_clock__read());
+			memcpy(copy, data, size);
+			h.time_ns = rec_clock__ns(&s->clock, h.time_ns);
+			h.flags &= ~(uint32_t)REC_HF_TSC;
+			memcpy(copy, &h, sizeof(h));
+			data = copy;
+		}
 
 		err = rec_proc__ingest_event(&t->proc, data, size, &d, &rs);
 		/* Its announcement was lost (ring full): the BPF table still knows it. */
@@ -830,6 +872,12 @@ int rec_session__run(struct rec_session *s,
 			       rec_clients__busy(s->clients) ? 0 : s->opts.drain_ms);
 		if (n < 0 && errno != EINTR)
 			return -errno;
+		if (now_ms() - s->last_collect_ms >= (s->opts.collect_ms ?: COLLECT_MS)) {
+			for (size_t i = 0; s->opts.collect_ms >= 0 && i < s->ntraced; i++)
+				collect(s, s->traced[i]);
+			rec_clock__add(&s->clock, rec_clock__read());
+			s->last_collect_ms = now_ms();
+		}
 		rec_ring__consume(s->rb);
 		settle_adopted(s);
 		if (now_ms() - last_scan >= RESCAN_MS) {

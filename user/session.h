@@ -33,6 +33,8 @@ struct rec_session_opts {
 	unsigned int max_clients; /* control socket clients at once; 0 = REC_CLIENTS_MAX */
 	int client_timeout_ms;	  /* for a request, or for each write of an answer; 0 = default */
 	size_t follow_buffer;	  /* unsent bytes past which a follower's events are dropped */
+	int per_event;		  /* no batch path: every event fires its own probe */
+	int collect_ms; /* sleeping threads' batches taken this often; 0 = 50, -1 = never */
 	struct rec_limits limits; /* a limit left at 0 takes its default */
 	/* Called when a process running a --binary file starts being traced. */
 	void (*on_adopt)(pid_t pid, const char *binary, void *ctx);

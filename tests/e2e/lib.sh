@@ -5,6 +5,9 @@
 # The binaries: recorder-attach and recorder-tail from RECORDER_BIN (the
 # sanitizer run sets build/asan, which links to build's targets), else build.
 B=${RECORDER_BIN:-build}
+# Flags of every recorder-attach the tests start: tests/run-all.sh sets
+# --per-event for the second run of the suite (one run per event path).
+RECORDER_ATTACH_FLAGS=${RECORDER_ATTACH_FLAGS:-}
 SCENARIO=$B/tests/targets/scenario
 BG_PIDS=()
 
@@ -50,7 +53,7 @@ attach() {
 		args+=(-p "$p")
 		n=$((n + 1))
 	done
-	$B/recorder-attach "${args[@]}" --dump-dir "$T/dumps" >"$T/attach.out" 2>"$T/attach.err" &
+	$B/recorder-attach $RECORDER_ATTACH_FLAGS "${args[@]}" --dump-dir "$T/dumps" >"$T/attach.out" 2>"$T/attach.err" &
 	ATTACH_PID=$!
 	BG_PIDS+=($ATTACH_PID)
 	local i

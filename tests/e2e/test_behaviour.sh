@@ -179,3 +179,32 @@ test_pids_and_counts_are_decimal() {
 	echo "$out" | grep -q "invalid pid '0x10': expected a positive decimal integer" ||
 		fail "a hex pid was not refused by recorder-attach: $out"
 }
+
+# Hostile batches (tests/targets/scenario.c, hostile_batch): a forged callsite,
+# a record overrunning its batch, a header claiming too much, a flush of
+# another address, a buffer at an unmapped address. Each is counted; the
+# recording beside them keeps exactly its own events, and the victim's good
+# ones (before and after) are all there.
+test_hostile_batches_are_counted_and_contained() {
+	start_target $SCENARIO hostile_batch || return 1
+	attach "$TARGET_PID" || return 1
+	wait_for "$T/target.out" '^ready' || return 1
+	expect "the bystander has its 3 events, nothing else" "0 0 1 1 2 2 | 3 3 0" \
+		"$(rtail --json --subject bystander | jq -r '"\(.seq) \(.fields.n)"' | tr '\n' ' ')| $(rtail --list --json | jq -r 'select(.subject == "bystander") | "\(.seen) \(.kept) \(.dropped)"')" ||
+		return 1
+	if grep -q '^no batch path' "$T/target.out"; then
+		# --per-event: the header never wrote a batch; nothing to count.
+		expect "no batch counted on the per-event path" "0 0" \
+			"$(rtail --stats --json | jq -r '"\(.counters.batch_bad) \(.counters.batch_fault)"')"
+		return
+	fi
+	grep -q '^hostile batches sent' "$T/target.out" || fail "the target sent no hostile batch" || return 1
+	expect "the victim keeps its good events, and the forged callsite stays its own" \
+		'0 {"message":"before","n":0}
+1 {"field0":7}
+2 {"message":"after","n":2}' \
+		"$(rtail --json --subject victim | jq -c '"\(.seq) \(.fields | del(.message | select(startswith("<callsite"))) | tojson)"' -r)" ||
+		return 1
+	expect "each bad batch counted: 3 malformed, at least 1 unreadable" "3 true" \
+		"$(rtail --stats --json | jq -r '"\(.counters.batch_bad) \(.counters.batch_fault >= 1)"')"
+}

@@ -10,7 +10,7 @@ attach_with() {
 	# Emptied here, not by the redirection: the loop below may look before the
 	# background process has opened (and truncated) the file of an earlier attach.
 	: >"$T/attach.out"
-	$B/recorder-attach -p "$pid" --dump-dir "$T/dumps" "$@" >"$T/attach.out" 2>"$T/attach.err" &
+	$B/recorder-attach $RECORDER_ATTACH_FLAGS -p "$pid" --dump-dir "$T/dumps" "$@" >"$T/attach.out" 2>"$T/attach.err" &
 	ATTACH_PID=$!
 	BG_PIDS+=($ATTACH_PID)
 	for ((i = 0; i < 500; i++)); do
@@ -306,7 +306,7 @@ test_clients_caps_kept_adopt_another_users_process_under_binary() {
 	# CAP_SYS_PTRACE (its /proc/PID/exe) and CAP_CHOWN (its socket is its owner's).
 	local p
 	chmod 0711 "$T"
-	$B/recorder-attach --binary $B/workload --dump-dir "$T/dumps" --sock-dir "$T/socks" \
+	$B/recorder-attach $RECORDER_ATTACH_FLAGS --binary $B/workload --dump-dir "$T/dumps" --sock-dir "$T/socks" \
 		>"$T/attach.out" 2>"$T/attach.err" &
 	ATTACH_PID=$!
 	BG_PIDS+=($ATTACH_PID)

@@ -155,6 +155,29 @@ test_follow_streams_new_events() {
 3 3" "$(jq -r '"\(.seq) \(.fields.n)"' "$T/follow.out")"
 }
 
+# A thread that emitted 3 events and sleeps: on the batch path they are still
+# in its buffer, and a read takes them from there (recorder-tail, --dump).
+test_events_of_a_sleeping_thread_are_read() {
+	start_target $SCENARIO ticks || return 1
+	attach "$TARGET_PID" || return 1
+	wait_for "$T/target.out" '^ticking' || return 1
+	kill -USR1 "$TARGET_PID"
+	kill -USR1 "$TARGET_PID"
+	# Signals may merge: wait (bounded) for the 3rd tick to be recorded.
+	local i out=
+	for ((i = 0; i < 100; i++)); do
+		out=$(rtail --json | jq -r .fields.n | tr '\n' ' ' | sed 's/ $//')
+		[ "$out" = "0 1 2" ] && break
+		[ "$out" = "0 1" ] && kill -USR1 "$TARGET_PID"
+		sleep 0.1
+	done
+	expect "the 3 events of the sleeping thread" "0 1 2" "$out" || return 1
+	local dump
+	dump=$($B/recorder-tail -p "$TARGET_PID" --dump) || fail "--dump failed: $dump" || return 1
+	expect "and the dump has them" "0 1 2" \
+		"$($B/recorder-tail --file "$dump" --json | jq -r .fields.n | tr '\n' ' ' | sed 's/ $//')"
+}
+
 test_errors_name_what_failed() {
 	local out dead
 	sleep 30 &

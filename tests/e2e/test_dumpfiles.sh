@@ -40,7 +40,7 @@ dumpfiles_fill() {
 # dumpfiles_attach DIR PID: recorder-attach -p PID --dump-dir DIR, until it has
 # attached or exited.
 dumpfiles_attach() {
-	$B/recorder-attach -p "$2" --dump-dir "$1" >"$T/attach.out" 2>"$T/attach.err" &
+	$B/recorder-attach $RECORDER_ATTACH_FLAGS -p "$2" --dump-dir "$1" >"$T/attach.out" 2>"$T/attach.err" &
 	ATTACH_PID=$!
 	BG_PIDS+=($ATTACH_PID)
 	local i

@@ -36,7 +36,7 @@ parent shared site parent after the children' \
 }
 
 test_forked_children_survive_and_are_recorded_under_binary() {
-	$B/recorder-attach --binary $FORKER --dump-dir "$T/dumps" >"$T/attach.out" 2>"$T/attach.err" &
+	$B/recorder-attach $RECORDER_ATTACH_FLAGS --binary $FORKER --dump-dir "$T/dumps" >"$T/attach.out" 2>"$T/attach.err" &
 	ATTACH_PID=$!
 	BG_PIDS+=($ATTACH_PID)
 	wait_for "$T/attach.out" '^attached to .* in every process that runs it' ||

@@ -17,7 +17,7 @@ limits_attach() {
 		pids+=(-p "$p")
 		n=$((n + 1))
 	done
-	$B/recorder-attach "${pids[@]}" "${opts[@]}" --dump-dir "$T/dumps" \
+	$B/recorder-attach $RECORDER_ATTACH_FLAGS "${pids[@]}" "${opts[@]}" --dump-dir "$T/dumps" \
 		>"$T/attach.out" 2>"$T/attach.err" &
 	ATTACH_PID=$!
 	BG_PIDS+=($ATTACH_PID)

@@ -66,3 +66,31 @@ int main(void)
 {
 	return 0;
 }
+
+/* The batch path: the thread's buffer and its records. */
+_Static_assert(REC__TBUF_SIZE == REC_TBUF_SIZE && REC__TBUF_HDR == REC_TBUF_HDR, "tbuf size");
+_Static_assert(REC__TBUF_MAGIC == REC_TBUF_MAGIC, "tbuf magic");
+_Static_assert(sizeof(struct rec__tbuf) == REC_TBUF_SIZE, "tbuf size");
+_Static_assert(offsetof(struct rec__tbuf, data) == REC_TBUF_HDR, "tbuf header");
+_Static_assert(sizeof(struct rec_tbuf_hdr) == REC_TBUF_HDR, "tbuf header");
+SAME_FIELD(struct rec__tbuf, struct rec_tbuf_hdr, magic);
+SAME_FIELD(struct rec__tbuf, struct rec_tbuf_hdr, gen);
+SAME_FIELD(struct rec__tbuf, struct rec_tbuf_hdr, len);
+SAME_FIELD(struct rec__tbuf, struct rec_tbuf_hdr, clock);
+SAME_FIELD(struct rec__tbuf, struct rec_tbuf_hdr, tid);
+SAME_FIELD(struct rec__brec, struct rec_brec, kind);
+SAME_FIELD(struct rec__brec, struct rec_brec, size);
+SAME_FIELD(struct rec__brec, struct rec_brec, strbytes);
+SAME_FIELD(struct rec__brec, struct rec_brec, nvals);
+SAME_FIELD(struct rec__brec, struct rec_brec, time);
+_Static_assert(sizeof(struct rec__brec) == sizeof(struct rec_brec), "brec");
+_Static_assert(sizeof(struct rec_brec_enter) == 48 && sizeof(struct rec_brec_exit) == 32,
+	       "span records: the sizes rec__batch_span writes");
+_Static_assert(sizeof(struct rec_brec_event) == sizeof(struct rec__brec) + 40, "event record");
+_Static_assert(REC__BATCH_FLUSH == REC_BATCH_FLUSH && REC__BATCH_OPEN == REC_BATCH_OPEN, "ops");
+_Static_assert(REC__BCLOCK_MONO == REC_BCLOCK_MONO && REC__BCLOCK_TSC == REC_BCLOCK_TSC, "clock");
+_Static_assert(REC__BK_EVENT == REC_BK_EVENT && REC__BK_ENTER == REC_BK_ENTER &&
+		       REC__BK_EXIT == REC_BK_EXIT,
+	       "record kinds");
+_Static_assert(REC__STR_MAX == REC_STR_MAX && REC__STR_AREA == REC_STR_AREA, "strings");
+_Static_assert(REC_STR_SLOT(1, 2, 3) == (1 | (2ULL << 16) | (3ULL << 32)), "string slots");

@@ -140,6 +140,8 @@ static void mode_many(long n)
 		if (REC__ARMED(event)) {                                                          \
 			struct rec_span *rec__s = rec__current;                                   \
 			uint64_t rv0 = (v0), rv1 = (v1), z = 0;                                   \
+			/* After the batch path's pending events, as the header's own. */    \
+			rec__batch_sync();                                                        \
 			REC__PROBE12(event, REC__META("E", INFO, REC__EVENT_NAME, msg, 2, "a\0b\0"), \
 				     (uint64_t)(types), rec__s->recording_key, rec__s, rv0, rv1,  \
 				     z, z, z, z, z, z);                                           \

@@ -746,6 +746,92 @@ static void sc_detached_side_effects(struct scenario *sc)
 	       side_effects - detached);
 }
 
+/* Appends a raw record of size bytes (words after its head) to this thread's batch buffer. */
+static void forge_record(struct rec__tbuf *tb, uint16_t kind, uint16_t size, uint8_t nvals,
+			 const uint64_t *words, size_t nwords)
+{
+	struct rec__brec h = { .kind = kind, .size = size, .nvals = nvals };
+	uint32_t room = (uint32_t)(sizeof(h) + 8 * nwords);
+
+	if (tb->len + room > REC__TBUF_DATA)
+		rec__tbuf_flush(tb);
+	memcpy(tb->data + tb->len, &h, sizeof(h));
+	memcpy(tb->data + tb->len + sizeof(h), words, 8 * nwords);
+	/* The length the record claims is what the reader sees; the bytes are room. */
+	tb->len += (room + 7) & ~7u;
+}
+
+/* A thread that announces a buffer at an address where nothing is mapped, and flushes it. */
+static void *wild_batch_thread(void *arg)
+{
+	(void)arg;
+	if (REC__ARMED(batch)) {
+		REC__PROBE3(batch, REC__BATCH_OPEN, 0x10000, 0);
+		REC__PROBE2(batch, REC__BATCH_FLUSH, 0x10000);
+	}
+	return NULL;
+}
+
+/*
+ * Hostile batches against recording "victim", beside recording "bystander"
+ * whose 3 events are well formed: an event record with a forged callsite
+ * (an address that holds no callsite metadata), a record whose length
+ * overruns the batch, a buffer header claiming more than the buffer holds,
+ * a flush of another address than the thread's buffer, and a thread whose
+ * buffer is at an unmapped address. Prints "no batch path" if events do not
+ * go to a batch buffer (recorder-attach --per-event).
+ */
+static void sc_hostile_batch(struct scenario *sc)
+{
+	struct rec_recorder *r = new_recorder(sc);
+	struct rec_recording *victim = new_recording(sc, r, 10, "victim");
+	struct rec_recording *bystander = new_recording(sc, r, 10, "bystander");
+	static const char not_a_callsite[] = "XXXX not a callsite";
+	struct rec_span vspan, bspan;
+	struct rec__tbuf *tb;
+	pthread_t t;
+
+	rec_recording_span(&bspan, bystander, "bystander");
+	rec_span_enter(&bspan);
+	for (int i = 0; i < 3; i++)
+		REC_INFO("bystander", REC_U64(n, i));
+	rec_span_exit(&bspan);
+
+	rec_recording_span(&vspan, victim, "victim");
+	rec_span_enter(&vspan);
+	REC_INFO("before", REC_U64(n, 0));
+	tb = rec__tbuf;
+	if (!tb || tb->magic != REC__TBUF_MAGIC || !REC__ARMED(batch)) {
+		printf("no batch path\n");
+		rec_span_exit(&vspan);
+		return;
+	}
+	{
+		uint64_t forged[6] = { REC__U(not_a_callsite), REC__TYPE_U64,  victim->key,
+				       REC__U(&vspan),	       REC__U(victim), 7 };
+		uint64_t overrun[4] = { 0, 0, 0, 0 };
+
+		forge_record(tb, REC__BK_EVENT, 64, 1, forged, 6);
+		/* Says it is 4 KiB long: past the end of what the batch holds. */
+		forge_record(tb, REC__BK_ENTER, 4096, 0, overrun, 4);
+		rec__tbuf_flush(tb);
+		/* A header that claims more than the buffer holds (then emptied, as a flush does). */
+		__atomic_store_n(&tb->len, REC__TBUF_SIZE, __ATOMIC_SEQ_CST);
+		__asm__ __volatile__("" ::: "memory");
+		REC__PROBE2(batch, REC__BATCH_FLUSH, tb);
+		__asm__ __volatile__("" ::: "memory");
+		__atomic_store_n(&tb->len, 0, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&tb->gen, tb->gen + 1, __ATOMIC_SEQ_CST);
+		/* A flush of an address that is not this thread's buffer. */
+		REC__PROBE2(batch, REC__BATCH_FLUSH, REC__U(not_a_callsite));
+	}
+	if (pthread_create(&t, NULL, wild_batch_thread, NULL) == 0)
+		pthread_join(t, NULL);
+	REC_INFO("after", REC_U64(n, 2));
+	rec_span_exit(&vspan);
+	printf("hostile batches sent\n");
+}
+
 /*
  * Text that must not reach a terminal raw: a subject with a newline that
  * forges a glog line and escape sequences, a span name and a message with
@@ -799,6 +885,7 @@ static const struct {
 	{ "ticks", sc_ticks, false },
 	{ "detached_side_effects", sc_detached_side_effects, true },
 	{ "hostile_text", sc_hostile_text, false },
+	{ "hostile_batch", sc_hostile_batch, false },
 };
 
 #define NSCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))

@@ -116,6 +116,8 @@ static void test_names_and_fallbacks(void **state)
 	(void)state;
 	assert_string_equal(rec_names__counter(REC_C_RING_FULL), "ring_full");
 	assert_string_equal(rec_names__counter(REC_C_TABLE_FULL), "table_full");
+	assert_string_equal(rec_names__counter(REC_C_BATCH_BAD), "batch_bad");
+	assert_string_equal(rec_names__counter(REC_C_BATCH_FAULT), "batch_fault");
 	for (int c = 0; c < REC_C_MAX; c++)
 		assert_string_not_equal(rec_names__counter(c), "unknown");
 	assert_string_equal(rec_names__counter(REC_C_MAX), "unknown");

@@ -53,13 +53,12 @@ WORK_BYTES=${WORK_BYTES:-112}
 # --follow reader stopped after its first line and IDLE_CLIENTS connections that
 # never send a byte.
 TP_THREADS=2 PACED_RATE=500000 IDLE_CLIENTS=10
-# The recorder-attach flags of each event path. recorder-attach has one path today, the
-# per-event one, and the batch ("fast") configurations are skipped. Once the batch path
-# is the default: PER_EVENT_FLAGS=(--per-event), and FAST_PATH=1 runs the fast_*
-# configurations with FAST_FLAGS (what they add to the default, if anything).
-PER_EVENT_FLAGS=()
+# The recorder-attach flags of each event path. The batch ("fast") path is
+# recorder-attach's default: the per-event configurations add --per-event, and the
+# fast_* ones FAST_FLAGS (nothing). FAST_PATH=0 leaves the fast_* configurations out.
+PER_EVENT_FLAGS=(--per-event)
 FAST_FLAGS=()
-FAST_PATH=${FAST_PATH:-0}
+FAST_PATH=${FAST_PATH:-1}
 # What the timed (ns per event) configurations add on either path: a ring of 64 MiB
 # (about half a second of events) instead of 8, so that a consumer descheduled for a
 # while on this shared machine does not make the ring overflow. A dropped event
@@ -722,7 +721,7 @@ cleanup
 ARGS=(--raw "$RAW" --ran "$RAN" --skipped "$SKIPS" --notes "$OUT/notes.txt" --json "$OUT/results.json"
 	--rounds "$ROUNDS" --elapsed "$(sub "$END" "$START")" --work-bytes "$WORK_BYTES"
 	--iters "work=$IT_WORK (detached_ab: $AB_CHUNKS pairs of chunks of $((IT_WORK / AB_CHUNKS))),event=$IT_EVENT,bpftrace=$IT_SDT,throughput_events_per_thread=$TP_EVENTS,sites=$SITES,rss_recordings=$RSS_RECS"
-	--per-event-flags "${PER_EVENT_FLAGS[*]}" --fast-flags "${FAST_FLAGS[*]}" --timed-flags "${TIMED_FLAGS[*]}"
+	--per-event-flags="${PER_EVENT_FLAGS[*]}" --fast-flags="${FAST_FLAGS[*]}" --timed-flags="${TIMED_FLAGS[*]}"
 	--load "$LOAD_START $LOAD_END")
 if [ "$SMOKE" = 1 ]; then
 	python3 tools/bench/report.py "${ARGS[@]}" --md "$OUT/BENCHMARKS.md" --smoke || die "report.py failed"

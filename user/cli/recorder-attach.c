@@ -75,6 +75,11 @@ static const char doc[] =
 	"created if missing (0711) and checked before anything is attached; a\n"
 	"black box that cannot be written is reported, and the exit status is 1.\n"
 	"\n"
+	"Events take the batch path: each thread writes them to a buffer of its\n"
+	"own, handed over when full, when the thread sleeps (before every read),\n"
+	"dies or execs. --per-event fires one probe per event instead. The path\n"
+	"is printed on attach.\n"
+	"\n"
 	"With --binary, every process that runs the executable is traced, those\n"
 	"running now and those started later (fork, exec), until recorder-attach\n"
 	"is stopped.\n"
@@ -88,6 +93,7 @@ static const char doc[] =
 	"  recorder-attach --binary ./server     # every server process, from now on\n"
 	"  recorder-attach -p 4242 --ring-size 33554432    # a 32 MiB ring buffer\n"
 	"  recorder-attach -p 4242 --dump-dir /tmp/boxes   # black boxes go there\n"
+	"  recorder-attach -p 4242 --per-event   # one probe hit per event\n"
 	"\n"
 	"LIMITS: every table and cache that a target can grow has a limit, and\n"
 	"what does not fit is counted (recorder-tail --stats, --list, the dump).\n";
@@ -112,6 +118,8 @@ enum {
 	OPT_MAX_LITERALS,
 	OPT_MAX_DEAD_STACKS,
 	OPT_MAX_FORGOTTEN,
+	OPT_PER_EVENT,
+	OPT_COLLECT,
 };
 
 static const struct argp_option options[] = {
@@ -122,6 +130,14 @@ static const struct argp_option options[] = {
 	  "Ring buffer size, a power of two from 4096 (default 8388608)", 0 },
 	{ "drain-ms", OPT_DRAIN, "MS", 0,
 	  "Drain the ring buffer every MS milliseconds (default 10)", 0 },
+	{ "per-event", OPT_PER_EVENT, NULL, 0,
+	  "One probe hit per event, span enter and exit (the default is the batch path: "
+	  "one per full per-thread buffer)",
+	  0 },
+	{ "collect-ms", OPT_COLLECT, "MS", 0,
+	  "Batch path: take what sleeping threads have pending every MS milliseconds "
+	  "(default 50; 0 = only when a client reads)",
+	  0 },
 	{ "sock-dir", OPT_SOCKDIR, "DIR", 0,
 	  "Directory of control sockets (default /run/recorder); created if missing, "
 	  "never changed if it exists",
@@ -197,6 +213,19 @@ static void parse_limit(struct argp_state *state, const char *name, const char *
 			   min, max);
 }
 
+/* Says once which event path runs (README, "Event paths"), after the first attach. */
+static void print_path(void)
+{
+	static bool printed;
+
+	if (printed)
+		return;
+	printed = true;
+	printf("event path: %s\n", env.opts.per_event
+					   ? "per-event (one probe hit per event)"
+					   : "batch (one probe hit per full per-thread buffer)");
+}
+
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	static bool per_process_given;
@@ -223,6 +252,14 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 				   "from %u to %u",
 				   arg, BYTES_MIN, BYTES_MAX);
 		env.opts.ring_bytes = v;
+		break;
+	case OPT_PER_EVENT:
+		env.opts.per_event = 1;
+		break;
+	case OPT_COLLECT:
+		if (rec_cli__parse_u64(arg, 0, 10000, &v))
+			argp_error(state, "invalid --collect-ms '%s': expected 0 to 10000", arg);
+		env.opts.collect_ms = v ? (int)v : -1;
 		break;
 	case OPT_DRAIN:
 		if (rec_cli__parse_u64(arg, 1, 10000, &v))
@@ -687,6 +724,7 @@ int main(int argc, char **argv)
 		}
 		printf("attached to %d: %u probe sites in %u objects\n", (int)pid, info.sites,
 		       info.objects);
+		print_path();
 		otlp_start(pid);
 		if (!sock_dir_searchable && info.uid != 0 && info.uid != (uid_t)-1)
 			fprintf(stderr,
@@ -712,6 +750,7 @@ int main(int argc, char **argv)
 		}
 		printf("attached to %s: %u probe sites, in every process that runs it\n",
 		       env.binaries[i], info.sites);
+		print_path();
 		fflush(stdout);
 	}
 	err = drop_capabilities();

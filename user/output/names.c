@@ -46,6 +46,8 @@ static const char *const counter_names[REC_C_MAX] = {
 	[REC_C_UNTRACKED_EVENTS] = "untracked_events",
 	[REC_C_OVER_QUOTA] = "over_quota",
 	[REC_C_TABLE_FULL] = "table_full",
+	[REC_C_BATCH_BAD] = "batch_bad",
+	[REC_C_BATCH_FAULT] = "batch_fault",
 };
 
 static const char *const limit_names[REC_L_MAX] = {
