@@ -674,33 +674,65 @@ static inline void rec_recording_span(struct rec_span *s, struct rec_recording *
 	}
 }
 
-/* Enters s on this thread: it becomes the thread's current span. */
-static inline void rec_span_enter(struct rec_span *s)
+/*
+ * s becomes the thread's current span. GCC 12+ warns (-Wdangling-pointer)
+ * where s is a local of the caller: rec_span_exit() takes it off again, which
+ * GCC does not follow through the exit's branches.
+ */
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdangling-pointer"
+#endif
+static inline __attribute__((always_inline)) void rec__set_current(struct rec_span *s)
+{
+	rec__current = s;
+}
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
+#pragma GCC diagnostic pop
+#endif
+
+/* Enters s while a probe is armed: through the batch buffer, or its own probe. */
+static inline void rec__span_enter_armed(struct rec_span *s)
 {
 	struct rec__tbuf *b = NULL;
 
-	if (REC__ARMED(span_enter) && REC__ARMED(batch))
+	if (REC__ARMED(batch))
 		b = rec__tbuf_get(rec__current);
 	s->prev = rec__current;
 	s->entered++;
-	rec__current = s;
-	if (REC__ARMED(span_enter) && !rec__batch_span(b, REC__BK_ENTER, REC__U(s), REC__U(s->meta),
-						       s->recording_key, REC__U(s->prev)))
+	rec__set_current(s);
+	if (!rec__batch_span(b, REC__BK_ENTER, REC__U(s), REC__U(s->meta), s->recording_key,
+			     REC__U(s->prev)))
 		REC__PROBE5(span_enter, s, s->meta, s->recording_key, s->recording, s->prev);
 }
 
 /*
- * Exits s on this thread. If s is not the current span but is entered further
- * out on this thread, it is unlinked; if it is not entered on this thread, the
- * thread's current span is left alone (the BPF side counts the mismatch).
+ * Enters s on this thread: it becomes the thread's current span. Always
+ * inlined: detached, a site is its semaphore's test and three stores.
  */
-static inline void rec_span_exit(struct rec_span *s)
+static inline __attribute__((always_inline)) void rec_span_enter(struct rec_span *s)
+{
+	if (REC__ARMED(span_enter)) {
+		rec__span_enter_armed(s);
+		return;
+	}
+	s->prev = rec__current;
+	s->entered++;
+	rec__set_current(s);
+}
+
+/* Takes s off this thread's chain of spans (see rec_span_exit). */
+static inline __attribute__((always_inline)) void rec__span_unlink(struct rec_span *s)
 {
 	struct rec_span *cur = rec__current, *inner = NULL;
-	struct rec__tbuf *b = NULL;
 
-	if (REC__ARMED(span_exit) && REC__ARMED(batch))
-		b = rec__tbuf_get(cur);
+	/* The usual case: s is the current span. */
+	if (__builtin_expect(cur == s, 1)) {
+		rec__current = s->prev;
+		if (s->entered)
+			s->entered--;
+		return;
+	}
 	while (cur && cur != s) {
 		inner = cur;
 		cur = cur->prev;
@@ -713,9 +745,32 @@ static inline void rec_span_exit(struct rec_span *s)
 	}
 	if (s->entered)
 		s->entered--;
-	if (REC__ARMED(span_exit) &&
-	    !rec__batch_span(b, REC__BK_EXIT, REC__U(s), REC__U(rec__current), 0, 0))
+}
+
+/* Exits s while a probe is armed: through the batch buffer, or its own probe. */
+static inline void rec__span_exit_armed(struct rec_span *s)
+{
+	struct rec__tbuf *b = NULL;
+
+	if (REC__ARMED(batch))
+		b = rec__tbuf_get(rec__current);
+	rec__span_unlink(s);
+	if (!rec__batch_span(b, REC__BK_EXIT, REC__U(s), REC__U(rec__current), 0, 0))
 		REC__PROBE4(span_exit, s, s->recording_key, s->recording, rec__current);
+}
+
+/*
+ * Exits s on this thread. If s is not the current span but is entered further
+ * out on this thread, it is unlinked; if it is not entered on this thread, the
+ * thread's current span is left alone (the BPF side counts the mismatch).
+ */
+static inline __attribute__((always_inline)) void rec_span_exit(struct rec_span *s)
+{
+	if (REC__ARMED(span_exit)) {
+		rec__span_exit_armed(s);
+		return;
+	}
+	rec__span_unlink(s);
 }
 
 /* Closes s: exits it if this thread is still inside it. s may then be reused. */
