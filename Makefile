@@ -75,7 +75,7 @@ FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-r
 	$(WARN) -std=gnu11 -D_GNU_SOURCE -I$(BUILD) -Iinclude -Ibpf -Iuser $(LIBBPF_CFLAGS)
 FUZZ_OBJS := $(patsubst user/%.c,$(FUZZ)/user/%.o,$(LIB_SRCS))
 FUZZ_LIB := $(FUZZ)/librecorder.a
-FUZZ_TARGETS := event callsite dump control
+FUZZ_TARGETS := event callsite dump control batch
 FUZZ_BINS := $(patsubst %,$(FUZZ)/fuzz_%,$(FUZZ_TARGETS))
 FUZZ_SECONDS ?= 600
 

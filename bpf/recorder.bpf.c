@@ -150,6 +150,10 @@ struct batch_buf {
 	__u32 end;   /* bytes of records in data */
 	__u32 flags; /* of each event's header: REC_HF_TSC or 0 */
 	__u32 bad;
+	__u32 taken; /* events numbered (REC_BREC_TAKEN) */
+	__u32 drop;  /* the ring refused the record: the second walk counts them dropped */
+	/* The ring record: rec, then data, output as one. */
+	struct rec_batch_rec rec;
 	__u8 data[REC_TBUF_DATA + BATCH_SLACK];
 };
 
@@ -1081,55 +1085,25 @@ struct batch_ctx {
 	struct batch_buf *buf;	  /* the batch and where the loop is */
 };
 
-/*
- * An event of a batch into the ring: the same record, counters and seq as
- * emit_event() writes for a probe hit, the string area copied as the target
- * wrote it (the value slots point into it; user space checks each one).
- */
-static __always_inline void emit_batch_event(struct batch_buf *c, struct rec_rval *v,
-					     const __u64 *w, const __u64 *vals, __u32 nvals,
-					     const __u8 *strs, __u32 strbytes, __u64 time,
-					     struct rec_stack *st, const __u32 area)
+/* A tracked recording's entry, if it has one; counts nothing. */
+static __always_inline struct rec_rval *tracked_recording(__u32 tgid, __u64 key)
 {
-	const __u32 size = sizeof(struct rec_event_rec) + area;
-	struct rec_event_rec *e;
-	__u64 seq;
+	struct rec_rkey k = { .tgid = tgid, .key = key };
+	__u32 i = key & (REC_RSLOTS - 1);
+	struct rec_rslot *sl;
 
-	seq = __sync_fetch_and_add(&v->seq, 1);
-	e = bpf_ringbuf_reserve(&events, size, 0);
-	if (!e) {
-		__sync_fetch_and_add(&v->dropped, 1);
-		count(REC_C_RING_FULL);
-		return;
-	}
-	fill_hdr_id(&e->hdr, REC_RT_EVENT, size, c->id);
-	e->hdr.flags = c->flags;
-	e->hdr.time_ns = time;
-	e->recording = w[2];
-	e->seq = seq;
-	e->meta = w[0];
-	e->types = w[1];
-	for (int i = 0; i < REC_MAX_FIELDS; i++)
-		e->values[i] = i < nvals ? vals[i] : 0;
-	if (area) {
-		__u32 n = strbytes;
-
-		if (n > area)
-			n = area;
-		barrier_var(n);
-		if (n > area)
-			n = 0;
-		bpf_probe_read_kernel(e->strings, n, strs);
-	}
-	bpf_ringbuf_submit(e, event_submit_flags(st));
+	sl = bpf_map_lookup_elem(&rslots, &i);
+	if (sl && sl->k.key == key && sl->k.tgid == tgid)
+		return &sl->v;
+	return bpf_map_lookup_elem(&recordings, &k);
 }
 
 /* One record of a batch, taken as its probe would have been. Returns 1 to stop. */
 static __always_inline long batch_step(struct batch_ctx *c, struct task_struct *task)
 {
 	struct batch_buf *b = c->buf;
-	const struct rec_brec *h;
-	const __u64 *w, *vals;
+	struct rec_brec *h;
+	__u64 *w;
 	__u32 off, size, nvals, strbytes;
 	struct rec_rval *v;
 	struct rec_stack *st;
@@ -1143,8 +1117,8 @@ static __always_inline long batch_step(struct batch_ctx *c, struct task_struct *
 		return 1;
 	/* Read in place: buf has room past any offset below REC_TBUF_DATA. */
 	p = &b->data[off];
-	h = (const struct rec_brec *)p;
-	w = (const __u64 *)(p + sizeof(*h));
+	h = (struct rec_brec *)p;
+	w = (__u64 *)(p + sizeof(*h));
 	size = h->size;
 	if (size < sizeof(*h) || (size & 7) || size > b->end - off)
 		goto bad;
@@ -1152,12 +1126,14 @@ static __always_inline long batch_step(struct batch_ctx *c, struct task_struct *
 	case REC_BK_ENTER:
 		if (size != sizeof(struct rec_brec_enter))
 			goto bad;
-		span_enter(task, w[0], w[1], w[2], w[3]);
+		if (!b->drop)
+			span_enter(task, w[0], w[1], w[2], w[3]);
 		break;
 	case REC_BK_EXIT:
 		if (size != sizeof(struct rec_brec_exit))
 			goto bad;
-		span_exit(task, w[0], w[1]);
+		if (!b->drop)
+			span_exit(task, w[0], w[1]);
 		break;
 	case REC_BK_EVENT:
 		nvals = h->nvals;
@@ -1165,20 +1141,27 @@ static __always_inline long batch_step(struct batch_ctx *c, struct task_struct *
 		if (nvals > REC_MAX_FIELDS || strbytes > REC_STR_AREA ||
 		    size != sizeof(struct rec_brec_event) + 8 * nvals + ((strbytes + 7) & ~7U))
 			goto bad;
-		vals = (const __u64 *)(p + sizeof(struct rec_brec_event));
+		if (b->drop) {
+			/* Numbered, then refused by the ring: dropped, as a probe's would be. */
+			if (h->pad == REC_BREC_TAKEN) {
+				v = tracked_recording(b->id >> 32, w[2]);
+				if (v)
+					__sync_fetch_and_add(&v->dropped, 1);
+				count(REC_C_RING_FULL);
+			}
+			break;
+		}
+		h->pad = 0;
 		v = find_recording_of(task, b->id >> 32, w[2], w[4], 0, true);
 		if (!v)
 			break;
 		st = thread_stack_of(task, w[3], &seeded);
-		p += sizeof(struct rec_brec_event) + 8 * (nvals & 15);
-		if (strbytes == 0)
-			emit_batch_event(b, v, w, vals, nvals, p, 0, h->time, st, 0);
-		else if (strbytes <= REC_STR_MAX)
-			emit_batch_event(b, v, w, vals, nvals, p, strbytes, h->time, st,
-					 REC_STR_MAX);
-		else
-			emit_batch_event(b, v, w, vals, nvals, p, strbytes, h->time, st,
-					 REC_STR_AREA);
+		if (st)
+			st->events++;
+		/* The span slot carries the seq: user space reads it from there. */
+		w[3] = __sync_fetch_and_add(&v->seq, 1);
+		h->pad = REC_BREC_TAKEN;
+		b->taken++;
 		break;
 	default:
 		goto bad;
@@ -1200,6 +1183,33 @@ static long batch_step_task(__u64 i, void *ctx)
 	struct batch_ctx *c = ctx;
 
 	return batch_step(c, c->task);
+}
+
+static __always_inline void walk_batch(struct batch_ctx *c, const bool other)
+{
+	if (other)
+		bpf_loop(REC_TBUF_DATA / sizeof(struct rec_brec_exit) + 1, batch_step_task, c, 0);
+	else
+		bpf_loop(REC_TBUF_DATA / sizeof(struct rec_brec_exit) + 1, batch_step_current, c,
+			 0);
+}
+
+/*
+ * The walked records of buf into the ring as one REC_RT_BATCH record (the
+ * events numbered, the rest skipped by user space). Non-zero if the ring
+ * had no room.
+ */
+static __always_inline long output_batch(struct batch_buf *buf, __u32 start)
+{
+	__u32 end = buf->off;
+
+	if (end > REC_TBUF_DATA)
+		return 0;
+	fill_hdr_id(&buf->rec.hdr, REC_RT_BATCH, sizeof(buf->rec) + end, buf->id);
+	buf->rec.hdr.flags = buf->flags;
+	buf->rec.start = start;
+	buf->rec.end = end;
+	return bpf_ringbuf_output(&events, &buf->rec, sizeof(buf->rec) + end, submit_flags());
 }
 
 /*
@@ -1280,13 +1290,18 @@ take:
 	buf->end = n;
 	buf->flags = h.clock == REC_BCLOCK_TSC ? REC_HF_TSC : 0;
 	buf->bad = 0;
-	if (other)
-		bpf_loop(REC_TBUF_DATA / sizeof(struct rec_brec_exit) + 1, batch_step_task, &c, 0);
-	else
-		bpf_loop(REC_TBUF_DATA / sizeof(struct rec_brec_exit) + 1, batch_step_current, &c,
-			 0);
+	buf->taken = 0;
+	buf->drop = 0;
+	walk_batch(&c, other);
 	if (buf->bad)
 		count(REC_C_BATCH_BAD);
+	if (buf->taken && output_batch(buf, skip)) {
+		/* Walked again up to where the first walk stopped, counting. */
+		buf->end = buf->off;
+		buf->off = skip;
+		buf->drop = 1;
+		walk_batch(&c, other);
+	}
 	return h.gen;
 }
 

@@ -124,6 +124,7 @@ enum rec_record_type {
 	REC_RT_STACK = 3, /* a thread's span stack as it exits */
 	REC_RT_EXIT = 4,  /* the last thread of a traced process exited */
 	REC_RT_HELLO = 5, /* --binary: a process of a traced executable hit its first probe */
+	REC_RT_BATCH = 6, /* the events of a thread's batch, as one record (struct rec_batch_rec) */
 };
 
 struct rec_hdr {
@@ -188,8 +189,29 @@ struct rec_brec {
 	__u16 size;	/* bytes of the whole record */
 	__u16 strbytes; /* event: bytes of its string area, at most REC_STR_AREA */
 	__u8 nvals;	/* event: values that follow, at most REC_MAX_FIELDS */
-	__u8 pad;
+	__u8 pad;	/* the target writes 0; in a REC_RT_BATCH record, REC_BREC_TAKEN */
 	__u64 time;
+};
+
+/*
+ * In a REC_RT_BATCH record, an event the BPF side numbered: its recording is
+ * tracked and its span slot holds its seq. Any other event of the record was
+ * counted where it was refused (untracked, retired, unknown) and is skipped.
+ */
+#define REC_BREC_TAKEN 1
+
+/*
+ * The events of one batch as taken (from a flush, a dying or exec'ing thread,
+ * or a collecting read), copied into the ring as one record: the header (the
+ * thread, REC_HF_TSC if the times are the TSC), then the batch's records of
+ * bytes [start, end) (records before start were taken earlier). Span records
+ * are there too (already applied to the stacks), to be skipped.
+ */
+struct rec_batch_rec {
+	struct rec_hdr hdr;
+	__u32 start;
+	__u32 end;
+	/* __u8 data[end]: the batch's records from its first byte */
 };
 
 /*

@@ -36,7 +36,7 @@ ASAN_E2E=(
 	bad_dump_files_get_clear_errors
 	overflow_accounting_is_exact
 )
-FUZZ_TARGETS=(event callsite dump control)
+FUZZ_TARGETS=(event callsite dump control batch)
 
 passed=0
 failed=0

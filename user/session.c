@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "attach.h"
+#include "batch.h"
 #include "bpfstate.h"
 #include "clients.h"
 #include "clock.h"
@@ -671,6 +672,40 @@ reject:
 }
 
 /* The ring's consumer: takes one record into its process's model. Always returns 0. */
+/* An event record from the ring, or one of a batch's (user/batch.c). */
+static void ingest_event(struct rec_session *s, struct traced *t, const void *data, size_t size)
+{
+	uint64_t copy[(sizeof(struct rec_event_rec) + REC_STR_AREA) / 8];
+	struct rec_rstate *rs;
+	struct rec_decoded d;
+	struct rec_hdr h;
+	int err;
+
+	memcpy(&h, data, sizeof(h));
+	/* From the batch path: the target's TSC, in CLOCK_MONOTONIC from here on. */
+	if (h.flags & REC_HF_TSC) {
+		if (size > sizeof(copy)) {
+			t->proc.malformed++;
+			return;
+		}
+		if (!s->clock.ready)
+			rec_clock__add(&s->clock, rec_clock__read());
+		memcpy(copy, data, size);
+		h.time_ns = rec_clock__ns(&s->clock, h.time_ns);
+		h.flags &= ~(uint32_t)REC_HF_TSC;
+		memcpy(copy, &h, sizeof(h));
+		data = copy;
+	}
+	err = rec_proc__ingest_event(&t->proc, data, size, &d, &rs);
+	/* Its announcement was lost (ring full): the BPF table still knows it. */
+	if (err == -ENOENT && rec_bpfstate__recover_recording(s->bs, &t->proc, d.recording) == 0) {
+		t->proc.orphans--;
+		err = rec_proc__ingest_event(&t->proc, data, size, &d, &rs);
+	}
+	if (err == 0)
+		rec_clients__follow_event(s->clients, t, rs, t->proc.norm, t->proc.norm_len);
+}
+
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct rec_session *s = ctx;
@@ -703,36 +738,20 @@ static int on_record(void *ctx, void *data, size_t size)
 		return 0;
 	}
 	if (h.type == REC_RT_EVENT) {
-		uint64_t copy[(sizeof(struct rec_event_rec) + REC_STR_AREA) / 8];
-		struct rec_rstate *rs;
-		struct rec_decoded d;
-		int err;
+		ingest_event(s, t, data, size);
+	} else if (h.type == REC_RT_BATCH) {
+		uint64_t ev[REC_BATCH_EVENT_MAX / 8 + 1];
+		struct rec_batch_iter it;
+		int n;
 
-		/* From the batch path: the target's TSC, in CLOCK_MONOTONIC from here on. */
-		if (h.flags & REC_HF_TSC) {
-			if (size > sizeof(copy)) {
-				t->proc.malformed++;
-				return 0;
-			}
-			if (!s->clock.ready)
-				rec_clock__add(&s->clock, rec_clock__read());
-			memcpy(copy, data, size);
-			h.time_ns = rec_clock__ns(&s->clock, h.time_ns);
-			h.flags &= ~(uint32_t)REC_HF_TSC;
-			memcpy(copy, &h, sizeof(h));
-			data = copy;
+		if (rec_batch__begin(&it, data, size)) {
+			t->proc.malformed++;
+			return 0;
 		}
-
-		err = rec_proc__ingest_event(&t->proc, data, size, &d, &rs);
-		/* Its announcement was lost (ring full): the BPF table still knows it. */
-		if (err == -ENOENT &&
-		    rec_bpfstate__recover_recording(s->bs, &t->proc, d.recording) == 0) {
-			t->proc.orphans--;
-			err = rec_proc__ingest_event(&t->proc, data, size, &d, &rs);
-		}
-		if (err == 0)
-			rec_clients__follow_event(s->clients, t, rs, t->proc.norm,
-						  t->proc.norm_len);
+		while ((n = rec_batch__next(&it, ev)) > 0)
+			ingest_event(s, t, ev, (size_t)n);
+		if (n < 0)
+			t->proc.malformed++;
 	} else if (h.type == REC_RT_HELLO && size == sizeof(struct rec_hello_rec)) {
 		/* Adopted above: nothing more to it. */
 	} else if (h.type == REC_RT_STACK && size == sizeof(struct rec_stack_rec)) {

@@ -4,7 +4,8 @@
 # written by the real recorder-attach for real instrumented targets, the event
 # records and callsite blobs those dumps hold (build/fuzz/mkseeds), plus dumps
 # at the format's limits, hand-made event records as the BPF side writes them,
-# and control requests. Files it does not write (reproducers of findings) stay.
+# control requests, and batch records (tests/fuzz/batch_seeds.py). Files it
+# does not write (reproducers of findings) stay.
 # Root (it loads BPF). Run after make all build/fuzz/mkseeds; review and commit the
 # result.
 set -eu
@@ -64,4 +65,5 @@ run workload_kill dead $B/workload --wait-attach --threads 2 --recordings 2 --ev
 	--cap 4 --depth 2 --fields 8 --die kill
 run workload_exit dead $B/workload --wait-attach --recordings 1 --events 3 --cap 2 --fields 3
 $B/fuzz/mkseeds "$OUT" "${DUMPS[@]}"
+python3 tests/fuzz/batch_seeds.py "$OUT/batch"
 echo "mkseeds: $(find "$OUT" -type f | wc -l) seeds in $OUT"

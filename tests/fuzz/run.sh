@@ -29,6 +29,7 @@ event) max_len=1024 ;;		# REC_EVENT_MAX is 888
 callsite) max_len=4096 ;;	# REC_CALLSITE_MAX is 2048
 control) max_len=512 ;;		# a request is 104 bytes
 dump) max_len=65536 ;;
+batch) max_len=8192 ;;		# a REC_RT_BATCH record is at most 32 + 8128
 *) max_len=4096 ;;
 esac
 opts=(-max_total_time="$secs" -max_len="$max_len" -timeout=10 -rss_limit_mb=2048
