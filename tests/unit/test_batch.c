@@ -40,8 +40,10 @@ static uint32_t put(struct ring_rec *r, uint16_t kind, uint8_t pad, uint64_t seq
 		e.recording = 0x5000;
 		memset(p, 0, size);
 		memcpy(p, &e, sizeof(e));
-		memcpy(p + sizeof(e), vals, 8u * nvals);
-		memcpy(p + sizeof(e) + 8u * nvals, str, strbytes);
+		if (nvals)
+			memcpy(p + sizeof(e), vals, 8u * nvals);
+		if (strbytes)
+			memcpy(p + sizeof(e) + 8u * nvals, str, strbytes);
 	} else {
 		struct rec_brec_exit x = { 0 };
 
