@@ -152,6 +152,7 @@ struct batch_buf {
 	__u32 bad;
 	__u32 taken; /* events numbered (REC_BREC_TAKEN) */
 	__u32 drop;  /* the ring refused the record: the second walk counts them dropped */
+	__u32 seen;  /* the thread's stack was looked up (and so seeded) in this batch */
 	/* The ring record: rec, then data, output as one. */
 	struct rec_batch_rec rec;
 	__u8 data[REC_TBUF_DATA + BATCH_SLACK];
@@ -1099,14 +1100,12 @@ static __always_inline struct rec_rval *tracked_recording(__u32 tgid, __u64 key)
 }
 
 /* One record of a batch, taken as its probe would have been. Returns 1 to stop. */
-static __always_inline long batch_step(struct batch_ctx *c, struct task_struct *task)
+static __always_inline long batch_step(struct batch_buf *b, struct task_struct *task)
 {
-	struct batch_buf *b = c->buf;
 	struct rec_brec *h;
 	__u64 *w;
 	__u32 off, size, nvals, strbytes;
 	struct rec_rval *v;
-	struct rec_stack *st;
 	bool seeded;
 	__u8 *p;
 
@@ -1155,9 +1154,15 @@ static __always_inline long batch_step(struct batch_ctx *c, struct task_struct *
 		v = find_recording_of(task, b->id >> 32, w[2], w[4], 0, true);
 		if (!v)
 			break;
-		st = thread_stack_of(task, w[3], &seeded);
-		if (st)
-			st->events++;
+		/*
+		 * Its stack seeded from the event's span if nothing seeded it yet:
+		 * once per batch is enough (the per-event path's event count only
+		 * paces its ring check).
+		 */
+		if (!b->seen) {
+			thread_stack_of(task, w[3], &seeded);
+			b->seen = 1;
+		}
 		/* The span slot carries the seq: user space reads it from there. */
 		w[3] = __sync_fetch_and_add(&v->seq, 1);
 		h->pad = REC_BREC_TAKEN;
@@ -1173,25 +1178,87 @@ bad:
 	return 1;
 }
 
+/*
+ * A record of this thread's batch that batch_step_fast() left: verified once
+ * on its own (a global function), so that the loop that calls it stays small.
+ */
+__attribute__((noinline)) int batch_step_slow(struct batch_buf *b)
+{
+	return batch_step(b, NULL);
+}
+
+/*
+ * The usual record of this thread's batch: an event of a recording in its
+ * key's slot, numbered. Returns 0 when done, 1 to stop, 2 when the record
+ * needs batch_step_slow() (which checks it all again).
+ */
+static __always_inline int batch_step_fast(struct batch_buf *b)
+{
+	struct rec_brec *h;
+	struct rec_rslot *sl;
+	__u32 off, size, i;
+	__u64 *w;
+
+	off = b->off;
+	if (off >= b->end || off >= REC_TBUF_DATA)
+		return 1;
+	if (b->drop || !b->seen)
+		return 2;
+	h = (struct rec_brec *)&b->data[off];
+	w = (__u64 *)(h + 1);
+	size = h->size;
+	if (h->kind != REC_BK_EVENT || h->nvals > REC_MAX_FIELDS || h->strbytes > REC_STR_AREA ||
+	    size > b->end - off ||
+	    size != sizeof(struct rec_brec_event) + 8 * h->nvals + ((h->strbytes + 7) & ~7U))
+		return 2;
+	i = w[2] & (REC_RSLOTS - 1);
+	sl = bpf_map_lookup_elem(&rslots, &i);
+	if (!sl || sl->k.key != w[2] || sl->k.tgid != b->id >> 32 || sl->v.state != REC_RS_LIVE)
+		return 2;
+	/* As batch_step: the span slot carries the seq. */
+	w[3] = __sync_fetch_and_add(&sl->v.seq, 1);
+	h->pad = REC_BREC_TAKEN;
+	b->taken++;
+	b->off = off + size;
+	return 0;
+}
+
+/*
+ * Records per bpf_loop callback: the callback is an indirect call, which the
+ * kernel's mitigations (retpolines) make cost more than a usual record.
+ */
+#define BATCH_PER_CALL 16
+
 static long batch_step_current(__u64 i, void *ctx)
 {
-	return batch_step(ctx, NULL);
+	struct batch_buf *b = ((struct batch_ctx *)ctx)->buf;
+	int r;
+
+	for (int k = 0; k < BATCH_PER_CALL; k++) {
+		r = batch_step_fast(b);
+		if (r == 2)
+			r = batch_step_slow(b);
+		if (r)
+			return 1;
+	}
+	return 0;
 }
 
 static long batch_step_task(__u64 i, void *ctx)
 {
 	struct batch_ctx *c = ctx;
 
-	return batch_step(c, c->task);
+	return batch_step(c->buf, c->task);
 }
 
 static __always_inline void walk_batch(struct batch_ctx *c, const bool other)
 {
+	const __u32 most = REC_TBUF_DATA / sizeof(struct rec_brec_exit) + 1;
+
 	if (other)
-		bpf_loop(REC_TBUF_DATA / sizeof(struct rec_brec_exit) + 1, batch_step_task, c, 0);
+		bpf_loop(most, batch_step_task, c, 0);
 	else
-		bpf_loop(REC_TBUF_DATA / sizeof(struct rec_brec_exit) + 1, batch_step_current, c,
-			 0);
+		bpf_loop(most / BATCH_PER_CALL + 1, batch_step_current, c, 0);
 }
 
 /*
@@ -1292,6 +1359,7 @@ take:
 	buf->bad = 0;
 	buf->taken = 0;
 	buf->drop = 0;
+	buf->seen = 0;
 	walk_batch(&c, other);
 	if (buf->bad)
 		count(REC_C_BATCH_BAD);

@@ -151,7 +151,7 @@ enum rec_hdr_flag {
  * none of it: every length and kind is checked, and a batch that fails a check
  * is counted (REC_C_BATCH_BAD) and ends there.
  */
-#define REC_TBUF_SIZE 8192
+#define REC_TBUF_SIZE 16384
 #define REC_TBUF_MAGIC 0x3146554254434552ULL /* "RECTBUF1" */
 #define REC_TBUF_HDR 64
 #define REC_TBUF_DATA (REC_TBUF_SIZE - REC_TBUF_HDR)

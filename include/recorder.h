@@ -217,7 +217,7 @@ __attribute__((weak)) uint64_t rec__key_counter;
  * fires its own probe as before. The layouts are bpf/recorder_abi.h's
  * struct rec_tbuf_hdr and struct rec_brec*, checked by tests/header/abi.c.
  */
-#define REC__TBUF_SIZE 8192
+#define REC__TBUF_SIZE 16384
 #define REC__TBUF_HDR 64
 #define REC__TBUF_DATA (REC__TBUF_SIZE - REC__TBUF_HDR)
 #define REC__TBUF_MAGIC 0x3146554254434552ULL /* "RECTBUF1" */
