@@ -16,6 +16,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "recorder_abi.h"
+
 #include "cli/cli.h"
 #include "control.h"
 #include "dump.h"
@@ -29,6 +31,10 @@
 /* The bounds of the byte sizes --ring-size and --follow-buffer. */
 #define BYTES_MIN 4096u
 #define BYTES_MAX (1u << 30)
+/* The smallest ring that holds 4 full batch records (a power of two). */
+#define BATCH_RING_MIN (1u << 16)
+_Static_assert(BATCH_RING_MIN >= 4 * (sizeof(struct rec_batch_rec) + REC_TBUF_DATA),
+	       "BATCH_RING_MIN holds 4 batches");
 /* Pids named in the summary of black boxes that could not be written. */
 #define MAX_LOST_NAMED 16
 
@@ -224,6 +230,14 @@ static void print_path(void)
 	printf("event path: %s\n", env.opts.per_event
 					   ? "per-event (one probe hit per event)"
 					   : "batch (one probe hit per full per-thread buffer)");
+	/* A full buffer goes into the ring as one record: a small ring holds few. */
+	if (!env.opts.per_event && env.opts.ring_bytes < BATCH_RING_MIN)
+		fprintf(stderr,
+			"recorder-attach: warning: --ring-size %zu holds fewer than 4 full batches "
+			"(%zu bytes each): most of a burst will be dropped (counted in ring_full); "
+			"use --ring-size %u or more, or --per-event\n",
+			env.opts.ring_bytes, sizeof(struct rec_batch_rec) + (size_t)REC_TBUF_DATA,
+			BATCH_RING_MIN);
 }
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
