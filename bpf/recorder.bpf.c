@@ -557,6 +557,18 @@ static __always_inline void refuse_recording(struct task_struct *task, __u32 tgi
 		emit_recording_of(task, key, &a, subject, reason);
 }
 
+/* The counters in key's slot of rslots, if the slot holds key: the usual lookup. */
+static __always_inline struct rec_rval *slot_of(__u32 tgid, __u64 key)
+{
+	__u32 i = key & (REC_RSLOTS - 1);
+	struct rec_rslot *sl;
+
+	sl = bpf_map_lookup_elem(&rslots, &i);
+	if (sl && sl->k.key == key && sl->k.tgid == tgid)
+		return &sl->v;
+	return NULL;
+}
+
 /* The counters of table entry v: its own, or its slot's. NULL if the slot is not its. */
 static __always_inline struct rec_rval *counters_of(__u32 tgid, struct rec_rval *v)
 {
@@ -584,20 +596,16 @@ static __always_inline struct rec_rval *find_recording_of(struct task_struct *ta
 							  const bool event)
 {
 	struct rec_rkey k = { .tgid = tgid, .key = key };
-	__u32 i = key & (REC_RSLOTS - 1);
 	struct rec_target_recording tr;
 	struct rec_rval nv = {}, *v;
 	struct rec_untracked *u;
-	struct rec_rslot *sl;
 	__u8 one = 1;
 	int err;
 
 	/* The fast path: the key's slot holds it. */
-	sl = bpf_map_lookup_elem(&rslots, &i);
-	if (sl && sl->k.key == key && sl->k.tgid == tgid) {
-		v = &sl->v;
+	v = slot_of(tgid, key);
+	if (v)
 		goto found;
-	}
 	v = bpf_map_lookup_elem(&recordings, &k);
 	if (v)
 		goto table;
@@ -1086,17 +1094,19 @@ struct batch_ctx {
 	struct batch_buf *buf;	  /* the batch and where the loop is */
 };
 
-/* A tracked recording's entry, if it has one; counts nothing. */
+/*
+ * A tracked recording's counters, the ones find_recording_of() numbered
+ * from, if it has them; counts nothing.
+ */
 static __always_inline struct rec_rval *tracked_recording(__u32 tgid, __u64 key)
 {
 	struct rec_rkey k = { .tgid = tgid, .key = key };
-	__u32 i = key & (REC_RSLOTS - 1);
-	struct rec_rslot *sl;
+	struct rec_rval *v = slot_of(tgid, key);
 
-	sl = bpf_map_lookup_elem(&rslots, &i);
-	if (sl && sl->k.key == key && sl->k.tgid == tgid)
-		return &sl->v;
-	return bpf_map_lookup_elem(&recordings, &k);
+	if (v)
+		return v;
+	v = bpf_map_lookup_elem(&recordings, &k);
+	return v ? counters_of(tgid, v) : NULL;
 }
 
 /* One record of a batch, taken as its probe would have been. Returns 1 to stop. */
@@ -1138,7 +1148,7 @@ static __always_inline long batch_step(struct batch_buf *b, struct task_struct *
 		nvals = h->nvals;
 		strbytes = h->strbytes;
 		if (nvals > REC_MAX_FIELDS || strbytes > REC_STR_AREA ||
-		    size != sizeof(struct rec_brec_event) + 8 * nvals + ((strbytes + 7) & ~7U))
+		    size != REC_BREC_EVENT_SIZE(nvals, strbytes))
 			goto bad;
 		if (b->drop) {
 			/* Numbered, then refused by the ring: dropped, as a probe's would be. */
@@ -1195,8 +1205,8 @@ __attribute__((noinline)) int batch_step_slow(struct batch_buf *b)
 static __always_inline int batch_step_fast(struct batch_buf *b)
 {
 	struct rec_brec *h;
-	struct rec_rslot *sl;
-	__u32 off, size, i;
+	struct rec_rval *v;
+	__u32 off, size;
 	__u64 *w;
 
 	off = b->off;
@@ -1208,15 +1218,13 @@ static __always_inline int batch_step_fast(struct batch_buf *b)
 	w = (__u64 *)(h + 1);
 	size = h->size;
 	if (h->kind != REC_BK_EVENT || h->nvals > REC_MAX_FIELDS || h->strbytes > REC_STR_AREA ||
-	    size > b->end - off ||
-	    size != sizeof(struct rec_brec_event) + 8 * h->nvals + ((h->strbytes + 7) & ~7U))
+	    size > b->end - off || size != REC_BREC_EVENT_SIZE(h->nvals, h->strbytes))
 		return 2;
-	i = w[2] & (REC_RSLOTS - 1);
-	sl = bpf_map_lookup_elem(&rslots, &i);
-	if (!sl || sl->k.key != w[2] || sl->k.tgid != b->id >> 32 || sl->v.state != REC_RS_LIVE)
+	v = slot_of(b->id >> 32, w[2]);
+	if (!v || v->state != REC_RS_LIVE)
 		return 2;
 	/* As batch_step: the span slot carries the seq. */
-	w[3] = __sync_fetch_and_add(&sl->v.seq, 1);
+	w[3] = __sync_fetch_and_add(&v->seq, 1);
 	h->pad = REC_BREC_TAKEN;
 	b->taken++;
 	b->off = off + size;

@@ -231,6 +231,10 @@ struct rec_brec_event {
 	__u64 values[];
 };
 
+/* The size of a batch's event record with nvals values and strbytes of strings. */
+#define REC_BREC_EVENT_SIZE(nvals, strbytes)                                                       \
+	(sizeof(struct rec_brec_event) + 8 * (nvals) + (((strbytes) + 7) & ~7U))
+
 /* The span_enter probe's arguments but the recording pointer. */
 struct rec_brec_enter {
 	struct rec_brec h;

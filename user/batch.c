@@ -30,7 +30,7 @@ static int to_event(const struct rec_batch_iter *it, const struct rec_brec_event
 	uint32_t nvals = e->h.nvals, strbytes = e->h.strbytes, area, i;
 
 	if (nvals > REC_MAX_FIELDS || strbytes > REC_STR_AREA ||
-	    size != sizeof(*e) + 8 * nvals + ((strbytes + 7) & ~7U))
+	    size != REC_BREC_EVENT_SIZE(nvals, strbytes))
 		return -EINVAL;
 	/* The area the BPF side would have given the same event (emit_event). */
 	area = strbytes == 0 ? 0 : strbytes <= REC_STR_MAX ? REC_STR_MAX : REC_STR_AREA;
