@@ -671,31 +671,29 @@ reject:
 	return NULL;
 }
 
-/* The ring's consumer: takes one record into its process's model. Always returns 0. */
+/*
+ * A batch's event record, timed by the target's TSC (REC_HF_TSC, set on batch
+ * records only): in CLOCK_MONOTONIC from here on, in place.
+ */
+static void tsc_to_mono(struct rec_session *s, void *rec)
+{
+	struct rec_hdr h;
+
+	memcpy(&h, rec, sizeof(h));
+	if (!s->clock.ready)
+		rec_clock__add(&s->clock, rec_clock__read());
+	h.time_ns = rec_clock__ns(&s->clock, h.time_ns);
+	h.flags &= ~(uint32_t)REC_HF_TSC;
+	memcpy(rec, &h, sizeof(h));
+}
+
 /* An event record from the ring, or one of a batch's (user/batch.c). */
 static void ingest_event(struct rec_session *s, struct traced *t, const void *data, size_t size)
 {
-	uint64_t copy[(sizeof(struct rec_event_rec) + REC_STR_AREA) / 8];
 	struct rec_rstate *rs;
 	struct rec_decoded d;
-	struct rec_hdr h;
 	int err;
 
-	memcpy(&h, data, sizeof(h));
-	/* From the batch path: the target's TSC, in CLOCK_MONOTONIC from here on. */
-	if (h.flags & REC_HF_TSC) {
-		if (size > sizeof(copy)) {
-			t->proc.malformed++;
-			return;
-		}
-		if (!s->clock.ready)
-			rec_clock__add(&s->clock, rec_clock__read());
-		memcpy(copy, data, size);
-		h.time_ns = rec_clock__ns(&s->clock, h.time_ns);
-		h.flags &= ~(uint32_t)REC_HF_TSC;
-		memcpy(copy, &h, sizeof(h));
-		data = copy;
-	}
 	err = rec_proc__ingest_event(&t->proc, data, size, &d, &rs);
 	/* Its announcement was lost (ring full): the BPF table still knows it. */
 	if (err == -ENOENT && rec_bpfstate__recover_recording(s->bs, &t->proc, d.recording) == 0) {
@@ -706,6 +704,7 @@ static void ingest_event(struct rec_session *s, struct traced *t, const void *da
 		rec_clients__follow_event(s->clients, t, rs, t->proc.norm, t->proc.norm_len);
 }
 
+/* The ring's consumer: takes one record into its process's model. Always returns 0. */
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct rec_session *s = ctx;
@@ -748,8 +747,11 @@ static int on_record(void *ctx, void *data, size_t size)
 			t->proc.malformed++;
 			return 0;
 		}
-		while ((n = rec_batch__next(&it, ev)) > 0)
+		while ((n = rec_batch__next(&it, ev)) > 0) {
+			if (it.hdr.flags & REC_HF_TSC)
+				tsc_to_mono(s, ev);
 			ingest_event(s, t, ev, (size_t)n);
+		}
 		if (n < 0)
 			t->proc.malformed++;
 	} else if (h.type == REC_RT_HELLO && size == sizeof(struct rec_hello_rec)) {
