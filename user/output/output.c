@@ -72,6 +72,12 @@ void rec_output__list_row(struct rec_output *o, const struct rec_proc *p,
 		o->ops->list_row(o, p, rs);
 }
 
+void rec_output__span(struct rec_output *o, const struct rec_span_view *sp)
+{
+	if (o->ops->span)
+		o->ops->span(o, sp);
+}
+
 void rec_output__stack(struct rec_output *o, const struct rec_stack_view *s)
 {
 	if (o->ops->stack)

@@ -9,7 +9,8 @@
  *
  * What a query emits, in order:
  *	tail:	ended (a process that is gone), then per recording: recording,
- *		its events with a gap where events were lost
+ *		its events with a gap where events were lost, then its spans
+ *		(by exit, the open ones last)
  *	follow:	the tail, then more events, and not_sent when a reader was too
  *		slow to be sent some
  *	list:	list_header, then list_row per recording
@@ -51,6 +52,26 @@ static inline int rec_output__level(const struct rec_event_view *ev)
 		return -1;
 	return ev->cs->level == REC_LEVEL_RUNTIME ? (int)ev->level : (int)ev->cs->level;
 }
+
+/*
+ * One span of a recording: a REC_SPAN scope a thread entered, and left unless
+ * it is still open. Each recording keeps its last spans beside its events
+ * (they never take an event seq).
+ */
+struct rec_span_view {
+	uint32_t pid;
+	uint32_t ns_pid; /* pid in the target's namespace, 0 = same */
+	uint32_t tid;
+	uint64_t recording;
+	uint64_t recorder;
+	const char *subject;
+	uint64_t id;		       /* unique within the process, never 0 */
+	uint64_t parent;	       /* the id of the span it was entered in; 0: none known */
+	const struct rec_callsite *cs; /* its span callsite; NULL if it could not be read */
+	uint64_t meta;		       /* callsite address, shown when cs is NULL */
+	int64_t enter_ns; /* CLOCK_REALTIME; 0: not known (entered before the attach) */
+	int64_t exit_ns;  /* CLOCK_REALTIME; 0: still open */
+};
 
 /* One span a thread is in: its callsite, NULL if it could not be read (then its address). */
 struct rec_frame_view {
@@ -110,6 +131,8 @@ struct rec_output_ops {
 	void (*recording)(struct rec_output *o, const struct rec_proc *p,
 			  const struct rec_rstate *rs);
 	void (*event)(struct rec_output *o, const struct rec_event_view *ev);
+	/* A span of the recording last given by recording (a NULL call: not shown). */
+	void (*span)(struct rec_output *o, const struct rec_span_view *sp);
 	/* Events from..to (seqs, inclusive) of the recording were lost. */
 	void (*gap)(struct rec_output *o, uint64_t from, uint64_t to);
 	/* n events of p were not sent to this follower: it read too slowly. */
@@ -138,6 +161,7 @@ void rec_output__ended(struct rec_output *o, const struct rec_proc *p);
 void rec_output__recording(struct rec_output *o, const struct rec_proc *p,
 			   const struct rec_rstate *rs);
 void rec_output__event(struct rec_output *o, const struct rec_event_view *ev);
+void rec_output__span(struct rec_output *o, const struct rec_span_view *sp);
 void rec_output__gap(struct rec_output *o, uint64_t from, uint64_t to);
 void rec_output__not_sent(struct rec_output *o, const struct rec_proc *p, uint64_t n);
 void rec_output__list_header(struct rec_output *o);
