@@ -21,39 +21,42 @@ int rec_batch__begin(struct rec_batch_iter *it, const void *rec, size_t len)
 	return 0;
 }
 
-/* The event record at e (size bytes, checked against its counts) as a REC_RT_EVENT. */
-static int to_event(const struct rec_batch_iter *it, const struct rec_brec_event *e, uint32_t size,
-		    void *out)
+/*
+ * The event record at p (size bytes, checked against its counts) in parts: its
+ * fixed part as the REC_RT_EVENT a probe hit would have written, and its string
+ * area, the strbytes the target wrote, where they are.
+ */
+static int to_event(const struct rec_batch_iter *it, const unsigned char *p, uint32_t size,
+		    struct rec_event_rec *ev, const char **strings, uint32_t *area)
 {
-	const unsigned char *p = (const unsigned char *)e;
-	struct rec_event_rec ev;
-	uint32_t nvals = e->h.nvals, strbytes = e->h.strbytes, area, i;
+	struct rec_brec_event e;
+	uint32_t nvals, strbytes;
 
+	if (size < sizeof(e))
+		return -EINVAL;
+	memcpy(&e, p, sizeof(e));
+	nvals = e.h.nvals;
+	strbytes = e.h.strbytes;
 	if (nvals > REC_MAX_FIELDS || strbytes > REC_STR_AREA ||
 	    size != REC_BREC_EVENT_SIZE(nvals, strbytes))
 		return -EINVAL;
-	/* The area the BPF side would have given the same event (emit_event). */
-	area = strbytes == 0 ? 0 : strbytes <= REC_STR_MAX ? REC_STR_MAX : REC_STR_AREA;
-	memset(&ev, 0, sizeof(ev));
-	ev.hdr = it->hdr;
-	ev.hdr.type = REC_RT_EVENT;
-	ev.hdr.size = (uint16_t)(sizeof(ev) + area);
-	ev.hdr.time_ns = e->h.time;
-	ev.recording = e->key;
-	ev.seq = e->span; /* the seq, in a numbered event */
-	ev.meta = e->meta;
-	ev.types = e->types;
-	for (i = 0; i < nvals; i++)
-		memcpy(&ev.values[i], p + sizeof(*e) + 8 * i, 8);
-	memcpy(out, &ev, sizeof(ev));
-	if (area) {
-		memset((char *)out + sizeof(ev), 0, area);
-		memcpy((char *)out + sizeof(ev), p + sizeof(*e) + 8 * nvals, strbytes);
-	}
-	return (int)(sizeof(ev) + area);
+	ev->hdr = it->hdr;
+	ev->hdr.type = REC_RT_EVENT;
+	ev->hdr.size = (uint16_t)(sizeof(*ev) + strbytes);
+	ev->hdr.time_ns = e.h.time;
+	ev->recording = e.key;
+	ev->seq = e.span; /* the seq, in a numbered event */
+	ev->meta = e.meta;
+	ev->types = e.types;
+	memcpy(ev->values, p + sizeof(e), 8 * nvals);
+	memset(ev->values + nvals, 0, 8 * (REC_MAX_FIELDS - nvals));
+	*strings = strbytes ? (const char *)p + sizeof(e) + 8 * nvals : NULL;
+	*area = strbytes;
+	return 1;
 }
 
-int rec_batch__next(struct rec_batch_iter *it, void *out)
+int rec_batch__next(struct rec_batch_iter *it, struct rec_event_rec *ev, const char **strings,
+		    uint32_t *area)
 {
 	while (it->pos < it->end) {
 		struct rec_brec h;
@@ -66,16 +69,10 @@ int rec_batch__next(struct rec_batch_iter *it, void *out)
 		if (size < sizeof(h) || (size & 7) || size > it->end - it->pos)
 			return -EINVAL;
 		if (h.kind == REC_BK_EVENT && h.pad == REC_BREC_TAKEN) {
-			/* Copied aligned: the record's words are read in place. */
-			uint64_t copy[(sizeof(struct rec_brec_event) + 8 * REC_MAX_FIELDS +
-				       REC_STR_AREA) /
-				      8];
+			const unsigned char *p = it->data + it->pos;
 
-			if (size < sizeof(struct rec_brec_event) || size > sizeof(copy))
-				return -EINVAL;
-			memcpy(copy, it->data + it->pos, size);
 			it->pos += size;
-			return to_event(it, (const struct rec_brec_event *)copy, size, out);
+			return to_event(it, p, size, ev, strings, area);
 		}
 		if (h.kind != REC_BK_EVENT && h.kind != REC_BK_ENTER && h.kind != REC_BK_EXIT)
 			return -EINVAL;

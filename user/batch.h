@@ -3,7 +3,8 @@
  * The REC_RT_BATCH ring record (bpf/recorder_abi.h, struct rec_batch_rec): the
  * records of one thread's batch as the BPF side took them. Each event it
  * numbered is handed out as the REC_RT_EVENT record a probe hit would have
- * written, so that the events of both paths are ingested alike.
+ * written, in parts so that nothing is copied twice, and the events of both
+ * paths are ingested alike.
  */
 #ifndef REC_BATCH_H
 #define REC_BATCH_H
@@ -12,9 +13,6 @@
 #include <stdint.h>
 
 #include "recorder_abi.h"
-
-/* Room for any event record the batch gives out. */
-#define REC_BATCH_EVENT_MAX (sizeof(struct rec_event_rec) + REC_STR_AREA)
 
 struct rec_batch_iter {
 	const unsigned char *data; /* the batch's records */
@@ -26,10 +24,13 @@ struct rec_batch_iter {
 int rec_batch__begin(struct rec_batch_iter *it, const void *rec, size_t len);
 
 /*
- * The next numbered event, written to out (REC_BATCH_EVENT_MAX bytes) as a
- * REC_RT_EVENT record: returns its size, 0 at the end, or -EINVAL if a record
- * is malformed (the rest of the batch is not read).
+ * The next numbered event, in parts (what rec_event__normalize_parts() takes):
+ * *ev, the REC_RT_EVENT record's fixed part a probe hit would have written,
+ * and its string area, *area bytes at *strings inside the batch (NULL and 0 for
+ * none). Returns 1, 0 at the end, or -EINVAL if a record is malformed (the rest
+ * of the batch is not read).
  */
-int rec_batch__next(struct rec_batch_iter *it, void *out);
+int rec_batch__next(struct rec_batch_iter *it, struct rec_event_rec *ev, const char **strings,
+		    uint32_t *area);
 
 #endif /* REC_BATCH_H */

@@ -49,17 +49,18 @@ void rec_clock__add(struct rec_clock *c, struct rec_clock_point p)
 		return;
 	c->last = p;
 	c->ready = p.tsc - c->first.tsc >= MIN_SPAN;
+	/* Once per point, not per stamp: a division costs more than the rest. */
+	c->rate = (double)(c->last.ns - c->first.ns) / (double)(c->last.tsc - c->first.tsc);
 }
 
 uint64_t rec_clock__ns(const struct rec_clock *c, uint64_t t)
 {
-	double rate, d;
+	double d;
 
 	if (!c->ready)
 		return 0;
-	rate = (double)(c->last.ns - c->first.ns) / (double)(c->last.tsc - c->first.tsc);
 	/* From the latest point: the nearest in time to what is converted. */
-	d = ((double)t - (double)c->last.tsc) * rate;
+	d = ((double)t - (double)c->last.tsc) * c->rate;
 	if (d < 0 && -d > (double)c->last.ns)
 		return 0;
 	return (uint64_t)((double)c->last.ns + d);

@@ -18,7 +18,8 @@ struct rec_clock_point {
 
 struct rec_clock {
 	struct rec_clock_point first, last;
-	bool ready; /* two points far enough apart */
+	bool ready;  /* two points far enough apart */
+	double rate; /* ns per TSC tick along the line, once ready */
 };
 
 /* A point read now: the middle of the tightest of a few brackets. */

@@ -141,25 +141,18 @@ invalid:
 	return -EINVAL;
 }
 
-/*
- * Rewrites the event record rec (len bytes, as the BPF side wrote it) into out:
- * string literals (REC_TYPE_STR_LIT) become strings with the bytes lit() finds at
- * their address, and the string area shrinks to the bytes its strings use. The
- * result is what spools and dumps keep. out must hold REC_EVENT_MAX bytes.
- * Returns the new length, or -EINVAL if rec is malformed.
- */
-ssize_t rec_event__normalize(const void *rec, size_t len, rec_literal_fn lit, void *ctx, void *out)
+ssize_t rec_event__normalize_parts(struct rec_event_rec *ev, const char *strings, uint32_t area,
+				   rec_literal_fn lit, void *ctx, void *out)
 {
-	struct rec_event_rec ev;
-	const char *strings = NULL;
-	char *dst = (char *)out + sizeof(ev);
-	uint32_t i, area = 0, used = 0;
+	char *dst = (char *)out + sizeof(*ev);
+	uint32_t i, used = 0;
 	bool ended = false;
 
-	if (read_fixed(rec, len, &ev, &strings, &area))
+	/* Above the fields' nibbles, only a runtime level (REC_EVENT_LEVEL): 0 to ERROR. */
+	if (ev->types >> REC_TYPES_LEVEL_SHIFT > REC_LEVEL_ERROR)
 		return -EINVAL;
 	for (i = 0; i < REC_MAX_FIELDS; i++) {
-		unsigned int type = (ev.types >> (4 * i)) & 0xf;
+		unsigned int type = (ev->types >> (4 * i)) & 0xf;
 		struct rec_value v = { 0 };
 		uint32_t status;
 
@@ -172,12 +165,12 @@ ssize_t rec_event__normalize(const void *rec, size_t len, rec_literal_fn lit, vo
 		if (type == REC_TYPE_STR_LIT) {
 			v.type = REC_TYPE_STR;
 			v.str.status = REC_STR_NULL;
-			if (ev.values[i] && lit(ctx, ev.values[i], &v) != 0) {
+			if (ev->values[i] && lit(ctx, ev->values[i], &v) != 0) {
 				v.str.len = 0;
 				v.str.status = REC_STR_FAULT;
 			}
-			ev.types ^= (uint64_t)(REC_TYPE_STR_LIT ^ REC_TYPE_STR) << (4 * i);
-		} else if (decode_value(type, ev.values[i], strings, area, &v) != 0) {
+			ev->types ^= (uint64_t)(REC_TYPE_STR_LIT ^ REC_TYPE_STR) << (4 * i);
+		} else if (decode_value(type, ev->values[i], strings, area, &v) != 0) {
 			return -EINVAL;
 		}
 		if (type != REC_TYPE_STR && type != REC_TYPE_STR_LIT)
@@ -186,20 +179,38 @@ ssize_t rec_event__normalize(const void *rec, size_t len, rec_literal_fn lit, vo
 		if (v.str.len > REC_STR_MAX - 1)
 			return -EINVAL;
 		if (status != REC_STR_OK && status != REC_STR_TRUNCATED) {
-			ev.values[i] = REC_STR_SLOT(0, 0, status);
+			ev->values[i] = REC_STR_SLOT(0, 0, status);
 			continue;
 		}
 		/* Literals can add more than the BPF side's area holds: same rule as there. */
 		if (used + v.str.len + 1 > REC_STR_AREA) {
-			ev.values[i] = REC_STR_SLOT(0, 0, REC_STR_NOSPACE);
+			ev->values[i] = REC_STR_SLOT(0, 0, REC_STR_NOSPACE);
 			continue;
 		}
 		memcpy(dst + used, v.str.ptr, v.str.len);
 		dst[used + v.str.len] = '\0';
-		ev.values[i] = REC_STR_SLOT(used, v.str.len, status);
+		ev->values[i] = REC_STR_SLOT(used, v.str.len, status);
 		used += v.str.len + 1;
 	}
-	ev.hdr.size = (uint16_t)(sizeof(ev) + used);
-	memcpy(out, &ev, sizeof(ev));
-	return (ssize_t)(sizeof(ev) + used);
+	ev->hdr.size = (uint16_t)(sizeof(*ev) + used);
+	memcpy(out, ev, sizeof(*ev));
+	return (ssize_t)(sizeof(*ev) + used);
+}
+
+/*
+ * Rewrites the event record rec (len bytes, as the BPF side wrote it) into out:
+ * string literals (REC_TYPE_STR_LIT) become strings with the bytes lit() finds at
+ * their address, and the string area shrinks to the bytes its strings use. The
+ * result is what spools and dumps keep. out must hold REC_EVENT_MAX bytes.
+ * Returns the new length, or -EINVAL if rec is malformed.
+ */
+ssize_t rec_event__normalize(const void *rec, size_t len, rec_literal_fn lit, void *ctx, void *out)
+{
+	struct rec_event_rec ev;
+	const char *strings = NULL;
+	uint32_t area = 0;
+
+	if (read_fixed(rec, len, &ev, &strings, &area))
+		return -EINVAL;
+	return rec_event__normalize_parts(&ev, strings, area, lit, ctx, out);
 }

@@ -71,5 +71,12 @@ typedef int (*rec_literal_fn)(void *ctx, uint64_t addr, struct rec_value *v);
  * with literals allowed).
  */
 ssize_t rec_event__normalize(const void *rec, size_t len, rec_literal_fn lit, void *ctx, void *out);
+/*
+ * The same for an event given in parts: its fixed part *ev (whose type and
+ * size are not looked at; rewritten in place) and its string area, area bytes
+ * at strings (NULL and 0 for none), which need not follow ev in memory.
+ */
+ssize_t rec_event__normalize_parts(struct rec_event_rec *ev, const char *strings, uint32_t area,
+				   rec_literal_fn lit, void *ctx, void *out);
 
 #endif /* REC_EVENT_H */

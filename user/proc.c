@@ -254,40 +254,58 @@ int rec_proc__ingest_recording(struct rec_proc *p, const struct rec_recording_re
 
 static int literal_cb(void *ctx, uint64_t addr, struct rec_value *v);
 
-int rec_proc__ingest_event(struct rec_proc *p, const void *data, size_t len, struct rec_decoded *d,
-			   struct rec_rstate **rsp)
+/*
+ * The fixed part of a normalized event record (rec_event__normalize() checked
+ * the whole of it) into d, its values left out: ingesting needs no more.
+ */
+static void decoded_head(const void *norm, struct rec_decoded *d)
 {
-	struct rec_event_rec fixed;
+	struct rec_event_rec ev;
+
+	memcpy(&ev, norm, sizeof(ev));
+	d->tgid = ev.hdr.tgid;
+	d->tid = ev.hdr.tid;
+	d->time_ns = ev.hdr.time_ns;
+	d->recording = ev.recording;
+	d->seq = ev.seq;
+	d->meta = ev.meta;
+	d->level = (enum rec_level)(ev.types >> REC_TYPES_LEVEL_SHIFT);
+	d->nfields = 0;
+}
+
+/*
+ * The rest of ingesting an event: normalized into p->norm (n bytes), or
+ * malformed (n < 0). fixed is its fixed part as it came, NULL if it had none.
+ */
+static int ingest_normalized(struct rec_proc *p, ssize_t n, const struct rec_event_rec *fixed,
+			     struct rec_decoded *d, struct rec_rstate **rsp)
+{
 	struct rec_rstate *rs;
 	int err;
 
-	ssize_t n = rec_event__normalize(data, len, literal_cb, p, p->norm);
-
 	p->norm_len = n < 0 ? 0 : (size_t)n;
-	err = n < 0 ? (int)n : rec_event__decode(p->norm, (size_t)n, d);
-	if (err && len >= sizeof(fixed)) {
+	if (n < 0) {
 		/*
 		 * The BPF side wrote the header, the recording and the seq; the
 		 * target's part failed. Its recording numbered it: there it counts
 		 * as seen and not kept, so that seen = kept + dropped.
 		 */
-		memcpy(&fixed, data, sizeof(fixed));
-		rs = fixed.hdr.type == REC_RT_EVENT ? rec_proc__find(p, fixed.recording) : NULL;
-		if (!rs && fixed.hdr.type == REC_RT_EVENT) {
+		rs = fixed && fixed->hdr.type == REC_RT_EVENT ? rec_proc__find(p, fixed->recording)
+							      : NULL;
+		if (!rs && fixed && fixed->hdr.type == REC_RT_EVENT) {
 			p->orphans++;
-			d->recording = fixed.recording;
+			d->recording = fixed->recording;
 			return -ENOENT;
 		}
 		if (rs) {
 			rs->invalid++;
-			if (fixed.seq != UINT64_MAX && fixed.seq + 1 > rs->produced)
-				rs->produced = fixed.seq + 1;
+			if (fixed->seq != UINT64_MAX && fixed->seq + 1 > rs->produced)
+				rs->produced = fixed->seq + 1;
 		}
-	}
-	if (err) {
 		p->malformed++;
-		return err;
+		return (int)n;
 	}
+	decoded_head(p->norm, d);
 	rs = rec_proc__find(p, d->recording);
 	if (!rs) {
 		p->orphans++;
@@ -303,6 +321,27 @@ int rec_proc__ingest_event(struct rec_proc *p, const void *data, size_t len, str
 	if (err == -ESTALE)
 		rs->stale++;
 	return err;
+}
+
+int rec_proc__ingest_event(struct rec_proc *p, const void *data, size_t len, struct rec_decoded *d,
+			   struct rec_rstate **rsp)
+{
+	struct rec_event_rec fixed;
+	ssize_t n = rec_event__normalize(data, len, literal_cb, p, p->norm);
+
+	if (n >= 0 || len < sizeof(fixed))
+		return ingest_normalized(p, n, NULL, d, rsp);
+	memcpy(&fixed, data, sizeof(fixed));
+	return ingest_normalized(p, n, &fixed, d, rsp);
+}
+
+int rec_proc__ingest_parts(struct rec_proc *p, struct rec_event_rec *ev, const char *strings,
+			   uint32_t area, struct rec_decoded *d, struct rec_rstate **rsp)
+{
+	ssize_t n = rec_event__normalize_parts(ev, strings, area, literal_cb, p, p->norm);
+
+	/* Its type, recording and seq are as they came: normalizing left them. */
+	return ingest_normalized(p, n, ev, d, rsp);
 }
 
 /*

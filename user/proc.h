@@ -190,8 +190,7 @@ struct rec_rstate *rec_proc__get(struct rec_proc *p, uint64_t key, uint64_t reco
 /*
  * Takes one event record, as the BPF side wrote it, and keeps it normalized
  * (rec_event__normalize: literals read, string area trimmed). On success fills
- * *d (string values point into p, valid until the next call)
- * and *rsp, and returns 0. Returns -EINVAL for a malformed record, -ENOENT for an
+ * *d but its values (nfields 0: decode p->norm for them) and *rsp, and returns 0. Returns -EINVAL for a malformed record, -ENOENT for an
  * unknown recording (both counted), -ESTALE if it fell out of the spool window.
  * A malformed event of a known recording counts there as invalid; one of an
  * unknown recording is an orphan (-ENOENT, d->recording set) until its
@@ -199,6 +198,12 @@ struct rec_rstate *rec_proc__get(struct rec_proc *p, uint64_t key, uint64_t reco
  */
 int rec_proc__ingest_event(struct rec_proc *p, const void *data, size_t len, struct rec_decoded *d,
 			   struct rec_rstate **rsp);
+/*
+ * The same for an event record given in parts (a batch's, user/batch.c): its
+ * fixed part *ev (rewritten) and its string area, area bytes at strings.
+ */
+int rec_proc__ingest_parts(struct rec_proc *p, struct rec_event_rec *ev, const char *strings,
+			   uint32_t area, struct rec_decoded *d, struct rec_rstate **rsp);
 /* Takes one recording record (announcement, subject, retirement). */
 int rec_proc__ingest_recording(struct rec_proc *p, const struct rec_recording_rec *r);
 

@@ -672,36 +672,81 @@ reject:
 }
 
 /*
- * A batch's event record, timed by the target's TSC (REC_HF_TSC, set on batch
- * records only): in CLOCK_MONOTONIC from here on, in place.
+ * A batch's event, timed by the target's TSC (REC_HF_TSC, set on batch records
+ * only): in CLOCK_MONOTONIC from here on.
  */
-static void tsc_to_mono(struct rec_session *s, void *rec)
+static void tsc_to_mono(struct rec_session *s, struct rec_hdr *h)
 {
-	struct rec_hdr h;
-
-	memcpy(&h, rec, sizeof(h));
 	if (!s->clock.ready)
 		rec_clock__add(&s->clock, rec_clock__read());
-	h.time_ns = rec_clock__ns(&s->clock, h.time_ns);
-	h.flags &= ~(uint32_t)REC_HF_TSC;
-	memcpy(rec, &h, sizeof(h));
+	h->time_ns = rec_clock__ns(&s->clock, h->time_ns);
+	h->flags &= ~(uint32_t)REC_HF_TSC;
 }
 
-/* An event record from the ring, or one of a batch's (user/batch.c). */
-static void ingest_event(struct rec_session *s, struct traced *t, const void *data, size_t size)
+/*
+ * After an event of t was ingested with err: the followers get it, or, if its
+ * recording's announcement was lost (ring full; -ENOENT), whether the BPF
+ * table still knows the recording. Returns 1 if it does and the event should
+ * be ingested again.
+ */
+static int ingested(struct rec_session *s, struct traced *t, int err, const struct rec_decoded *d,
+		    const struct rec_rstate *rs, int retried)
 {
-	struct rec_rstate *rs;
-	struct rec_decoded d;
-	int err;
-
-	err = rec_proc__ingest_event(&t->proc, data, size, &d, &rs);
-	/* Its announcement was lost (ring full): the BPF table still knows it. */
-	if (err == -ENOENT && rec_bpfstate__recover_recording(s->bs, &t->proc, d.recording) == 0) {
+	if (err == -ENOENT && !retried &&
+	    rec_bpfstate__recover_recording(s->bs, &t->proc, d->recording) == 0) {
 		t->proc.orphans--;
-		err = rec_proc__ingest_event(&t->proc, data, size, &d, &rs);
+		return 1;
 	}
 	if (err == 0)
 		rec_clients__follow_event(s->clients, t, rs, t->proc.norm, t->proc.norm_len);
+	return 0;
+}
+
+/* An event record from the ring. */
+static void ingest_event(struct rec_session *s, struct traced *t, const void *data, size_t size)
+{
+	struct rec_rstate *rs = NULL;
+	struct rec_decoded d;
+	int err, retried = 0;
+
+	do {
+		err = rec_proc__ingest_event(&t->proc, data, size, &d, &rs);
+	} while (ingested(s, t, err, &d, rs, retried++));
+}
+
+/*
+ * The events of a REC_RT_BATCH ring record, each taken where it lies in the
+ * record (user/batch.c): a malformed record ends the batch, counted.
+ */
+static void ingest_batch(struct rec_session *s, struct traced *t, const void *data, size_t size)
+{
+	struct rec_batch_iter it;
+	struct rec_event_rec ev;
+	struct rec_rstate *rs = NULL;
+	struct rec_decoded d;
+	const char *strings;
+	uint32_t area, at;
+	int n, err, retried;
+
+	if (rec_batch__begin(&it, data, size)) {
+		t->proc.malformed++;
+		return;
+	}
+	for (at = it.pos; (n = rec_batch__next(&it, &ev, &strings, &area)) > 0; at = it.pos) {
+		retried = 0;
+		for (;;) {
+			if (ev.hdr.flags & REC_HF_TSC)
+				tsc_to_mono(s, &ev.hdr);
+			err = rec_proc__ingest_parts(&t->proc, &ev, strings, area, &d, &rs);
+			if (!ingested(s, t, err, &d, rs, retried++))
+				break;
+			/* Ingesting rewrote ev: read it from the batch again. */
+			it.pos = at;
+			rec_batch__next(&it, &ev, &strings, &area);
+		}
+	}
+	if (n < 0)
+		t->proc.malformed++;
 }
 
 /* The ring's consumer: takes one record into its process's model. Always returns 0. */
@@ -739,21 +784,7 @@ static int on_record(void *ctx, void *data, size_t size)
 	if (h.type == REC_RT_EVENT) {
 		ingest_event(s, t, data, size);
 	} else if (h.type == REC_RT_BATCH) {
-		uint64_t ev[REC_BATCH_EVENT_MAX / 8 + 1];
-		struct rec_batch_iter it;
-		int n;
-
-		if (rec_batch__begin(&it, data, size)) {
-			t->proc.malformed++;
-			return 0;
-		}
-		while ((n = rec_batch__next(&it, ev)) > 0) {
-			if (it.hdr.flags & REC_HF_TSC)
-				tsc_to_mono(s, ev);
-			ingest_event(s, t, ev, (size_t)n);
-		}
-		if (n < 0)
-			t->proc.malformed++;
+		ingest_batch(s, t, data, size);
 	} else if (h.type == REC_RT_HELLO && size == sizeof(struct rec_hello_rec)) {
 		/* Adopted above: nothing more to it. */
 	} else if (h.type == REC_RT_STACK && size == sizeof(struct rec_stack_rec)) {

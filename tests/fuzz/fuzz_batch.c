@@ -6,9 +6,11 @@
  * safety:
  *  - rec_batch__begin() refuses a record whose header disagrees with its length;
  *  - every event rec_batch__next() gives out is a REC_RT_EVENT record of the
- *    size its header says, at most REC_BATCH_EVENT_MAX, with the batch's thread;
+ *    size its header says, with the batch's thread, whose string area lies
+ *    inside the batch record;
  *  - it ends (0 or -EINVAL) within as many calls as the batch has 8-byte words;
- *  - rec_event__decode() takes each event or refuses it with -EINVAL.
+ *  - rec_event__normalize_parts() takes each event (and rec_event__decode()
+ *    what it makes) or refuses it with -EINVAL.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -18,8 +20,20 @@
 #include "event.h"
 #include "fuzz.h"
 
+/* Literals are read from the target; here, none can be. */
+static int no_literal(void *ctx, uint64_t addr, struct rec_value *v)
+{
+	(void)ctx;
+	(void)addr;
+	(void)v;
+	return -EFAULT;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	struct rec_event_rec ev;
+	const char *strings;
+	uint32_t area;
 	struct rec_batch_iter it;
 	struct rec_batch_rec b;
 	struct rec_decoded d;
@@ -33,23 +47,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(&b, data, sizeof(b));
 	FUZZ_CHECK(b.hdr.size == size && b.end == size - sizeof(b) && b.start <= b.end,
 		   "a header that disagrees with the length was accepted");
-	/* Exact size: a write past REC_BATCH_EVENT_MAX is an ASan report. */
-	out = malloc(REC_BATCH_EVENT_MAX);
+	/* Exact size: a write past REC_EVENT_MAX is an ASan report. */
+	out = malloc(REC_EVENT_MAX);
 	if (!out)
 		abort();
-	while ((n = rec_batch__next(&it, out)) > 0) {
-		struct rec_hdr h;
+	while ((n = rec_batch__next(&it, &ev, &strings, &area)) > 0) {
+		ssize_t len;
 
+		FUZZ_CHECK(n == 1, "next returned %d", n);
 		FUZZ_CHECK(++calls <= size / 8, "more events than the batch has words");
-		FUZZ_CHECK((size_t)n <= REC_BATCH_EVENT_MAX &&
-				   (size_t)n >= sizeof(struct rec_event_rec),
-			   "an event of %d bytes", n);
-		memcpy(&h, out, sizeof(h));
-		FUZZ_CHECK(h.type == REC_RT_EVENT && h.size == n && h.tgid == b.hdr.tgid &&
-				   h.tid == b.hdr.tid,
+		FUZZ_CHECK(ev.hdr.type == REC_RT_EVENT && ev.hdr.size == sizeof(ev) + area &&
+				   ev.hdr.tgid == b.hdr.tgid && ev.hdr.tid == b.hdr.tid,
 			   "an event whose header is not the batch's");
-		rc = rec_event__decode(out, (size_t)n, &d);
-		FUZZ_CHECK(rc == 0 || rc == -EINVAL, "decode returned %d", rc);
+		FUZZ_CHECK(area == 0 || ((const uint8_t *)strings >= data &&
+					 (const uint8_t *)strings + area <= data + size),
+			   "a string area outside the batch");
+		len = rec_event__normalize_parts(&ev, strings, area, no_literal, NULL, out);
+		FUZZ_CHECK(len == -EINVAL ||
+				   (len >= (ssize_t)sizeof(ev) && len <= (ssize_t)REC_EVENT_MAX),
+			   "normalize returned %zd", len);
+		if (len > 0) {
+			rc = rec_event__decode(out, (size_t)len, &d);
+			FUZZ_CHECK(rc == 0, "a normalized event does not decode: %d", rc);
+		}
 	}
 	FUZZ_CHECK(n == 0 || n == -EINVAL, "next returned %d", n);
 	free(out);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* The REC_RT_BATCH ring record (user/batch.c): numbered events out as REC_RT_EVENT records. */
+/* The REC_RT_BATCH ring record (user/batch.c): numbered events out as REC_RT_EVENT records, in parts. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -69,26 +69,28 @@ static void init(struct ring_rec *r)
 
 static void test_numbered_events_come_out_as_event_records(void **state)
 {
-	uint64_t vals[2] = { 42, REC_STR_SLOT(0, 5, 0) }, out[REC_BATCH_EVENT_MAX / 8 + 1];
+	uint64_t vals[2] = { 42, REC_STR_SLOT(0, 5, 0) };
 	struct rec_event_rec ev;
 	struct rec_batch_iter it;
 	struct ring_rec r;
-	int n;
+	const char *strings;
+	uint32_t area, at;
 
 	(void)state;
 	init(&r);
 	put(&r, REC_BK_EXIT, 0, 0, 0, NULL, NULL, 0);
+	at = r.b.end;
 	put(&r, REC_BK_EVENT, REC_BREC_TAKEN, 3, 2, vals, "hello", 6);
 	/* Refused by the BPF side (counted there): skipped. */
 	put(&r, REC_BK_EVENT, 0, 9, 2, vals, "hello", 6);
 	put(&r, REC_BK_EVENT, REC_BREC_TAKEN, 4, 1, vals, NULL, 0);
 	assert_int_equal(rec_batch__begin(&it, &r, r.b.hdr.size), 0);
 
-	n = rec_batch__next(&it, out);
-	assert_int_equal(n, sizeof(ev) + REC_STR_MAX);
-	memcpy(&ev, out, sizeof(ev));
+	memset(&ev, 0xff, sizeof(ev));
+	assert_int_equal(rec_batch__next(&it, &ev, &strings, &area), 1);
 	assert_int_equal(ev.hdr.type, REC_RT_EVENT);
-	assert_int_equal(ev.hdr.size, n);
+	/* The string area is the bytes the target wrote: "hello" and its NUL. */
+	assert_int_equal(ev.hdr.size, sizeof(ev) + 6);
 	assert_int_equal(ev.hdr.tgid, 10);
 	assert_int_equal(ev.hdr.tid, 11);
 	assert_int_equal(ev.hdr.flags, REC_HF_TSC);
@@ -99,20 +101,28 @@ static void test_numbered_events_come_out_as_event_records(void **state)
 	assert_int_equal(ev.values[0], 42);
 	assert_int_equal(ev.values[1], vals[1]);
 	assert_int_equal(ev.values[2], 0);
-	assert_memory_equal((char *)out + sizeof(ev), "hello", 6);
+	assert_int_equal(ev.values[REC_MAX_FIELDS - 1], 0);
+	/* In place, in the batch. */
+	assert_int_equal(area, 6);
+	assert_ptr_equal(strings, (const char *)r.data + at + sizeof(struct rec_brec_event) + 16);
+	assert_memory_equal(strings, "hello", 6);
 
-	n = rec_batch__next(&it, out);
-	assert_int_equal(n, sizeof(ev));
-	memcpy(&ev, out, sizeof(ev));
+	memset(&ev, 0xff, sizeof(ev));
+	assert_int_equal(rec_batch__next(&it, &ev, &strings, &area), 1);
+	assert_int_equal(ev.hdr.size, sizeof(ev));
 	assert_int_equal(ev.seq, 4);
 	assert_int_equal(ev.values[1], 0);
-	assert_int_equal(rec_batch__next(&it, out), 0);
+	assert_null(strings);
+	assert_int_equal(area, 0);
+	assert_int_equal(rec_batch__next(&it, &ev, &strings, &area), 0);
 }
 
 static void test_start_skips_records_taken_before(void **state)
 {
-	uint64_t vals[1] = { 1 }, out[REC_BATCH_EVENT_MAX / 8 + 1];
+	uint64_t vals[1] = { 1 };
 	struct rec_event_rec ev;
+	const char *strings;
+	uint32_t area;
 	struct rec_batch_iter it;
 	struct ring_rec r;
 	uint32_t first;
@@ -123,10 +133,9 @@ static void test_start_skips_records_taken_before(void **state)
 	put(&r, REC_BK_EVENT, REC_BREC_TAKEN, 1, 1, vals, NULL, 0);
 	r.b.start = first;
 	assert_int_equal(rec_batch__begin(&it, &r, r.b.hdr.size), 0);
-	assert_int_equal(rec_batch__next(&it, out), sizeof(ev));
-	memcpy(&ev, out, sizeof(ev));
+	assert_int_equal(rec_batch__next(&it, &ev, &strings, &area), 1);
 	assert_int_equal(ev.seq, 1);
-	assert_int_equal(rec_batch__next(&it, out), 0);
+	assert_int_equal(rec_batch__next(&it, &ev, &strings, &area), 0);
 }
 
 static void test_bad_headers_are_refused(void **state)
@@ -149,7 +158,10 @@ static void test_bad_headers_are_refused(void **state)
 
 static void test_malformed_records_stop_the_batch(void **state)
 {
-	uint64_t vals[1] = { 1 }, out[REC_BATCH_EVENT_MAX / 8 + 1];
+	uint64_t vals[1] = { 1 };
+	struct rec_event_rec ev;
+	const char *strings;
+	uint32_t area;
 	struct rec_brec_event *e;
 	struct rec_batch_iter it;
 	struct ring_rec r;
@@ -161,24 +173,24 @@ static void test_malformed_records_stop_the_batch(void **state)
 	e = (struct rec_brec_event *)(void *)r.data;
 	e->h.size += 8;
 	assert_int_equal(rec_batch__begin(&it, &r, r.b.hdr.size), 0);
-	assert_int_equal(rec_batch__next(&it, out), -EINVAL);
+	assert_int_equal(rec_batch__next(&it, &ev, &strings, &area), -EINVAL);
 	/* nvals that disagree with the size. */
 	init(&r);
 	put(&r, REC_BK_EVENT, REC_BREC_TAKEN, 0, 1, vals, NULL, 0);
 	e = (struct rec_brec_event *)(void *)r.data;
 	e->h.nvals = 9;
 	assert_int_equal(rec_batch__begin(&it, &r, r.b.hdr.size), 0);
-	assert_int_equal(rec_batch__next(&it, out), -EINVAL);
+	assert_int_equal(rec_batch__next(&it, &ev, &strings, &area), -EINVAL);
 	/* An unknown kind; a size of 0 (which would loop). */
 	init(&r);
 	put(&r, REC_BK_EXIT, 0, 0, 0, NULL, NULL, 0);
 	((struct rec_brec *)(void *)r.data)->kind = 9;
 	assert_int_equal(rec_batch__begin(&it, &r, r.b.hdr.size), 0);
-	assert_int_equal(rec_batch__next(&it, out), -EINVAL);
+	assert_int_equal(rec_batch__next(&it, &ev, &strings, &area), -EINVAL);
 	((struct rec_brec *)(void *)r.data)->kind = REC_BK_EXIT;
 	((struct rec_brec *)(void *)r.data)->size = 0;
 	assert_int_equal(rec_batch__begin(&it, &r, r.b.hdr.size), 0);
-	assert_int_equal(rec_batch__next(&it, out), -EINVAL);
+	assert_int_equal(rec_batch__next(&it, &ev, &strings, &area), -EINVAL);
 }
 
 int main(void)
