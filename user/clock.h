@@ -18,8 +18,8 @@ struct rec_clock_point {
 
 struct rec_clock {
 	struct rec_clock_point first, last;
-	bool ready;  /* two points far enough apart */
-	double rate; /* ns per TSC tick along the line, once ready */
+	bool ready;    /* two points far enough apart */
+	uint64_t mult; /* ns per TSC tick along the line, once ready, with 40 bits of fraction */
 };
 
 /* A point read now: the middle of the tightest of a few brackets. */

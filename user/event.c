@@ -5,6 +5,9 @@
 
 #include "event.h"
 
+/* The types' nibbles of the fields, below the level. */
+#define REC_FIELD_NIBBLES ((1ULL << REC_TYPES_LEVEL_SHIFT) - 1)
+
 /* Bits of a string value slot that REC_STR_SLOT() may set: offset, length, status. */
 #define REC_STR_SLOT_MASK ((1ULL << 40) - 1)
 
@@ -146,23 +149,23 @@ ssize_t rec_event__normalize_parts(struct rec_event_rec *ev, const char *strings
 {
 	char *dst = (char *)out + sizeof(*ev);
 	uint32_t i, used = 0;
-	bool ended = false;
 
 	/* Above the fields' nibbles, only a runtime level (REC_EVENT_LEVEL): 0 to ERROR. */
 	if (ev->types >> REC_TYPES_LEVEL_SHIFT > REC_LEVEL_ERROR)
 		return -EINVAL;
 	for (i = 0; i < REC_MAX_FIELDS; i++) {
 		unsigned int type = (ev->types >> (4 * i)) & 0xf;
-		struct rec_value v = { 0 };
+		struct rec_value v;
 		uint32_t status;
 
+		/* The fields end at the first 0: no nibble after it may be set. */
 		if (type == REC_TYPE_NONE) {
-			ended = true;
-			continue;
+			if (ev->types & REC_FIELD_NIBBLES & ~((1ULL << (4 * i)) - 1))
+				return -EINVAL;
+			break;
 		}
-		if (ended)
-			return -EINVAL;
 		if (type == REC_TYPE_STR_LIT) {
+			memset(&v, 0, sizeof(v));
 			v.type = REC_TYPE_STR;
 			v.str.status = REC_STR_NULL;
 			if (ev->values[i] && lit(ctx, ev->values[i], &v) != 0) {

@@ -82,7 +82,14 @@ void rec_proc__fini(struct rec_proc *p)
 
 struct rec_rstate *rec_proc__find(struct rec_proc *p, uint64_t key)
 {
-	return rec_u64map__get(&p->recordings, key);
+	struct rec_rstate *rs;
+
+	if (p->hot && p->hot->key == key)
+		return p->hot;
+	rs = rec_u64map__get(&p->recordings, key);
+	if (rs)
+		p->hot = rs;
+	return rs;
 }
 
 /* A new recording of p, last in creation order, whose spool holds spool_cap events. */
@@ -131,6 +138,8 @@ static void rstate_remove(struct rec_proc *p, struct rec_rstate *rs)
 	else
 		p->last = rs->prev;
 	rec_u64map__del(&p->recordings, rs->key);
+	if (p->hot == rs)
+		p->hot = NULL;
 	rec_rstate__free(rs);
 }
 
@@ -315,7 +324,8 @@ static int ingest_normalized(struct rec_proc *p, ssize_t n, const struct rec_eve
 	if (d->seq + 1 > rs->produced)
 		rs->produced = d->seq + 1;
 	/* Resolve now: the process may be gone by the time someone asks. */
-	rec_proc__callsite(p, d->meta);
+	if (d->meta != p->hot_meta || !d->meta)
+		rec_proc__callsite(p, d->meta);
 	*rsp = rs;
 	err = rec_spool__push(rs->spool, d->seq, p->norm, (size_t)n);
 	if (err == -ESTALE)
@@ -415,8 +425,11 @@ const struct rec_callsite *rec_proc__callsite(struct rec_proc *p, uint64_t addr)
 	char buf[REC_CALLSITE_MAX];
 	int err;
 
-	if (cs)
+	if (cs) {
+		/* Cached for good: the entries of the cache are never taken out. */
+		p->hot_meta = addr;
 		return cs == &unreadable ? NULL : cs;
+	}
 	if (addr == 0 || addr == UINT64_MAX)
 		return NULL;
 	if (!p->callsite_buf) {

@@ -163,7 +163,13 @@ struct rec_proc {
 	struct rec_u64map forgotten;	      /* recorder -> struct rec_forgotten * */
 	struct rec_forgotten forgotten_other; /* past max_forgotten_recorders */
 	struct rec_callsite *callsite_buf;    /* a callsite read past the cache's limit */
-	uint64_t dump_omitted_recordings;     /* left out of a dump read back: too many */
+	/*
+	 * The last recording found, and the last callsite address found in the
+	 * cache: a batch's events mostly have the same (NULL and 0: none).
+	 */
+	struct rec_rstate *hot;
+	uint64_t hot_meta;
+	uint64_t dump_omitted_recordings; /* left out of a dump read back: too many */
 	uint64_t dump_omitted_stacks;
 };
 
