@@ -95,6 +95,21 @@ static int read_fixed(const void *rec, size_t len, struct rec_event_rec *ev, con
 	return 0;
 }
 
+void rec_event__head(const void *rec, struct rec_decoded *out)
+{
+	struct rec_event_rec ev;
+
+	memcpy(&ev, rec, sizeof(ev));
+	out->level = (enum rec_level)(ev.types >> REC_TYPES_LEVEL_SHIFT);
+	out->tgid = ev.hdr.tgid;
+	out->tid = ev.hdr.tid;
+	out->time_ns = ev.hdr.time_ns;
+	out->recording = ev.recording;
+	out->seq = ev.seq;
+	out->meta = ev.meta;
+	out->nfields = 0;
+}
+
 /*
  * Decodes an event record of len bytes. Never trusts it: checks the header type
  * and size, every type nibble (fields end at the first 0; a non-zero nibble after
@@ -129,13 +144,7 @@ int rec_event__decode(const void *rec, size_t len, struct rec_decoded *out)
 		nfields++;
 	}
 
-	out->level = (enum rec_level)(ev.types >> REC_TYPES_LEVEL_SHIFT);
-	out->tgid = ev.hdr.tgid;
-	out->tid = ev.hdr.tid;
-	out->time_ns = ev.hdr.time_ns;
-	out->recording = ev.recording;
-	out->seq = ev.seq;
-	out->meta = ev.meta;
+	rec_event__head(&ev, out);
 	out->nfields = nfields;
 	return 0;
 

@@ -48,6 +48,11 @@ struct rec_decoded {
  * record's string area. String values point into rec. Returns 0 or -EINVAL.
  */
 int rec_event__decode(const void *rec, size_t len, struct rec_decoded *out);
+/*
+ * The fixed part of an event record already checked (one rec_event__decode()
+ * takes, such as a normalized one) into out, its values left out (nfields 0).
+ */
+void rec_event__head(const void *rec, struct rec_decoded *out);
 
 /* The largest event record: the fixed part and the whole string area. */
 #define REC_EVENT_MAX (sizeof(struct rec_event_rec) + REC_STR_AREA)

@@ -264,25 +264,6 @@ int rec_proc__ingest_recording(struct rec_proc *p, const struct rec_recording_re
 static int literal_cb(void *ctx, uint64_t addr, struct rec_value *v);
 
 /*
- * The fixed part of a normalized event record (rec_event__normalize() checked
- * the whole of it) into d, its values left out: ingesting needs no more.
- */
-static void decoded_head(const void *norm, struct rec_decoded *d)
-{
-	struct rec_event_rec ev;
-
-	memcpy(&ev, norm, sizeof(ev));
-	d->tgid = ev.hdr.tgid;
-	d->tid = ev.hdr.tid;
-	d->time_ns = ev.hdr.time_ns;
-	d->recording = ev.recording;
-	d->seq = ev.seq;
-	d->meta = ev.meta;
-	d->level = (enum rec_level)(ev.types >> REC_TYPES_LEVEL_SHIFT);
-	d->nfields = 0;
-}
-
-/*
  * The rest of ingesting an event: normalized into p->norm (n bytes), or
  * malformed (n < 0). fixed is its fixed part as it came, NULL if it had none.
  */
@@ -314,7 +295,7 @@ static int ingest_normalized(struct rec_proc *p, ssize_t n, const struct rec_eve
 		p->malformed++;
 		return (int)n;
 	}
-	decoded_head(p->norm, d);
+	rec_event__head(p->norm, d);
 	rs = rec_proc__find(p, d->recording);
 	if (!rs) {
 		p->orphans++;
