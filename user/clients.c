@@ -648,6 +648,11 @@ void rec_clients__ready(struct rec_clients *cs)
 	}
 }
 
+int rec_clients__following(const struct rec_clients *cs)
+{
+	return cs->followers != NULL;
+}
+
 void rec_clients__follow_event(struct rec_clients *cs, void *owner, const struct rec_rstate *rs,
 			       const void *rec, size_t len)
 {

@@ -97,6 +97,9 @@ void rec_clients__tick(struct rec_clients *cs);
  * and is told so later. Nothing is rendered here: rec_clients__tick() renders
  * and sends, within a bounded time per turn of the loop.
  */
+/* Whether any follower is connected: if not, rec_clients__follow_event() has nothing to do. */
+int rec_clients__following(const struct rec_clients *cs);
+
 void rec_clients__follow_event(struct rec_clients *cs, void *owner, const struct rec_rstate *rs,
 			       const void *rec, size_t len);
 

@@ -6,8 +6,6 @@
 
 /* Brackets tried per point; the tightest one is kept. */
 #define TRIES 16
-/* The fraction bits of the rate (struct rec_clock.mult). */
-#define MULT_SHIFT 40
 /* The least distance between the two points of the line, in TSC ticks. */
 #define MIN_SPAN 1000000
 
@@ -56,23 +54,8 @@ void rec_clock__add(struct rec_clock *c, struct rec_clock_point p)
 	 * TSC runs at 10 MHz at least, so the rate is below 100 ns a tick: its
 	 * integer part fits in the 24 bits above the fraction's 40.
 	 */
-	c->mult = (uint64_t)((double)(c->last.ns - c->first.ns) * (double)(1ULL << MULT_SHIFT) /
+	c->mult = (uint64_t)((double)(c->last.ns - c->first.ns) *
+				     (double)(1ULL << REC_CLOCK_MULT_SHIFT) /
 				     (double)(c->last.tsc - c->first.tsc) +
 			     0.5);
-}
-
-uint64_t rec_clock__ns(const struct rec_clock *c, uint64_t t)
-{
-	__int128 d;
-
-	if (!c->ready)
-		return 0;
-	/* From the latest point: the nearest in time to what is converted. */
-	d = ((__int128)((int64_t)(t - c->last.tsc)) * (__int128)c->mult +
-	     ((__int128)1 << (MULT_SHIFT - 1))) >>
-	    MULT_SHIFT;
-	if (d < 0 && -d > (__int128)c->last.ns)
-		return 0;
-	d += c->last.ns;
-	return d > (__int128)UINT64_MAX ? UINT64_MAX : (uint64_t)d;
 }

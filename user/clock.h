@@ -28,7 +28,27 @@ struct rec_clock_point rec_clock__read(void);
 /* Adds a point; the line goes through the first and the latest. */
 void rec_clock__add(struct rec_clock *c, struct rec_clock_point p);
 
-/* tsc in CLOCK_MONOTONIC ns; 0 if the clock has fewer than two points apart. */
-uint64_t rec_clock__ns(const struct rec_clock *c, uint64_t tsc);
+/* The fraction bits of the rate (struct rec_clock.mult). */
+#define REC_CLOCK_MULT_SHIFT 40
+
+/*
+ * tsc in CLOCK_MONOTONIC ns; 0 if the clock has fewer than two points apart.
+ * Inline: the consumer converts every event of a batch.
+ */
+static inline uint64_t rec_clock__ns(const struct rec_clock *c, uint64_t t)
+{
+	__int128 d;
+
+	if (!c->ready)
+		return 0;
+	/* From the latest point: the nearest in time to what is converted. */
+	d = ((__int128)((int64_t)(t - c->last.tsc)) * (__int128)c->mult +
+	     ((__int128)1 << (REC_CLOCK_MULT_SHIFT - 1))) >>
+	    REC_CLOCK_MULT_SHIFT;
+	if (d < 0 && -d > (__int128)c->last.ns)
+		return 0;
+	d += c->last.ns;
+	return d > (__int128)UINT64_MAX ? UINT64_MAX : (uint64_t)d;
+}
 
 #endif /* REC_CLOCK_H */

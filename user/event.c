@@ -48,8 +48,9 @@ static int decode_str(uint64_t v, const char *strings, uint32_t area, struct rec
 }
 
 /* Decodes field value v of type type into *val; strings as for decode_str(). */
-static int decode_value(unsigned int type, uint64_t v, const char *strings, uint32_t area,
-			struct rec_value *val)
+static inline __attribute__((always_inline)) int decode_value(unsigned int type, uint64_t v,
+							      const char *strings, uint32_t area,
+							      struct rec_value *val)
 {
 	val->type = (enum rec_field_type)type;
 	switch (type) {

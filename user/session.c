@@ -690,14 +690,14 @@ static void tsc_to_mono(struct rec_session *s, struct rec_hdr *h)
  * be ingested again.
  */
 static int ingested(struct rec_session *s, struct traced *t, int err, const struct rec_decoded *d,
-		    const struct rec_rstate *rs, int retried)
+		    const struct rec_rstate *rs, int retried, int following)
 {
 	if (err == -ENOENT && !retried &&
 	    rec_bpfstate__recover_recording(s->bs, &t->proc, d->recording) == 0) {
 		t->proc.orphans--;
 		return 1;
 	}
-	if (err == 0)
+	if (err == 0 && following)
 		rec_clients__follow_event(s->clients, t, rs, t->proc.norm, t->proc.norm_len);
 	return 0;
 }
@@ -711,7 +711,7 @@ static void ingest_event(struct rec_session *s, struct traced *t, const void *da
 
 	do {
 		err = rec_proc__ingest_event(&t->proc, data, size, &d, &rs);
-	} while (ingested(s, t, err, &d, rs, retried++));
+	} while (ingested(s, t, err, &d, rs, retried++, rec_clients__following(s->clients)));
 }
 
 /*
@@ -726,7 +726,8 @@ static void ingest_batch(struct rec_session *s, struct traced *t, const void *da
 	struct rec_decoded d;
 	const char *strings;
 	uint32_t area, at;
-	int n, err, retried;
+	/* No client connects while a record is taken: asked once a batch. */
+	int n, err, retried, following = rec_clients__following(s->clients);
 
 	if (rec_batch__begin(&it, data, size)) {
 		t->proc.malformed++;
@@ -738,7 +739,7 @@ static void ingest_batch(struct rec_session *s, struct traced *t, const void *da
 			if (ev.hdr.flags & REC_HF_TSC)
 				tsc_to_mono(s, &ev.hdr);
 			err = rec_proc__ingest_parts(&t->proc, &ev, strings, area, &d, &rs);
-			if (!ingested(s, t, err, &d, rs, retried++))
+			if (!ingested(s, t, err, &d, rs, retried++, following))
 				break;
 			/* Ingesting rewrote ev: read it from the batch again. */
 			it.pos = at;

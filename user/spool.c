@@ -241,6 +241,26 @@ int rec_spool__push(struct rec_spool *s, uint64_t seq, const void *data, size_t 
 		return -EINVAL;
 	if (seq < window_lo(s->cap, s->next_seq))
 		return -ESTALE;
+	/*
+	 * The usual push once the slot array is full: the next seq, which the
+	 * oldest record alone leaves the window for, and a big enough buffer in
+	 * the oldest's slot. The new record takes that slot, as below.
+	 */
+	if (seq == s->next_seq && s->count && s->count == s->nslots) {
+		uint64_t lo = window_lo(s->cap, seq + 1);
+
+		slot = &s->slots[s->head];
+		if (slot->seq < lo && (s->count == 1 || slot_at(s, 1)->seq >= lo) &&
+		    len <= slot->size) {
+			s->head = s->head + 1 == s->nslots ? 0 : s->head + 1;
+			s->next_seq = seq + 1;
+			slot->seq = seq;
+			slot->len = (uint32_t)len;
+			if (len)
+				memcpy(slot->data, data, len);
+			return 0;
+		}
+	}
 
 	if (seq >= s->next_seq) {
 		/* The window moves: the oldest records, up to its new low end, leave. */
