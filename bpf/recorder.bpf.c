@@ -908,6 +908,35 @@ int on_event(struct pt_regs *ctx)
 	return emit_event(args, v, key, meta, types, st, id, 0);
 }
 
+/* A new span id of task's (NULL: this thread's) stack st: never 0, unique in its process. */
+static __always_inline __u64 new_span_id(struct rec_stack *st, struct task_struct *task)
+{
+	__u64 tid = task ? (__u32)BPF_CORE_READ(task, pid) : (__u32)bpf_get_current_pid_tgid();
+
+	return tid << 32 | ++st->spans;
+}
+
+/*
+ * The frames of st just seeded (entered before the attach) by thread tid: ids
+ * from here, times unknown. A global function, verified once on its own.
+ */
+__attribute__((noinline)) int seed_ids(struct rec_stack *st, __u32 tid)
+{
+	__u32 n;
+
+	if (!st)
+		return 0;
+	n = st->depth;
+	for (int i = 0; i < REC_MAX_DEPTH; i++) {
+		if (i >= n)
+			break;
+		st->frames[i].id = (__u64)tid << 32 | ++st->spans;
+		st->frames[i].enter = 0;
+		st->frames[i].flags = 0;
+	}
+	return 0;
+}
+
 /*
  * The first probe a thread hits after the attach may find it already inside
  * spans. Walk the target's chain of entered spans (struct rec_span.prev), so the
@@ -954,6 +983,7 @@ static __always_inline void seed_stack_of(struct rec_stack *st, __u64 span,
 		st->frames[j] = tmp;
 	}
 	st->depth = n;
+	seed_ids(st, task ? (__u32)BPF_CORE_READ(task, pid) : (__u32)bpf_get_current_pid_tgid());
 }
 
 /* This thread's stack; *seeded says whether it was just read from the target. */
@@ -1032,7 +1062,7 @@ __attribute__((noinline)) int stack_remove(struct rec_stack *st, __u64 span)
  * before it.
  */
 static __always_inline void span_enter(struct task_struct *task, __u64 span, __u64 meta, __u64 key,
-				       __u64 prev)
+				       __u64 prev, __u64 now, __u32 tsc)
 {
 	struct rec_stack *st;
 	bool seeded;
@@ -1050,11 +1080,83 @@ static __always_inline void span_enter(struct task_struct *task, __u64 span, __u
 	st->frames[d].span = span;
 	st->frames[d].meta = meta;
 	st->frames[d].recording = key;
+	st->frames[d].id = new_span_id(st, task);
+	st->frames[d].enter = now;
+	/* REC_HF_TSC or 0, as REC_FF_TSC or 0: no branch. */
+	st->frames[d].flags = tsc;
 	st->depth = d + 1;
 }
 
-/* A span exit of task (NULL: this thread); cur is the thread's span after it. */
-static __always_inline void span_exit(struct task_struct *task, __u64 span, __u64 cur)
+/*
+ * The span of frame f, left by task (NULL: this thread) at now (the TSC if
+ * tsc), into the ring (REC_RT_SPAN). Spans of no recording are not written.
+ */
+/*
+ * Where span is in st below its top (its innermost entry), or REC_MAX_DEPTH:
+ * the frame an exit out of order leaves. A global function, verified once.
+ */
+__attribute__((noinline)) int find_frame(struct rec_stack *st, __u64 span)
+{
+	__u32 d, at = REC_MAX_DEPTH;
+
+	if (!st)
+		return REC_MAX_DEPTH;
+	d = st->depth;
+	for (int i = 0; i < REC_MAX_DEPTH - 1; i++) {
+		if (i + 1 >= d)
+			break;
+		if (st->frames[i].span == span)
+			at = i;
+	}
+	return at;
+}
+
+/*
+ * The span of frame at of st, left by thread id (its pid_tgid) at now (the TSC if tsc), into the
+ * ring (REC_RT_SPAN). Spans of no recording are not written. A global
+ * function, verified once on its own.
+ */
+static __always_inline int emit_span(struct rec_stack *st, __u32 at, __u64 id, __u64 now, __u32 tsc)
+{
+	struct rec_span_rec *r;
+	struct rec_frame *f;
+	__u64 parent = 0;
+
+	if (!st || at >= REC_MAX_DEPTH)
+		return 0;
+	f = &st->frames[at];
+	/* Its parent is the frame below it: the span it was entered in. */
+	if (at)
+		parent = st->frames[(at - 1) & (REC_MAX_DEPTH - 1)].id;
+	if (!f->recording)
+		return 0;
+	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	if (!r) {
+		count(REC_C_RING_FULL);
+		return 0;
+	}
+	r->hdr.type = REC_RT_SPAN;
+	r->hdr.size = sizeof(*r);
+	r->hdr.tgid = id >> 32;
+	r->hdr.tid = (__u32)id;
+	r->hdr.flags = tsc ? REC_HF_TSC : 0;
+	r->hdr.time_ns = now;
+	r->recording = f->recording;
+	r->id = f->id;
+	r->parent = parent;
+	r->meta = f->meta;
+	/* Entered on another clock (before the batch path took over): not known. */
+	r->enter = !(f->flags & REC_FF_TSC) == !tsc ? f->enter : 0;
+	bpf_ringbuf_submit(r, event_submit_flags(st));
+	return 0;
+}
+
+/*
+ * A span exit of task (NULL: this thread) at now (the TSC if tsc); cur is the
+ * thread's span after it.
+ */
+static __always_inline void span_exit(struct task_struct *task, __u64 span, __u64 cur, __u64 now,
+				      __u32 tsc)
 {
 	struct rec_stack *st;
 	bool seeded;
@@ -1078,8 +1180,11 @@ static __always_inline void span_exit(struct task_struct *task, __u64 span, __u6
 	}
 	if (st->frames[d - 1].span == span) {
 		st->depth = d - 1;
+		emit_span(st, d - 1, task_id(task), now, tsc);
 		return;
 	}
+	/* Written before it goes: its frame, and the one below it, are still there. */
+	emit_span(st, find_frame(st, span), task_id(task), now, tsc);
 	if (stack_remove(st, span))
 		count(REC_C_EXIT_UNMATCHED);
 	else
@@ -1136,13 +1241,13 @@ static __always_inline long batch_step(struct batch_buf *b, struct task_struct *
 		if (size != sizeof(struct rec_brec_enter))
 			goto bad;
 		if (!b->drop)
-			span_enter(task, w[0], w[1], w[2], w[3]);
+			span_enter(task, w[0], w[1], w[2], w[3], h->time, b->flags & REC_HF_TSC);
 		break;
 	case REC_BK_EXIT:
 		if (size != sizeof(struct rec_brec_exit))
 			goto bad;
 		if (!b->drop)
-			span_exit(task, w[0], w[1]);
+			span_exit(task, w[0], w[1], h->time, b->flags & REC_HF_TSC);
 		break;
 	case REC_BK_EVENT:
 		nvals = h->nvals;
@@ -1515,7 +1620,7 @@ int on_span_enter(struct pt_regs *ctx)
 		return 0;
 	if (read_args(ctx, args, 5))
 		return 0;
-	span_enter(NULL, args[0], args[1], args[2], args[4]);
+	span_enter(NULL, args[0], args[1], args[2], args[4], bpf_ktime_get_ns(), 0);
 	return 0;
 }
 
@@ -1529,7 +1634,7 @@ int on_span_exit(struct pt_regs *ctx)
 	if (read_args(ctx, args, 4))
 		return 0;
 	/* args[3]: the thread's current span after this exit */
-	span_exit(NULL, args[0], args[3]);
+	span_exit(NULL, args[0], args[3], bpf_ktime_get_ns(), 0);
 	return 0;
 }
 
@@ -1624,7 +1729,7 @@ int BPF_PROG(on_sched_exit, struct task_struct *task)
 			fill_hdr(&r->hdr, REC_RT_STACK, sizeof(*r));
 			r->depth = st->depth;
 			r->overflow = st->overflow;
-			__builtin_memcpy(r->frames, st->frames, sizeof(r->frames));
+			bpf_probe_read_kernel(r->frames, sizeof(r->frames), st->frames);
 			bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
 		} else {
 			count(REC_C_RING_FULL);

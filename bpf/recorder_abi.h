@@ -125,6 +125,7 @@ enum rec_record_type {
 	REC_RT_EXIT = 4,  /* the last thread of a traced process exited */
 	REC_RT_HELLO = 5, /* --binary: a process of a traced executable hit its first probe */
 	REC_RT_BATCH = 6, /* the events of a thread's batch, as one record (struct rec_batch_rec) */
+	REC_RT_SPAN = 7,  /* a thread left a span (struct rec_span_rec) */
 };
 
 struct rec_hdr {
@@ -371,6 +372,31 @@ struct rec_frame {
 	__u64 span;	 /* address of struct rec_span in the target */
 	__u64 meta;	 /* its callsite metadata */
 	__u64 recording; /* its recording key, 0 = none */
+	__u64 id;	 /* the span's id: tid << 32 | the thread's enters so far; never 0 */
+	__u64 enter;	 /* when it was entered (CLOCK_MONOTONIC, or the TSC with
+			  * REC_FF_TSC); 0 = not known (entered before the attach) */
+	__u32 flags;	 /* enum rec_frame_flag */
+	__u32 pad;
+};
+
+enum rec_frame_flag {
+	/* enter is the target's rdtsc (the batch path): user space converts it. */
+	REC_FF_TSC = 1,
+};
+
+/*
+ * A thread left a span (docs/probe-abi.md, "Spans"): the header (the thread,
+ * time_ns the exit, REC_HF_TSC if it and enter are the TSC), then the span.
+ * It takes no event seq. enter is 0 if it is not known, or was taken on
+ * another clock than the exit.
+ */
+struct rec_span_rec {
+	struct rec_hdr hdr;
+	__u64 recording; /* recording key */
+	__u64 id;
+	__u64 parent;
+	__u64 meta; /* its callsite metadata */
+	__u64 enter;
 };
 
 /* Per-thread span stack (task-local storage). */
@@ -379,6 +405,8 @@ struct rec_stack {
 	__u32 overflow; /* enters beyond REC_MAX_DEPTH not yet exited */
 	__u32 seeded;	/* the chain of spans entered before attach was read */
 	__u32 events;	/* events this thread emitted: paces the ring-fill check */
+	__u32 spans;	/* span ids given out on this thread (the low half of the next) */
+	__u32 pad;
 	struct rec_frame frames[REC_MAX_DEPTH];
 };
 

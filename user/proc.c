@@ -550,6 +550,30 @@ void rec_proc__set_stacks(struct rec_proc *p, struct rec_thread_stack *v, size_t
 	p->nstacks = n;
 }
 
+int rec_proc__ingest_span(struct rec_proc *p, const struct rec_span_rec *r)
+{
+	struct rec_kept_span sp = {
+		.tid = r->hdr.tid,
+		.id = r->id,
+		.parent = r->parent,
+		.meta = r->meta,
+		.enter = r->enter,
+		.exit = r->hdr.time_ns,
+	};
+	struct rec_rstate *rs;
+
+	if (!r->id || !r->hdr.time_ns || (r->enter && r->enter > r->hdr.time_ns)) {
+		p->malformed++;
+		return -EINVAL;
+	}
+	rs = rec_proc__find(p, r->recording);
+	if (!rs) {
+		p->span_orphans++;
+		return -ENOENT;
+	}
+	return rec_spans__add(&rs->spans, p->limits.span_cap, &sp);
+}
+
 int rec_proc__ingest_stack(struct rec_proc *p, const struct rec_stack_rec *r)
 {
 	uint64_t max = p->limits.max_dead_stacks;

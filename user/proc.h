@@ -65,6 +65,7 @@ struct rec_limits {
 	uint64_t max_literals;
 	uint64_t max_dead_stacks;
 	uint64_t max_forgotten_recorders;
+	uint64_t span_cap; /* spans kept per recording (0: no limit, a model read from a dump) */
 };
 
 #define REC_LIMITS_DEFAULT                                                                         \
@@ -77,6 +78,7 @@ struct rec_limits {
 		.max_literals = REC_DEFAULT_MAX_LITERALS,                                          \
 		.max_dead_stacks = REC_DEFAULT_MAX_DEAD_STACKS,                                    \
 		.max_forgotten_recorders = REC_DEFAULT_MAX_FORGOTTEN_RECORDERS,                    \
+		.span_cap = REC_DEFAULT_SPAN_CAP,                                                  \
 	}
 
 /* What --stats shows for each limit, and a dump keeps ("limits"). */
@@ -148,6 +150,7 @@ struct rec_proc {
 	size_t nretired;		 /* retired recordings held */
 	uint64_t malformed;		 /* records that failed validation */
 	uint64_t orphans;		 /* events of recordings we know nothing of */
+	uint64_t span_orphans;		 /* spans of recordings we know nothing of */
 	struct rec_thread_stack *stacks; /* last snapshot, see rec_proc__set_stacks */
 	size_t nstacks;
 	/*
@@ -245,6 +248,12 @@ void rec_proc__limits(struct rec_proc *p);
 
 /* Takes the stack a thread exited in. Returns 0, -EINVAL or -ENOMEM. */
 int rec_proc__ingest_stack(struct rec_proc *p, const struct rec_stack_rec *r);
+/*
+ * Takes a span a thread left (its times in CLOCK_MONOTONIC already) into its
+ * recording's spans. Returns 0, -EINVAL (malformed) or -ENOENT (an unknown
+ * recording: counted in span_orphans).
+ */
+int rec_proc__ingest_span(struct rec_proc *p, const struct rec_span_rec *r);
 /* Takes how the process ended (a wait status). */
 void rec_proc__ingest_exit(struct rec_proc *p, const struct rec_exit_rec *r);
 /* The process is gone: its stacks become the ones its threads died in. */

@@ -98,6 +98,7 @@ static void output_for(struct rec_output *o, FILE *out, const struct rec_query *
 			 : q->flags & REC_Q_JSON ? &rec_output_jsonl__ops
 						 : &rec_output_text__ops);
 	o->salt = q->otlp_salt;
+	o->spans = !!(q->flags & REC_Q_SPANS);
 }
 
 static void show_event(struct rec_output *o, struct rec_proc *p, const struct rec_rstate *rs,
@@ -191,6 +192,75 @@ static int tail_visit(uint64_t seq, const void *data, size_t len, void *ctx)
 	return 0;
 }
 
+static int by_exit(const void *a, const void *b)
+{
+	const struct rec_kept_span *x = *(const struct rec_kept_span *const *)a;
+	const struct rec_kept_span *y = *(const struct rec_kept_span *const *)b;
+
+	if (x->exit != y->exit)
+		return x->exit < y->exit ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+static void show_span(struct rec_output *o, struct rec_proc *p, const struct rec_rstate *rs,
+		      const struct rec_kept_span *s)
+{
+	struct rec_span_view v = {
+		.pid = p->pid,
+		.ns_pid = p->ns_pid,
+		.tid = s->tid,
+		.recording = rs->key,
+		.recorder = rs->recorder,
+		.subject = rs->subject,
+		.id = s->id,
+		.parent = s->parent,
+		.cs = rec_proc__callsite(p, s->meta),
+		.meta = s->meta,
+		.enter_ns = s->enter ? rec_query__realtime(s->enter, p->clock_offset_ns) : 0,
+		.exit_ns = s->exit ? rec_query__realtime(s->exit, p->clock_offset_ns) : 0,
+	};
+
+	rec_output__span(o, &v);
+}
+
+/*
+ * The spans of rs (REC_Q_SPANS): those kept, by exit, then those its threads
+ * are still in (or died in), outermost first.
+ */
+static void answer_spans(struct rec_output *o, struct rec_proc *p, const struct rec_rstate *rs)
+{
+	const struct rec_spans *sp = &rs->spans;
+	const struct rec_kept_span **v = sp->n ? malloc(sp->n * sizeof(*v)) : NULL;
+
+	if (v) {
+		for (size_t i = 0; i < sp->n; i++)
+			v[i] = rec_spans__at(sp, i);
+		qsort(v, sp->n, sizeof(*v), by_exit);
+		for (size_t i = 0; i < sp->n; i++)
+			show_span(o, p, rs, v[i]);
+		free(v);
+	}
+	for (size_t t = 0; t < p->nstacks; t++) {
+		const struct rec_thread_stack *ts = &p->stacks[t];
+		uint32_t d = ts->depth < REC_MAX_DEPTH ? ts->depth : REC_MAX_DEPTH;
+
+		for (uint32_t i = 0; i < d; i++) {
+			const struct rec_frame *f = &ts->frames[i];
+			struct rec_kept_span s = {
+				.tid = ts->tid,
+				.id = f->id,
+				.parent = i ? ts->frames[i - 1].id : 0,
+				.meta = f->meta,
+				.enter = f->enter,
+			};
+
+			/* A frame of a dump of version 1 has no id: not a span to show. */
+			if (f->recording == rs->key && f->id)
+				show_span(o, p, rs, &s);
+		}
+	}
+}
+
 static int answer_tail(struct rec_output *o, struct rec_proc *p, const struct rec_query *q)
 {
 	size_t n = q->n > 0 ? (size_t)q->n : 0;
@@ -214,6 +284,8 @@ static int answer_tail(struct rec_output *o, struct rec_proc *p, const struct re
 		/* Events numbered after the last one we hold never arrived. */
 		if (w.started && rs->produced > w.expect)
 			rec_output__gap(o, w.expect, rs->produced - 1);
+		if (q->flags & REC_Q_SPANS)
+			answer_spans(o, p, rs);
 	}
 	return 0;
 }

@@ -27,6 +27,7 @@ void rec_rstate__free(struct rec_rstate *rs)
 	if (!rs)
 		return;
 	rec_spool__free(rs->spool);
+	rec_spans__free(&rs->spans);
 	free(rs);
 }
 

@@ -12,6 +12,7 @@
 #include "recorder_abi.h"
 #include "event.h"
 #include "spool.h"
+#include "spans.h"
 
 /* Caps above this are clamped (a hostile target could ask for 2^63). */
 #define REC_CAP_MAX (1u << 20)
@@ -31,6 +32,7 @@ struct rec_rstate {
 	uint64_t received; /* delivered and valid ("kept"): see rec_rstate__dropped() */
 	uint64_t stale;	   /* delivered after newer events had pushed them out */
 	struct rec_spool *spool;
+	struct rec_spans spans;		 /* its last spans (issue 13), capped by limits.span_cap */
 	struct rec_rstate *next, *prev;	 /* creation order, in its process */
 	struct rec_rstate *retired_next; /* retirement order, in its process */
 };

@@ -164,12 +164,16 @@ static void collect(struct rec_session *s, struct traced *t)
 			(int)t->proc.pid, strerror(-err));
 }
 
+static void frames_to_mono(struct rec_session *s, struct rec_frame *f, uint32_t n);
+
 /* Brings t's model up to date: pending records, live counters, span stacks. */
 static void refresh(struct rec_session *s, struct traced *t)
 {
 	collect(s, t);
 	rec_ring__consume(s->rb);
 	rec_bpfstate__refresh(s->bs, &t->proc);
+	for (size_t i = 0; i < t->proc.nstacks; i++)
+		frames_to_mono(s, t->proc.stacks[i].frames, t->proc.stacks[i].depth);
 }
 
 /*
@@ -324,6 +328,7 @@ int rec_session__open(struct rec_session **sp, const struct rec_session_opts *op
 		l->max_dead_stacks = l->max_dead_stacks ?: d.max_dead_stacks;
 		l->max_forgotten_recorders =
 			l->max_forgotten_recorders ?: d.max_forgotten_recorders;
+		l->span_cap = l->span_cap ?: d.span_cap;
 	}
 	bo.max_recordings = s->opts.limits.max_recordings;
 	bo.max_per_process = s->opts.limits.max_recordings_per_process;
@@ -683,6 +688,37 @@ static void tsc_to_mono(struct rec_session *s, struct rec_hdr *h)
 	h->flags &= ~(uint32_t)REC_HF_TSC;
 }
 
+/* The enter times of n frames of a stack that are the TSC (REC_FF_TSC), in CLOCK_MONOTONIC. */
+static void frames_to_mono(struct rec_session *s, struct rec_frame *f, uint32_t n)
+{
+	for (uint32_t i = 0; i < n && i < REC_MAX_DEPTH; i++) {
+		if (!(f[i].flags & REC_FF_TSC))
+			continue;
+		if (!s->clock.ready)
+			rec_clock__add(&s->clock, rec_clock__read());
+		f[i].enter = f[i].enter ? rec_clock__ns(&s->clock, f[i].enter) : 0;
+		f[i].flags &= ~(uint32_t)REC_FF_TSC;
+	}
+}
+
+/* A span record from the ring (REC_RT_SPAN): its times in CLOCK_MONOTONIC, into its recording. */
+static void ingest_span(struct rec_session *s, struct traced *t, const void *data)
+{
+	struct rec_span_rec r;
+
+	memcpy(&r, data, sizeof(r));
+	if (r.hdr.flags & REC_HF_TSC) {
+		if (r.enter) {
+			struct rec_hdr e = { .flags = REC_HF_TSC, .time_ns = r.enter };
+
+			tsc_to_mono(s, &e);
+			r.enter = e.time_ns;
+		}
+		tsc_to_mono(s, &r.hdr);
+	}
+	rec_proc__ingest_span(&t->proc, &r);
+}
+
 /*
  * After an event of t was ingested with err: the followers get it, or, if its
  * recording's announcement was lost (ring full; -ENOENT), whether the BPF
@@ -788,10 +824,13 @@ static int on_record(void *ctx, void *data, size_t size)
 		ingest_batch(s, t, data, size);
 	} else if (h.type == REC_RT_HELLO && size == sizeof(struct rec_hello_rec)) {
 		/* Adopted above: nothing more to it. */
+	} else if (h.type == REC_RT_SPAN && size == sizeof(struct rec_span_rec)) {
+		ingest_span(s, t, data);
 	} else if (h.type == REC_RT_STACK && size == sizeof(struct rec_stack_rec)) {
 		struct rec_stack_rec r;
 
 		memcpy(&r, data, sizeof(r));
+		frames_to_mono(s, r.frames, r.depth);
 		rec_proc__ingest_stack(&t->proc, &r);
 	} else if (h.type == REC_RT_EXIT && size == sizeof(struct rec_exit_rec)) {
 		struct rec_exit_rec r;

@@ -124,6 +124,7 @@ enum {
 	OPT_MAX_LITERALS,
 	OPT_MAX_DEAD_STACKS,
 	OPT_MAX_FORGOTTEN,
+	OPT_SPAN_CAP,
 	OPT_PER_EVENT,
 	OPT_COLLECT,
 };
@@ -202,6 +203,10 @@ static const struct argp_option options[] = {
 	{ "max-dead-stacks", OPT_MAX_DEAD_STACKS, "N", 0,
 	  "Stacks of exited threads kept per process, the newest (default 4096, "
 	  "at most 65536)",
+	  1 },
+	{ "span-cap", OPT_SPAN_CAP, "N", 0,
+	  "Spans kept per recording, the newest (default 256, at most 1048576); "
+	  "the others are counted dropped",
 	  1 },
 	{ "max-forgotten-recorders", OPT_MAX_FORGOTTEN, "N", 0,
 	  "Recorders whose forgotten recordings are tallied one by one (default "
@@ -357,6 +362,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_MAX_DEAD_STACKS:
 		parse_limit(state, "max-dead-stacks", arg, 1, REC_MAX_DEAD_STACKS_LIMIT,
 			    &lim->max_dead_stacks);
+		break;
+	case OPT_SPAN_CAP:
+		parse_limit(state, "span-cap", arg, 1, REC_SPAN_CAP_MAX, &lim->span_cap);
 		break;
 	case OPT_MAX_FORGOTTEN:
 		parse_limit(state, "max-forgotten-recorders", arg, 1, 1u << 20,

@@ -79,6 +79,7 @@ enum {
 	OPT_SINCE,
 	OPT_OTLP,
 	OPT_SERVICE,
+	OPT_SPANS,
 };
 
 static const struct argp_option options[] = {
@@ -105,6 +106,10 @@ static const struct argp_option options[] = {
 	  0 },
 	{ "stacks", OPT_STACKS, NULL, 0,
 	  "Show each active span stack, leaf first, 'recording' last", 0 },
+	{ "spans", OPT_SPANS, NULL, 0,
+	  "With a tail: each recording's spans too, after its events (enter, duration or "
+	  "open, id, parent); with --list: its spans seen, kept and dropped",
+	  0 },
 	{ "follow", OPT_FOLLOW, NULL, 0, "After the tail, print new events as they arrive", 0 },
 	{ "json", OPT_JSON, NULL, 0, "One JSON object per line", 0 },
 	{ "stats", OPT_STATS, NULL, 0,
@@ -173,6 +178,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_STACKS:
 		env.q.flags |= REC_Q_STACKS;
+		break;
+	case OPT_SPANS:
+		env.q.flags |= REC_Q_SPANS;
 		break;
 	case OPT_FOLLOW:
 		env.q.flags |= REC_Q_FOLLOW;

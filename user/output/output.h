@@ -150,6 +150,7 @@ struct rec_output {
 	FILE *out;
 	struct rec_json json;
 	uint64_t salt; /* OTLP: mixed into the trace and span IDs (rec_query.otlp_salt) */
+	int spans;     /* --spans: list rows show the span counts too */
 };
 
 /* Starts writing to out with the backend ops. */

@@ -131,6 +131,57 @@ static void jsonl_event(struct rec_output *o, const struct rec_event_view *ev)
 	rec_json__newline(w);
 }
 
+/*
+ * A span (--spans): {"type":"span", pid, [ns_pid,] tid, recording, recorder,
+ * subject, id, parent, name, target, file, line, enter, exit, duration_ns}. id
+ * and parent are "0x…" strings (parent null: none known); enter and exit are
+ * RFC 3339 like an event's time, enter null if not known (entered before the
+ * attach), exit null and duration_ns null while it is open. With cs NULL, name
+ * is "<callsite 0x…>" and target and file "?".
+ */
+static void jsonl_span(struct rec_output *o, const struct rec_span_view *sp)
+{
+	char buf[REC_TEXT_CALLSITE_MAX];
+	const struct rec_callsite *cs = sp->cs;
+	struct rec_json *w = &o->json;
+
+	rec_json__begin_object(w);
+	rec_json__member_cstr(w, "type", "span");
+	rec_json__member_u64(w, "pid", sp->pid);
+	if (sp->ns_pid)
+		rec_json__member_u64(w, "ns_pid", sp->ns_pid);
+	rec_json__member_u64(w, "tid", sp->tid);
+	rec_json__member_hex(w, "recording", sp->recording);
+	rec_json__member_hex(w, "recorder", sp->recorder);
+	rec_json__member_cstr(w, "subject", sp->subject);
+	rec_json__member_hex(w, "id", sp->id);
+	if (sp->parent)
+		rec_json__member_hex(w, "parent", sp->parent);
+	else
+		rec_json__key(w, "parent"), rec_json__null(w);
+	rec_json__member_cstr(w, "name", cs ? cs->name : rec_text__callsite(sp->meta, buf));
+	rec_json__member_cstr(w, "target", cs ? cs->target : "?");
+	rec_json__member_cstr(w, "file", cs ? cs->file : "?");
+	rec_json__member_u64(w, "line", cs ? cs->line : 0);
+	rec_json__key(w, "enter");
+	if (sp->enter_ns)
+		rec_json__time(w, sp->enter_ns);
+	else
+		rec_json__null(w);
+	rec_json__key(w, "exit");
+	if (sp->exit_ns)
+		rec_json__time(w, sp->exit_ns);
+	else
+		rec_json__null(w);
+	rec_json__key(w, "duration_ns");
+	if (sp->enter_ns && sp->exit_ns)
+		rec_json__i64(w, sp->exit_ns - sp->enter_ns);
+	else
+		rec_json__null(w);
+	rec_json__end_object(w);
+	rec_json__newline(w);
+}
+
 static void jsonl_not_sent(struct rec_output *o, const struct rec_proc *p, uint64_t n)
 {
 	struct rec_json *w = &o->json;
@@ -164,6 +215,11 @@ static void jsonl_list_row(struct rec_output *o, const struct rec_proc *p,
 	rec_json__member_cstr(w, "state", rec_names__recording_state(rs->retired, rs->untracked));
 	if (rs->untracked)
 		rec_json__member_cstr(w, "untracked", rec_names__untracked(rs->untracked));
+	if (o->spans) {
+		rec_json__member_u64(w, "spans_seen", rs->spans.seen);
+		rec_json__member_u64(w, "spans_kept", rs->spans.n);
+		rec_json__member_u64(w, "spans_dropped", rs->spans.dropped);
+	}
 	rec_json__end_object(w);
 	rec_json__newline(w);
 }
@@ -281,6 +337,7 @@ static void jsonl_stats(struct rec_output *o, const struct rec_stats_view *s)
 
 const struct rec_output_ops rec_output_jsonl__ops = {
 	.event = jsonl_event,
+	.span = jsonl_span,
 	.not_sent = jsonl_not_sent,
 	.list_row = jsonl_list_row,
 	.stack = jsonl_stack,

@@ -99,6 +99,45 @@ static void text_event(struct rec_output *o, const struct rec_event_view *ev)
 	fputc('\n', out);
 }
 
+/*
+ * A span (--spans), a line like an event's, timed by its enter (by its exit
+ * if the enter is not known) and lettered S:
+ *	S1202 14:03:12.123456 4242 server.c:88] <conn#6> span handle: 1.234567 ms, id 0x…, parent 0x…
+ * and "open" for the time of one still open, "entered before the attach"
+ * for an enter not known.
+ */
+static void text_span(struct rec_output *o, const struct rec_span_view *sp)
+{
+	const struct rec_callsite *cs = sp->cs;
+	char buf[REC_TEXT_CALLSITE_MAX];
+	FILE *out = o->out;
+
+	rec_text__glog_head(out, 'S', sp->enter_ns ? sp->enter_ns : sp->exit_ns, sp->tid,
+			    cs && cs->file ? cs->file : "?", cs ? cs->line : 0);
+	if (sp->subject && sp->subject[0]) {
+		fputc('<', out);
+		rec_text__escape(out, sp->subject, strlen(sp->subject));
+		fputs("> ", out);
+	}
+	fputs("span ", out);
+	if (cs)
+		rec_text__escape(out, cs->name, strlen(cs->name));
+	else
+		fputs(rec_text__callsite(sp->meta, buf), out);
+	if (!sp->exit_ns)
+		fputs(": open", out);
+	else if (!sp->enter_ns)
+		fputs(": entered before the attach", out);
+	else
+		fprintf(out, ": %" PRId64 ".%06" PRId64 " ms",
+			(sp->exit_ns - sp->enter_ns) / 1000000,
+			(sp->exit_ns - sp->enter_ns) % 1000000);
+	fprintf(out, ", id 0x%" PRIx64, sp->id);
+	if (sp->parent)
+		fprintf(out, ", parent 0x%" PRIx64, sp->parent);
+	fputc('\n', out);
+}
+
 static void text_ended(struct rec_output *o, const struct rec_proc *p)
 {
 	char how[64];
@@ -139,8 +178,11 @@ static void text_not_sent(struct rec_output *o, const struct rec_proc *p, uint64
 
 static void text_list_header(struct rec_output *o)
 {
-	fprintf(o->out, "%-8s %-20s %-20s %-16s %8s %10s %10s %10s %8s %s\n", "PID", "RECORDING",
+	fprintf(o->out, "%-8s %-20s %-20s %-16s %8s %10s %10s %10s %8s %s", "PID", "RECORDING",
 		"RECORDER", "SUBJECT", "CAP", "SEEN", "DELIVERED", "DROPPED", "TAIL", "STATE");
+	if (o->spans)
+		fprintf(o->out, " %10s %10s %10s", "SPANS", "SPANS-KEPT", "SPANS-DROP");
+	fputc('\n', o->out);
 }
 
 static void text_list_row(struct rec_output *o, const struct rec_proc *p,
@@ -151,10 +193,13 @@ static void text_list_row(struct rec_output *o, const struct rec_proc *p,
 	fprintf(o->out, "%-8d %-20s %-20s ", (int)p->pid, rec_text__key(rs->key, key),
 		rec_text__key(rs->recorder, recorder));
 	rec_text__pad(o->out, rs->subject[0] ? rs->subject : "-", 16);
-	fprintf(o->out, " %8" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %8zu %s\n",
-		rs->cap, rs->produced, rs->received, rec_rstate__dropped(rs),
-		rec_spool__count(rs->spool),
+	fprintf(o->out, " %8" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %8zu %s", rs->cap,
+		rs->produced, rs->received, rec_rstate__dropped(rs), rec_spool__count(rs->spool),
 		rec_names__recording_state(rs->retired, rs->untracked));
+	if (o->spans)
+		fprintf(o->out, " %10" PRIu64 " %10zu %10" PRIu64, rs->spans.seen, rs->spans.n,
+			rs->spans.dropped);
+	fputc('\n', o->out);
 }
 
 /* The frames under a heading line, innermost first; a frame with a line shows its file. */
@@ -289,6 +334,7 @@ const struct rec_output_ops rec_output_text__ops = {
 	.ended = text_ended,
 	.recording = text_recording,
 	.event = text_event,
+	.span = text_span,
 	.gap = text_gap,
 	.not_sent = text_not_sent,
 	.list_header = text_list_header,
