@@ -851,14 +851,100 @@ enum {
 	RS_EVENTS,
 	RS_INVALID,
 	RS_UNTRACKED,
+	RS_SPANS_SEEN,
+	RS_SPANS_DROPPED,
+	RS_SPANS,
 	RS_N
 };
 static const char *const recording_keys[RS_N] = {
-	[RS_KEY] = "key",	[RS_RECORDER] = "recorder", [RS_SUBJECT] = "subject",
-	[RS_CAP] = "cap",	[RS_STATE] = "state",	    [RS_SEEN] = "seen",
-	[RS_KEPT] = "kept",	[RS_DROPPED] = "dropped",   [RS_STALE] = "stale",
-	[RS_EVENTS] = "events", [RS_INVALID] = "invalid",   [RS_UNTRACKED] = "untracked",
+	[RS_KEY] = "key",
+	[RS_RECORDER] = "recorder",
+	[RS_SUBJECT] = "subject",
+	[RS_CAP] = "cap",
+	[RS_STATE] = "state",
+	[RS_SEEN] = "seen",
+	[RS_KEPT] = "kept",
+	[RS_DROPPED] = "dropped",
+	[RS_STALE] = "stale",
+	[RS_EVENTS] = "events",
+	[RS_INVALID] = "invalid",
+	[RS_UNTRACKED] = "untracked",
+	[RS_SPANS_SEEN] = "spans_seen",
+	[RS_SPANS_DROPPED] = "spans_dropped",
+	[RS_SPANS] = "spans",
 };
+
+enum {
+	SP_ID,
+	SP_PARENT,
+	SP_TID,
+	SP_CALLSITE,
+	SP_ENTER,
+	SP_EXIT,
+	SP_N
+};
+static const char *const span_keys[SP_N] = {
+	[SP_ID] = "id",		 [SP_PARENT] = "parent",
+	[SP_TID] = "tid",	 [SP_CALLSITE] = "callsite",
+	[SP_ENTER] = "enter_ns", [SP_EXIT] = "exit_ns",
+};
+
+/* A span of a recording (version 2), kept as it was. */
+static int read_span(struct reader *r, const struct rec_json_value *v, const char *path,
+		     size_t index, void *ctx)
+{
+	struct rec_rstate *rs = ctx;
+	struct rec_json_value m[SP_N];
+	struct object o = { path, span_keys, SP_N, m };
+	struct rec_kept_span s = { 0 };
+	int err;
+
+	(void)index;
+	err = scan_object(r, v, &o) ?:
+	      get_key(r, &o, SP_ID, &s.id) ?:
+	      get_key(r, &o, SP_PARENT, &s.parent) ?:
+	      get_u32(r, &o, SP_TID, &s.tid) ?:
+	      get_key(r, &o, SP_CALLSITE, &s.meta) ?:
+	      get_u64(r, &o, SP_ENTER, 0, UINT64_MAX, &s.enter) ?:
+	      get_u64(r, &o, SP_EXIT, 1, UINT64_MAX, &s.exit);
+	if (err)
+		return err;
+	if (!s.id)
+		return fail_at(r, path, "id", "0x0 is not a span id");
+	if (s.enter > s.exit)
+		return fail_at(r, path, "enter_ns", "after its exit_ns");
+	if (rec_spans__add(&rs->spans, 0, &s))
+		return fail_nomem(r);
+	return 0;
+}
+
+/* A recording's spans (version 2, optional): spans_seen = the spans kept + spans_dropped. */
+static int read_spans(struct reader *r, const struct object *o, struct rec_rstate *rs)
+{
+	const struct rec_json_value *spans;
+	uint64_t seen, dropped;
+	char spath[REC_DUMP_PATH2];
+	int err;
+
+	if (o->m[RS_SPANS].type == REC_JSON_NONE && o->m[RS_SPANS_SEEN].type == REC_JSON_NONE &&
+	    o->m[RS_SPANS_DROPPED].type == REC_JSON_NONE)
+		return 0;
+	err = get_u64(r, o, RS_SPANS_SEEN, 0, UINT64_MAX, &seen) ?:
+	      get_u64(r, o, RS_SPANS_DROPPED, 0, seen, &dropped) ?:
+	      get_array(r, o, RS_SPANS, REC_SPAN_CAP_MAX, &spans);
+	if (err)
+		return err;
+	if (spans->count != seen - dropped)
+		return fail_at(r, o->path, "spans_seen",
+			       "%" PRIu64 " is not the %zu spans kept plus spans_dropped %" PRIu64,
+			       seen, (size_t)spans->count, dropped);
+	err = each_object(r, o, RS_SPANS, spans, spath, sizeof(spath), read_span, rs);
+	if (err)
+		return err;
+	rs->spans.seen = seen;
+	rs->spans.dropped = dropped;
+	return 0;
+}
 
 static int read_recording(struct reader *r, const struct rec_json_value *v, const char *path,
 			  size_t index, void *ctx)
@@ -916,19 +1002,21 @@ static int read_recording(struct reader *r, const struct rec_json_value *v, cons
 	rc.rs->dropped = dropped - invalid;
 	rc.rs->invalid = invalid;
 	rc.rs->stale = stale;
-	return each_object(r, &o, RS_EVENTS, events, epath, sizeof(epath), read_event, &rc);
+	return each_object(r, &o, RS_EVENTS, events, epath, sizeof(epath), read_event, &rc)
+		       ?: read_spans(r, &o, rc.rs);
 }
 
 enum {
 	FR_SPAN,
 	FR_CALLSITE,
 	FR_RECORDING,
+	FR_ID,
+	FR_ENTER,
 	FR_N
 };
 static const char *const frame_keys[FR_N] = {
-	[FR_SPAN] = "span",
-	[FR_CALLSITE] = "callsite",
-	[FR_RECORDING] = "recording",
+	[FR_SPAN] = "span", [FR_CALLSITE] = "callsite", [FR_RECORDING] = "recording",
+	[FR_ID] = "id",	    [FR_ENTER] = "enter_ns",
 };
 
 static int read_frame(struct reader *r, const struct rec_json_value *v, const char *path,
@@ -937,17 +1025,23 @@ static int read_frame(struct reader *r, const struct rec_json_value *v, const ch
 	struct rec_thread_stack *ts = ctx;
 	struct rec_json_value m[FR_N];
 	struct object o = { path, frame_keys, FR_N, m };
-	uint64_t span, meta, recording;
+	uint64_t span, meta, recording, id = 0, enter = 0;
 	int err;
 
 	err = scan_object(r, v, &o) ?:
 	      get_key(r, &o, FR_SPAN, &span) ?:
 	      get_key(r, &o, FR_CALLSITE, &meta) ?:
 	      get_key(r, &o, FR_RECORDING, &recording);
+	/* Version 2, optional: the span's id and enter time. */
+	if (!err && m[FR_ID].type != REC_JSON_NONE)
+		err = get_key(r, &o, FR_ID, &id);
+	if (!err && m[FR_ENTER].type != REC_JSON_NONE)
+		err = get_u64(r, &o, FR_ENTER, 0, UINT64_MAX, &enter);
 	if (err)
 		return err;
-	ts->frames[index] =
-		(struct rec_frame){ .span = span, .meta = meta, .recording = recording };
+	ts->frames[index] = (struct rec_frame){
+		.span = span, .meta = meta, .recording = recording, .id = id, .enter = enter
+	};
 	ts->depth = (uint32_t)index + 1;
 	return 0;
 }
@@ -1178,9 +1272,10 @@ static int read_dump(struct reader *r, const struct rec_json_value *root, struct
 	err = get_u64(r, &o, TOP_VERSION, 0, UINT64_MAX, &version);
 	if (err)
 		return err;
-	if (version != REC_DUMP_VERSION)
+	if (version < 1 || version > REC_DUMP_VERSION)
 		return fail_at(r, "", NULL,
-			       "version %" PRIu64 " is not supported (this build reads version %d)",
+			       "version %" PRIu64
+			       " is not supported (this build reads versions 1 to %d)",
 			       version, REC_DUMP_VERSION);
 
 	err = get_u64(r, &o, TOP_PID, 1, INT_MAX, &pid)

@@ -224,6 +224,27 @@ static void write_recording(struct rec_json *w, const struct rec_rstate *rs)
 	rec_json__begin_array(w);
 	rec_spool__tail(rs->spool, 0, event_visit, w);
 	rec_json__end_array(w);
+	/* Version 2: its spans, if it saw any. */
+	if (rs->spans.seen) {
+		rec_json__member_u64(w, "spans_seen", rs->spans.seen);
+		rec_json__member_u64(w, "spans_dropped", rs->spans.dropped);
+		rec_json__key(w, "spans");
+		rec_json__begin_array(w);
+		for (size_t i = 0; i < rs->spans.n; i++) {
+			const struct rec_kept_span *s = rec_spans__at(&rs->spans, i);
+
+			rec_json__newline(w);
+			rec_json__begin_object(w);
+			rec_json__member_hex(w, "id", s->id);
+			rec_json__member_hex(w, "parent", s->parent);
+			rec_json__member_u64(w, "tid", s->tid);
+			rec_json__member_hex(w, "callsite", s->meta);
+			rec_json__member_u64(w, "enter_ns", s->enter);
+			rec_json__member_u64(w, "exit_ns", s->exit);
+			rec_json__end_object(w);
+		}
+		rec_json__end_array(w);
+	}
 	rec_json__end_object(w);
 }
 
@@ -243,6 +264,11 @@ static void write_stack(struct rec_json *w, const struct rec_thread_stack *ts)
 		rec_json__member_hex(w, "span", f->span);
 		rec_json__member_hex(w, "callsite", f->meta);
 		rec_json__member_hex(w, "recording", f->recording);
+		/* Version 2: its span id and enter time, when known. */
+		if (f->id)
+			rec_json__member_hex(w, "id", f->id);
+		if (f->enter)
+			rec_json__member_u64(w, "enter_ns", f->enter);
 		rec_json__end_object(w);
 	}
 	rec_json__end_array(w);
@@ -307,8 +333,11 @@ int rec_dump__write(FILE *out, struct rec_proc *p, const struct rec_dump_counter
 	struct rec_json w;
 	int err;
 
-	for (rs = p->first; rs; rs = rs->next)
+	for (rs = p->first; rs; rs = rs->next) {
 		rec_spool__tail(rs->spool, 0, resolve_visit, &ew);
+		for (size_t i = 0; i < rs->spans.n; i++)
+			resolve_callsite(&ew, rec_spans__at(&rs->spans, i)->meta);
+	}
 	for (size_t t = 0; t < p->nstacks; t++) {
 		const struct rec_thread_stack *ts = &p->stacks[t];
 

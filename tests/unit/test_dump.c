@@ -391,7 +391,7 @@ static void test_round_trip_answers_identically(void **state)
 	}
 
 	/* Spot checks of the text and of what the queries showed. */
-	assert_non_null(strstr(text, "{\"format\":\"recorder-dump\",\"version\":1,"));
+	assert_non_null(strstr(text, "{\"format\":\"recorder-dump\",\"version\":2,"));
 	assert_non_null(strstr(text, "\"ended\":{\"how\":\"signal\",\"signal\":11,"
 				     "\"name\":\"SIGSEGV\",\"core_dumped\":true}"));
 	assert_non_null(strstr(text, "\"dumped_at\":\"2026-12-02T"));
@@ -724,8 +724,10 @@ static const struct bad_case bad_cases[] = {
 	{ { "\"format\":\"recorder-dump\",", "" }, "not a recorder dump: missing \"format\"" },
 	{ { "\"recorder-dump\"", "\"black-box\"" },
 	  "not a recorder dump: \"format\" is not \"recorder-dump\"" },
-	{ { "\"version\":1", "\"version\":2" },
-	  "version 2 is not supported (this build reads version 1)" },
+	{ { "\"version\":1", "\"version\":3" },
+	  "version 3 is not supported (this build reads versions 1 to 2)" },
+	{ { "\"version\":1", "\"version\":0" },
+	  "version 0 is not supported (this build reads versions 1 to 2)" },
 	{ { "\"version\":1,", "" }, "missing \"version\"" },
 	{ { "\"pid\":42,", "" }, "missing \"pid\"" },
 	{ { "\"pid\":42", "\"pid\":\"42\"" }, "pid: expected an unsigned integer" },

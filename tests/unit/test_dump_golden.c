@@ -95,10 +95,40 @@ static void test_golden_dumps_are_written_back_byte_for_byte(void **state)
 	globfree(&g);
 }
 
+/*
+ * A version 1 dump (tests/golden/dumps-v1/) is read, and written back as
+ * version 2 with nothing else changed: it had no spans, and its frames no ids.
+ */
+static void test_version_1_dump_is_read_and_written_as_version_2(void **state)
+{
+	const char *path = "tests/golden/dumps-v1/killed.json";
+	char *v1 = slurp(path), *got = NULL, err[512], *at;
+	struct rec_dump_counters counters;
+	size_t len = 0;
+	struct rec_proc p;
+	FILE *out;
+
+	(void)state;
+	at = strstr(v1, "\"version\":1,");
+	assert_non_null(at);
+	if (rec_dump__read(path, &p, &counters, err, sizeof(err)))
+		fail_msg("%s: %s", path, err);
+	out = open_memstream(&got, &len);
+	assert_non_null(out);
+	assert_int_equal(rec_dump__write(out, &p, &counters, dumped_at(v1, path)), 0);
+	fclose(out);
+	at[strlen("\"version\":")] = '2';
+	assert_string_equal(v1, got);
+	free(v1);
+	free(got);
+	rec_proc__fini(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_golden_dumps_are_written_back_byte_for_byte),
+		cmocka_unit_test(test_version_1_dump_is_read_and_written_as_version_2),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
