@@ -712,6 +712,27 @@ static void sc_ticks(struct scenario *sc)
 	exit(0);
 }
 
+/*
+ * Spans (issue 13): inside the recording span "spans", 100 "step" spans
+ * entered and left one after the other, each with one event; then "held"
+ * entered and left open with the recording span, until the epilogue.
+ */
+static void sc_spans(struct scenario *sc)
+{
+	struct rec_recording *rec = new_recording(sc, new_recorder(sc), 10, "spans");
+	struct rec_span *outer = &held_spans[0], *held = &held_spans[1];
+
+	rec_recording_span(outer, rec, "spans");
+	hold_span(sc, outer);
+	for (uint64_t i = 0; i < 100; i++) {
+		REC_SPAN_SCOPED(step, INFO, "step");
+		REC_INFO("step", REC_U64(i, i));
+	}
+	REC_SPAN_INIT(held, INFO, "held");
+	hold_span(sc, held);
+	REC_INFO("inside held");
+}
+
 /* Counts the evaluations of a field expression. */
 static uint64_t side_effects;
 
@@ -886,6 +907,7 @@ static const struct {
 	{ "detached_side_effects", sc_detached_side_effects, true },
 	{ "hostile_text", sc_hostile_text, false },
 	{ "hostile_batch", sc_hostile_batch, false },
+	{ "spans", sc_spans, false },
 };
 
 #define NSCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))

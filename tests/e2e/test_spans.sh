@@ -1,0 +1,114 @@
+# SPDX-License-Identifier: MIT
+# Spans (issue 13, part 1): each recording keeps the spans its threads left,
+# with their times, thread, callsite, id and parent, capped by --span-cap
+# (seen = kept + dropped); the spans still open show as open, live and in the
+# black box; a version 1 black box still reads.
+
+# spans_scenario [ATTACH ARGS...]: runs the "spans" scenario attached with the args.
+spans_scenario() {
+	start_target $SCENARIO spans || return 1
+	RECORDER_ATTACH_FLAGS="$RECORDER_ATTACH_FLAGS $*" attach "$TARGET_PID" || return 1
+	wait_for "$T/target.out" '^ready' || { cat "$T/target.err"; return 1; }
+}
+
+# check_spans JSON: the spans of the "spans" scenario, as recorder-tail --spans --json
+# printed them (events too), are whole and consistent.
+check_spans() {
+	local json=$1
+	expect "100 step spans left, by exit, then the two still open, outermost first" \
+		"$(printf 'step %.0s' $(seq 100))recording held" \
+		"$(jq -r 'select(.type == "span") | .name' <<<"$json" | tr '\n' ' ' | sed 's/ $//')" ||
+		return 1
+	expect "open spans have an enter and no exit; left spans both, exit >= enter" \
+		'{"open":2,"open_entered":2,"left":100,"left_ordered":100}' \
+		"$(jq -sc 'map(select(.type == "span")) |
+			{open: map(select(.exit == null and .duration_ns == null)) | length,
+			 open_entered: map(select(.exit == null and .enter != null)) | length,
+			 left: map(select(.exit != null and .duration_ns >= 0)) | length,
+			 left_ordered: map(select(.exit != null and .enter <= .exit)) | length}' <<<"$json")" ||
+		return 1
+	expect "nesting: every step and held have the recording span as parent, which has none" \
+		'{"root_parent":null,"children_of_root":101,"ids_unique":102}' \
+		"$(jq -sc 'map(select(.type == "span")) | (map(select(.name == "recording"))[0]) as $r |
+			{root_parent: $r.parent,
+			 children_of_root: map(select(.parent == $r.id)) | length,
+			 ids_unique: map(.id) | unique | length}' <<<"$json")" || return 1
+	expect "plausible times: the steps one after the other, inside the recording span" \
+		'true' \
+		"$(jq -sc 'map(select(.type == "span")) | (map(select(.name == "recording"))[0]) as $r |
+			map(select(.name == "step")) as $s |
+			($s[0].enter >= $r.enter) and
+			([range(1; $s | length)] | all(. as $i | $s[$i].enter >= $s[$i - 1].exit))' <<<"$json")" ||
+		return 1
+	# The last 10 events (cap 10): steps 91..99 and "inside held". Each step inside its span.
+	expect "each kept step event falls inside its step span" '9' \
+		"$(jq -sc '(map(select(.type == "span" and .name == "step"))) as $s |
+			map(select(.type == null and .fields.message == "step")) |
+			map(. as $e | $s[$e.fields.i] | select(.enter <= $e.time and $e.time <= .exit)) |
+			length' <<<"$json")"
+}
+
+test_spans_are_recorded_with_times_and_parents() {
+	spans_scenario || return 1
+	local json
+	json=$(rtail --spans --json) || return 1
+	check_spans "$json" || return 1
+	expect "without --spans the tail is the events alone, as before" \
+		"$(jq -c 'select(.type == null)' <<<"$json")" "$(rtail --json)" || return 1
+	expect "the list counts the spans: seen = kept + dropped" \
+		'{"subject":"spans","spans_seen":100,"spans_kept":100,"spans_dropped":0}' \
+		"$(rtail --list --spans --json | jq -c '{subject, spans_seen, spans_kept, spans_dropped}')" ||
+		return 1
+	expect "the text tail: one line per span, left ones with a duration, open ones open" \
+		'100 step
+recording: open
+held: open' \
+		"$(rtail --spans | sed -n 's/^S.*\] <spans> span //p' | sed 's/, id .*//' |
+			sed -E 's/^step: [0-9]+\.[0-9]{6} ms$/step/' | uniq -c | sed -E 's/^ +1 //; s/^ +//')"
+}
+
+test_span_cap_keeps_the_newest_and_counts_the_rest() {
+	spans_scenario --span-cap 10 || return 1
+	expect "seen 100 = kept 10 + dropped 90" \
+		'{"spans_seen":100,"spans_kept":10,"spans_dropped":90}' \
+		"$(rtail --list --spans --json | jq -c '{spans_seen, spans_kept, spans_dropped}')" || return 1
+	expect "the text list shows the counts too" "100 10 90" \
+		"$(rtail --list --spans | awk 'NR == 2 {print $(NF-2), $(NF-1), $NF}')" || return 1
+	local json
+	json=$(rtail --spans --json) || return 1
+	expect "the 10 newest steps (90..99) are kept: each kept step event (91..99) is inside its own" \
+		'9' \
+		"$(jq -sc '(map(select(.type == "span" and .name == "step"))) as $s |
+			map(select(.type == null and .fields.message == "step")) |
+			map(. as $e | $s[$e.fields.i - 90] | select(.enter <= $e.time and $e.time <= .exit)) |
+			length' <<<"$json")" || return 1
+	expect "a bad --span-cap is a usage error naming it" \
+		"recorder-attach: invalid --span-cap '0'" \
+		"$($B/recorder-attach --span-cap 0 -p "$TARGET_PID" 2>&1 | grep -o "recorder-attach: invalid --span-cap '0'")"
+}
+
+test_open_spans_at_kill_9_are_in_the_black_box() {
+	spans_scenario || return 1
+	kill -9 "$TARGET_PID"
+	wait_for "$T/attach.out" "black box of pid $TARGET_PID written to " 30 || return 1
+	local dump json
+	dump=$(sed -n "s/^recorder-attach: black box of pid $TARGET_PID written to //p" "$T/attach.out")
+	expect "the black box is version 2" '2' "$(jq .version "$dump")" || return 1
+	json=$($B/recorder-tail --file "$dump" --spans --json) || return 1
+	check_spans "$json" || return 1
+	expect "the black box reads back as the live process showed: list with its spans" \
+		'{"subject":"spans","spans_seen":100,"spans_kept":100,"spans_dropped":0}' \
+		"$($B/recorder-tail --file "$dump" --list --spans --json |
+			jq -c '{subject, spans_seen, spans_kept, spans_dropped}')"
+}
+
+test_version_1_black_box_still_reads() {
+	local v1=tests/golden/dumps-v1/killed.json v2=tests/golden/dumps/killed.json f
+	expect "the golden version 1 dump is version 1" '1' "$(jq .version "$v1")" || return 1
+	for f in "" --json --list "--list --json" --stacks "--spans --json" --stats; do
+		# shellcheck disable=SC2086
+		expect "recorder-tail --file (version 1) $f reads as version 2" \
+			"$($B/recorder-tail --file "$v2" $f 2>&1)" "$($B/recorder-tail --file "$v1" $f 2>&1)" ||
+			return 1
+	done
+}
