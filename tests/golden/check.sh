@@ -24,6 +24,10 @@ FORMATS=(
 	"stats|--stats"
 	"stats-json|--stats --json"
 	"stats-v|--stats -v"
+	"tail-spans|--spans"
+	"tail-spans-json|--spans --json"
+	"list-spans|--list --spans"
+	"list-spans-json|--list --spans --json"
 )
 
 update=0

@@ -64,6 +64,7 @@ live retired $B/tests/targets/scenario retired
 live recorders $B/tests/targets/scenario recorders
 live invalid $B/tests/targets/limits invalid
 live forgotten $B/tests/targets/limits retire 70
+live spans $B/tests/targets/scenario spans
 dead killed $B/workload --wait-attach --threads 2 --recordings 2 --events 30 --cap 10 \
 	--depth 2 --fields 8 --die kill
 dead segv $B/workload --wait-attach --threads 1 --recordings 1 --events 5 --cap 3 --depth 1 \
