@@ -651,6 +651,45 @@ static void test_reads_hand_written_dump(void **state)
 	rec_proc__fini(&p);
 }
 
+/* Version 2: a recording's spans and a frame's span id and enter time; --spans shows them. */
+static void test_reads_spans(void **state)
+{
+	struct rec_dump_counters c;
+	struct rec_proc p;
+	char err[256], *text = strdup(base_dump), *out;
+
+	(void)state;
+	replace(&text, "\"version\":1", "\"version\":2");
+	replace(&text, "\"stale\":0,",
+		"\"stale\":0,\"spans_seen\":2,\"spans_dropped\":1,\"spans\":[{\"id\":\"0x5\","
+		"\"parent\":\"0x0\",\"tid\":7,\"callsite\":\"0x1000\",\"enter_ns\":10,\"exit_ns\":"
+		"20}],");
+	replace(&text, "\"recording\":\"0x8000000000000002\"}",
+		"\"recording\":\"0x8000000000000002\",\"id\":\"0x9\",\"enter_ns\":300}");
+	assert_int_equal(read_text(text, &p, &c, err, sizeof(err)), 0);
+	out = answer(&p, REC_Q_SPANS | REC_Q_LIST | REC_Q_JSON, 0);
+	assert_non_null(strstr(out, "\"spans_seen\":2,\"spans_kept\":1,\"spans_dropped\":1}"));
+	free(out);
+	out = answer(&p, REC_Q_SPANS | REC_Q_JSON, 0);
+	/* The span left, then the one still open (its parent: none, the bottom frame). */
+	assert_non_null(strstr(
+		out,
+		"{\"type\":\"span\",\"pid\":42,\"tid\":7,\"recording\":\"0x8000000000000002\","
+		"\"recorder\":\"0x1\",\"subject\":\"s\",\"id\":\"0x5\",\"parent\":null,\"name\":"
+		"\"ev\",\"target\":\"t\",\"file\":\"f.c\",\"line\":12,\"enter\":\"1970-01-01T00:00:"
+		"00.000000Z\",\"exit\":\"1970-01-01T00:00:00.000000Z\",\"duration_ns\":10}\n"));
+	assert_non_null(strstr(out, "\"id\":\"0x9\",\"parent\":null,\"name\":\"ev\",\"target\":"
+				    "\"t\",\"file\":\"f.c\",\"line\":12,\"enter\":\"1970-01-01T00:"
+				    "00:00.000000Z\",\"exit\":null,\"duration_ns\":null}\n"));
+	free(out);
+	/* Without --spans, nothing of them. */
+	out = answer(&p, REC_Q_JSON, 0);
+	assert_null(strstr(out, "span"));
+	free(out);
+	free(text);
+	rec_proc__fini(&p);
+}
+
 /* Keys this version does not know are ignored; an unknown callsite address is fine. */
 static void test_reader_tolerates(void **state)
 {
@@ -729,6 +768,22 @@ static const struct bad_case bad_cases[] = {
 	{ { "\"version\":1", "\"version\":0" },
 	  "version 0 is not supported (this build reads versions 1 to 2)" },
 	{ { "\"version\":1,", "" }, "missing \"version\"" },
+	{ { "\"stale\":0,", "\"stale\":0,\"spans_seen\":3,\"spans_dropped\":1,\"spans\":[{\"id\":"
+			    "\"0x5\",\"parent\":\"0x0\",\"tid\":7,\"callsite\":\"0x1000\",\"enter_"
+			    "ns\":10,\"exit_ns\":20}]," },
+	  "recordings[0].spans_seen: 3 is not the 1 spans kept plus spans_dropped 1" },
+	{ { "\"stale\":0,", "\"stale\":0,\"spans_seen\":2,\"spans_dropped\":1,\"spans\":[{\"id\":"
+			    "\"0x0\",\"parent\":\"0x0\",\"tid\":7,\"callsite\":\"0x1000\",\"enter_"
+			    "ns\":10,\"exit_ns\":20}]," },
+	  "recordings[0].spans[0].id: 0x0 is not a span id" },
+	{ { "\"stale\":0,", "\"stale\":0,\"spans_seen\":2,\"spans_dropped\":1,\"spans\":[{\"id\":"
+			    "\"0x5\",\"parent\":\"0x0\",\"tid\":7,\"callsite\":\"0x1000\",\"enter_"
+			    "ns\":30,\"exit_ns\":20}]," },
+	  "recordings[0].spans[0].enter_ns: after its exit_ns" },
+	{ { "\"stale\":0,",
+	    "\"stale\":0,\"spans_seen\":2,\"spans\":[{\"id\":\"0x5\",\"parent\":\"0x0\",\"tid\":7,"
+	    "\"callsite\":\"0x1000\",\"enter_ns\":10,\"exit_ns\":20}]," },
+	  "recordings[0]: missing \"spans_dropped\"" },
 	{ { "\"pid\":42,", "" }, "missing \"pid\"" },
 	{ { "\"pid\":42", "\"pid\":\"42\"" }, "pid: expected an unsigned integer" },
 	{ { "\"pid\":42", "\"pid\":0" }, "pid: 0 is out of range (1..2147483647)" },
@@ -1253,6 +1308,7 @@ int main(void)
 		cmocka_unit_test(test_counter_names),
 		cmocka_unit_test_setup_teardown(test_reads_hand_written_dump, setup_tmp,
 						teardown_tmp),
+		cmocka_unit_test_setup_teardown(test_reads_spans, setup_tmp, teardown_tmp),
 		cmocka_unit_test_setup_teardown(test_reader_tolerates, setup_tmp, teardown_tmp),
 		cmocka_unit_test_setup_teardown(test_rejects_malformed, setup_tmp, teardown_tmp),
 		cmocka_unit_test_setup_teardown(test_rejects_generated, setup_tmp, teardown_tmp),
