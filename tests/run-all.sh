@@ -35,6 +35,8 @@ ASAN_E2E=(
 	dump_on_request_matches_live_tail
 	bad_dump_files_get_clear_errors
 	overflow_accounting_is_exact
+	spans_are_recorded_with_times_and_parents
+	open_spans_at_kill_9_are_in_the_black_box
 )
 FUZZ_TARGETS=(event callsite dump control batch)
 
