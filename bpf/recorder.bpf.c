@@ -150,9 +150,12 @@ struct batch_buf {
 	__u32 end;   /* bytes of records in data */
 	__u32 flags; /* of each event's header: REC_HF_TSC or 0 */
 	__u32 bad;
-	__u32 taken; /* events numbered (REC_BREC_TAKEN) */
-	__u32 drop;  /* the ring refused the record: the second walk counts them dropped */
-	__u32 seen;  /* the thread's stack was looked up (and so seeded) in this batch */
+	__u32 taken;  /* events numbered (REC_BREC_TAKEN) */
+	__u32 drop;   /* the ring refused the record: the second walk counts them dropped */
+	__u32 seen;   /* the thread's stack was looked up (and so seeded) in this batch */
+	__u32 nspans; /* spans left in this batch, held in spans until it ends */
+	__u32 pad;
+	struct rec_spans_rec spans;
 	/* The ring record: rec, then data, output as one. */
 	struct rec_batch_rec rec;
 	__u8 data[REC_TBUF_DATA + BATCH_SLACK];
@@ -908,10 +911,15 @@ int on_event(struct pt_regs *ctx)
 	return emit_event(args, v, key, meta, types, st, id, 0);
 }
 
-/* A new span id of task's (NULL: this thread's) stack st: never 0, unique in its process. */
-static __always_inline __u64 new_span_id(struct rec_stack *st, struct task_struct *task)
+/*
+ * A new span id of task's (NULL: this thread's) stack st: never 0, unique in
+ * its process. id: the thread's pid_tgid if the caller has it, else 0.
+ */
+static __always_inline __u64 new_span_id(struct rec_stack *st, struct task_struct *task, __u64 id)
 {
-	__u64 tid = task ? (__u32)BPF_CORE_READ(task, pid) : (__u32)bpf_get_current_pid_tgid();
+	__u64 tid = id	   ? (__u32)id
+		    : task ? (__u32)BPF_CORE_READ(task, pid)
+			   : (__u32)bpf_get_current_pid_tgid();
 
 	return tid << 32 | ++st->spans;
 }
@@ -1059,10 +1067,10 @@ __attribute__((noinline)) int stack_remove(struct rec_stack *st, __u64 span)
 /*
  * A span enter of task (NULL: this thread), from its probe or from a batch:
  * span with its callsite meta and recording key; prev is the thread's span
- * before it.
+ * before it. id: the thread's pid_tgid if the caller has it, else 0.
  */
 static __always_inline void span_enter(struct task_struct *task, __u64 span, __u64 meta, __u64 key,
-				       __u64 prev, __u64 now, __u32 tsc)
+				       __u64 prev, __u64 now, __u32 tsc, __u64 id)
 {
 	struct rec_stack *st;
 	bool seeded;
@@ -1080,7 +1088,7 @@ static __always_inline void span_enter(struct task_struct *task, __u64 span, __u
 	st->frames[d].span = span;
 	st->frames[d].meta = meta;
 	st->frames[d].recording = key;
-	st->frames[d].id = new_span_id(st, task);
+	st->frames[d].id = new_span_id(st, task, id);
 	st->frames[d].enter = now;
 	/* REC_HF_TSC or 0, as REC_FF_TSC or 0: no branch. */
 	st->frames[d].flags = tsc;
@@ -1112,15 +1120,47 @@ __attribute__((noinline)) int find_frame(struct rec_stack *st, __u64 span)
 }
 
 /*
- * The span of frame at of st, left by thread id (its pid_tgid) at now (the TSC if tsc), into the
- * ring (REC_RT_SPAN). Spans of no recording are not written. A global
- * function, verified once on its own.
+ * The spans b holds into the ring as one REC_RT_SPANS record; each counts
+ * as a full ring if it has no room.
  */
-static __always_inline int emit_span(struct rec_stack *st, __u32 at, __u64 id, __u64 now, __u32 tsc)
+static __always_inline void flush_spans(struct batch_buf *b)
 {
+	__u32 n = b->nspans;
+
+	if (!n || n > REC_SPANS_MAX)
+		return;
+	b->nspans = 0;
+	b->spans.hdr.type = REC_RT_SPANS;
+	b->spans.hdr.size = REC_SPANS_SIZE(n);
+	b->spans.hdr.tgid = b->id >> 32;
+	b->spans.hdr.tid = (__u32)b->id;
+	b->spans.hdr.flags = b->flags;
+	b->spans.hdr.time_ns = 0;
+	b->spans.n = n;
+	if (bpf_ringbuf_output(&events, &b->spans, REC_SPANS_SIZE(n), submit_flags())) {
+		__u32 k = REC_C_RING_FULL;
+		__u64 *v = bpf_map_lookup_elem(&counters, &k);
+
+		if (v)
+			__sync_fetch_and_add(v, n);
+	}
+}
+
+/*
+ * The span of frame at of st, left by thread id (its pid_tgid) at now (the
+ * TSC if tsc): into the ring (REC_RT_SPAN), or, during batch b's walk, held
+ * in b until the batch ends (one REC_RT_SPANS record for up to
+ * REC_SPANS_MAX, not a ring record each). Spans of no recording are not
+ * written.
+ */
+static __always_inline int emit_span(struct rec_stack *st, __u32 at, __u64 id, __u64 now, __u32 tsc,
+				     struct batch_buf *b)
+{
+	struct rec_span_item *it;
 	struct rec_span_rec *r;
 	struct rec_frame *f;
-	__u64 parent = 0;
+	__u64 parent = 0, enter;
+	__u32 n;
 
 	if (!st || at >= REC_MAX_DEPTH)
 		return 0;
@@ -1130,6 +1170,22 @@ static __always_inline int emit_span(struct rec_stack *st, __u32 at, __u64 id, _
 		parent = st->frames[(at - 1) & (REC_MAX_DEPTH - 1)].id;
 	if (!f->recording)
 		return 0;
+	/* Entered on another clock (before the batch path took over): not known. */
+	enter = !(f->flags & REC_FF_TSC) == !tsc ? f->enter : 0;
+	if (b) {
+		if (b->nspans >= REC_SPANS_MAX)
+			flush_spans(b);
+		n = b->nspans & (REC_SPANS_MAX - 1);
+		it = &b->spans.items[n];
+		it->recording = f->recording;
+		it->id = f->id;
+		it->parent = parent;
+		it->meta = f->meta;
+		it->enter = enter;
+		it->exit = now;
+		b->nspans = n + 1;
+		return 0;
+	}
 	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
 	if (!r) {
 		count(REC_C_RING_FULL);
@@ -1145,18 +1201,17 @@ static __always_inline int emit_span(struct rec_stack *st, __u32 at, __u64 id, _
 	r->id = f->id;
 	r->parent = parent;
 	r->meta = f->meta;
-	/* Entered on another clock (before the batch path took over): not known. */
-	r->enter = !(f->flags & REC_FF_TSC) == !tsc ? f->enter : 0;
+	r->enter = enter;
 	bpf_ringbuf_submit(r, event_submit_flags(st));
 	return 0;
 }
 
 /*
  * A span exit of task (NULL: this thread) at now (the TSC if tsc); cur is the
- * thread's span after it.
+ * thread's span after it. b: the batch being walked, NULL for a probe hit.
  */
 static __always_inline void span_exit(struct task_struct *task, __u64 span, __u64 cur, __u64 now,
-				      __u32 tsc)
+				      __u32 tsc, struct batch_buf *b)
 {
 	struct rec_stack *st;
 	bool seeded;
@@ -1180,11 +1235,11 @@ static __always_inline void span_exit(struct task_struct *task, __u64 span, __u6
 	}
 	if (st->frames[d - 1].span == span) {
 		st->depth = d - 1;
-		emit_span(st, d - 1, task_id(task), now, tsc);
+		emit_span(st, d - 1, b ? b->id : task_id(task), now, tsc, b);
 		return;
 	}
 	/* Written before it goes: its frame, and the one below it, are still there. */
-	emit_span(st, find_frame(st, span), task_id(task), now, tsc);
+	emit_span(st, find_frame(st, span), b ? b->id : task_id(task), now, tsc, b);
 	if (stack_remove(st, span))
 		count(REC_C_EXIT_UNMATCHED);
 	else
@@ -1241,13 +1296,14 @@ static __always_inline long batch_step(struct batch_buf *b, struct task_struct *
 		if (size != sizeof(struct rec_brec_enter))
 			goto bad;
 		if (!b->drop)
-			span_enter(task, w[0], w[1], w[2], w[3], h->time, b->flags & REC_HF_TSC);
+			span_enter(task, w[0], w[1], w[2], w[3], h->time, b->flags & REC_HF_TSC,
+				   b->id);
 		break;
 	case REC_BK_EXIT:
 		if (size != sizeof(struct rec_brec_exit))
 			goto bad;
 		if (!b->drop)
-			span_exit(task, w[0], w[1], h->time, b->flags & REC_HF_TSC);
+			span_exit(task, w[0], w[1], h->time, b->flags & REC_HF_TSC, b);
 		break;
 	case REC_BK_EVENT:
 		nvals = h->nvals;
@@ -1473,9 +1529,11 @@ take:
 	buf->taken = 0;
 	buf->drop = 0;
 	buf->seen = 0;
+	buf->nspans = 0;
 	walk_batch(&c, other);
 	if (buf->bad)
 		count(REC_C_BATCH_BAD);
+	flush_spans(buf);
 	if (buf->taken && output_batch(buf, skip)) {
 		/* Walked again up to where the first walk stopped, counting. */
 		buf->end = buf->off;
@@ -1620,7 +1678,7 @@ int on_span_enter(struct pt_regs *ctx)
 		return 0;
 	if (read_args(ctx, args, 5))
 		return 0;
-	span_enter(NULL, args[0], args[1], args[2], args[4], bpf_ktime_get_ns(), 0);
+	span_enter(NULL, args[0], args[1], args[2], args[4], bpf_ktime_get_ns(), 0, 0);
 	return 0;
 }
 
@@ -1634,7 +1692,7 @@ int on_span_exit(struct pt_regs *ctx)
 	if (read_args(ctx, args, 4))
 		return 0;
 	/* args[3]: the thread's current span after this exit */
-	span_exit(NULL, args[0], args[3], bpf_ktime_get_ns(), 0);
+	span_exit(NULL, args[0], args[3], bpf_ktime_get_ns(), 0, NULL);
 	return 0;
 }
 

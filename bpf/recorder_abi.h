@@ -126,6 +126,7 @@ enum rec_record_type {
 	REC_RT_HELLO = 5, /* --binary: a process of a traced executable hit its first probe */
 	REC_RT_BATCH = 6, /* the events of a thread's batch, as one record (struct rec_batch_rec) */
 	REC_RT_SPAN = 7,  /* a thread left a span (struct rec_span_rec) */
+	REC_RT_SPANS = 8, /* the spans a thread left in one batch (struct rec_spans_rec) */
 };
 
 struct rec_hdr {
@@ -398,6 +399,34 @@ struct rec_span_rec {
 	__u64 meta; /* its callsite metadata */
 	__u64 enter;
 };
+
+/* One span of a REC_RT_SPANS record: a REC_RT_SPAN record's body, and its exit time. */
+struct rec_span_item {
+	__u64 recording; /* recording key */
+	__u64 id;
+	__u64 parent;
+	__u64 meta; /* its callsite metadata */
+	__u64 enter;
+	__u64 exit;
+};
+
+/* The most spans one REC_RT_SPANS record holds (a power of two). */
+#define REC_SPANS_MAX 32
+
+/*
+ * The spans a thread left in one batch (the batch path), as one record rather
+ * than a record each: the header (the thread; REC_HF_TSC if the times are
+ * the TSC; time_ns 0), then n spans, each as in REC_RT_SPAN. Its size is
+ * REC_SPANS_SIZE(n).
+ */
+struct rec_spans_rec {
+	struct rec_hdr hdr;
+	__u32 n; /* 1 to REC_SPANS_MAX */
+	__u32 pad;
+	struct rec_span_item items[REC_SPANS_MAX];
+};
+
+#define REC_SPANS_SIZE(n) (sizeof(struct rec_hdr) + 8 + (n) * sizeof(struct rec_span_item))
 
 /* Per-thread span stack (task-local storage). */
 struct rec_stack {

@@ -701,22 +701,54 @@ static void frames_to_mono(struct rec_session *s, struct rec_frame *f, uint32_t 
 	}
 }
 
-/* A span record from the ring (REC_RT_SPAN): its times in CLOCK_MONOTONIC, into its recording. */
-static void ingest_span(struct rec_session *s, struct traced *t, const void *data)
+/* A span (a REC_RT_SPAN record's): its times in CLOCK_MONOTONIC, into its recording. */
+static void ingest_span(struct rec_session *s, struct traced *t, struct rec_span_rec *r)
 {
-	struct rec_span_rec r;
-
-	memcpy(&r, data, sizeof(r));
-	if (r.hdr.flags & REC_HF_TSC) {
-		if (r.enter) {
-			struct rec_hdr e = { .flags = REC_HF_TSC, .time_ns = r.enter };
+	if (r->hdr.flags & REC_HF_TSC) {
+		if (r->enter) {
+			struct rec_hdr e = { .flags = REC_HF_TSC, .time_ns = r->enter };
 
 			tsc_to_mono(s, &e);
-			r.enter = e.time_ns;
+			r->enter = e.time_ns;
 		}
-		tsc_to_mono(s, &r.hdr);
+		tsc_to_mono(s, &r->hdr);
 	}
-	rec_proc__ingest_span(&t->proc, &r);
+	rec_proc__ingest_span(&t->proc, r);
+}
+
+/*
+ * The spans of a REC_RT_SPANS record (size bytes), each as the REC_RT_SPAN
+ * record it stands for; one whose count disagrees with its size is malformed.
+ */
+static void ingest_spans(struct rec_session *s, struct traced *t, const void *data, size_t size)
+{
+	struct rec_spans_rec h;
+	struct rec_span_item it;
+	struct rec_span_rec r;
+	uint32_t i;
+
+	if (size < REC_SPANS_SIZE(1)) {
+		t->proc.malformed++;
+		return;
+	}
+	memcpy(&h, data, REC_SPANS_SIZE(0));
+	if (h.n < 1 || h.n > REC_SPANS_MAX || size != REC_SPANS_SIZE(h.n)) {
+		t->proc.malformed++;
+		return;
+	}
+	for (i = 0; i < h.n; i++) {
+		memcpy(&it, (const char *)data + REC_SPANS_SIZE(i), sizeof(it));
+		r.hdr = h.hdr;
+		r.hdr.type = REC_RT_SPAN;
+		r.hdr.size = sizeof(r);
+		r.hdr.time_ns = it.exit;
+		r.recording = it.recording;
+		r.id = it.id;
+		r.parent = it.parent;
+		r.meta = it.meta;
+		r.enter = it.enter;
+		ingest_span(s, t, &r);
+	}
 }
 
 /*
@@ -825,7 +857,12 @@ static int on_record(void *ctx, void *data, size_t size)
 	} else if (h.type == REC_RT_HELLO && size == sizeof(struct rec_hello_rec)) {
 		/* Adopted above: nothing more to it. */
 	} else if (h.type == REC_RT_SPAN && size == sizeof(struct rec_span_rec)) {
-		ingest_span(s, t, data);
+		struct rec_span_rec r;
+
+		memcpy(&r, data, sizeof(r));
+		ingest_span(s, t, &r);
+	} else if (h.type == REC_RT_SPANS) {
+		ingest_spans(s, t, data, size);
 	} else if (h.type == REC_RT_STACK && size == sizeof(struct rec_stack_rec)) {
 		struct rec_stack_rec r;
 
