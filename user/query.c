@@ -94,9 +94,10 @@ int64_t rec_query__realtime(uint64_t mono_ns, int64_t offset_ns)
 static void output_for(struct rec_output *o, FILE *out, const struct rec_query *q)
 {
 	rec_output__init(o, out,
-			 q->flags & REC_Q_OTLP	 ? &rec_output_otlp__ops
-			 : q->flags & REC_Q_JSON ? &rec_output_jsonl__ops
-						 : &rec_output_text__ops);
+			 q->flags & REC_Q_OTLP	   ? &rec_output_otlp__ops
+			 : q->flags & REC_Q_CHROME ? &rec_output_chrome__ops
+			 : q->flags & REC_Q_JSON   ? &rec_output_jsonl__ops
+						   : &rec_output_text__ops);
 	o->salt = q->otlp_salt;
 }
 

@@ -24,6 +24,7 @@ FORMATS=(
 	"stats|--stats"
 	"stats-json|--stats --json"
 	"stats-v|--stats -v"
+	"tail-chrome|--format chrome"
 )
 
 update=0
