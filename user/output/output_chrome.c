@@ -314,11 +314,14 @@ static void write_end(struct rec_json *w, const struct item *sp)
 		rec_json__end_object(w);
 	}
 	rec_json__end_object(w);
+	rec_json__newline(w);
 }
 
+/* One item, a line each. */
 static void write_item(struct rec_json *w, const char *buf, const struct item *it)
 {
 	rec_json__value(w, buf + it->off, it->len);
+	rec_json__newline(w);
 }
 
 /*
@@ -448,7 +451,6 @@ static void chrome_end(struct rec_output *o)
 		     j++)
 			;
 		write_thread(w, c->buf, order + i, j - i, stack);
-		rec_json__newline(w);
 	}
 done:
 	rec_json__end_array(w);
