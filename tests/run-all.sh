@@ -6,7 +6,7 @@
 # the end-to-end tests again with ASan and UBSan (build/asan), and a short fuzz
 # campaign (build/fuzz, FUZZ_SECONDS per target, 15 by default). Ends with
 # "N passed, M failed".
-# Usage: tests/run-all.sh [--unit | --e2e | --asan | --fuzz] [TEST_NAME_SUBSTRING]
+# Usage: tests/run-all.sh [--unit | --e2e | --asan | --fuzz | --browser] [TEST_NAME_SUBSTRING]
 set -u
 cd "$(dirname "$0")/.."
 
@@ -16,6 +16,7 @@ case "${1:-}" in
 --e2e) mode=e2e; shift ;;
 --asan) mode=asan; shift ;;
 --fuzz) mode=fuzz; shift ;;
+--browser) mode=browser; shift ;;
 esac
 filter="${1:-}"
 
@@ -236,6 +237,20 @@ golden_tests() {
 	done < <(./tests/golden/check.sh)
 }
 
+browser_tests() {
+	# A --format chrome trace in speedscope in headless Chromium: its slices drawn, and
+	# none seen for an empty or a broken trace (tests/chrome/browser.sh).
+	local line
+	while IFS= read -r line; do
+		case "$line" in
+		"PASS browser: "*) record "${line#PASS }" 0 ;;
+		"FAIL browser: "*) record "${line#FAIL }" 1 ;;
+		*) echo "$line" ;;
+		esac
+	done < <(./tests/chrome/browser.sh --drawn tests/golden/chrome/spans.json \
+		--none tests/chrome/traces/empty.json --none tests/chrome/traces/broken.json)
+}
+
 bench_smoke() {
 	# A few seconds of make bench, so that the harness cannot rot unnoticed. It
 	# fails only if the harness breaks, never because of the numbers.
@@ -258,6 +273,7 @@ if [ "$mode" = all ] || [ "$mode" = e2e ]; then
 	e2e_tests
 	[ "$(id -u)" -eq 0 ] && [ -z "$filter" ] && bench_smoke
 fi
+[ "$mode" = all ] || [ "$mode" = browser ] && browser_tests
 [ "$mode" = all ] || [ "$mode" = asan ] && asan_tests
 [ "$mode" = all ] || [ "$mode" = fuzz ] && fuzz_tests
 

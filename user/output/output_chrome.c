@@ -51,8 +51,9 @@ struct item {
 	int64_t ts;   /* an instant's time; a span's enter */
 	int64_t exit; /* a span's exit; INT64_MAX: still open */
 	uint64_t id;
-	size_t index;	 /* in the order the calls came */
-	size_t off, len; /* the instant or the B object */
+	size_t index;		   /* in the order the calls came */
+	size_t off, len;	   /* the instant or the B object */
+	size_t name_off, name_len; /* a span's name, a JSON string (its E is named too) */
 };
 
 /* A (pid, tid) seen: its name comes from the recordings it was seen in. */
@@ -244,6 +245,7 @@ static void span_head(struct rec_json *w, const struct rec_span_view *sp, const 
 
 static void chrome_span(struct rec_output *o, const struct rec_span_view *sp)
 {
+	char buf[REC_TEXT_CALLSITE_MAX];
 	struct chrome *c = o->state;
 	struct rec_json *w;
 	struct item *it;
@@ -274,6 +276,12 @@ static void chrome_span(struct rec_output *o, const struct rec_span_view *sp)
 	rec_json__end_object(w);
 	rec_json__end_object(w);
 	it->len = mem_at(c) - it->off;
+	/* Viewers (speedscope) match an E to its B by name. */
+	rec_json__init(w, c->mem);
+	it->name_off = mem_at(c);
+	rec_json__cstr(w, sp->cs ? sp->cs->name : rec_text__callsite(sp->meta, buf));
+	it->name_len = mem_at(c) - it->name_off;
+	rec_json__init(w, c->mem);
 }
 
 static int cmp_i64(int64_t a, int64_t b)
@@ -303,9 +311,11 @@ static int by_thread_time(const void *a, const void *b)
 }
 
 /* A span's E, at its exit; args.clipped if it was cut (an E's args join its B's). */
-static void write_end(struct rec_json *w, const struct item *sp)
+static void write_end(struct rec_json *w, const char *buf, const struct item *sp)
 {
 	rec_json__begin_object(w);
+	rec_json__key(w, "name");
+	rec_json__value(w, buf + sp->name_off, sp->name_len);
 	common(w, "E", sp->exit, sp->pid, sp->tid);
 	if (sp->clipped) {
 		rec_json__key(w, "args");
@@ -350,7 +360,7 @@ static void write_thread(struct rec_json *w, const char *buf, struct item **item
 			for (; i < spans && items[i]->ts <= top->exit; i++)
 				write_item(w, buf, items[i]);
 			if (top->exit != INT64_MAX)
-				write_end(w, top);
+				write_end(w, buf, top);
 			depth--;
 		}
 		if (!sp)
