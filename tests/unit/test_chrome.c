@@ -3,7 +3,8 @@
  * The Chrome trace-event backend (user/output/output_chrome.c) on synthetic
  * events and spans: the document is pinned by tests/golden/chrome/spans.json
  * (RECORDER_UPDATE_GOLDEN=1 rewrites it), which tests/chrome/check_trace.py
- * also checks (nesting, metadata, counts) and the browser test renders.
+ * also checks (nesting, metadata, counts). RECORDER_CHROME_OUT=PATH writes
+ * the document to PATH too: the browser test renders it.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -121,6 +122,13 @@ static void test_scenario_matches_golden(void **state)
 	FILE *f;
 
 	(void)state;
+	/* The browser test renders the document today's backend writes. */
+	if (getenv("RECORDER_CHROME_OUT")) {
+		f = fopen(getenv("RECORDER_CHROME_OUT"), "w");
+		assert_non_null(f);
+		fwrite(got, 1, len, f);
+		assert_int_equal(fclose(f), 0);
+	}
 	if (getenv("RECORDER_UPDATE_GOLDEN")) {
 		f = fopen(GOLDEN, "w");
 		assert_non_null(f);
