@@ -16,6 +16,7 @@ same (recording, seq) pairs, and its span count the trace's. --events and
 --spans give the counts by hand. Prints "check_trace: OK ..." or each problem,
 and exits 1 on a problem.
 """
+import decimal
 import json
 import sys
 
@@ -25,7 +26,7 @@ def fail(problems, msg):
 
 
 def is_num(v):
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
+    return isinstance(v, (int, float, decimal.Decimal)) and not isinstance(v, bool)
 
 
 def check(doc, problems):
@@ -96,7 +97,11 @@ def check(doc, problems):
             if not stack:
                 fail(problems, "%s: E with no B open on pid %d tid %d" % (where, *key))
             else:
-                stack.pop()
+                n_b, b = stack.pop()
+                # Viewers such as speedscope pair an E with the B open last by name.
+                if "name" in ev and ev["name"] != b["name"]:
+                    fail(problems, "%s: E %r closes B %r (traceEvents[%d])"
+                         % (where, ev["name"], b["name"], n_b))
     for key, stack in stacks.items():
         for n, ev in stack:
             if not ev.get("args", {}).get("open"):
@@ -141,7 +146,8 @@ def main(argv):
     problems = []
     try:
         with open(args[0], "rb") as f:
-            doc = json.loads(f.read())
+            # Exactly: a double cannot tell nanoseconds apart at today's microseconds.
+            doc = json.loads(f.read(), parse_float=decimal.Decimal)
     except (OSError, ValueError) as e:
         print("check_trace: %s does not parse: %s" % (args[0], e))
         return 1
