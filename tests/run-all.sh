@@ -36,6 +36,7 @@ ASAN_E2E=(
 	dump_on_request_matches_live_tail
 	bad_dump_files_get_clear_errors
 	overflow_accounting_is_exact
+	chrome_live_and_black_box_with_every_filter
 )
 FUZZ_TARGETS=(event callsite dump control batch)
 

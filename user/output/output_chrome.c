@@ -437,7 +437,8 @@ static void chrome_end(struct rec_output *o)
 		c->not_shown += c->n;
 		c->n = 0;
 	}
-	qsort(c->threads, c->nthreads, sizeof(*c->threads), by_pid_tid);
+	if (c->nthreads)
+		qsort(c->threads, c->nthreads, sizeof(*c->threads), by_pid_tid);
 	for (size_t i = 0; i < c->nthreads; i++) {
 		const struct thread *t = &c->threads[i];
 
