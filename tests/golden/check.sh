@@ -66,7 +66,7 @@ if [ $update = 0 ]; then
 			failed=$((failed + 1))
 		fi
 	done
-	if out=$(tests/chrome/check_trace.py tests/golden/chrome/spans.json --events 7 --spans 10 2>&1); then
+	if out=$(tests/chrome/check_trace.py tests/golden/chrome/spans.json --events 7 --spans 11 2>&1); then
 		echo "PASS golden: chrome/spans.json check_trace"
 	else
 		echo "FAIL golden: chrome/spans.json check_trace"

@@ -105,6 +105,7 @@ static char *scenario(size_t *len)
 	span(&o, 100, 0x10, "actor[0]", 6, 0, 3, 0, T(9700));	     /* enter fell out */
 	span(&o, 100, 0x10, "actor[0]", 7, 0, 0, T(10000), 0);	     /* open */
 	span(&o, 100, 0x10, "actor[0]", 8, 7, 1, T(11000), 0);	     /* open, inside */
+	span(&o, 100, 0x10, "actor[0]", 11, 0, 0, 0, 0); /* open since before the attach */
 	/* Thread 101 serves two recordings; its spans overlap (a damaged input). */
 	event(&o, 101, 0x20, "actor[1]", 1, T(1500));
 	event(&o, 101, 0x30, "actor[2]", 1, T(6000));
@@ -172,6 +173,7 @@ static void test_scenario_parts(void **state)
 	assert_non_null(strstr(got, "\"enter\":\"unknown\""));
 	assert_non_null(strstr(got, "\"open\":true"));
 	assert_non_null(strstr(got, "\"clipped\":true"));
+	assert_non_null(strstr(got, "\"recorder_spans_open_untimed\":1}"));
 	/* handle's B comes before parse's, and parse's E before reply's B. */
 	assert_true(strstr(got, "\"span\":\"0x1\"") < strstr(got, "\"span\":\"0x2\""));
 	assert_true(strstr(got, "\"ph\":\"E\",\"ts\":1764820000004000.123") <

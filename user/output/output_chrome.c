@@ -16,7 +16,9 @@
  *     where it came from (subject, recording, seq, level, file, line) in "args".
  *   - A span is a "B" slice at its enter and an "E" at its exit. One whose
  *     enter is not known (0) is an instant at its exit, args.enter "unknown";
- *     one still open (exit 0) has its "B" only, args.open true.
+ *     one still open (exit 0) has its "B" only, args.open true. One open whose
+ *     enter is not known has no time to be shown at: it is counted in
+ *     "recorder_spans_open_untimed" beside "traceEvents".
  *   - Timestamps ("ts") are microseconds since the epoch with three decimals
  *     (nanoseconds): 1764820000123456.789.
  * Per (pid, tid) the slices nest: spans are ordered by enter, the longer
@@ -73,7 +75,9 @@ struct chrome {
 	size_t n, cap;
 	struct thread *threads;
 	size_t nthreads, threads_cap;
+	size_t last_thread; /* the thread seen last: the next item is mostly of it too */
 	uint64_t not_shown;
+	uint64_t untimed; /* spans open whose enter is not known: no time to show them at */
 };
 
 static void chrome_begin(struct rec_output *o)
@@ -98,10 +102,13 @@ static int see_thread(struct chrome *c, uint32_t pid, uint32_t tid, uint64_t rec
 {
 	struct thread *t;
 
-	for (size_t i = 0; i < c->nthreads; i++) {
+	for (size_t n = 0; n < c->nthreads; n++) {
+		size_t i = (c->last_thread + n) % c->nthreads;
+
 		t = &c->threads[i];
 		if (t->pid == pid && t->tid == tid) {
 			t->several |= t->recording != recording;
+			c->last_thread = i;
 			return 0;
 		}
 	}
@@ -114,6 +121,7 @@ static int see_thread(struct chrome *c, uint32_t pid, uint32_t tid, uint64_t rec
 		c->threads = v;
 		c->threads_cap = cap;
 	}
+	c->last_thread = c->nthreads;
 	t = &c->threads[c->nthreads++];
 	*t = (struct thread){ .pid = pid, .tid = tid, .recording = recording };
 	snprintf(t->subject, sizeof(t->subject), "%s", subject ? subject : "");
@@ -250,8 +258,11 @@ static void chrome_span(struct rec_output *o, const struct rec_span_view *sp)
 	struct rec_json *w;
 	struct item *it;
 
-	if (!c || (!sp->enter_ns && !sp->exit_ns) ||
-	    !(it = new_item(c, sp->pid, sp->tid, sp->recording, sp->subject)))
+	if (c && !sp->enter_ns && !sp->exit_ns) {
+		c->untimed++;
+		return;
+	}
+	if (!c || !(it = new_item(c, sp->pid, sp->tid, sp->recording, sp->subject)))
 		return;
 	w = &c->w;
 	it->id = sp->id;
@@ -470,6 +481,8 @@ done:
 		rec_json__member_cstr(w, "recorder_error", "out of memory: nothing could be held");
 	else if (c->not_shown)
 		rec_json__member_u64(w, "recorder_not_shown", c->not_shown);
+	if (c && c->untimed)
+		rec_json__member_u64(w, "recorder_spans_open_untimed", c->untimed);
 	rec_json__end_object(w);
 	rec_json__newline(w);
 	free(order);
