@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The output backends: one per format that recorder-tail shows (text, JSON
- * lines). query.c selects and walks; it hands each thing it found to the
+ * lines, Chrome trace events). query.c selects and walks; it hands each thing it found to the
  * backend through the calls below, and the backend alone decides how it
  * looks. Adding a format means adding one backend: a file output_<name>.c that
  * defines a struct rec_output_ops, declared below, which query.c picks for the
