@@ -60,7 +60,7 @@ static const char doc[] =
 	"  recorder-tail -p 4242 --stacks        # what each thread is inside\n"
 	"  recorder-tail -p 4242 --subject 'actor[0]' --follow\n"
 	"  recorder-tail -p 4242 --dump          # write a black box now\n"
-	"  recorder-tail --file DUMP --format chrome > trace.json  # for ui.perfetto.dev\n"
+	"  recorder-tail --file DUMP --format chrome >t.json  # ui.perfetto.dev\n"
 	"  recorder-tail --file /var/lib/recorder/recorder-4242-….json --stacks\n";
 
 enum {
