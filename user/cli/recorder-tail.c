@@ -184,6 +184,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.q.flags |= REC_Q_FOLLOW;
 		break;
 	case OPT_JSON:
+		/* The last of --json and --format counts. */
+		env.q.flags &= ~(uint32_t)REC_Q_CHROME;
 		env.q.flags |= REC_Q_JSON;
 		break;
 	case OPT_FORMAT:
