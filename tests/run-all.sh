@@ -6,7 +6,7 @@
 # the end-to-end tests again with ASan and UBSan (build/asan), and a short fuzz
 # campaign (build/fuzz, FUZZ_SECONDS per target, 15 by default). Ends with
 # "N passed, M failed".
-# Usage: tests/run-all.sh [--unit | --e2e | --asan | --fuzz] [TEST_NAME_SUBSTRING]
+# Usage: tests/run-all.sh [--unit | --e2e | --asan | --fuzz | --browser] [TEST_NAME_SUBSTRING]
 set -u
 cd "$(dirname "$0")/.."
 
@@ -16,6 +16,7 @@ case "${1:-}" in
 --e2e) mode=e2e; shift ;;
 --asan) mode=asan; shift ;;
 --fuzz) mode=fuzz; shift ;;
+--browser) mode=browser; shift ;;
 esac
 filter="${1:-}"
 
@@ -37,6 +38,7 @@ ASAN_E2E=(
 	overflow_accounting_is_exact
 	spans_are_recorded_with_times_and_parents
 	open_spans_at_kill_9_are_in_the_black_box
+	chrome_live_and_black_box_with_every_filter
 )
 FUZZ_TARGETS=(event callsite dump control batch)
 
@@ -238,6 +240,24 @@ golden_tests() {
 	done < <(./tests/golden/check.sh)
 }
 
+browser_tests() {
+	# The chrome backend's trace of tests/unit/test_chrome.c's events and spans in
+	# speedscope in headless Chromium: its slices drawn, and none seen for an empty or
+	# a broken trace (tests/chrome/browser.sh).
+	local line trace=build/chrome-spans.json
+	rm -f "$trace"
+	RECORDER_CHROME_OUT=$trace build/tests/unit/test_chrome >/dev/null 2>&1
+	[ -s "$trace" ] || { record "browser: build/tests/unit/test_chrome wrote no $trace" 1; return; }
+	while IFS= read -r line; do
+		case "$line" in
+		"PASS browser: "*) record "${line#PASS }" 0 ;;
+		"FAIL browser: "*) record "${line#FAIL }" 1 ;;
+		*) echo "$line" ;;
+		esac
+	done < <(./tests/chrome/browser.sh --drawn "$trace" \
+		--none tests/chrome/traces/empty.json --none tests/chrome/traces/broken.json)
+}
+
 bench_smoke() {
 	# A few seconds of make bench, so that the harness cannot rot unnoticed. It
 	# fails only if the harness breaks, never because of the numbers.
@@ -260,6 +280,7 @@ if [ "$mode" = all ] || [ "$mode" = e2e ]; then
 	e2e_tests
 	[ "$(id -u)" -eq 0 ] && [ -z "$filter" ] && bench_smoke
 fi
+[ "$mode" = all ] || [ "$mode" = browser ] && browser_tests
 [ "$mode" = all ] || [ "$mode" = asan ] && asan_tests
 [ "$mode" = all ] || [ "$mode" = fuzz ] && fuzz_tests
 

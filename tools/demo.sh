@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # make demo: start the shipped workload, attach the recorder, and show what it
-# holds: the recordings, their tails, the span stacks, a JSON line. Ends by itself.
+# holds: the recordings, their tails, the span stacks, a JSON line. Ends by itself,
+# writing the black box as a Chrome trace to build/demo-trace.json.
 set -u
 cd "$(dirname "$0")/.."
 B=build
@@ -63,3 +64,13 @@ dump=$(sed -n 's/^recorder-attach: black box of pid [0-9]* written to //p' "$tmp
 [ -n "$dump" ] || { cat "$tmp/attach.out"; exit 1; }
 run $B/recorder-tail --file "$dump" -n 2 --subject 'actor[1]'
 run $B/recorder-tail --file "$dump" --stacks --subject 'actor[1]'
+
+# The black box as a timeline: one Chrome trace-event document.
+echo
+echo "\$ $B/recorder-tail --file $dump --format chrome > $B/demo-trace.json"
+$B/recorder-tail --file "$dump" --format chrome >"$B/demo-trace.json" || exit 1
+./tests/chrome/check_trace.py "$B/demo-trace.json" || exit 1
+echo
+echo "Wrote $(pwd)/$B/demo-trace.json. To see it: open https://ui.perfetto.dev, click"
+echo "'Open trace file' and pick that file (or drag it onto the page); chrome://tracing and"
+echo "speedscope open it too."

@@ -7,9 +7,10 @@ set -eu
 # libclang-rt-14-dev: the ASan, UBSan and libFuzzer runtimes of clang 14 (Debian 12's clang)
 # for make test's sanitized build and fuzzers; llvm gives llvm-symbolizer for their reports.
 # scdoc turns docs/man/*.scd into the man pages; man-db (man -l) checks them in make test.
+# chromium: the headless browser that renders a --format chrome trace in make test.
 PKGS="make gcc g++ clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcmocka-dev
 pkg-config bpftrace binutils jq util-linux python3 systemtap-sdt-dev procps
-libclang-rt-14-dev clang-format scdoc man-db"
+libclang-rt-14-dev clang-format scdoc man-db chromium"
 
 missing=""
 for p in $PKGS; do
@@ -17,6 +18,9 @@ for p in $PKGS; do
 		missing="$missing $p"
 	fi
 done
+# The browser test (tests/chrome/browser.sh) installs speedscope with npm at test
+# time; a node that came with its own npm (not Debian's) does too.
+command -v npm >/dev/null 2>&1 || missing="$missing nodejs npm"
 
 [ -z "$missing" ] && exit 0
 

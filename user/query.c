@@ -94,9 +94,10 @@ int64_t rec_query__realtime(uint64_t mono_ns, int64_t offset_ns)
 static void output_for(struct rec_output *o, FILE *out, const struct rec_query *q)
 {
 	rec_output__init(o, out,
-			 q->flags & REC_Q_OTLP	 ? &rec_output_otlp__ops
-			 : q->flags & REC_Q_JSON ? &rec_output_jsonl__ops
-						 : &rec_output_text__ops);
+			 q->flags & REC_Q_OTLP	   ? &rec_output_otlp__ops
+			 : q->flags & REC_Q_CHROME ? &rec_output_chrome__ops
+			 : q->flags & REC_Q_JSON   ? &rec_output_jsonl__ops
+						   : &rec_output_text__ops);
 	o->salt = q->otlp_salt;
 	o->spans = !!(q->flags & REC_Q_SPANS);
 }
@@ -224,7 +225,7 @@ static void show_span(struct rec_output *o, struct rec_proc *p, const struct rec
 }
 
 /*
- * The spans of rs (REC_Q_SPANS): those kept, by exit, then those its threads
+ * The spans of rs (REC_Q_SPANS, REC_Q_CHROME): those kept, by exit, then those its threads
  * are still in (or died in), outermost first.
  */
 static void answer_spans(struct rec_output *o, struct rec_proc *p, const struct rec_rstate *rs)
@@ -284,7 +285,8 @@ static int answer_tail(struct rec_output *o, struct rec_proc *p, const struct re
 		/* Events numbered after the last one we hold never arrived. */
 		if (w.started && rs->produced > w.expect)
 			rec_output__gap(o, w.expect, rs->produced - 1);
-		if (q->flags & REC_Q_SPANS)
+		/* A timeline is its spans: chrome shows them unasked. */
+		if (q->flags & (REC_Q_SPANS | REC_Q_CHROME))
 			answer_spans(o, p, rs);
 	}
 	return 0;

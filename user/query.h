@@ -23,6 +23,7 @@ enum rec_query_flags {
 	REC_Q_HAS_SINCE = 1 << 10, /* only events at or after since_ns */
 	REC_Q_OTLP = 1 << 11,	   /* events as OTLP/JSON log records, a line each */
 	REC_Q_SPANS = 1 << 12,	   /* tails: each recording's spans too, after its events */
+	REC_Q_CHROME = 1 << 13,	   /* a tail as one Chrome trace-event JSON document */
 };
 
 /* The longest --target pattern. */

@@ -28,6 +28,7 @@ FORMATS=(
 	"tail-spans-json|--spans --json"
 	"list-spans|--list --spans"
 	"list-spans-json|--list --spans --json"
+	"tail-chrome|--format chrome"
 )
 
 update=0
@@ -61,5 +62,27 @@ for dump in tests/golden/dumps/*.json tests/golden/dumps-v1/*.json; do
 		fi
 	done
 done
+# The Chrome traces pass tests/chrome/check_trace.py: they nest, name every thread,
+# and hold the events and spans of the JSON tail with --spans; the synthetic spans of tests/unit/test_chrome.c too.
+if [ $update = 0 ]; then
+	for dump in tests/golden/dumps/*.json; do
+		name=$(basename "$dump" .json)
+		if out=$(tests/chrome/check_trace.py <(sed '$d' "tests/golden/expected/$name/tail-chrome") \
+			--jsonl <(sed '$d' "tests/golden/expected/$name/tail-spans-json") 2>&1); then
+			echo "PASS golden: $name tail-chrome check_trace"
+		else
+			echo "FAIL golden: $name tail-chrome check_trace"
+			printf '%s\n' "$out" | sed 's/^/    /'
+			failed=$((failed + 1))
+		fi
+	done
+	if out=$(tests/chrome/check_trace.py tests/golden/chrome/spans.json --events 7 --spans 11 2>&1); then
+		echo "PASS golden: chrome/spans.json check_trace"
+	else
+		echo "FAIL golden: chrome/spans.json check_trace"
+		printf '%s\n' "$out" | sed 's/^/    /'
+		failed=$((failed + 1))
+	fi
+fi
 [ $update = 1 ] && echo "golden: expected files rewritten; review them with git diff"
 [ $failed -eq 0 ]

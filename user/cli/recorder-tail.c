@@ -60,6 +60,7 @@ static const char doc[] =
 	"  recorder-tail -p 4242 --stacks        # what each thread is inside\n"
 	"  recorder-tail -p 4242 --subject 'actor[0]' --follow\n"
 	"  recorder-tail -p 4242 --dump          # write a black box now\n"
+	"  recorder-tail --file DUMP --format chrome >t.json  # ui.perfetto.dev\n"
 	"  recorder-tail --file /var/lib/recorder/recorder-4242-….json --stacks\n";
 
 enum {
@@ -80,6 +81,7 @@ enum {
 	OPT_OTLP,
 	OPT_SERVICE,
 	OPT_SPANS,
+	OPT_FORMAT,
 };
 
 static const struct argp_option options[] = {
@@ -111,7 +113,11 @@ static const struct argp_option options[] = {
 	  "open, id, parent); with --list: its spans seen, kept and dropped",
 	  0 },
 	{ "follow", OPT_FOLLOW, NULL, 0, "After the tail, print new events as they arrive", 0 },
-	{ "json", OPT_JSON, NULL, 0, "One JSON object per line", 0 },
+	{ "json", OPT_JSON, NULL, 0, "One JSON object per line (the same as --format json)", 0 },
+	{ "format", OPT_FORMAT, "FORMAT", 0,
+	  "text (the default), json (JSON lines) or chrome: the tail as one Chrome trace-event "
+	  "JSON document for ui.perfetto.dev (not with --follow, --list, --stacks, --stats)",
+	  0 },
 	{ "stats", OPT_STATS, NULL, 0,
 	  "Show the loss and error counters, and the limits something went over", 0 },
 	{ "verbose", 'v', NULL, 0,
@@ -186,7 +192,19 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.q.flags |= REC_Q_FOLLOW;
 		break;
 	case OPT_JSON:
+		/* The last of --json and --format counts. */
+		env.q.flags &= ~(uint32_t)REC_Q_CHROME;
 		env.q.flags |= REC_Q_JSON;
+		break;
+	case OPT_FORMAT:
+		env.q.flags &= ~(uint32_t)(REC_Q_JSON | REC_Q_CHROME);
+		if (!strcmp(arg, "json"))
+			env.q.flags |= REC_Q_JSON;
+		else if (!strcmp(arg, "chrome"))
+			env.q.flags |= REC_Q_CHROME;
+		else if (strcmp(arg, "text"))
+			argp_error(state, "invalid --format '%s': expected text, json or chrome",
+				   arg);
 		break;
 	case OPT_STATS:
 		env.q.flags |= REC_Q_STATS;
@@ -257,6 +275,12 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		    (env.file ||
 		     (env.q.flags & (REC_Q_LIST | REC_Q_STACKS | REC_Q_STATS | REC_Q_DUMP))))
 			argp_error(state, "--follow goes with live tails only");
+		/* One document per answer: nothing to add events to after it. */
+		if ((env.q.flags & REC_Q_CHROME) &&
+		    (env.q.flags & (REC_Q_FOLLOW | REC_Q_LIST | REC_Q_STACKS | REC_Q_STATS)))
+			argp_error(state,
+				   "--format chrome writes one trace of the tails: it does not "
+				   "go with --follow, --list, --stacks or --stats");
 		if (env.file && (env.q.flags & REC_Q_DUMP))
 			argp_error(
 				state,
@@ -277,9 +301,10 @@ static int otlp_start(void)
 	char path[64];
 	FILE *f;
 
-	if (env.q.flags & (REC_Q_LIST | REC_Q_STACKS | REC_Q_STATS | REC_Q_DUMP | REC_Q_JSON)) {
+	if (env.q.flags &
+	    (REC_Q_LIST | REC_Q_STACKS | REC_Q_STATS | REC_Q_DUMP | REC_Q_JSON | REC_Q_CHROME)) {
 		fprintf(stderr, "recorder-tail: --otlp sends events: it does not go with --list, "
-				"--stacks, --stats, --dump or --json\n");
+				"--stacks, --stats, --dump, --json or --format\n");
 		return 1;
 	}
 	o.service_name = env.service_name;

@@ -167,6 +167,24 @@ void rec_json__null(struct rec_json *w)
 	w->comma = true;
 }
 
+void rec_json__micros(struct rec_json *w, int64_t ns)
+{
+	/* In unsigned arithmetic: -INT64_MIN does not fit an int64_t. */
+	uint64_t mag = ns < 0 ? 0 - (uint64_t)ns : (uint64_t)ns;
+
+	before(w);
+	fprintf(w->out, "%s%" PRIu64 ".%03u", ns < 0 ? "-" : "", mag / 1000,
+		(unsigned int)(mag % 1000));
+	w->comma = true;
+}
+
+void rec_json__value(struct rec_json *w, const char *json, size_t len)
+{
+	before(w);
+	fwrite(json, 1, len, w->out);
+	w->comma = true;
+}
+
 void rec_json__member_u64(struct rec_json *w, const char *name, uint64_t v)
 {
 	rec_json__key(w, name);

@@ -68,6 +68,13 @@ void rec_json__i64(struct rec_json *w, int64_t v);
 void rec_json__f64(struct rec_json *w, double v);
 void rec_json__bool(struct rec_json *w, bool v);
 void rec_json__null(struct rec_json *w);
+/*
+ * ns nanoseconds as microseconds with three decimals, exactly (not through a
+ * double): 1234567891 as 1234567.891, -1500 as -1.500. For trace timestamps.
+ */
+void rec_json__micros(struct rec_json *w, int64_t ns);
+/* len bytes that another rec_json writer wrote as one whole value, as the next value. */
+void rec_json__value(struct rec_json *w, const char *json, size_t len);
 
 /* A member: rec_json__key(), then the value. */
 void rec_json__member_u64(struct rec_json *w, const char *name, uint64_t v);

@@ -12,6 +12,7 @@ void rec_output__init(struct rec_output *o, FILE *out, const struct rec_output_o
 {
 	o->ops = ops;
 	o->out = out;
+	o->state = NULL;
 	o->salt = 0;
 	rec_json__init(&o->json, out);
 }
@@ -116,4 +117,31 @@ const char *rec_output__field_name(const struct rec_event_view *ev, uint32_t i, 
 		return ev->cs->field_names[i];
 	snprintf(buf, REC_OUTPUT_FIELD_NAME_MAX, "field%u", i);
 	return buf;
+}
+
+void rec_output__json_value(struct rec_json *w, const struct rec_value *v)
+{
+	switch (v->type) {
+	case REC_TYPE_STR:
+		/* The bytes read (the first of a truncated string), else null. */
+		if (v->str.status == REC_STR_OK || v->str.status == REC_STR_TRUNCATED)
+			rec_json__string(w, v->str.ptr, v->str.len);
+		else
+			rec_json__null(w);
+		break;
+	case REC_TYPE_I64:
+		rec_json__i64(w, v->i64);
+		break;
+	case REC_TYPE_U64:
+		rec_json__u64(w, v->u64);
+		break;
+	case REC_TYPE_F64:
+		rec_json__f64(w, v->f64);
+		break;
+	case REC_TYPE_BOOL:
+		rec_json__bool(w, v->b);
+		break;
+	default:
+		rec_json__null(w);
+	}
 }

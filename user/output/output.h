@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The output backends: one per format that recorder-tail shows (text, JSON
- * lines). query.c selects and walks; it hands each thing it found to the
+ * lines, Chrome trace events). query.c selects and walks; it hands each thing it found to the
  * backend through the calls below, and the backend alone decides how it
  * looks. Adding a format means adding one backend: a file output_<name>.c that
  * defines a struct rec_output_ops, declared below, which query.c picks for the
@@ -147,6 +147,7 @@ struct rec_output_ops {
 /* One answer being written: the backend, where to, and its JSON writer if it writes JSON. */
 struct rec_output {
 	const struct rec_output_ops *ops;
+	void *state; /* the backend's own, from begin to end (chrome: what it holds until end) */
 	FILE *out;
 	struct rec_json json;
 	uint64_t salt; /* OTLP: mixed into the trace and span IDs (rec_query.otlp_salt) */
@@ -175,6 +176,8 @@ void rec_output__stats(struct rec_output *o, const struct rec_stats_view *s);
 extern const struct rec_output_ops rec_output_text__ops;  /* output_text.c: glog lines, tables */
 extern const struct rec_output_ops rec_output_jsonl__ops; /* output_jsonl.c: JSON lines */
 extern const struct rec_output_ops rec_output_otlp__ops;  /* output_otlp.c: OTLP log records */
+/* output_chrome.c: one Chrome trace-event JSON document ({"traceEvents":[...]}) per tail */
+extern const struct rec_output_ops rec_output_chrome__ops;
 
 /* The OTLP trace ID (32 hex digits) and span ID (16) of recording key under salt. */
 void rec_output_otlp__ids(uint64_t key, uint64_t salt, char trace_id[33], char span_id[17]);
@@ -190,5 +193,12 @@ void rec_output_otlp__ids(uint64_t key, uint64_t salt, char trace_id[33], char s
  */
 const char *rec_output__message(const struct rec_event_view *ev, int *field);
 const char *rec_output__field_name(const struct rec_event_view *ev, uint32_t i, char *buf);
+
+/*
+ * A field's value as JSON: a string field's bytes (the first 255 of a
+ * truncated one) or null when none were read; numbers and booleans as such
+ * (rec_json__f64 for f64).
+ */
+void rec_output__json_value(struct rec_json *w, const struct rec_value *v);
 
 #endif /* REC_OUTPUT_H */

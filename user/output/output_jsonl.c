@@ -10,38 +10,6 @@
 #include "output.h"
 #include "text.h"
 
-/* A string field's value: the bytes read (the first of a truncated one), else null. */
-static void json_str_value(struct rec_json *w, const struct rec_value *v)
-{
-	if (v->str.status == REC_STR_OK || v->str.status == REC_STR_TRUNCATED)
-		rec_json__string(w, v->str.ptr, v->str.len);
-	else
-		rec_json__null(w);
-}
-
-static void json_value(struct rec_json *w, const struct rec_value *v)
-{
-	switch (v->type) {
-	case REC_TYPE_STR:
-		json_str_value(w, v);
-		break;
-	case REC_TYPE_I64:
-		rec_json__i64(w, v->i64);
-		break;
-	case REC_TYPE_U64:
-		rec_json__u64(w, v->u64);
-		break;
-	case REC_TYPE_F64:
-		rec_json__f64(w, v->f64);
-		break;
-	case REC_TYPE_BOOL:
-		rec_json__bool(w, v->b);
-		break;
-	default:
-		rec_json__null(w);
-	}
-}
-
 /*
  * "field_status": {name: status, ...} for the string fields of ev that were
  * not read whole, the message field included; nothing if there are none.
@@ -116,14 +84,14 @@ static void jsonl_event(struct rec_output *o, const struct rec_event_view *ev)
 	if (!cs)
 		rec_json__cstr(w, rec_text__callsite(ev->meta, buf));
 	else if (msg_field >= 0)
-		json_str_value(w, &ev->values[msg_field]);
+		rec_output__json_value(w, &ev->values[msg_field]);
 	else
 		rec_json__cstr(w, msg);
 	for (uint32_t i = 0; i < ev->nfields; i++) {
 		if ((int)i == msg_field)
 			continue;
 		rec_json__key(w, rec_output__field_name(ev, i, name_buf));
-		json_value(w, &ev->values[i]);
+		rec_output__json_value(w, &ev->values[i]);
 	}
 	rec_json__end_object(w);
 	json_field_status(w, ev);
