@@ -244,17 +244,21 @@ browser_tests() {
 	# The chrome backend's trace of tests/unit/test_chrome.c's events and spans in
 	# speedscope in headless Chromium: its slices drawn, and none seen for an empty or
 	# a broken trace (tests/chrome/browser.sh).
-	local line trace=build/chrome-spans.json
-	rm -f "$trace"
+	# And a real black box with spans (tests/golden/dumps/spans.json) as the
+	# recorder-tail --format chrome of today draws it.
+	local line trace=build/chrome-spans.json box=build/chrome-blackbox.json
+	rm -f "$trace" "$box"
 	RECORDER_CHROME_OUT=$trace build/tests/unit/test_chrome >/dev/null 2>&1
 	[ -s "$trace" ] || { record "browser: build/tests/unit/test_chrome wrote no $trace" 1; return; }
+	build/recorder-tail --file tests/golden/dumps/spans.json --format chrome >"$box" 2>&1 ||
+		{ record "browser: recorder-tail --format chrome of the spans black box failed" 1; return; }
 	while IFS= read -r line; do
 		case "$line" in
 		"PASS browser: "*) record "${line#PASS }" 0 ;;
 		"FAIL browser: "*) record "${line#FAIL }" 1 ;;
 		*) echo "$line" ;;
 		esac
-	done < <(./tests/chrome/browser.sh --drawn "$trace" \
+	done < <(./tests/chrome/browser.sh --drawn "$trace" --drawn "$box" \
 		--none tests/chrome/traces/empty.json --none tests/chrome/traces/broken.json)
 }
 

@@ -17,8 +17,9 @@ chrome_same_as_json() {
 	shift
 	$B/recorder-tail "${src[@]}" --format chrome "$@" >"$T/trace.json" 2>"$T/trace.err" ||
 		fail "$what: recorder-tail --format chrome failed: $(cat "$T/trace.err")" || return 1
-	$B/recorder-tail "${src[@]}" --json "$@" >"$T/tail.jsonl" 2>&1 ||
-		fail "$what: recorder-tail --json failed" || return 1
+	# The JSON tail with its spans: the trace must hold both, the same ones.
+	$B/recorder-tail "${src[@]}" --json --spans "$@" >"$T/tail.jsonl" 2>&1 ||
+		fail "$what: recorder-tail --json --spans failed" || return 1
 	[ "${NONE:-0}" = 1 ] || [ -s "$T/tail.jsonl" ] || fail "$what: the tail is empty" || return 1
 	out=$($CHECK_TRACE "$T/trace.json" --jsonl "$T/tail.jsonl") ||
 		fail "$what: $out" || return 1
