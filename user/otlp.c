@@ -188,12 +188,11 @@ static void send_batch(struct rec_otlp *o)
 			o->count.not_sent += o->batch_n;
 			break;
 		}
-		if (try >= o->opts.max_tries) {
+		if (try >= o->opts.max_tries || (err && r.permanent)) {
 			fprintf(o->opts.log,
-				"%s: giving up on %zu log records after %d tries "
-				"to "
-				"%s/v1/logs: %s\n",
-				who(o), o->batch_n, try, o->opts.url, err ? r.error : "still busy");
+				"%s: giving up on %zu log records after %d %s to %s/v1/logs: %s\n",
+				who(o), o->batch_n, try, try == 1 ? "try" : "tries", o->opts.url,
+				err ? r.error : "still busy");
 			o->count.not_sent += o->batch_n;
 			break;
 		}

@@ -108,3 +108,103 @@ test_otlp_attach_sends_every_event_to_the_end() {
 		"$T/attach.err" || fail "no delivery summary: $(cat "$T/attach.err")" || return 1
 	[ ! -s "$T/otlp.err" ] || fail "the receiver refused a request: $(cat "$T/otlp.err")"
 }
+
+# Bad input (issue 13): a receiver that accepts and never answers, an endpoint
+# that is not HTTP, a host that does not resolve. Each is a clear error naming
+# the URL and what failed, after a bounded wait (--otlp-timeout, --otlp-tries),
+# and a count of what was not delivered.
+test_otlp_hanging_garbage_and_unresolvable_receivers() {
+	local out rc tp
+	start_target $SCENARIO all_fields || return 1
+	attach "$TARGET_PID" || return 1
+	wait_for "$T/target.out" '^ready' || return 1
+	otlp_receiver --mode hang || return 1
+	local hang=$OTLP_URL
+	out=$(rtail --otlp "$hang" --otlp-timeout 300ms --otlp-tries 2 2>&1)
+	rc=$?
+	expect "hanging receiver: exit status" 1 "$rc" || return 1
+	[[ $out == *"giving up on 6 log records after 2 tries to $hang/v1/logs: no reply from 127.0.0.1:"*": timed out waiting for its answer"* ]] ||
+		fail "hanging receiver: $out" || return 1
+	[[ $out == *"0 of 6 log records delivered to $hang/v1/logs in 2 requests (1 retries); not delivered: 6 refused or unreachable"* ]] ||
+		fail "hanging receiver: no count of what was not delivered: $out" || return 1
+	expect "the hanging receiver saw both tries" 2 "$(wc -l <"$T/otlp.out")" || return 1
+	# --follow: the same bounded wait, then it goes on, and counts at the end.
+	$B/recorder-tail -p "$TARGET_PID" --follow --otlp "$hang" --otlp-timeout 300ms --otlp-tries 2 \
+		>"$T/tail.out" 2>"$T/tail.err" &
+	tp=$!
+	BG_PIDS+=($tp)
+	wait_for "$T/tail.err" "giving up on 6 log records after 2 tries" 20 || return 1
+	rm -f "$T/otlp.port"
+	otlp_receiver --mode garbage || return 1
+	local garbage=$OTLP_URL
+	out=$(rtail --otlp "$garbage" --otlp-tries 3 2>&1)
+	rc=$?
+	expect "not HTTP: exit status" 1 "$rc" || return 1
+	[[ $out == *"giving up on 6 log records after 1 try to $garbage/v1/logs: 127.0.0.1:"*" did not answer with HTTP (it sent something else)"* ]] ||
+		fail "endpoint that is not HTTP: $out" || return 1
+	out=$(rtail --otlp http://no-such-host.invalid:4318 --otlp-tries 2 2>&1)
+	rc=$?
+	expect "unresolvable host: exit status" 1 "$rc" || return 1
+	[[ $out == *"to http://no-such-host.invalid:4318/v1/logs: cannot resolve no-such-host.invalid: "* ]] ||
+		fail "unresolvable host: $out" || return 1
+	[[ $out == *"0 of 6 log records delivered"*"6 refused or unreachable"* ]] ||
+		fail "unresolvable host: no count: $out" || return 1
+	stop_target
+	wait "$tp"
+	expect "--follow to a hanging receiver: exit status" 1 $? || return 1
+	grep -q "recorder-tail: OTLP: 0 of 6 log records delivered to $hang/v1/logs.*6 refused or unreachable" \
+		"$T/tail.err" || fail "--follow: no count: $(cat "$T/tail.err")"
+}
+
+# recorder-attach --otlp to a receiver that hangs: the ring consumer goes on.
+# Every tick is recorded and recorder-tail answers with the tail while the
+# OTLP follower waits on the network; what it could not deliver is counted:
+# refused or unreachable + not sent to it (too slow) = every event.
+test_otlp_attach_hanging_receiver_never_blocks_the_ring() {
+	local n out
+	otlp_receiver --mode hang || return 1
+	start_target $SCENARIO ticks || return 1
+	$B/recorder-attach $RECORDER_ATTACH_FLAGS -p "$TARGET_PID" --dump-dir "$T/dumps" \
+		--otlp "$OTLP_URL" --otlp-timeout 10m --otlp-tries 1 --follow-buffer 4096 \
+		>"$T/attach.out" 2>"$T/attach.err" &
+	ATTACH_PID=$!
+	BG_PIDS+=($ATTACH_PID)
+	wait_for "$T/attach.out" '^attached to' || { cat "$T/attach.err"; return 1; }
+	wait_for "$T/target.out" '^ticking' || return 1
+	# The follower has sent tick 0 and waits for an answer that never comes.
+	wait_for "$T/otlp.out" '^connection' 10 || return 1
+	# cap + 20 ticks in all, one at a time: every one is seen and delivered
+	# (seen = kept + dropped, none dropped), the tail keeps the last cap.
+	local cap last
+	cap=$(rtail --list --json | jq .cap)
+	last=$((cap + 19))
+	for n in $(seq 1 "$last"); do
+		kill -USR1 "$TARGET_PID"
+		for _ in $(seq 500); do
+			[ "$(rtail --list --json | jq .seen)" = $((n + 1)) ] && break
+			sleep 0.01
+		done
+	done
+	expect "every tick recorded, none dropped, the last cap in the tail" \
+		"$((cap + 20)) $((cap + 20)) 0 $cap" \
+		"$(rtail --list --json | jq -r '"\(.seen) \(.kept) \(.dropped) \(.tail)"')" || return 1
+	expect "recorder-tail answers with the tail" "$(seq 20 "$last" | paste -sd' ')" \
+		"$(rtail --json | jq -r .fields.n | paste -sd' ')" || return 1
+	expect "the follower is still waiting on its one request" 1 "$(wc -l <"$T/otlp.out")" || return 1
+	# The receiver goes away; the follower's request fails, the rest is refused.
+	kill "${BG_PIDS[0]}"
+	wait "${BG_PIDS[0]}" 2>/dev/null
+	kill -9 "$TARGET_PID"
+	wait "$ATTACH_PID"
+	expect "recorder-attach's exit status" 1 $? || { cat "$T/attach.err"; return 1; }
+	out=$(grep "recorder-attach: OTLP for pid $TARGET_PID: 0 of " "$T/attach.err") ||
+		fail "no delivery summary: $(cat "$T/attach.err")" || return 1
+	local records not_sent slow
+	records=$(sed -nE 's/.*: 0 of ([0-9]+) log records delivered.*/\1/p' <<<"$out")
+	not_sent=$(sed -nE 's/.*not delivered: ([0-9]+) refused or unreachable.*/\1/p' <<<"$out")
+	slow=$(sed -nE 's/.*, ([0-9]+) not sent by recorder-attach.*/\1/p' <<<"$out")
+	[ -n "$slow" ] || fail "no count of events not sent to the follower: $out" || return 1
+	# (The socket holds this many records, so the follower usually misses none.)
+	expect "not delivered + not sent = every tick" "$((cap + 20)) $records" \
+		"$((not_sent + slow)) $not_sent" || { echo "$out"; return 1; }
+}

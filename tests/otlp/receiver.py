@@ -14,10 +14,17 @@ strings). A request that fails a check gets 400 and its reason goes to
 
 --fail-first N answers the first N requests 503 (with Retry-After S if
 given), to prove the client retries.
+
+--mode hang accepts each connection, reads what comes, and never answers
+(a receiver that hangs); --mode garbage answers each connection with bytes
+that are not HTTP and closes it (an endpoint that is not HTTP). Both count
+the connections they got in --out, one line each.
 """
 import argparse
 import json
+import os
 import re
+import socket
 import sys
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
@@ -90,6 +97,37 @@ def check(req):
     return out
 
 
+def write_port(port_file, port):
+    with open(port_file + ".tmp", "w") as f:
+        f.write(str(port))
+    os.rename(port_file + ".tmp", port_file)
+
+
+def raw_server(a):
+    """--mode hang or garbage: a TCP server that is no OTLP receiver."""
+    srv = socket.socket()
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(64)
+    write_port(a.port_file, srv.getsockname()[1])
+    held = []
+    while True:
+        c, _ = srv.accept()
+        with open(a.out, "a") as f:
+            f.write("connection\n")
+        if a.mode == "garbage":
+            try:
+                c.sendall(b"\x00\x01SSH-2.0-not-http garbage\r\n\r\n")
+                c.shutdown(socket.SHUT_WR)
+                c.recv(65536)
+            except OSError:
+                pass
+            c.close()
+        else:
+            # Hang: keep the connection open, read nothing more, answer never.
+            held.append(c)
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--port-file", required=True)
@@ -97,7 +135,10 @@ def main():
     p.add_argument("--errors", required=True)
     p.add_argument("--fail-first", type=int, default=0)
     p.add_argument("--retry-after", type=int, default=None)
+    p.add_argument("--mode", choices=["check", "hang", "garbage"], default="check")
     a = p.parse_args()
+    if a.mode != "check":
+        return raw_server(a)
     state = {"n": 0}
 
     class H(BaseHTTPRequestHandler):
@@ -134,10 +175,7 @@ def main():
             self.answer(200)
 
     srv = HTTPServer(("127.0.0.1", 0), H)
-    with open(a.port_file + ".tmp", "w") as f:
-        f.write(str(srv.server_address[1]))
-    import os
-    os.rename(a.port_file + ".tmp", a.port_file)
+    write_port(a.port_file, srv.server_address[1])
     srv.serve_forever()
 
 
