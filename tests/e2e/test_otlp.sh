@@ -208,3 +208,47 @@ test_otlp_attach_hanging_receiver_never_blocks_the_ring() {
 	expect "not delivered + not sent = every tick" "$((cap + 20)) $records" \
 		"$((not_sent + slow)) $not_sent" || { echo "$out"; return 1; }
 }
+
+# schema_check KIND FILE: tests/otlp/schema-check.js, the generated OTLP types
+# of the official @opentelemetry/otlp-transformer (tools/install-npm.sh).
+schema_check() {
+	node tests/otlp/schema-check.js "$1" "$2" 2>&1
+}
+
+# A third-party schema checks us too: one real payload of ours passes the
+# official package's OTLP message types, and payloads broken one way each
+# (a string enum, a short traceId, a field OTLP does not have, a 64-bit
+# integer that is not a number, an ID in base64) are refused.
+test_otlp_logs_pass_the_official_schema() {
+	local out
+	otlp_receiver --raw "$T/raw.json" || return 1
+	start_target $SCENARIO all_fields || return 1
+	attach "$TARGET_PID" || return 1
+	wait_for "$T/target.out" '^ready' || return 1
+	out=$(rtail --otlp "$OTLP_URL" 2>&1) || fail "recorder-tail --otlp failed: $out" || return 1
+	expect "ours passes" "ok: 1 requests, 6 logRecords" "$(schema_check logs "$T/raw.json")" ||
+		return 1
+	local rec='.resourceLogs[0].scopeLogs[0].logRecords[0]'
+	local broken=(
+		"$rec.severityNumber |= tostring"
+		"$rec.traceId |= .[2:]"
+		"$rec.severity = 9"
+		"$rec.timeUnixNano = \"soon\""
+		"$rec.attributes[0].value = {intValue: \"4x2\"}"
+		"$rec.spanId = \"AAAAAAAAAAE=\""
+	)
+	local why=(
+		"refused: request 1: resourceLogs.scopeLogs.logRecords.severityNumber: enum value expected"
+		"refused: request 1.resourceLogs[0].scopeLogs[0].logRecords[0].traceId: 15 bytes, not 16"
+		"refused: request 1.resourceLogs[0].scopeLogs[0].logRecords[0].severity: not a field of opentelemetry.proto.logs.v1.LogRecord"
+		"refused: request 1: resourceLogs.scopeLogs.logRecords.timeUnixNano: integer|Long expected"
+		"refused: request 1: resourceLogs.scopeLogs.logRecords.attributes.value.intValue: integer|Long expected"
+		"refused: request 1.resourceLogs[0].scopeLogs[0].logRecords[0].spanId: \"AAAAAAAAAAE=\" is not lower-case hex"
+	)
+	local i
+	for i in "${!broken[@]}"; do
+		jq -c "${broken[$i]}" "$T/raw.json" >"$T/broken.json" || return 1
+		expect "refused: ${broken[$i]}" "${why[$i]}" "$(schema_check logs "$T/broken.json")" ||
+			return 1
+	done
+}

@@ -11,6 +11,10 @@ strings). A request that fails a check gets 400 and its reason goes to
 --errors. Accepted records are appended to --out, one JSON object a line.
 
   receiver.py --port-file F --out F --errors F [--fail-first N] [--retry-after S]
+              [--raw F] [--mode check|hang|garbage]
+
+--raw F appends each accepted request body to F, one JSON object a line
+(for tests/otlp/schema-check.js).
 
 --fail-first N answers the first N requests 503 (with Retry-After S if
 given), to prove the client retries.
@@ -135,6 +139,7 @@ def main():
     p.add_argument("--errors", required=True)
     p.add_argument("--fail-first", type=int, default=0)
     p.add_argument("--retry-after", type=int, default=None)
+    p.add_argument("--raw", help="append each accepted request body here, a line each")
     p.add_argument("--mode", choices=["check", "hang", "garbage"], default="check")
     a = p.parse_args()
     if a.mode != "check":
@@ -169,6 +174,9 @@ def main():
                     f.write(f"request {state['n']}: {e}\n")
                 self.answer(400)
                 return
+            if a.raw:
+                with open(a.raw, "a") as f:
+                    f.write(json.dumps(json.loads(body)) + "\n")
             with open(a.out, "a") as f:
                 for r in recs:
                     f.write(json.dumps(r) + "\n")
