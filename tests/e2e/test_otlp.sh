@@ -252,3 +252,52 @@ test_otlp_logs_pass_the_official_schema() {
 			return 1
 	done
 }
+
+# Spans to /v1/traces. Until the recorder produces spans (issue 13, part 1),
+# synthetic span views go through the real backend and exporter
+# (tests/unit/test_otlp, traces_to_a_receiver) to the real receiver, which
+# checks them field by field, and then through the official schema.
+# TODO once spans are recorded: the same from a real target (the ticks
+# scenario's "ticks" span, open until SIGTERM) with recorder-tail --otlp,
+# --follow and recorder-attach --otlp, checking $T/otlp.out.spans.
+test_otlp_traces_pass_the_receiver_and_the_official_schema() {
+	local out
+	otlp_receiver --fail-first 1 --retry-after 0 --raw-traces "$T/traces.json" || return 1
+	out=$(REC_OTLP_TRACES_URL=$OTLP_URL $B/tests/unit/test_otlp 2>&1) ||
+		fail "sending synthetic spans failed: $out" || return 1
+	[[ $out == *"test_otlp: 0 of 0 log records delivered to $OTLP_URL/v1/logs in 2 requests (1 retries); 3 of 3 spans delivered to $OTLP_URL/v1/traces (0 not delivered)"* ]] ||
+		fail "no summary of the spans: $out" || return 1
+	[ ! -s "$T/otlp.err" ] || fail "the receiver refused spans: $(cat "$T/otlp.err")" || return 1
+	expect "the spans as the receiver read them" \
+		"handle 1700000000000000100 1700000000000000900 null null|handle 1700000000000000200 1700000000000000999 true null|handle 1700000000000000300 1700000000000000300 null true" \
+		"$(jq -r '"\(.name) \(.start) \(.end) \(.attributes["recorder.open"]) \(.attributes["recorder.enter_unknown"])"' \
+			"$T/otlp.out.spans" | paste -sd'|')" || return 1
+	expect "children name the root as parent" "1 2" \
+		"$(jq -r 'select(.parentSpanId == null) | .spanId' "$T/otlp.out.spans" | wc -l) $(
+			jq -r --arg root "$(jq -r 'select(.parentSpanId == null) | .spanId' "$T/otlp.out.spans")" \
+				'select(.parentSpanId == $root) | .spanId' "$T/otlp.out.spans" | wc -l)" || return 1
+	expect "ours passes" "ok: 1 requests, 3 spans" "$(schema_check traces "$T/traces.json")" ||
+		return 1
+	local sp='.resourceSpans[0].scopeSpans[0].spans[1]'
+	local broken=(
+		"$sp.kind = \"SPAN_KIND_INTERNAL\""
+		"$sp.parentSpanId |= .[4:]"
+		"$sp.startTimeUnixNano = \"12:00\""
+		"$sp.duration = 5"
+	)
+	local why=(
+		"refused: request 1: resourceSpans.scopeSpans.spans.kind: enum value expected"
+		"refused: request 1.resourceSpans[0].scopeSpans[0].spans[1].parentSpanId: 6 bytes, not 8"
+		"refused: request 1: resourceSpans.scopeSpans.spans.startTimeUnixNano: integer|Long expected"
+		"refused: request 1.resourceSpans[0].scopeSpans[0].spans[1].duration: not a field of opentelemetry.proto.trace.v1.Span"
+	)
+	local i
+	for i in "${!broken[@]}"; do
+		jq -c "${broken[$i]}" "$T/traces.json" >"$T/broken.json" || return 1
+		expect "refused: ${broken[$i]}" "${why[$i]}" "$(schema_check traces "$T/broken.json")" ||
+			return 1
+		! python3 tests/otlp/receiver.py --check traces "$T/broken.json" >/dev/null ||
+			{ fail "the receiver passed ${broken[$i]}"; return 1; }
+	done
+	return 0
+}
