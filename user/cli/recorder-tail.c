@@ -128,8 +128,9 @@ static const struct argp_option options[] = {
 	  "With --stats: every limit and its use, and the internal table sizes", 0 },
 	{ "file", OPT_FILE, "DUMP", 0, "Read a black box (dump) instead of a live process", 0 },
 	{ "otlp", OPT_OTLP, "URL", 0,
-	  "Send the events as OpenTelemetry log records (OTLP/HTTP, JSON) to URL/v1/logs "
-	  "instead of printing them; with the filters, --follow and --file",
+	  "Send the events as OpenTelemetry log records (OTLP/HTTP, JSON) to URL/v1/logs, "
+	  "and the spans to URL/v1/traces, instead of printing them; with the filters, "
+	  "--follow and --file",
 	  0 },
 	{ "service-name", OPT_SERVICE, "NAME", 0,
 	  "With --otlp: the resource's service.name (default: the process's comm)", 0 },
