@@ -118,6 +118,12 @@ test_otlp_hanging_garbage_and_unresolvable_receivers() {
 	start_target $SCENARIO all_fields || return 1
 	attach "$TARGET_PID" || return 1
 	wait_for "$T/target.out" '^ready' || return 1
+	out=$(rtail --otlp http://127.0.0.1:1 --otlp-timeout 5x 2>&1)
+	[[ $out == *"invalid --otlp-timeout '5x': expected a duration from 1ms to 10m"* ]] ||
+		fail "--otlp-timeout 5x: $out" || return 1
+	out=$($B/recorder-attach -p "$TARGET_PID" --otlp http://127.0.0.1:1 --otlp-tries 0 2>&1)
+	[[ $out == *"invalid --otlp-tries '0': expected 1 to 100"* ]] ||
+		fail "--otlp-tries 0: $out" || return 1
 	otlp_receiver --mode hang || return 1
 	local hang=$OTLP_URL
 	out=$(rtail --otlp "$hang" --otlp-timeout 300ms --otlp-tries 2 2>&1)
