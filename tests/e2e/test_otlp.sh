@@ -3,10 +3,11 @@
 # receiver (tests/otlp/receiver.py) that checks the OTLP/JSON shape field by
 # field and answers 503 first, to prove the retry.
 
-# otlp_receiver [ARGS...]: starts the receiver; sets OTLP_URL.
+# otlp_receiver [ARGS...]: starts the receiver; sets OTLP_URL and RECEIVER_PID.
 otlp_receiver() {
 	python3 tests/otlp/receiver.py --port-file "$T/otlp.port" --out "$T/otlp.out" \
 		--errors "$T/otlp.err" "$@" >"$T/receiver.log" 2>&1 &
+	RECEIVER_PID=$!
 	BG_PIDS+=($!)
 	wait_for "$T/otlp.port" '^[0-9]+$' || return 1
 	OTLP_URL="http://127.0.0.1:$(cat "$T/otlp.port")"
@@ -198,8 +199,8 @@ test_otlp_attach_hanging_receiver_never_blocks_the_ring() {
 		"$(rtail --json | jq -r .fields.n | paste -sd' ')" || return 1
 	expect "the follower is still waiting on its one request" 1 "$(wc -l <"$T/otlp.out")" || return 1
 	# The receiver goes away; the follower's request fails, the rest is refused.
-	kill "${BG_PIDS[0]}"
-	wait "${BG_PIDS[0]}" 2>/dev/null
+	kill "$RECEIVER_PID"
+	wait "$RECEIVER_PID" 2>/dev/null
 	kill -9 "$TARGET_PID"
 	wait "$ATTACH_PID"
 	expect "recorder-attach's exit status" 1 $? || { cat "$T/attach.err"; return 1; }
