@@ -333,6 +333,8 @@ static int otlp_start(void)
 				"--stacks, --stats, --dump, --json or --format\n");
 		return 1;
 	}
+	/* Spans go to /v1/traces: the tail's spans, as --spans has them. */
+	env.q.flags |= REC_Q_SPANS;
 	o.service_name = env.service_name;
 	if (!o.service_name && env.pid) {
 		snprintf(path, sizeof(path), "/proc/%d/comm", (int)env.pid);
