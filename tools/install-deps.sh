@@ -22,7 +22,8 @@ done
 # time; a node that came with its own npm (not Debian's) does too.
 command -v npm >/dev/null 2>&1 || missing="$missing nodejs npm"
 
-[ -z "$missing" ] && exit 0
+# tools/install-npm.sh: the npm packages of the tests (build/npm), after the apt ones.
+[ -z "$missing" ] && exec "$(dirname "$0")/install-npm.sh"
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "install-deps: missing packages:$missing; run as root (or with sudo) to install them" >&2
@@ -37,3 +38,4 @@ apt-get install -y -qq --no-install-recommends $missing >/dev/null || {
 	echo "install-deps: apt-get install failed for:$missing" >&2
 	exit 1
 }
+exec "$(dirname "$0")/install-npm.sh"

@@ -95,6 +95,7 @@ static int connect_to(const struct rec_http_url *u, int64_t deadline, struct rec
 	if (gai) {
 		snprintf(r->error, sizeof(r->error), "cannot resolve %s: %s", u->host,
 			 gai_strerror(gai));
+		r->permanent = gai == EAI_NONAME;
 		return -EHOSTUNREACH;
 	}
 	err = -ECONNREFUSED;
@@ -186,16 +187,16 @@ int rec_http__post(const struct rec_http_url *u, const char *suffix, const char 
 		"POST %s%s HTTP/1.1\r\nHost: %s:%s\r\nContent-Type: application/json\r\n"
 		"Content-Length: %zu\r\nConnection: close\r\nUser-Agent: recorder-tail\r\n\r\n",
 		u->path, suffix, u->host, u->port, len);
-	deadline = now_ms() + timeout_ms;
 	err = send_all(fd, req, (size_t)n, deadline) ?: send_all(fd, body, len, deadline);
 	if (err) {
 		snprintf(r->error, sizeof(r->error), "sending to %s:%s failed: %s", u->host,
-			 u->port, strerror(-err));
+			 u->port,
+			 err == -ETIMEDOUT ? "timed out (the receiver does not read)"
+					   : strerror(-err));
 		close(fd);
 		return err;
 	}
 	/* The status line and headers: until the blank line, the end, or REPLY_MAX bytes. */
-	deadline = now_ms() + timeout_ms;
 	while (got < REPLY_MAX) {
 		ssize_t k = recv(fd, head + got, REPLY_MAX - got, 0);
 
@@ -220,12 +221,13 @@ int rec_http__post(const struct rec_http_url *u, const char *suffix, const char 
 	head[got] = 0;
 	if (err && !got) {
 		snprintf(r->error, sizeof(r->error), "no reply from %s:%s: %s", u->host, u->port,
-			 err == -ETIMEDOUT ? "timed out" : strerror(-err));
+			 err == -ETIMEDOUT ? "timed out waiting for its answer" : strerror(-err));
 		return err;
 	}
 	if (parse_reply(head, r)) {
-		snprintf(r->error, sizeof(r->error), "%s:%s did not answer with HTTP", u->host,
-			 u->port);
+		r->permanent = 1;
+		snprintf(r->error, sizeof(r->error), "%s:%s did not answer with HTTP (it sent %s)",
+			 u->host, u->port, got ? "something else" : "nothing");
 		return -EPROTO;
 	}
 	return 0;

@@ -17,14 +17,27 @@
 #define BACKOFF_MAX_MS 8000
 #define RETRY_AFTER_MAX_S 30
 
+/* Records (or spans) held for one request, comma-separated. */
+struct batch {
+	char *buf;
+	size_t len, cap, n;
+};
+
+/* The names of each signal's request. */
+static const struct signal {
+	const char *path, *resource, *scope, *items, *what;
+} signals[] = {
+	[REC_OTLP_LOGS] = { "/v1/logs", "resourceLogs", "scopeLogs", "logRecords", "log records" },
+	[REC_OTLP_TRACES] = { "/v1/traces", "resourceSpans", "scopeSpans", "spans", "spans" },
+};
+
 struct rec_otlp {
 	struct rec_otlp_opts opts;
 	struct rec_http_url url;
 	char host[256];
 	char *line; /* the line being taken */
 	size_t line_len, line_cap;
-	char *batch; /* records, comma-separated */
-	size_t batch_len, batch_cap, batch_n;
+	struct batch batch[2]; /* by enum rec_otlp_signal */
 	struct rec_otlp_counts count;
 };
 
@@ -75,7 +88,8 @@ void rec_otlp__free(struct rec_otlp *o)
 	if (!o)
 		return;
 	free(o->line);
-	free(o->batch);
+	free(o->batch[REC_OTLP_LOGS].buf);
+	free(o->batch[REC_OTLP_TRACES].buf);
 	free(o);
 }
 
@@ -95,9 +109,10 @@ static void attr(struct rec_json *w, const char *key, const char *kind, const ch
 	rec_json__end_object(w);
 }
 
-int rec_otlp__envelope(const struct rec_otlp_opts *opts, const char *host, const char *records,
-		       size_t len, char **body, size_t *body_len)
+int rec_otlp__envelope(const struct rec_otlp_opts *opts, enum rec_otlp_signal sig, const char *host,
+		       const char *records, size_t len, char **body, size_t *body_len)
 {
+	const struct signal *s = &signals[sig];
 	struct rec_json w;
 	char pid[16];
 	FILE *f = open_memstream(body, body_len);
@@ -107,7 +122,7 @@ int rec_otlp__envelope(const struct rec_otlp_opts *opts, const char *host, const
 	snprintf(pid, sizeof(pid), "%d", opts->pid);
 	rec_json__init(&w, f);
 	rec_json__begin_object(&w);
-	rec_json__key(&w, "resourceLogs");
+	rec_json__key(&w, s->resource);
 	rec_json__begin_array(&w);
 	rec_json__begin_object(&w);
 	rec_json__key(&w, "resource");
@@ -119,7 +134,7 @@ int rec_otlp__envelope(const struct rec_otlp_opts *opts, const char *host, const
 	attr(&w, "host.name", "stringValue", host);
 	rec_json__end_array(&w);
 	rec_json__end_object(&w);
-	rec_json__key(&w, "scopeLogs");
+	rec_json__key(&w, s->scope);
 	rec_json__begin_array(&w);
 	rec_json__begin_object(&w);
 	rec_json__key(&w, "scope");
@@ -127,7 +142,7 @@ int rec_otlp__envelope(const struct rec_otlp_opts *opts, const char *host, const
 	rec_json__member_cstr(&w, "name", "recorder");
 	rec_json__member_cstr(&w, "version", "0.1");
 	rec_json__end_object(&w);
-	rec_json__key(&w, "logRecords");
+	rec_json__key(&w, s->items);
 	fputc('[', f);
 	fwrite(records, 1, len, f);
 	fputs("]}]}]}", f);
@@ -153,48 +168,48 @@ static int retryable(int status)
 	return status == 429 || status == 502 || status == 503 || status == 504;
 }
 
-/* Sends the batch, retrying what may be retried. */
-static void send_batch(struct rec_otlp *o)
+/* Sends sig's batch, retrying what may be retried. */
+static void send_batch(struct rec_otlp *o, enum rec_otlp_signal sig)
 {
+	const struct signal *s = &signals[sig];
+	struct batch *b = &o->batch[sig];
+	uint64_t *sent = sig == REC_OTLP_LOGS ? &o->count.sent : &o->count.spans_sent;
+	uint64_t *not_sent = sig == REC_OTLP_LOGS ? &o->count.not_sent : &o->count.spans_not_sent;
 	struct rec_http_reply r;
 	size_t body_len = 0;
 	char *body = NULL;
 	int backoff = BACKOFF_FIRST_MS;
 
-	if (!o->batch_n)
+	if (!b->n)
 		return;
-	if (rec_otlp__envelope(&o->opts, o->host, o->batch, o->batch_len, &body, &body_len)) {
-		fprintf(o->opts.log, "%s: out of memory; %zu log records not sent\n", who(o),
-			o->batch_n);
-		o->count.not_sent += o->batch_n;
+	if (rec_otlp__envelope(&o->opts, sig, o->host, b->buf, b->len, &body, &body_len)) {
+		fprintf(o->opts.log, "%s: out of memory; %zu %s not sent\n", who(o), b->n, s->what);
+		*not_sent += b->n;
 		goto done;
 	}
 	for (int try = 1;; try++) {
-		int err =
-			rec_http__post(&o->url, "/v1/logs", body, body_len, o->opts.timeout_ms, &r);
+		int err = rec_http__post(&o->url, s->path, body, body_len, o->opts.timeout_ms, &r);
 		int wait = backoff;
 
 		o->count.requests++;
 		if (!err && r.status >= 200 && r.status < 300) {
-			o->count.sent += o->batch_n;
+			*sent += b->n;
 			break;
 		}
 		if (!err && !retryable(r.status)) {
 			fprintf(o->opts.log,
-				"%s: %s/v1/logs refused %zu log records with "
-				"status %d%s; they are not sent again\n",
-				who(o), o->opts.url, o->batch_n, r.status,
+				"%s: %s%s refused %zu %s with status %d%s; they are not sent "
+				"again\n",
+				who(o), o->opts.url, s->path, b->n, s->what, r.status,
 				r.status == 400 ? " (bad request)" : "");
-			o->count.not_sent += o->batch_n;
+			*not_sent += b->n;
 			break;
 		}
-		if (try >= o->opts.max_tries) {
-			fprintf(o->opts.log,
-				"%s: giving up on %zu log records after %d tries "
-				"to "
-				"%s/v1/logs: %s\n",
-				who(o), o->batch_n, try, o->opts.url, err ? r.error : "still busy");
-			o->count.not_sent += o->batch_n;
+		if (try >= o->opts.max_tries || (err && r.permanent)) {
+			fprintf(o->opts.log, "%s: giving up on %zu %s after %d %s to %s%s: %s\n",
+				who(o), b->n, s->what, try, try == 1 ? "try" : "tries", o->opts.url,
+				s->path, err ? r.error : "still busy");
+			*not_sent += b->n;
 			break;
 		}
 		if (!err && r.retry_after_s >= 0)
@@ -203,20 +218,22 @@ static void send_batch(struct rec_otlp *o)
 		if (err)
 			fprintf(o->opts.log, "%s: %s; retrying in %d ms\n", who(o), r.error, wait);
 		else
-			fprintf(o->opts.log, "%s: %s/v1/logs answered %d; retrying in %d ms\n",
-				who(o), o->opts.url, r.status, wait);
+			fprintf(o->opts.log, "%s: %s%s answered %d; retrying in %d ms\n", who(o),
+				o->opts.url, s->path, r.status, wait);
 		o->count.retries++;
 		sleep_ms(wait);
 		backoff = backoff * 2 < BACKOFF_MAX_MS ? backoff * 2 : BACKOFF_MAX_MS;
 	}
 done:
 	free(body);
-	o->batch_len = o->batch_n = 0;
+	b->len = b->n = 0;
 }
 
 /* One whole line of the backend: a log record, or what a follower was not sent. */
 static void take_line(struct rec_otlp *o, const char *line, size_t n)
 {
+	enum rec_otlp_signal sig;
+	struct batch *b;
 	uint64_t lost;
 
 	if (!n)
@@ -225,19 +242,27 @@ static void take_line(struct rec_otlp *o, const char *line, size_t n)
 		o->count.not_rendered += lost;
 		return;
 	}
-	if (grow(&o->batch, &o->batch_cap, o->batch_len + n + 1)) {
+	/* A span begins {"traceId": (output_otlp.c); a log record does not. */
+	sig = n > 11 && !memcmp(line, "{\"traceId\":", 11) ? REC_OTLP_TRACES : REC_OTLP_LOGS;
+	b = &o->batch[sig];
+	if (sig == REC_OTLP_LOGS)
 		o->count.records++;
-		o->count.not_sent++;
+	else
+		o->count.spans++;
+	if (grow(&b->buf, &b->cap, b->len + n + 1)) {
+		if (sig == REC_OTLP_LOGS)
+			o->count.not_sent++;
+		else
+			o->count.spans_not_sent++;
 		return;
 	}
-	if (o->batch_n)
-		o->batch[o->batch_len++] = ',';
-	memcpy(o->batch + o->batch_len, line, n);
-	o->batch_len += n;
-	o->batch_n++;
-	o->count.records++;
-	if (o->batch_n >= o->opts.batch_max)
-		send_batch(o);
+	if (b->n)
+		b->buf[b->len++] = ',';
+	memcpy(b->buf + b->len, line, n);
+	b->len += n;
+	b->n++;
+	if (b->n >= o->opts.batch_max)
+		send_batch(o, sig);
 }
 
 void rec_otlp__write(struct rec_otlp *o, const char *data, size_t n)
@@ -261,7 +286,8 @@ void rec_otlp__write(struct rec_otlp *o, const char *data, size_t n)
 
 void rec_otlp__flush(struct rec_otlp *o)
 {
-	send_batch(o);
+	send_batch(o, REC_OTLP_LOGS);
+	send_batch(o, REC_OTLP_TRACES);
 }
 
 int rec_otlp__pump(struct rec_otlp *o, int fd, int flush_ms)
@@ -304,7 +330,12 @@ uint64_t rec_otlp__finish(struct rec_otlp *o, const char *who)
 			"; not delivered: %" PRIu64 " refused or unreachable, %" PRIu64
 			" not sent by recorder-attach (read too slowly)",
 			k->not_sent, k->not_rendered);
+	if (k->spans)
+		fprintf(o->opts.log,
+			"; %" PRIu64 " of %" PRIu64 " spans delivered to %s/v1/traces (%" PRIu64
+			" not delivered)",
+			k->spans_sent, k->spans, o->opts.url, k->spans_not_sent);
 	fputc('\n', o->opts.log);
 	fflush(o->opts.log);
-	return k->not_sent + k->not_rendered;
+	return k->not_sent + k->not_rendered + k->spans_not_sent;
 }

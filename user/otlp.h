@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The OTLP/HTTP exporter of recorder-tail --otlp: takes the log records the
- * OTLP backend writes (output/output_otlp.c, a line each), and sends them to
- * URL/v1/logs in export requests of at most batch_max records, with the
+ * The OTLP/HTTP exporter of recorder-tail --otlp: takes the log records and
+ * spans the OTLP backend writes (output/output_otlp.c, a line each; a span's
+ * begins {"traceId":), and sends them to URL/v1/logs and URL/v1/traces in
+ * export requests of at most batch_max records (or spans) each, with the
  * resource (service.name, process.pid, host.name) and scope around them.
  *
  * Delivery: 429, 502, 503 and 504, and a receiver that cannot be reached or
@@ -33,6 +34,12 @@ struct rec_otlp_opts {
 	const char *who;	  /* what they start with; NULL = "recorder-tail: OTLP" */
 };
 
+/* What an export request carries. */
+enum rec_otlp_signal {
+	REC_OTLP_LOGS,	 /* log records, to /v1/logs */
+	REC_OTLP_TRACES, /* spans, to /v1/traces */
+};
+
 struct rec_otlp_counts {
 	uint64_t records;      /* log records taken */
 	uint64_t sent;	       /* of those, accepted by the receiver (2xx) */
@@ -40,6 +47,9 @@ struct rec_otlp_counts {
 	uint64_t not_rendered; /* events recorder-attach did not send us: we read too slowly */
 	uint64_t requests;     /* requests made, retries included */
 	uint64_t retries;
+	uint64_t spans;		 /* spans taken */
+	uint64_t spans_sent;	 /* of those, accepted by the receiver (2xx) */
+	uint64_t spans_not_sent; /* of those, never delivered */
 };
 
 struct rec_otlp;
@@ -63,12 +73,12 @@ int rec_otlp__pump(struct rec_otlp *o, int fd, int flush_ms);
 /*
  * Sends what is held, then says on o's log what was delivered, prefixed by
  * who ("recorder-tail: OTLP", "recorder-attach: OTLP for pid 42"). Returns
- * the number of records not delivered.
+ * the number of records and spans not delivered.
  */
 uint64_t rec_otlp__finish(struct rec_otlp *o, const char *who);
 
-/* The export request body for records (n records, comma-separated) into *body. */
-int rec_otlp__envelope(const struct rec_otlp_opts *opts, const char *host, const char *records,
-		       size_t len, char **body, size_t *body_len);
+/* The export request body of sig for records (comma-separated log records or spans) into *body. */
+int rec_otlp__envelope(const struct rec_otlp_opts *opts, enum rec_otlp_signal sig, const char *host,
+		       const char *records, size_t len, char **body, size_t *body_len);
 
 #endif /* REC_OTLP_H */

@@ -49,6 +49,8 @@ static struct {
 	const char *otlp_url;	    /* --otlp: every traced process's events go there too */
 	struct otlp_job *otlp_jobs; /* one a traced process */
 	int otlp_lost;		    /* processes some of whose records were not delivered */
+	int otlp_timeout_ms;	    /* --otlp-timeout */
+	int otlp_tries;		    /* --otlp-tries */
 } env = {
 	.opts = { .ring_bytes = 8u << 20,
 		  .drain_ms = 10,
@@ -117,6 +119,8 @@ enum {
 	OPT_KEEPDUMPS,
 	OPT_MAXDUMPBYTES,
 	OPT_OTLP,
+	OPT_OTLP_TIMEOUT,
+	OPT_OTLP_TRIES,
 	OPT_MAX_RECORDINGS,
 	OPT_MAX_PER_PROCESS,
 	OPT_KEEP_RETIRED,
@@ -169,6 +173,10 @@ static const struct argp_option options[] = {
 	  "Also send every traced process's events, to its end, as OpenTelemetry log records "
 	  "(OTLP/HTTP, JSON) to URL/v1/logs, from a thread that follows it",
 	  0 },
+	{ "otlp-timeout", OPT_OTLP_TIMEOUT, "DURATION", 0,
+	  "With --otlp: the most one request may take, connect to answer (default 5s)", 0 },
+	{ "otlp-tries", OPT_OTLP_TRIES, "N", 0,
+	  "With --otlp: tries of a batch before it is counted as not delivered (default 6)", 0 },
 	{ "keep-dumps", OPT_KEEPDUMPS, "N", 0,
 	  "Keep at most N black boxes in the dump directory, the newest; older ones "
 	  "are removed after each new one (default 100; 0: no limit)",
@@ -326,6 +334,19 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.otlp_url = arg;
 		break;
 	}
+	case OPT_OTLP_TIMEOUT:
+		if (rec_cli__parse_duration(arg, &v) || v < 1000000 || v > 600000000000ULL)
+			argp_error(
+				state,
+				"invalid --otlp-timeout '%s': expected a duration from 1ms to 10m",
+				arg);
+		env.otlp_timeout_ms = (int)(v / 1000000);
+		break;
+	case OPT_OTLP_TRIES:
+		if (rec_cli__parse_dec(arg, 1, 100, &v))
+			argp_error(state, "invalid --otlp-tries '%s': expected 1 to 100", arg);
+		env.otlp_tries = (int)v;
+		break;
 	case OPT_KEEPDUMPS:
 		if (rec_cli__parse_dec(arg, 0, 1000000, &v))
 			argp_error(state, "invalid --keep-dumps '%s': expected 0 to 1000000", arg);
@@ -409,7 +430,11 @@ struct otlp_job {
 static void *otlp_follow(void *arg)
 {
 	struct otlp_job *job = arg;
-	struct rec_otlp_opts o = { .url = env.otlp_url, .log = stderr, .pid = job->pid };
+	struct rec_otlp_opts o = { .url = env.otlp_url,
+				   .log = stderr,
+				   .pid = job->pid,
+				   .timeout_ms = env.otlp_timeout_ms,
+				   .max_tries = env.otlp_tries };
 	struct rec_query q = { .flags = REC_Q_FOLLOW | REC_Q_OTLP };
 	char path[108], who[64], comm[64] = "", proc[32], status;
 	struct rec_otlp *otlp;

@@ -30,6 +30,8 @@ static struct {
 	struct rec_query q;
 	const char *otlp_url;	  /* --otlp: events go there, not to stdout */
 	const char *service_name; /* --service-name */
+	int otlp_timeout_ms;	  /* --otlp-timeout */
+	int otlp_tries;		  /* --otlp-tries */
 	struct rec_otlp *otlp;
 } env;
 
@@ -82,6 +84,8 @@ enum {
 	OPT_SERVICE,
 	OPT_SPANS,
 	OPT_FORMAT,
+	OPT_OTLP_TIMEOUT,
+	OPT_OTLP_TRIES,
 };
 
 static const struct argp_option options[] = {
@@ -124,11 +128,16 @@ static const struct argp_option options[] = {
 	  "With --stats: every limit and its use, and the internal table sizes", 0 },
 	{ "file", OPT_FILE, "DUMP", 0, "Read a black box (dump) instead of a live process", 0 },
 	{ "otlp", OPT_OTLP, "URL", 0,
-	  "Send the events as OpenTelemetry log records (OTLP/HTTP, JSON) to URL/v1/logs "
-	  "instead of printing them; with the filters, --follow and --file",
+	  "Send the events as OpenTelemetry log records (OTLP/HTTP, JSON) to URL/v1/logs, "
+	  "and the spans to URL/v1/traces, instead of printing them; with the filters, "
+	  "--follow and --file",
 	  0 },
 	{ "service-name", OPT_SERVICE, "NAME", 0,
 	  "With --otlp: the resource's service.name (default: the process's comm)", 0 },
+	{ "otlp-timeout", OPT_OTLP_TIMEOUT, "DURATION", 0,
+	  "With --otlp: the most one request may take, connect to answer (default 5s)", 0 },
+	{ "otlp-tries", OPT_OTLP_TRIES, "N", 0,
+	  "With --otlp: tries of a batch before it is counted as not delivered (default 6)", 0 },
 	{ "dump", OPT_DUMP, NULL, 0, "Ask recorder-attach to write a black box now", 0 },
 	{ "sock-dir", OPT_SOCKDIR, "DIR", 0, "Directory of control sockets (default /run/recorder)",
 	  0 },
@@ -253,6 +262,19 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			argp_error(state, "--service-name needs a name");
 		env.service_name = arg;
 		break;
+	case OPT_OTLP_TIMEOUT:
+		if (rec_cli__parse_duration(arg, &v) || v < 1000000 || v > 600000000000ULL)
+			argp_error(
+				state,
+				"invalid --otlp-timeout '%s': expected a duration from 1ms to 10m",
+				arg);
+		env.otlp_timeout_ms = (int)(v / 1000000);
+		break;
+	case OPT_OTLP_TRIES:
+		if (rec_cli__parse_dec(arg, 1, 100, &v))
+			argp_error(state, "invalid --otlp-tries '%s': expected 1 to 100", arg);
+		env.otlp_tries = (int)v;
+		break;
 	case OPT_DUMP:
 		env.q.flags |= REC_Q_DUMP;
 		break;
@@ -295,7 +317,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 /* --otlp: checks what cannot go with it, and starts the exporter. 0, or 1 after a usage error. */
 static int otlp_start(void)
 {
-	struct rec_otlp_opts o = { .url = env.otlp_url, .log = stderr, .pid = env.pid };
+	struct rec_otlp_opts o = { .url = env.otlp_url,
+				   .log = stderr,
+				   .pid = env.pid,
+				   .timeout_ms = env.otlp_timeout_ms,
+				   .max_tries = env.otlp_tries };
 	static char comm[64];
 	const char *why;
 	char path[64];
@@ -307,6 +333,8 @@ static int otlp_start(void)
 				"--stacks, --stats, --dump, --json or --format\n");
 		return 1;
 	}
+	/* Spans go to /v1/traces: the tail's spans, as --spans has them. */
+	env.q.flags |= REC_Q_SPANS;
 	o.service_name = env.service_name;
 	if (!o.service_name && env.pid) {
 		snprintf(path, sizeof(path), "/proc/%d/comm", (int)env.pid);

@@ -181,6 +181,8 @@ extern const struct rec_output_ops rec_output_chrome__ops;
 
 /* The OTLP trace ID (32 hex digits) and span ID (16) of recording key under salt. */
 void rec_output_otlp__ids(uint64_t key, uint64_t salt, char trace_id[33], char span_id[17]);
+/* The OTLP backend's span call, with the time it was read (ends an open span). */
+void rec_output_otlp__span(struct rec_output *o, const struct rec_span_view *sp, int64_t read_ns);
 
 /* Room for the name rec_output__field_name() makes: "field4294967295". */
 #define REC_OUTPUT_FIELD_NAME_MAX 16

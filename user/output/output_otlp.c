@@ -7,10 +7,21 @@
  * its traceId and spanId come from the recording key and the run's salt. A
  * follower too slow for some events gets a line {"not_sent":N}; the rest of
  * the answers (lists, stacks, stats) are not OTLP and write nothing here.
+ *
+ * Spans are OTLP spans, a line each, which begin {"traceId": (log records
+ * begin {"timeUnixNano":), so that the exporter sends them to /v1/traces: the
+ * recording's traceId; spanId and parentSpanId from the process's span IDs
+ * and the salt; the span callsite's name; kind INTERNAL (1); thread.id,
+ * code.filepath, code.lineno, recorder.target, recorder.subject and
+ * recorder.recording. A span still open (exit 0) ends when it was read, with
+ * recorder.open true; a span entered before the attach (enter 0) starts where
+ * it ends (a zero-length span at its exit, or at the read if open too), with
+ * recorder.enter_unknown true. A span with no known parent is a root.
  */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "output/names.h"
 #include "output/output.h"
@@ -160,6 +171,71 @@ static void otlp_event(struct rec_output *o, const struct rec_event_view *ev)
 	rec_json__newline(w);
 }
 
+/* The OTLP span ID of span id (a process's) under salt: never the recording's, never 0. */
+static void span_id(uint64_t id, uint64_t salt, char out[17])
+{
+	uint64_t v = mix(mix(id ^ salt) ^ 0x5370616e5370616eULL);
+
+	snprintf(out, 17, "%016" PRIx64, v ? v : 2);
+}
+
+static void attr_bool(struct rec_json *w, const char *key)
+{
+	key_open(w, key);
+	rec_json__member_bool(w, "boolValue", 1);
+	key_close(w);
+}
+
+void rec_output_otlp__span(struct rec_output *o, const struct rec_span_view *sp, int64_t read_ns)
+{
+	char buf[REC_TEXT_CALLSITE_MAX], tid[33], sid[17], key[24], t[24];
+	const struct rec_callsite *cs = sp->cs;
+	struct rec_json *w = &o->json;
+	/* Open: it ends when it was read. Entered before the attach: it starts at its end. */
+	int64_t end = sp->exit_ns ? sp->exit_ns : read_ns;
+	int64_t start = sp->enter_ns ? sp->enter_ns : end;
+
+	rec_output_otlp__ids(sp->recording, o->salt, tid, sid);
+	rec_json__begin_object(w);
+	rec_json__member_cstr(w, "traceId", tid);
+	span_id(sp->id, o->salt, sid);
+	rec_json__member_cstr(w, "spanId", sid);
+	if (sp->parent) {
+		span_id(sp->parent, o->salt, sid);
+		rec_json__member_cstr(w, "parentSpanId", sid);
+	}
+	rec_json__member_cstr(w, "name", cs ? cs->name : rec_text__callsite(sp->meta, buf));
+	rec_json__member_i64(w, "kind", 1); /* SPAN_KIND_INTERNAL */
+	snprintf(t, sizeof(t), "%" PRId64, start);
+	rec_json__member_cstr(w, "startTimeUnixNano", t);
+	snprintf(t, sizeof(t), "%" PRId64, end);
+	rec_json__member_cstr(w, "endTimeUnixNano", t);
+	rec_json__key(w, "attributes");
+	rec_json__begin_array(w);
+	attr_int(w, "thread.id", sp->tid);
+	attr_str(w, "code.filepath", cs ? cs->file : "?");
+	attr_int(w, "code.lineno", cs ? (int64_t)cs->line : 0);
+	attr_str(w, "recorder.target", cs ? cs->target : "?");
+	attr_str(w, "recorder.subject", sp->subject);
+	snprintf(key, sizeof(key), "0x%" PRIx64, sp->recording);
+	attr_str(w, "recorder.recording", key);
+	if (!sp->exit_ns)
+		attr_bool(w, "recorder.open");
+	if (!sp->enter_ns)
+		attr_bool(w, "recorder.enter_unknown");
+	rec_json__end_array(w);
+	rec_json__end_object(w);
+	rec_json__newline(w);
+}
+
+static void otlp_span(struct rec_output *o, const struct rec_span_view *sp)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	rec_output_otlp__span(o, sp, (int64_t)now.tv_sec * 1000000000 + now.tv_nsec);
+}
+
 static void otlp_not_sent(struct rec_output *o, const struct rec_proc *p, uint64_t n)
 {
 	(void)p;
@@ -212,6 +288,7 @@ const struct rec_output_ops rec_output_otlp__ops = {
 	.ended = otlp_no_proc,
 	.recording = otlp_no_rs,
 	.event = otlp_event,
+	.span = otlp_span,
 	.gap = otlp_no_gap,
 	.not_sent = otlp_not_sent,
 	.list_header = otlp_none,
