@@ -18,8 +18,9 @@ for p in $PKGS; do
 		missing="$missing $p"
 	fi
 done
-# The browser test (tests/chrome/browser.sh) installs speedscope with npm at test
-# time; a node that came with its own npm (not Debian's) does too.
+# node and npm: the npm packages of the tests (tools/install-npm.sh: speedscope for
+# the browser test, @opentelemetry/otlp-transformer for the OTLP schema check); a node
+# that came with its own npm (not Debian's) will do.
 command -v npm >/dev/null 2>&1 || missing="$missing nodejs npm"
 
 # tools/install-npm.sh: the npm packages of the tests (build/npm), after the apt ones.

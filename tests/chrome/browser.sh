@@ -7,7 +7,8 @@
 # --drawn: the viewer must draw the trace's slices; --none: it must not (an empty
 # or broken trace: this proves the check can fail). Prints "PASS browser: ..." or
 # "FAIL browser: ..." a trace; exits 1 if one failed. speedscope is installed
-# with npm into build/npm once (SPEEDSCOPE_VERSION), then reused.
+# with npm into build/npm by tools/install-npm.sh (make test runs it), or here if
+# it is missing, saved there so that installing another package keeps it.
 # speedscope draws B/E slices, not instants: a trace of events only shows nothing.
 set -u
 cd "$(dirname "$0")/../.."
@@ -26,7 +27,8 @@ command -v npm >/dev/null || die "npm is not installed (tools/install-deps.sh in
 release=$NPM_DIR/node_modules/speedscope/dist/release
 if ! grep -qs "\"version\": \"$SPEEDSCOPE_VERSION\"" "$NPM_DIR/node_modules/speedscope/package.json"; then
 	mkdir -p "$NPM_DIR"
-	npm install --prefix "$NPM_DIR" --no-audit --no-fund --no-save --loglevel=error \
+	[ -f "$NPM_DIR/package.json" ] || echo '{"name":"recorder-test-deps","private":true}' >"$NPM_DIR/package.json"
+	npm install --prefix "$NPM_DIR" --no-audit --no-fund --ignore-scripts --loglevel=error \
 		"speedscope@$SPEEDSCOPE_VERSION" >"$NPM_DIR/install.log" 2>&1 ||
 		{ cat "$NPM_DIR/install.log"; die "npm install speedscope@$SPEEDSCOPE_VERSION failed"; }
 fi
