@@ -324,7 +324,7 @@ static int64_t now_ns(void)
 }
 
 /*
- * Renders c's held events into its text, until ahead bytes wait to be sent
+ * Renders c's held events (and spans: REC_RT_SPAN records) into its text, until ahead bytes wait to be sent
  * or, if deadline_ns is not 0, the clock passes it. An event whose
  * recording is gone by now is counted as not sent. Returns 1 if it stopped at
  * the deadline.
@@ -353,6 +353,26 @@ static int render(struct rec_clients *cs, struct client *c, size_t ahead, int64_
 			h->off += sizeof(m);
 			lost += m;
 			continue;
+		}
+		if (len == sizeof(struct rec_span_rec)) {
+			struct rec_span_rec r;
+
+			memcpy(&r, h->p + h->off, sizeof(r));
+			if (r.hdr.type == REC_RT_SPAN) {
+				h->off += len;
+				rs = rec_proc__find(c->p, r.recording);
+				if (!rs) {
+					lost++;
+					cs->count.not_sent++;
+					continue;
+				}
+				if (lost) {
+					rec_query__not_sent(c->out, c->p, lost, &c->q);
+					lost = 0;
+				}
+				rec_query__span(c->out, c->p, rs, &r, &c->q);
+				continue;
+			}
 		}
 		rs = rec_event__decode(h->p + h->off, len, &d) ? NULL
 							       : rec_proc__find(c->p, d.recording);
@@ -653,28 +673,39 @@ int rec_clients__following(const struct rec_clients *cs)
 	return cs->followers != NULL;
 }
 
-void rec_clients__follow_event(struct rec_clients *cs, void *owner, const struct rec_rstate *rs,
-			       const void *rec, size_t len)
+/* Queues rec (len bytes) for follower c, or counts it missed if c holds too much. */
+static void follow_queue(struct rec_clients *cs, struct client *c, const void *rec, size_t len)
 {
 	size_t limit = follow_buffer(cs);
 	uint32_t len32 = (uint32_t)len;
-	struct client *c;
 
-	/* Only a copy here: rendering waits for the end of the loop's turn (render()). */
-	for (c = cs->followers; c; c = c->next_follower) {
-		if (c->owner != owner || !rec_query__match(&c->q, rs))
-			continue;
-		/* Once it has missed some, it takes events again only at half the limit. */
-		if (held(c) + sizeof(len32) + len > limit || (c->missed && held(c) > limit / 2)) {
-			c->missed++;
-			cs->count.not_sent++;
-			continue;
-		}
-		if (c->missed)
-			tell_missed(c);
-		if (bbuf_put(&c->held, &len32, sizeof(len32)) || bbuf_put(&c->held, rec, len))
-			c->out_failed = 1;
+	/* Once it has missed some, it takes records again only at half the limit. */
+	if (held(c) + sizeof(len32) + len > limit || (c->missed && held(c) > limit / 2)) {
+		c->missed++;
+		cs->count.not_sent++;
+		return;
 	}
+	if (c->missed)
+		tell_missed(c);
+	if (bbuf_put(&c->held, &len32, sizeof(len32)) || bbuf_put(&c->held, rec, len))
+		c->out_failed = 1;
+}
+
+void rec_clients__follow_event(struct rec_clients *cs, void *owner, const struct rec_rstate *rs,
+			       const void *rec, size_t len)
+{
+	/* Only a copy here: rendering waits for the end of the loop's turn (render()). */
+	for (struct client *c = cs->followers; c; c = c->next_follower)
+		if (c->owner == owner && rec_query__match(&c->q, rs))
+			follow_queue(cs, c, rec, len);
+}
+
+void rec_clients__follow_span(struct rec_clients *cs, void *owner, const struct rec_rstate *rs,
+			      const struct rec_span_rec *r)
+{
+	for (struct client *c = cs->followers; c; c = c->next_follower)
+		if (c->owner == owner && (c->q.flags & REC_Q_SPANS) && rec_query__match(&c->q, rs))
+			follow_queue(cs, c, r, sizeof(*r));
 }
 
 /*

@@ -97,6 +97,14 @@ void rec_clients__tick(struct rec_clients *cs);
  * and is told so later. Nothing is rendered here: rec_clients__tick() renders
  * and sends, within a bounded time per turn of the loop.
  */
+/*
+ * Queues the span r (a REC_RT_SPAN record, its times in CLOCK_MONOTONIC) of
+ * rs, a recording of owner's model, for every follower of owner that asked for
+ * spans (REC_Q_SPANS) and whose query it matches, as for events.
+ */
+void rec_clients__follow_span(struct rec_clients *cs, void *owner, const struct rec_rstate *rs,
+			      const struct rec_span_rec *r);
+
 /* Whether any follower is connected: if not, rec_clients__follow_event() has nothing to do. */
 int rec_clients__following(const struct rec_clients *cs);
 

@@ -262,6 +262,23 @@ static void answer_spans(struct rec_output *o, struct rec_proc *p, const struct 
 	}
 }
 
+void rec_query__span(FILE *out, struct rec_proc *p, const struct rec_rstate *rs,
+		     const struct rec_span_rec *r, const struct rec_query *q)
+{
+	struct rec_kept_span s = {
+		.tid = r->hdr.tid,
+		.id = r->id,
+		.parent = r->parent,
+		.meta = r->meta,
+		.enter = r->enter,
+		.exit = r->hdr.time_ns,
+	};
+	struct rec_output o;
+
+	output_for(&o, out, q);
+	show_span(&o, p, rs, &s);
+}
+
 static int answer_tail(struct rec_output *o, struct rec_proc *p, const struct rec_query *q)
 {
 	size_t n = q->n > 0 ? (size_t)q->n : 0;

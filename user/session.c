@@ -713,7 +713,8 @@ static void ingest_span(struct rec_session *s, struct traced *t, struct rec_span
 		}
 		tsc_to_mono(s, &r->hdr);
 	}
-	rec_proc__ingest_span(&t->proc, r);
+	if (rec_proc__ingest_span(&t->proc, r) == 0 && rec_clients__following(s->clients))
+		rec_clients__follow_span(s->clients, t, rec_proc__find(&t->proc, r->recording), r);
 }
 
 /*

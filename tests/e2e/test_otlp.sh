@@ -340,3 +340,34 @@ test_otlp_real_spans_to_traces() {
 	expect "the official schema reads them" "ok: 1 requests, 102 spans" \
 		"$(schema_check traces "$T/traces.json")"
 }
+
+# recorder-attach --otlp sends each span to /v1/traces as the thread leaves it,
+# not only those of its first read.
+test_otlp_attach_sends_spans_as_they_are_left() {
+	otlp_receiver || return 1
+	start_target $SCENARIO span_ticks || return 1
+	$B/recorder-attach -p "$TARGET_PID" --dump-dir "$T/dumps" --otlp "$OTLP_URL" >"$T/attach.out" \
+		2>"$T/attach.err" &
+	ATTACH_PID=$!
+	BG_PIDS+=($ATTACH_PID)
+	wait_for "$T/attach.out" '^attached to' || { cat "$T/attach.err"; return 1; }
+	wait_for "$T/target.out" '^ticking' || return 1
+	local n s=$T/otlp.out.spans
+	for n in 1 2 3; do
+		kill -USR1 "$TARGET_PID"
+		wait_for "$T/otlp.out" "\"recorder.seq\": \"$n\"" 10 || { cat "$T/attach.err"; return 1; }
+		for ((i = 0; i < 500; i++)); do
+			[ "$(jq -r 'select(.name == "tick") | .spanId' "$s" 2>/dev/null | wc -l)" -ge "$n" ] && break
+			sleep 0.02
+		done
+		expect "tick spans at /v1/traces after tick $n" "$n" \
+			"$(jq -r 'select(.name == "tick") | .spanId' "$s" | sort -u | wc -l)" || return 1
+	done
+	kill -9 "$TARGET_PID"
+	wait "$ATTACH_PID"
+	expect "recorder-attach's exit status" 0 $? || { cat "$T/attach.err"; return 1; }
+	# The 3 ticks', and the recording span if its first read saw it open.
+	grep -Eq "recorder-attach: OTLP for pid $TARGET_PID: 4 of 4 log records delivered to $OTLP_URL/v1/logs.*; ([34]) of \\1 spans delivered to $OTLP_URL/v1/traces \\(0 not delivered\\)" \
+		"$T/attach.err" || fail "no delivery summary: $(cat "$T/attach.err")" || return 1
+	[ ! -s "$T/otlp.err" ] || fail "the receiver refused a request: $(cat "$T/otlp.err")"
+}

@@ -112,3 +112,29 @@ test_version_1_black_box_still_reads() {
 			return 1
 	done
 }
+
+# A --follow --spans reader gets each span as the thread leaves it, while the
+# target runs: the span_ticks scenario enters and leaves a "tick" span per SIGUSR1.
+test_spans_follow_streams_spans_as_they_are_left() {
+	start_target $SCENARIO span_ticks || return 1
+	attach "$TARGET_PID" || return 1
+	wait_for "$T/target.out" '^ticking' || return 1
+	$B/recorder-tail -p "$TARGET_PID" --follow --spans --json >"$T/follow.out" 2>"$T/follow.err" &
+	local tail_pid=$! n
+	BG_PIDS+=($tail_pid)
+	# The first tail: tick 0 and the recording span, open.
+	wait_for "$T/follow.out" '"type":"span"' || { cat "$T/follow.err"; return 1; }
+	for n in 1 2 3; do
+		kill -USR1 "$TARGET_PID"
+		wait_for "$T/follow.out" "\"seq\":$n," 10 || fail "tick $n did not arrive" || return 1
+		expect "tick spans left by tick $n" "$n" \
+			"$(jq -r 'select(.type == "span" and .name == "tick" and .exit != null) | .id' \
+				"$T/follow.out" | sort -u | wc -l)" || return 1
+		kill -0 "$TARGET_PID" || fail "the target is gone before tick $n was seen" || return 1
+	done
+	local rec
+	rec=$(jq -r 'select(.type == "span" and .name == "recording") | .id' "$T/follow.out")
+	expect "the tick spans' parent is the recording span, open in the first tail" \
+		"$rec $rec $rec" \
+		"$(jq -r 'select(.type == "span" and .name == "tick") | .parent' "$T/follow.out" | paste -sd' ')"
+}

@@ -683,9 +683,10 @@ static void sc_exit_outer_first(struct scenario *sc)
 
 /*
  * Emits "tick 0", then one more tick per SIGUSR1 until SIGTERM or SIGINT, so
- * that a test can see each event arrive while the process runs.
+ * that a test can see each event arrive while the process runs; with spans,
+ * each tick after the first inside a "tick" span of its own, left at once.
  */
-static void sc_ticks(struct scenario *sc)
+static void ticks(struct scenario *sc, bool spans)
 {
 	struct rec_recording *rec = new_recording(sc, new_recorder(sc), 100, "ticks");
 	struct rec_span span;
@@ -706,10 +707,26 @@ static void sc_ticks(struct scenario *sc)
 			continue;
 		if (sig != SIGUSR1)
 			break;
-		REC_INFO("tick", REC_U64(n, n));
+		if (spans) {
+			REC_SPAN_SCOPED(tick, INFO, "tick");
+			REC_INFO("tick", REC_U64(n, n));
+		} else {
+			REC_INFO("tick", REC_U64(n, n));
+		}
 	}
 	rec_span_exit(&span);
 	exit(0);
+}
+
+static void sc_ticks(struct scenario *sc)
+{
+	ticks(sc, false);
+}
+
+/* The same, each tick in a span: spans arrive one by one (--follow, --otlp). */
+static void sc_span_ticks(struct scenario *sc)
+{
+	ticks(sc, true);
 }
 
 /*
@@ -904,6 +921,7 @@ static const struct {
 	{ "long_subjects", sc_long_subjects, false },
 	{ "exit_outer_first", sc_exit_outer_first, true },
 	{ "ticks", sc_ticks, false },
+	{ "span_ticks", sc_span_ticks, false },
 	{ "detached_side_effects", sc_detached_side_effects, true },
 	{ "hostile_text", sc_hostile_text, false },
 	{ "hostile_batch", sc_hostile_batch, false },

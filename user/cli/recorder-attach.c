@@ -435,7 +435,8 @@ static void *otlp_follow(void *arg)
 				   .pid = job->pid,
 				   .timeout_ms = env.otlp_timeout_ms,
 				   .max_tries = env.otlp_tries };
-	struct rec_query q = { .flags = REC_Q_FOLLOW | REC_Q_OTLP };
+	/* Events to /v1/logs, and spans, as they are left, to /v1/traces. */
+	struct rec_query q = { .flags = REC_Q_FOLLOW | REC_Q_OTLP | REC_Q_SPANS };
 	char path[108], who[64], comm[64] = "", proc[32], status;
 	struct rec_otlp *otlp;
 	const char *why;
