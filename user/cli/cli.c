@@ -102,3 +102,22 @@ pid_t rec_cli__parse_pid(struct argp_state *state, const char *arg)
 		argp_error(state, "invalid pid '%s': expected a positive decimal integer", arg);
 	return (pid_t)v;
 }
+
+int rec_cli__parse_otlp_timeout(struct argp_state *state, const char *arg)
+{
+	uint64_t v;
+
+	if (rec_cli__parse_duration(arg, &v) || v < 1000000 || v > 600000000000ULL)
+		argp_error(state,
+			   "invalid --otlp-timeout '%s': expected a duration from 1ms to 10m", arg);
+	return (int)(v / 1000000);
+}
+
+int rec_cli__parse_otlp_tries(struct argp_state *state, const char *arg)
+{
+	uint64_t v;
+
+	if (rec_cli__parse_dec(arg, 1, 100, &v))
+		argp_error(state, "invalid --otlp-tries '%s': expected 1 to 100", arg);
+	return (int)v;
+}

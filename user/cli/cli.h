@@ -38,4 +38,11 @@ int rec_cli__parse_duration(const char *s, uint64_t *ns);
 
 pid_t rec_cli__parse_pid(struct argp_state *state, const char *arg);
 
+/*
+ * Parses --otlp-timeout (a duration from 1ms to 10m, into ms) and --otlp-tries
+ * (1 to 100) for either tool; a bad one ends the program through argp_error().
+ */
+int rec_cli__parse_otlp_timeout(struct argp_state *state, const char *arg);
+int rec_cli__parse_otlp_tries(struct argp_state *state, const char *arg);
+
 #endif /* REC_CLI_H */

@@ -263,17 +263,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.service_name = arg;
 		break;
 	case OPT_OTLP_TIMEOUT:
-		if (rec_cli__parse_duration(arg, &v) || v < 1000000 || v > 600000000000ULL)
-			argp_error(
-				state,
-				"invalid --otlp-timeout '%s': expected a duration from 1ms to 10m",
-				arg);
-		env.otlp_timeout_ms = (int)(v / 1000000);
+		env.otlp_timeout_ms = rec_cli__parse_otlp_timeout(state, arg);
 		break;
 	case OPT_OTLP_TRIES:
-		if (rec_cli__parse_dec(arg, 1, 100, &v))
-			argp_error(state, "invalid --otlp-tries '%s': expected 1 to 100", arg);
-		env.otlp_tries = (int)v;
+		env.otlp_tries = rec_cli__parse_otlp_tries(state, arg);
 		break;
 	case OPT_DUMP:
 		env.q.flags |= REC_Q_DUMP;
