@@ -812,10 +812,14 @@ void rec_clients__target_done(struct rec_clients *cs, void *owner)
 	for (struct client *c = cs->clients; c; c = c->next) {
 		if (c->owner != owner || c->state != C_FOLLOW)
 			continue;
-		/* The last of its events, what it missed, then the end. */
+		/* The last of its events, what it missed, the spans it died in, then the end. */
 		if (c->missed)
 			tell_missed(c);
 		render(cs, c, SIZE_MAX, 0);
+		if (c->q.flags & REC_Q_SPANS) {
+			rec_query__open_spans(c->out, c->p, &c->q);
+			fflush(c->out);
+		}
 		unlink_follower(cs, c);
 		c->state = C_ANSWER;
 		c->deadline_ms = now_ms() + timeout_ms(cs);

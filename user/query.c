@@ -224,23 +224,9 @@ static void show_span(struct rec_output *o, struct rec_proc *p, const struct rec
 	rec_output__span(o, &v);
 }
 
-/*
- * The spans of rs (REC_Q_SPANS, REC_Q_CHROME): those kept, by exit, then those its threads
- * are still in (or died in), outermost first.
- */
-static void answer_spans(struct rec_output *o, struct rec_proc *p, const struct rec_rstate *rs)
+/* The spans of rs that p's threads are in (or died in), outermost first. */
+static void open_spans(struct rec_output *o, struct rec_proc *p, const struct rec_rstate *rs)
 {
-	const struct rec_spans *sp = &rs->spans;
-	const struct rec_kept_span **v = sp->n ? malloc(sp->n * sizeof(*v)) : NULL;
-
-	if (v) {
-		for (size_t i = 0; i < sp->n; i++)
-			v[i] = rec_spans__at(sp, i);
-		qsort(v, sp->n, sizeof(*v), by_exit);
-		for (size_t i = 0; i < sp->n; i++)
-			show_span(o, p, rs, v[i]);
-		free(v);
-	}
 	for (size_t t = 0; t < p->nstacks; t++) {
 		const struct rec_thread_stack *ts = &p->stacks[t];
 		uint32_t d = ts->depth < REC_MAX_DEPTH ? ts->depth : REC_MAX_DEPTH;
@@ -260,6 +246,38 @@ static void answer_spans(struct rec_output *o, struct rec_proc *p, const struct 
 				show_span(o, p, rs, &s);
 		}
 	}
+}
+
+/*
+ * The spans of rs (REC_Q_SPANS, REC_Q_CHROME): those kept, by exit, then, if
+ * open, those its threads are still in (or died in), outermost first.
+ */
+static void answer_spans(struct rec_output *o, struct rec_proc *p, const struct rec_rstate *rs,
+			 int open)
+{
+	const struct rec_spans *sp = &rs->spans;
+	const struct rec_kept_span **v = sp->n ? malloc(sp->n * sizeof(*v)) : NULL;
+
+	if (v) {
+		for (size_t i = 0; i < sp->n; i++)
+			v[i] = rec_spans__at(sp, i);
+		qsort(v, sp->n, sizeof(*v), by_exit);
+		for (size_t i = 0; i < sp->n; i++)
+			show_span(o, p, rs, v[i]);
+		free(v);
+	}
+	if (open)
+		open_spans(o, p, rs);
+}
+
+void rec_query__open_spans(FILE *out, struct rec_proc *p, const struct rec_query *q)
+{
+	struct rec_output o;
+
+	output_for(&o, out, q);
+	for (struct rec_rstate *rs = p->first; rs; rs = rs->next)
+		if (rec_query__match(q, rs))
+			open_spans(&o, p, rs);
 }
 
 void rec_query__span(FILE *out, struct rec_proc *p, const struct rec_rstate *rs,
@@ -303,8 +321,12 @@ static int answer_tail(struct rec_output *o, struct rec_proc *p, const struct re
 		if (w.started && rs->produced > w.expect)
 			rec_output__gap(o, w.expect, rs->produced - 1);
 		/* A timeline is its spans: chrome shows them unasked. */
+		/*
+		 * A follower gets the open ones once left, or at the end as
+		 * open (rec_query__open_spans()): each span once.
+		 */
 		if (q->flags & (REC_Q_SPANS | REC_Q_CHROME))
-			answer_spans(o, p, rs);
+			answer_spans(o, p, rs, !(q->flags & REC_Q_FOLLOW) || !p->alive);
 	}
 	return 0;
 }

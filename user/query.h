@@ -90,6 +90,8 @@ int64_t rec_query__realtime(uint64_t mono_ns, int64_t offset_ns);
 void rec_query__event(FILE *out, struct rec_proc *p, const struct rec_rstate *rs,
 		      const struct rec_decoded *d, const struct rec_query *q);
 void rec_query__not_sent(FILE *out, struct rec_proc *p, uint64_t n, const struct rec_query *q);
+/* Writes the spans p's threads are in, or died in, of the recordings q selects. */
+void rec_query__open_spans(FILE *out, struct rec_proc *p, const struct rec_query *q);
 /* Writes the span r (a REC_RT_SPAN record, CLOCK_MONOTONIC) of rs, as a tail shows it. */
 void rec_query__span(FILE *out, struct rec_proc *p, const struct rec_rstate *rs,
 		     const struct rec_span_rec *r, const struct rec_query *q);

@@ -366,8 +366,11 @@ test_otlp_attach_sends_spans_as_they_are_left() {
 	kill -9 "$TARGET_PID"
 	wait "$ATTACH_PID"
 	expect "recorder-attach's exit status" 0 $? || { cat "$T/attach.err"; return 1; }
-	# The 3 ticks', and the recording span if its first read saw it open.
-	grep -Eq "recorder-attach: OTLP for pid $TARGET_PID: 4 of 4 log records delivered to $OTLP_URL/v1/logs.*; ([34]) of \\1 spans delivered to $OTLP_URL/v1/traces \\(0 not delivered\\)" \
+	# The 3 ticks', and the recording span the target died in, once.
+	grep -q "recorder-attach: OTLP for pid $TARGET_PID: 4 of 4 log records delivered to $OTLP_URL/v1/logs.*; 4 of 4 spans delivered to $OTLP_URL/v1/traces (0 not delivered)" \
 		"$T/attach.err" || fail "no delivery summary: $(cat "$T/attach.err")" || return 1
-	[ ! -s "$T/otlp.err" ] || fail "the receiver refused a request: $(cat "$T/otlp.err")"
+	[ ! -s "$T/otlp.err" ] || fail "the receiver refused a request: $(cat "$T/otlp.err")" || return 1
+	expect "the recording span, open at the kill, once, the ticks' parent" \
+		"recording true|tick null|tick null|tick null" \
+		"$(jq -r '"\(.name) \(.attributes["recorder.open"])"' "$s" | sort | paste -sd'|')"
 }

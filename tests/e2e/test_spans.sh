@@ -114,27 +114,38 @@ test_version_1_black_box_still_reads() {
 }
 
 # A --follow --spans reader gets each span as the thread leaves it, while the
-# target runs: the span_ticks scenario enters and leaves a "tick" span per SIGUSR1.
+# target runs (the span_ticks scenario enters and leaves a "tick" span per
+# SIGUSR1), and each span once: the recording span, open at the first tail,
+# comes when it is left, not twice.
 test_spans_follow_streams_spans_as_they_are_left() {
 	start_target $SCENARIO span_ticks || return 1
 	attach "$TARGET_PID" || return 1
 	wait_for "$T/target.out" '^ticking' || return 1
 	$B/recorder-tail -p "$TARGET_PID" --follow --spans --json >"$T/follow.out" 2>"$T/follow.err" &
-	local tail_pid=$! n
+	local tail_pid=$! n i rec
 	BG_PIDS+=($tail_pid)
-	# The first tail: tick 0 and the recording span, open.
-	wait_for "$T/follow.out" '"type":"span"' || { cat "$T/follow.err"; return 1; }
+	wait_for "$T/follow.out" '"seq":0,' || { cat "$T/follow.err"; return 1; }
 	for n in 1 2 3; do
 		kill -USR1 "$TARGET_PID"
 		wait_for "$T/follow.out" "\"seq\":$n," 10 || fail "tick $n did not arrive" || return 1
-		expect "tick spans left by tick $n" "$n" \
+		for ((i = 0; i < 500; i++)); do
+			[ "$(grep -c '"name":"tick"' "$T/follow.out")" -ge "$n" ] && break
+			sleep 0.02
+		done
+		expect "tick spans left by tick $n, while the target runs" "$n" \
 			"$(jq -r 'select(.type == "span" and .name == "tick" and .exit != null) | .id' \
-				"$T/follow.out" | sort -u | wc -l)" || return 1
+				"$T/follow.out" | wc -l)" || return 1
 		kill -0 "$TARGET_PID" || fail "the target is gone before tick $n was seen" || return 1
 	done
-	local rec
+	stop_target
+	for ((i = 0; i < 500; i++)); do
+		kill -0 "$tail_pid" 2>/dev/null || break
+		sleep 0.02
+	done
+	expect "every span once" "" \
+		"$(jq -r 'select(.type == "span") | .id' "$T/follow.out" | sort | uniq -d)" || return 1
 	rec=$(jq -r 'select(.type == "span" and .name == "recording") | .id' "$T/follow.out")
-	expect "the tick spans' parent is the recording span, open in the first tail" \
-		"$rec $rec $rec" \
-		"$(jq -r 'select(.type == "span" and .name == "tick") | .parent' "$T/follow.out" | paste -sd' ')"
+	expect "the recording span, left at the end, is the tick spans' parent" "1 $rec $rec $rec" \
+		"$(wc -w <<<"$rec") $(jq -r 'select(.type == "span" and .name == "tick") | .parent' \
+			"$T/follow.out" | paste -sd' ')"
 }
