@@ -552,14 +552,7 @@ void rec_proc__set_stacks(struct rec_proc *p, struct rec_thread_stack *v, size_t
 
 int rec_proc__ingest_span(struct rec_proc *p, const struct rec_span_rec *r)
 {
-	struct rec_kept_span sp = {
-		.tid = r->hdr.tid,
-		.id = r->id,
-		.parent = r->parent,
-		.meta = r->meta,
-		.enter = r->enter,
-		.exit = r->hdr.time_ns,
-	};
+	struct rec_kept_span sp = rec_spans__of_rec(r);
 	struct rec_rstate *rs;
 
 	if (!r->id || !r->hdr.time_ns || (r->enter && r->enter > r->hdr.time_ns)) {

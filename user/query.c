@@ -283,14 +283,7 @@ void rec_query__open_spans(FILE *out, struct rec_proc *p, const struct rec_query
 void rec_query__span(FILE *out, struct rec_proc *p, const struct rec_rstate *rs,
 		     const struct rec_span_rec *r, const struct rec_query *q)
 {
-	struct rec_kept_span s = {
-		.tid = r->hdr.tid,
-		.id = r->id,
-		.parent = r->parent,
-		.meta = r->meta,
-		.enter = r->enter,
-		.exit = r->hdr.time_ns,
-	};
+	struct rec_kept_span s = rec_spans__of_rec(r);
 	struct rec_output o;
 
 	output_for(&o, out, q);

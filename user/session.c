@@ -677,14 +677,22 @@ reject:
 }
 
 /*
- * A batch's event, timed by the target's TSC (REC_HF_TSC, set on batch records
- * only): in CLOCK_MONOTONIC from here on.
+ * A time of the target's TSC (the batch path's) in CLOCK_MONOTONIC; 0, a time
+ * not known, stays 0.
  */
-static void tsc_to_mono(struct rec_session *s, struct rec_hdr *h)
+static uint64_t tsc_ns(struct rec_session *s, uint64_t tsc)
 {
+	if (!tsc)
+		return 0;
 	if (!s->clock.ready)
 		rec_clock__add(&s->clock, rec_clock__read());
-	h->time_ns = rec_clock__ns(&s->clock, h->time_ns);
+	return rec_clock__ns(&s->clock, tsc);
+}
+
+/* A record timed by the TSC (REC_HF_TSC, set on the batch path's only): in CLOCK_MONOTONIC. */
+static void tsc_to_mono(struct rec_session *s, struct rec_hdr *h)
+{
+	h->time_ns = tsc_ns(s, h->time_ns);
 	h->flags &= ~(uint32_t)REC_HF_TSC;
 }
 
@@ -694,9 +702,7 @@ static void frames_to_mono(struct rec_session *s, struct rec_frame *f, uint32_t 
 	for (uint32_t i = 0; i < n && i < REC_MAX_DEPTH; i++) {
 		if (!(f[i].flags & REC_FF_TSC))
 			continue;
-		if (!s->clock.ready)
-			rec_clock__add(&s->clock, rec_clock__read());
-		f[i].enter = f[i].enter ? rec_clock__ns(&s->clock, f[i].enter) : 0;
+		f[i].enter = tsc_ns(s, f[i].enter);
 		f[i].flags &= ~(uint32_t)REC_FF_TSC;
 	}
 }
@@ -705,12 +711,7 @@ static void frames_to_mono(struct rec_session *s, struct rec_frame *f, uint32_t 
 static void ingest_span(struct rec_session *s, struct traced *t, struct rec_span_rec *r)
 {
 	if (r->hdr.flags & REC_HF_TSC) {
-		if (r->enter) {
-			struct rec_hdr e = { .flags = REC_HF_TSC, .time_ns = r->enter };
-
-			tsc_to_mono(s, &e);
-			r->enter = e.time_ns;
-		}
+		r->enter = tsc_ns(s, r->enter);
 		tsc_to_mono(s, &r->hdr);
 	}
 	if (rec_proc__ingest_span(&t->proc, r) == 0 && rec_clients__following(s->clients))

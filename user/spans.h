@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "recorder_abi.h"
+
 /* recorder-attach --span-cap: spans kept per recording unless told otherwise. */
 #define REC_DEFAULT_SPAN_CAP 256
 /* The largest --span-cap. */
@@ -26,6 +28,19 @@ struct rec_kept_span {
 	uint64_t enter;	 /* CLOCK_MONOTONIC ns; 0: not known */
 	uint64_t exit;	 /* CLOCK_MONOTONIC ns; 0: still open */
 };
+
+/* The span a REC_RT_SPAN record (its times in CLOCK_MONOTONIC) stands for. */
+static inline struct rec_kept_span rec_spans__of_rec(const struct rec_span_rec *r)
+{
+	return (struct rec_kept_span){
+		.tid = r->hdr.tid,
+		.id = r->id,
+		.parent = r->parent,
+		.meta = r->meta,
+		.enter = r->enter,
+		.exit = r->hdr.time_ns,
+	};
+}
 
 struct rec_spans {
 	struct rec_kept_span *v;
