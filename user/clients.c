@@ -324,9 +324,10 @@ static int64_t now_ns(void)
 }
 
 /*
- * Renders c's held events (and spans: REC_RT_SPAN records) into its text, until ahead bytes wait to be sent
- * or, if deadline_ns is not 0, the clock passes it. An event whose
- * recording is gone by now is counted as not sent. Returns 1 if it stopped at
+ * Renders c's held events (and spans: REC_RT_SPAN records) into its text,
+ * until ahead bytes wait to be sent or, if deadline_ns is not 0, the clock
+ * passes it. An event or span whose recording is gone by now is counted as
+ * not sent. Returns 1 if it stopped at
  * the deadline.
  */
 static int render(struct rec_clients *cs, struct client *c, size_t ahead, int64_t deadline_ns)
@@ -338,9 +339,11 @@ static int render(struct rec_clients *cs, struct client *c, size_t ahead, int64_
 
 	while (bbuf_pending(h) && pending(c) < ahead) {
 		const struct rec_rstate *rs;
+		struct rec_span_rec r;
 		struct rec_decoded d;
 		uint32_t len;
 		uint64_t m;
+		int is_span;
 
 		if (deadline_ns && ++n % RENDER_CLOCK_EVERY == 0 && now_ns() > deadline_ns) {
 			late = 1;
@@ -354,28 +357,18 @@ static int render(struct rec_clients *cs, struct client *c, size_t ahead, int64_
 			lost += m;
 			continue;
 		}
-		if (len == sizeof(struct rec_span_rec)) {
-			struct rec_span_rec r;
-
+		/* A span the same size as an event record is told apart by its type. */
+		is_span = 0;
+		if (len == sizeof(r)) {
 			memcpy(&r, h->p + h->off, sizeof(r));
-			if (r.hdr.type == REC_RT_SPAN) {
-				h->off += len;
-				rs = rec_proc__find(c->p, r.recording);
-				if (!rs) {
-					lost++;
-					cs->count.not_sent++;
-					continue;
-				}
-				if (lost) {
-					rec_query__not_sent(c->out, c->p, lost, &c->q);
-					lost = 0;
-				}
-				rec_query__span(c->out, c->p, rs, &r, &c->q);
-				continue;
-			}
+			is_span = r.hdr.type == REC_RT_SPAN;
 		}
-		rs = rec_event__decode(h->p + h->off, len, &d) ? NULL
-							       : rec_proc__find(c->p, d.recording);
+		if (is_span)
+			rs = rec_proc__find(c->p, r.recording);
+		else
+			rs = rec_event__decode(h->p + h->off, len, &d)
+				     ? NULL
+				     : rec_proc__find(c->p, d.recording);
 		h->off += len;
 		if (!rs) {
 			lost++;
@@ -386,7 +379,10 @@ static int render(struct rec_clients *cs, struct client *c, size_t ahead, int64_
 			rec_query__not_sent(c->out, c->p, lost, &c->q);
 			lost = 0;
 		}
-		rec_query__event(c->out, c->p, rs, &d, &c->q);
+		if (is_span)
+			rec_query__span(c->out, c->p, rs, &r, &c->q);
+		else
+			rec_query__event(c->out, c->p, rs, &d, &c->q);
 	}
 	if (lost)
 		rec_query__not_sent(c->out, c->p, lost, &c->q);
