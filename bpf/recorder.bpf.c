@@ -260,13 +260,19 @@ static __always_inline int read_arg(struct pt_regs *ctx, struct __bpf_usdt_spec 
 	return 0;
 }
 
-static __always_inline void count(enum rec_counter c)
+/* Adds n to counter c. */
+static __always_inline void count_n(enum rec_counter c, __u64 n)
 {
 	__u32 k = c;
 	__u64 *v = bpf_map_lookup_elem(&counters, &k);
 
 	if (v)
-		__sync_fetch_and_add(v, 1);
+		__sync_fetch_and_add(v, n);
+}
+
+static __always_inline void count(enum rec_counter c)
+{
+	count_n(c, 1);
 }
 
 /*
@@ -1137,13 +1143,8 @@ static __always_inline void flush_spans(struct batch_buf *b)
 	b->spans.hdr.flags = b->flags;
 	b->spans.hdr.time_ns = 0;
 	b->spans.n = n;
-	if (bpf_ringbuf_output(&events, &b->spans, REC_SPANS_SIZE(n), submit_flags())) {
-		__u32 k = REC_C_RING_FULL;
-		__u64 *v = bpf_map_lookup_elem(&counters, &k);
-
-		if (v)
-			__sync_fetch_and_add(v, n);
-	}
+	if (bpf_ringbuf_output(&events, &b->spans, REC_SPANS_SIZE(n), submit_flags()))
+		count_n(REC_C_RING_FULL, n);
 }
 
 /*
