@@ -919,7 +919,7 @@ int on_event(struct pt_regs *ctx)
 
 /*
  * A new span id of task's (NULL: this thread's) stack st: never 0, unique in
- * its process. id: the thread's pid_tgid if the caller has it, else 0.
+ * its process. id: the thread's pid_tgid (or its tid) if the caller has it, else 0.
  */
 static __always_inline __u64 new_span_id(struct rec_stack *st, struct task_struct *task, __u64 id)
 {
@@ -944,7 +944,7 @@ __attribute__((noinline)) int seed_ids(struct rec_stack *st, __u32 tid)
 	for (int i = 0; i < REC_MAX_DEPTH; i++) {
 		if (i >= n)
 			break;
-		st->frames[i].id = (__u64)tid << 32 | ++st->spans;
+		st->frames[i].id = new_span_id(st, NULL, tid);
 		st->frames[i].enter = 0;
 		st->frames[i].flags = 0;
 	}
