@@ -154,7 +154,9 @@ struct batch_buf {
 	__u32 drop;   /* the ring refused the record: the second walk counts them dropped */
 	__u32 seen;   /* the thread's stack was looked up (and so seeded) in this batch */
 	__u32 nspans; /* spans left in this batch, held in spans until it ends */
-	__u32 pad;
+	/* spans_lost()'s lookups take their keys here: the walk has no stack to spare. */
+	__u32 lost_slot;
+	struct rec_rkey lost_key;
 	struct rec_spans_rec spans;
 	/* The ring record: rec, then data, output as one. */
 	struct rec_batch_rec rec;
@@ -428,6 +430,7 @@ static __always_inline void emit_recording_of(struct task_struct *task, __u64 ke
 	r->cap = v->cap;
 	r->seq = v->seq;
 	r->dropped = v->dropped;
+	r->spans_lost = v->spans_lost;
 	r->state = v->state;
 	r->untracked = untracked;
 	r->pad = 0;
@@ -594,6 +597,39 @@ static __always_inline struct rec_rval *counters_of(__u32 tgid, struct rec_rval 
 }
 
 /*
+ * As tracked_recording(), for the key *k; *i takes the slot index. Both are
+ * the caller's: its stack, or map memory where the stack is short.
+ */
+static __always_inline struct rec_rval *tracked_recording_at(const struct rec_rkey *k, __u32 *i)
+{
+	struct rec_rslot *sl;
+	struct rec_rval *v;
+
+	*i = k->key & (REC_RSLOTS - 1);
+	sl = bpf_map_lookup_elem(&rslots, i);
+	if (sl && sl->k.key == k->key && sl->k.tgid == k->tgid)
+		return &sl->v;
+	v = bpf_map_lookup_elem(&recordings, k);
+	if (!v || !v->slot)
+		return v;
+	*i = v->slot - 1;
+	sl = bpf_map_lookup_elem(&rslots, i);
+	return sl && sl->k.tgid == k->tgid ? &sl->v : NULL;
+}
+
+/*
+ * A tracked recording's counters, the ones find_recording_of() numbered
+ * from, if it has them; counts nothing.
+ */
+static __always_inline struct rec_rval *tracked_recording(__u32 tgid, __u64 key)
+{
+	struct rec_rkey k = { .tgid = tgid, .key = key };
+	__u32 i;
+
+	return tracked_recording_at(&k, &i);
+}
+
+/*
  * The live recording for key in this process. A recording created before the
  * attach is found here by reading the target's struct rec_recording once: it is
  * live only if its magic is set and its key matches the span's. NULL if there
@@ -733,6 +769,7 @@ int on_recording_span(struct pt_regs *ctx)
 				      .cap = u->cap,
 				      .seq = u->seen,
 				      .dropped = u->seen,
+				      .spans_lost = u->spans_lost,
 				      .state = REC_RS_LIVE };
 
 		emit_recording(key, &a, subject, u->reason);
@@ -763,6 +800,7 @@ int on_recording_free(struct pt_regs *ctx)
 					      .cap = u->cap,
 					      .seq = u->seen,
 					      .dropped = u->seen,
+					      .spans_lost = u->spans_lost,
 					      .state = REC_RS_RETIRED };
 
 			/*
@@ -1126,8 +1164,49 @@ __attribute__((noinline)) int find_frame(struct rec_stack *st, __u64 span)
 }
 
 /*
- * The spans b holds into the ring as one REC_RT_SPANS record; each counts
- * as a full ring if it has no room.
+ * A span of the recording *k that a full ring refused: counted in the
+ * recording's counters, tracked or untracked, so that its spans seen = kept
+ * + dropped holds in user space (it is in ring_full too). *i: as in
+ * tracked_recording_at().
+ */
+static __always_inline void span_lost(const struct rec_rkey *k, __u32 *i)
+{
+	struct rec_rval *v = tracked_recording_at(k, i);
+	struct rec_untracked *u;
+
+	if (v) {
+		__sync_fetch_and_add(&v->spans_lost, 1);
+		return;
+	}
+	u = bpf_map_lookup_elem(&untracked, k);
+	if (u)
+		__sync_fetch_and_add(&u->spans_lost, 1);
+}
+
+/*
+ * The spans b held that a full ring refused, each counted in its recording.
+ * A global function, verified once, with its keys in b, not on the stack: it
+ * runs at the bottom of the batch walk's calls, and only when the ring is full.
+ */
+__attribute__((noinline)) int spans_lost(struct batch_buf *b)
+{
+	__u32 n;
+
+	if (!b)
+		return 0;
+	n = b->spans.n;
+	b->lost_key.tgid = b->id >> 32;
+	b->lost_key.pad = 0;
+	for (__u32 i = 0; i < REC_SPANS_MAX && i < n; i++) {
+		b->lost_key.key = b->spans.items[i].recording;
+		span_lost(&b->lost_key, &b->lost_slot);
+	}
+	return 0;
+}
+
+/*
+ * The spans b holds into the ring as one REC_RT_SPANS record; if it has no
+ * room, each counts as a full ring and as lost in its recording.
  */
 static __always_inline void flush_spans(struct batch_buf *b)
 {
@@ -1143,8 +1222,10 @@ static __always_inline void flush_spans(struct batch_buf *b)
 	b->spans.hdr.flags = b->flags;
 	b->spans.hdr.time_ns = 0;
 	b->spans.n = n;
-	if (bpf_ringbuf_output(&events, &b->spans, REC_SPANS_SIZE(n), submit_flags()))
+	if (bpf_ringbuf_output(&events, &b->spans, REC_SPANS_SIZE(n), submit_flags())) {
 		count_n(REC_C_RING_FULL, n);
+		spans_lost(b);
+	}
 }
 
 /*
@@ -1189,7 +1270,11 @@ static __always_inline int emit_span(struct rec_stack *st, __u32 at, __u64 id, _
 	}
 	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
 	if (!r) {
+		struct rec_rkey k = { .tgid = id >> 32, .key = f->recording };
+		__u32 i;
+
 		count(REC_C_RING_FULL);
+		span_lost(&k, &i);
 		return 0;
 	}
 	r->hdr.type = REC_RT_SPAN;
@@ -1254,21 +1339,6 @@ struct batch_ctx {
 	struct task_struct *task; /* whose buffer, when not the current task's */
 	struct batch_buf *buf;	  /* the batch and where the loop is */
 };
-
-/*
- * A tracked recording's counters, the ones find_recording_of() numbered
- * from, if it has them; counts nothing.
- */
-static __always_inline struct rec_rval *tracked_recording(__u32 tgid, __u64 key)
-{
-	struct rec_rkey k = { .tgid = tgid, .key = key };
-	struct rec_rval *v = slot_of(tgid, key);
-
-	if (v)
-		return v;
-	v = bpf_map_lookup_elem(&recordings, &k);
-	return v ? counters_of(tgid, v) : NULL;
-}
 
 /* One record of a batch, taken as its probe would have been. Returns 1 to stop. */
 static __always_inline long batch_step(struct batch_buf *b, struct task_struct *task)

@@ -303,9 +303,10 @@ struct rec_recording_rec {
 	__u64 key;
 	__u64 recorder;
 	__u64 cap;
-	__u64 seq;     /* events numbered so far */
-	__u64 dropped; /* of those, lost because the ring buffer was full (or all, untracked) */
-	__u32 state;   /* enum rec_recording_state */
+	__u64 seq;	  /* events numbered so far */
+	__u64 dropped;	  /* of those, lost because the ring buffer was full (or all, untracked) */
+	__u64 spans_lost; /* spans of it that its threads left and a full ring refused */
+	__u32 state;	  /* enum rec_recording_state */
 	__u32 has_subject;
 	__u32 untracked; /* 0, or enum rec_untracked_reason */
 	__u32 pad;
@@ -325,6 +326,7 @@ struct rec_rval {
 	__u64 cap;
 	__u64 seq;
 	__u64 dropped;
+	__u64 spans_lost; /* spans of it refused by a full ring (its threads left them) */
 	__u32 state;
 	__u32 slot; /* 0: the counters are these; n: those of rslots[n - 1] */
 };
@@ -351,8 +353,9 @@ struct rec_pstat {
 struct rec_untracked {
 	__u64 recorder;
 	__u64 cap;
-	__u64 seen;   /* events of it since it was refused (all of them lost) */
-	__u32 reason; /* enum rec_untracked_reason */
+	__u64 seen;	  /* events of it since it was refused (all of them lost) */
+	__u64 spans_lost; /* spans of it refused by a full ring */
+	__u32 reason;	  /* enum rec_untracked_reason */
 	__u32 pad;
 };
 

@@ -75,6 +75,7 @@ struct stream {
 	bool initialised;	/* the depth spans exist (they are created on first entry) */
 	bool entered;
 	uint64_t emitted;
+	uint64_t left; /* its spans left so far, the recording span's included */
 };
 
 static struct rec_recorder *recorder;
@@ -136,7 +137,7 @@ static const struct argp_option options[] = {
 	  0 },
 	{ "report", OPT_REPORT, "FILE", 0,
 	  "Before ending, write JSON: pid, and per recording its key, subject, events "
-	  "emitted and the seq of the last one",
+	  "emitted, the seq of the last one and the spans left so far",
 	  0 },
 	{ 0 },
 };
@@ -314,6 +315,7 @@ static void stream_exit(struct stream *st)
 {
 	for (unsigned int d = opts.depth + 1; d-- > 0;)
 		rec_span_exit(&st->spans[d]);
+	st->left += opts.depth + 1;
 	st->entered = false;
 }
 
@@ -428,8 +430,10 @@ static void write_report(void)
 		fprintf(f, "%s\n  {\"key\": \"0x%" PRIx64 "\", \"subject\": ", i ? "," : "",
 			rec_recording_key(st->rec));
 		json_string(f, st->rec->subject);
-		fprintf(f, ", \"emitted\": %" PRIu64 ", \"last_seq\": %" PRId64 "}", st->emitted,
-			(int64_t)st->emitted - 1);
+		fprintf(f,
+			", \"emitted\": %" PRIu64 ", \"last_seq\": %" PRId64
+			", \"spans_left\": %" PRIu64 "}",
+			st->emitted, (int64_t)st->emitted - 1, st->left);
 	}
 	fprintf(f, "\n]}\n");
 	bad = ferror(f);

@@ -206,6 +206,8 @@ static void finalize_retired(struct rec_bpfstate *bs, const struct rec_proc *p,
 		r->seq = v.seq;
 	if (v.dropped > r->dropped)
 		r->dropped = v.dropped;
+	if (v.spans_lost > r->spans_lost)
+		r->spans_lost = v.spans_lost;
 	forget_recording(bs, &k, &v, true);
 }
 
@@ -311,20 +313,22 @@ static void refresh_recordings(struct rec_bpfstate *bs, struct rec_proc *p)
 			continue;
 		if (rs->untracked) {
 			if (bpf_map_lookup_elem(ufd, &k, &u) == 0) {
-				rec_rstate__update_counts(rs, u.seen, u.seen);
+				rec_rstate__update_counts(rs, u.seen, u.seen, u.spans_lost);
 				continue;
 			}
 			/* Retired (BPF deletes it then), and that record was lost. */
 			r.seq = r.dropped = rs->produced;
+			r.spans_lost = rs->spans.lost;
 		} else if (bpf_recording(bs, p, rs->key, &val)) {
 			continue;
 		} else {
-			rec_rstate__update_counts(rs, val.seq, val.dropped);
+			rec_rstate__update_counts(rs, val.seq, val.dropped, val.spans_lost);
 			/* Retired, and that record was lost: its entry would stay. */
 			if (val.state != REC_RS_RETIRED)
 				continue;
 			r.seq = val.seq;
 			r.dropped = val.dropped;
+			r.spans_lost = val.spans_lost;
 		}
 		/* Taken after the walk: retiring one may free others. */
 		if (n == cap) {

@@ -1085,6 +1085,7 @@ enum {
 	TOP_COUNTERS,
 	TOP_MALFORMED,
 	TOP_ORPHANS,
+	TOP_SPAN_ORPHANS,
 	TOP_CALLSITES,
 	TOP_RECORDINGS,
 	TOP_STACKS,
@@ -1105,6 +1106,7 @@ static const char *const top_keys[TOP_N] = {
 	[TOP_COUNTERS] = "counters",
 	[TOP_MALFORMED] = "malformed",
 	[TOP_ORPHANS] = "orphans",
+	[TOP_SPAN_ORPHANS] = "span_orphans",
 	[TOP_CALLSITES] = "callsites",
 	[TOP_RECORDINGS] = "recordings",
 	[TOP_STACKS] = "stacks",
@@ -1305,6 +1307,12 @@ static int read_dump(struct reader *r, const struct rec_json_value *root, struct
 	      read_limit_keys(r, &o, p);
 	if (err)
 		return err;
+	/* Optional (version 2): a dump without it had none. */
+	if (m[TOP_SPAN_ORPHANS].type != REC_JSON_NONE) {
+		err = get_u64(r, &o, TOP_SPAN_ORPHANS, 0, UINT64_MAX, &p->span_orphans);
+		if (err)
+			return err;
+	}
 
 	/* No limit on callsites but the file's size: each takes over 90 bytes of it. */
 	err = get_array(r, &o, TOP_CALLSITES, UINT64_MAX, &v)

@@ -373,6 +373,8 @@ int rec_dump__write(FILE *out, struct rec_proc *p, const struct rec_dump_counter
 	}
 	rec_json__member_u64(&w, "malformed", p->malformed);
 	rec_json__member_u64(&w, "orphans", p->orphans);
+	if (p->span_orphans)
+		rec_json__member_u64(&w, "span_orphans", p->span_orphans);
 	rec_json__newline(&w);
 	/* What a reader accepts: the untracked recordings (no events) go first. */
 	for (rs = p->first; rs; rs = rs->next) {

@@ -80,6 +80,18 @@ void rec_proc__fini(struct rec_proc *p)
 	memset(p, 0, sizeof(*p));
 }
 
+struct rec_span_totals rec_proc__span_totals(const struct rec_proc *p)
+{
+	struct rec_span_totals t = { 0 };
+
+	for (const struct rec_rstate *rs = p->first; rs; rs = rs->next) {
+		t.seen += rs->spans.seen;
+		t.kept += rs->spans.n;
+		t.dropped += rs->spans.dropped;
+	}
+	return t;
+}
+
 struct rec_rstate *rec_proc__find(struct rec_proc *p, uint64_t key)
 {
 	struct rec_rstate *rs;
@@ -255,7 +267,7 @@ int rec_proc__ingest_recording(struct rec_proc *p, const struct rec_recording_re
 		memcpy(rs->subject, r->subject, sizeof(rs->subject));
 		rs->subject[sizeof(rs->subject) - 1] = '\0';
 	}
-	rec_rstate__update_counts(rs, r->seq, r->dropped);
+	rec_rstate__update_counts(rs, r->seq, r->dropped, r->spans_lost);
 	if (r->state == REC_RS_RETIRED && !rs->retired)
 		retire(p, rs);
 	return 0;

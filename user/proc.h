@@ -191,6 +191,14 @@ void rec_proc__init(struct rec_proc *p, pid_t pid, const struct rec_reader *read
 int rec_proc__literal(struct rec_proc *p, uint64_t addr, struct rec_value *v);
 void rec_proc__fini(struct rec_proc *p);
 
+/* The spans of every recording p holds: seen = kept + dropped (spans.h). */
+struct rec_span_totals {
+	uint64_t seen;
+	uint64_t kept;
+	uint64_t dropped;
+};
+struct rec_span_totals rec_proc__span_totals(const struct rec_proc *p);
+
 /* The recording for key, or NULL. */
 struct rec_rstate *rec_proc__find(struct rec_proc *p, uint64_t key);
 /* The recording for key, created with cap (clamped to 2..REC_CAP_MAX) if new. */

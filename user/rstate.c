@@ -31,8 +31,10 @@ void rec_rstate__free(struct rec_rstate *rs)
 	free(rs);
 }
 
-void rec_rstate__update_counts(struct rec_rstate *rs, uint64_t produced, uint64_t dropped)
+void rec_rstate__update_counts(struct rec_rstate *rs, uint64_t produced, uint64_t dropped,
+			       uint64_t spans_lost)
 {
+	rec_spans__lost(&rs->spans, spans_lost);
 	if (produced > rs->produced)
 		rs->produced = produced;
 	if (dropped > rs->dropped)

@@ -51,7 +51,11 @@ struct rec_rstate *rec_rstate__new(uint64_t key, uint64_t recorder, uint64_t cap
 				   uint64_t spool_cap);
 void rec_rstate__free(struct rec_rstate *rs);
 
-/* Raises rs's produced and dropped counts to these, if they are higher. */
-void rec_rstate__update_counts(struct rec_rstate *rs, uint64_t produced, uint64_t dropped);
+/*
+ * Raises rs's produced and dropped counts, and its count of spans a full ring
+ * refused, to these (the BPF side's), if they are higher.
+ */
+void rec_rstate__update_counts(struct rec_rstate *rs, uint64_t produced, uint64_t dropped,
+			       uint64_t spans_lost);
 
 #endif /* REC_RSTATE_H */

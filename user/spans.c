@@ -36,6 +36,15 @@ int rec_spans__add(struct rec_spans *sp, uint64_t cap, const struct rec_kept_spa
 	return 0;
 }
 
+void rec_spans__lost(struct rec_spans *sp, uint64_t lost)
+{
+	if (lost <= sp->lost)
+		return;
+	sp->seen += lost - sp->lost;
+	sp->dropped += lost - sp->lost;
+	sp->lost = lost;
+}
+
 const struct rec_kept_span *rec_spans__at(const struct rec_spans *sp, size_t i)
 {
 	size_t k = sp->next + i;

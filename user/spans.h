@@ -2,8 +2,9 @@
 /*
  * The last spans of one recording (issue 13): a ring of at most cap spans that
  * threads left, oldest first, and their accounting. Every span that arrives is
- * seen; it is kept until cap newer ones push it out, then dropped: seen = kept
- * + dropped, always. Spans never take an event seq.
+ * seen; it is kept until cap newer ones push it out, then dropped. A span that a
+ * full ring refused is seen and dropped too: seen = kept + dropped, always.
+ * Spans never take an event seq.
  */
 #ifndef REC_SPANS_H
 #define REC_SPANS_H
@@ -49,6 +50,7 @@ struct rec_spans {
 	size_t next;  /* once n is the cap: where the oldest is */
 	uint64_t seen;
 	uint64_t dropped;
+	uint64_t lost; /* of those, refused by a full ring (its BPF count, taken so far) */
 };
 
 /*
@@ -57,6 +59,12 @@ struct rec_spans {
  * (s is counted seen and dropped).
  */
 int rec_spans__add(struct rec_spans *sp, uint64_t cap, const struct rec_kept_span *s);
+/*
+ * Raises sp's count of spans a full ring refused to lost (the BPF side's
+ * count for the recording, which only grows). They never arrived: each is
+ * counted seen and dropped.
+ */
+void rec_spans__lost(struct rec_spans *sp, uint64_t lost);
 /* The i-th kept span, oldest first (i < sp->n). */
 const struct rec_kept_span *rec_spans__at(const struct rec_spans *sp, size_t i);
 void rec_spans__free(struct rec_spans *sp);

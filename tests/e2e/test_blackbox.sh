@@ -182,6 +182,35 @@ test_overflow_accounting_is_exact() {
 	esac
 }
 
+test_span_overflow_accounting_is_exact() {
+	# As above, with a span under each recording span: every switch between
+	# recordings leaves two spans, most of which a 4 KiB ring refuses. Killed
+	# inside its spans, so what it left is what its report says.
+	start_target $B/workload --wait-attach --threads 2 --recordings 2 --events 5000 --cap 100 \
+		--depth 1 --die kill --report "$T/report.json" || return 1
+	$B/recorder-attach $RECORDER_ATTACH_FLAGS -p "$TARGET_PID" --ring-size 4096 --span-cap 50 \
+		--dump-dir "$T/dumps" >"$T/attach.out" 2>"$T/attach.err" &
+	BG_PIDS+=($!)
+	local dump rows
+	dump=$(dump_of "$TARGET_PID") || { cat "$T/attach.err"; return 1; }
+	rows=$($B/recorder-tail --file "$dump" --list --spans --json |
+		jq -r '"\(.recording) \(.spans_seen) \(.spans_kept) \(.spans_dropped)"' | sort)
+	expect "spans seen are the spans the target left, lost ones too" \
+		"$(jq -r '.recordings[] | "\(.key) \(.spans_left)"' "$T/report.json" | sort)" \
+		"$(echo "$rows" | awk '{print $1, $2}')" || return 1
+	echo "$rows" | awk '$2 != $3 + $4 { bad = 1; print "spans seen " $2 " != kept " $3 " + dropped " $4 " for " $1 } END { exit bad }' ||
+		fail "spans seen = kept + dropped does not hold" || return 1
+	echo "$rows" | awk '$3 > 50 { bad = 1 } END { exit bad }' || fail "more than --span-cap 50 spans kept: $rows" || return 1
+	[ "$($B/recorder-tail --file "$dump" --stats --json | jq '.counters.ring_full')" -gt 0 ] ||
+		fail "nothing was lost with a 4 KiB ring; the test did not overflow" || return 1
+	# --stats totals them, with the spans of no known recording.
+	expect "the stats total the recordings' span counts" \
+		"$(echo "$rows" | awk '{ s += $2; k += $3; d += $4 } END { print s, k, d }')" \
+		"$($B/recorder-tail --file "$dump" --stats --json | jq -r '.spans | "\(.seen) \(.kept) \(.dropped)"')" || return 1
+	expect "no span of an unknown recording" 0 \
+		"$($B/recorder-tail --file "$dump" --stats --json | jq -r .spans.orphans)"
+}
+
 test_unbalanced_spans_are_counted() {
 	start_target $SCENARIO unbalanced || return 1
 	attach "$TARGET_PID" || return 1

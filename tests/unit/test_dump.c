@@ -222,6 +222,19 @@ static void build_live(struct rec_proc *p)
 	ev_init(&ev, KEY_A, 7, addr(req_meta));
 	ev.u.e.types = 0x9;
 	assert_int_equal(ev_ingest(p, &ev), -EINVAL);
+	/* A span of a recording nothing is known of, too. */
+	{
+		struct rec_span_rec sr = { .hdr = { .type = REC_RT_SPAN,
+						    .size = sizeof(sr),
+						    .tgid = (uint32_t)getpid(),
+						    .tid = 4243,
+						    .time_ns = 20 },
+					   .recording = 0x1234,
+					   .id = 1,
+					   .enter = 10 };
+
+		assert_int_equal(rec_proc__ingest_span(p, &sr), -ENOENT);
+	}
 
 	/* It dies: the stacks its threads exited in, its wait status, then gone. */
 	frame(&st[0], addr(rec_meta), KEY_A);
@@ -356,6 +369,7 @@ static void test_round_trip_answers_identically(void **state)
 	assert_int_equal(back.clock_offset_ns, live.clock_offset_ns);
 	assert_int_equal(back.malformed, 1);
 	assert_int_equal(back.orphans, 1);
+	assert_int_equal(back.span_orphans, 1);
 	assert_int_equal(back.end, REC_END_SIGNAL);
 	assert_int_equal(back.end_code, SIGSEGV);
 	assert_int_equal(back.end_core, 1);
@@ -798,6 +812,8 @@ static const struct bad_case bad_cases[] = {
 	{ { "\"clock_offset_ns\":5", "\"clock_offset_ns\":5.5" },
 	  "clock_offset_ns: expected an integer" },
 	{ { "\"malformed\":0", "\"malformed\":true" }, "malformed: expected an unsigned integer" },
+	{ { "\"orphans\":0,", "\"orphans\":0,\"span_orphans\":-1," },
+	  "span_orphans: expected an unsigned integer" },
 	{ { "\"malformed\"", "\"counters\":{\"ring_full\":-1},\"malformed\"" },
 	  "counters.ring_full: expected an unsigned integer" },
 	{ { "\"line\":12", "\"line\":\"12\"" }, "callsites[0].line: expected an unsigned integer" },

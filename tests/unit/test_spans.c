@@ -71,12 +71,39 @@ static void no_cap_keeps_everything(void **state)
 	rec_spans__free(&sp);
 }
 
+/* The BPF count of spans a full ring refused only grows: each rise is seen and dropped once. */
+static void spans_a_full_ring_refused_are_seen_and_dropped_once(void **state)
+{
+	struct rec_spans sp = { 0 };
+
+	(void)state;
+	for (uint64_t i = 1; i <= 3; i++) {
+		struct rec_kept_span s = span(i);
+
+		assert_int_equal(rec_spans__add(&sp, 2, &s), 0);
+	}
+	rec_spans__lost(&sp, 5);
+	assert_int_equal(sp.seen, 8);
+	assert_int_equal(sp.dropped, 6);
+	/* Read again (a refresh, then the recording's record): not counted twice. */
+	rec_spans__lost(&sp, 5);
+	rec_spans__lost(&sp, 4);
+	assert_int_equal(sp.seen, 8);
+	rec_spans__lost(&sp, 7);
+	assert_int_equal(sp.seen, 10);
+	assert_int_equal(sp.dropped, 8);
+	assert_int_equal(sp.lost, 7);
+	assert_int_equal(sp.seen, sp.n + sp.dropped);
+	rec_spans__free(&sp);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(under_the_cap_all_are_kept_in_order),
 		cmocka_unit_test(past_the_cap_the_oldest_go_counted),
 		cmocka_unit_test(no_cap_keeps_everything),
+		cmocka_unit_test(spans_a_full_ring_refused_are_seen_and_dropped_once),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -230,6 +230,7 @@ static void jsonl_stack(struct rec_output *o, const struct rec_stack_view *s)
 static void jsonl_stats(struct rec_output *o, const struct rec_stats_view *s)
 {
 	const struct rec_proc *p = s->p;
+	struct rec_span_totals sp = rec_proc__span_totals(p);
 	struct rec_json *w = &o->json;
 	char how[64];
 
@@ -239,6 +240,13 @@ static void jsonl_stats(struct rec_output *o, const struct rec_stats_view *s)
 			      rec_names__end(p->end, p->end_code, p->end_core, how, sizeof(how)));
 	rec_json__member_u64(w, "malformed", p->malformed);
 	rec_json__member_u64(w, "orphans", p->orphans);
+	rec_json__key(w, "spans");
+	rec_json__begin_object(w);
+	rec_json__member_u64(w, "seen", sp.seen);
+	rec_json__member_u64(w, "kept", sp.kept);
+	rec_json__member_u64(w, "dropped", sp.dropped);
+	rec_json__member_u64(w, "orphans", p->span_orphans);
+	rec_json__end_object(w);
 	/* A live recorder-attach's table: nothing in a dump. */
 	if (s->clients)
 		rec_json__member_u64(w, "bpf_recordings", p->bpf_recordings);

@@ -308,12 +308,17 @@ static void text_stats_clients(FILE *out, const struct rec_output_clients *k)
 static void text_stats(struct rec_output *o, const struct rec_stats_view *s)
 {
 	const struct rec_proc *p = s->p;
+	struct rec_span_totals sp = rec_proc__span_totals(p);
 	FILE *out = o->out;
 	char how[64];
 
 	fprintf(out, "pid %d: %s\nmalformed records: %" PRIu64 "\norphan events: %" PRIu64 "\n",
 		(int)p->pid, rec_names__end(p->end, p->end_code, p->end_core, how, sizeof(how)),
 		p->malformed, p->orphans);
+	fprintf(out,
+		"spans: %" PRIu64 " seen, %" PRIu64 " kept, %" PRIu64
+		" dropped; orphan spans: %" PRIu64 "\n",
+		sp.seen, sp.kept, sp.dropped, p->span_orphans);
 	/* An internal size, and of a live recorder-attach only: nothing in a dump. */
 	if (s->verbose && s->clients)
 		fprintf(out, "entries in the BPF recordings table: %" PRIu64 "\n",
