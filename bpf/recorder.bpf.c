@@ -36,6 +36,12 @@ const volatile __u64 max_per_process = 16384;
 /* Which process the stack iterator reports (set by user space before each read). */
 __u32 iter_tgid;
 
+/*
+ * Threads of iter_tgid inside spans that seed_stacks passed over because they
+ * were running (user space zeroes it, runs the iterator, and reads it).
+ */
+__u32 seed_running;
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 8 << 20);
@@ -1822,15 +1828,22 @@ int seed_stacks(struct bpf_iter__task *ctx)
 	struct rec_stack *st;
 	__u64 cur = 0;
 
-	/*
-	 * Only threads that are asleep: a running one seeds itself at its next
-	 * probe, and writing its stack here could undo a push it makes meanwhile.
-	 */
-	if (!task || task->tgid != iter_tgid || !tls_current_off || task->__state == 0)
+	if (!task || task->tgid != iter_tgid || !tls_current_off)
 		return 0;
 	if (bpf_copy_from_user_task(&cur, sizeof(cur),
 				    (const void *)(task->thread.fsbase + tls_current_off), task, 0))
 		return 0;
+	/*
+	 * Only threads that are asleep: a running one seeds itself at its next
+	 * probe, and writing its stack here could undo a push it makes meanwhile.
+	 * One inside spans and not seeded yet is counted: user space tries again.
+	 */
+	if (task->__state == 0) {
+		st = cur ? bpf_task_storage_get(&stacks, task, 0, 0) : NULL;
+		if (cur && (!st || !st->seeded))
+			__sync_fetch_and_add(&seed_running, 1);
+		return 0;
+	}
 	st = bpf_task_storage_get(&stacks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!st || __sync_val_compare_and_swap(&st->seeded, 0, 1) != 0)
 		return 0;

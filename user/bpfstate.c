@@ -439,36 +439,6 @@ void rec_bpfstate__refresh(struct rec_bpfstate *bs, struct rec_proc *p)
 		refresh_stacks(bs, p);
 }
 
-int rec_bpfstate__seed_stacks(struct rec_bpfstate *bs, pid_t tgid, int64_t tls_off)
-{
-	DECLARE_LIBBPF_OPTS(bpf_iter_attach_opts, opts);
-	union bpf_iter_link_info linfo = { 0 };
-	struct bpf_link *link;
-	char buf[64];
-	int fd;
-
-	bs->skel->bss->iter_tgid = tgid;
-	bs->skel->bss->tls_current_off = tls_off;
-	/* Only this process's threads (the program also checks the tgid). */
-	linfo.task.pid = tgid;
-	opts.link_info = &linfo;
-	opts.link_info_len = sizeof(linfo);
-	link = bpf_program__attach_iter(bs->skel->progs.seed_stacks, &opts);
-	if (!link)
-		return -errno;
-	fd = bpf_iter_create(bpf_link__fd(link));
-	if (fd < 0)
-		fd = -errno;
-	bpf_link__destroy(link);
-	if (fd < 0)
-		return fd;
-	/* The program writes nothing; reading runs it over every task. */
-	while (read(fd, buf, sizeof(buf)) > 0)
-		;
-	close(fd);
-	return 0;
-}
-
 /* Runs the sleepable iterator prog over the threads of tgid. */
 static int run_task_iter(struct rec_bpfstate *bs, struct bpf_program *prog, pid_t tgid)
 {
@@ -497,6 +467,16 @@ static int run_task_iter(struct rec_bpfstate *bs, struct bpf_program *prog, pid_
 		;
 	close(fd);
 	return 0;
+}
+
+int rec_bpfstate__seed_stacks(struct rec_bpfstate *bs, pid_t tgid, int64_t tls_off)
+{
+	int err;
+
+	bs->skel->bss->tls_current_off = tls_off;
+	bs->skel->bss->seed_running = 0;
+	err = run_task_iter(bs, bs->skel->progs.seed_stacks, tgid);
+	return err ? err : (int)bs->skel->bss->seed_running;
 }
 
 int rec_bpfstate__collect(struct rec_bpfstate *bs, pid_t tgid)

@@ -73,7 +73,9 @@ void rec_bpfstate__refresh(struct rec_bpfstate *bs, struct rec_proc *p);
  * Gives every thread of tgid that sleeps inside spans its stack now, read from
  * its rec__current, which is at tls_off from its thread pointer (bpf
  * seed_stacks). Run after the probes are attached: from then on the probes
- * keep the stacks right. Returns 0 or a negative errno.
+ * keep the stacks right. A thread that is running is passed over (it seeds
+ * itself at its next probe): returns how many inside spans were, or a
+ * negative errno.
  */
 int rec_bpfstate__seed_stacks(struct rec_bpfstate *bs, pid_t tgid, int64_t tls_off);
 

@@ -52,6 +52,12 @@
 #define PROC_PATH_MAX 64
 /* The TLS variable of include/recorder.h that holds a thread's innermost span. */
 #define TLS_CURRENT "rec__current"
+/*
+ * At the attach, a thread running inside spans is seeded again every
+ * SEED_RETRY_MS, for up to SEED_WAIT_MS, until it sleeps (seed_stacks()).
+ */
+#define SEED_RETRY_MS 5
+#define SEED_WAIT_MS 250
 
 #define MS_PER_S 1000LL
 #define NS_PER_MS 1000000
@@ -180,10 +186,14 @@ static void refresh(struct rec_session *s, struct traced *t)
  * Gives the threads of t that sleep inside spans their stacks, read from their
  * rec__current, which every executable that includes the header defines, and
  * learns their recordings. Run after the probes are attached: from then on the
- * probes keep the stacks right.
+ * probes keep the stacks right. A thread that runs inside spans is passed
+ * over; with wait (at the attach, not inside the loop) it is tried again
+ * every SEED_RETRY_MS for up to SEED_WAIT_MS, so that one about to sleep
+ * (the usual case) still shows its stack in the first read.
  */
-static void seed_stacks(struct rec_session *s, struct traced *t)
+static void seed_stacks(struct rec_session *s, struct traced *t, bool wait)
 {
+	const struct timespec pause = { .tv_nsec = SEED_RETRY_MS * NS_PER_MS };
 	char exe[PROC_PATH_MAX];
 	int64_t off;
 	int err;
@@ -192,7 +202,16 @@ static void seed_stacks(struct rec_session *s, struct traced *t)
 	if (rec_elf__tls_offset(exe, TLS_CURRENT, &off) || !off)
 		return;
 	err = rec_bpfstate__seed_stacks(s->bs, t->proc.pid, off);
-	if (err) {
+	for (int i = 0; wait && err > 0 && i < SEED_WAIT_MS / SEED_RETRY_MS; i++) {
+		nanosleep(&pause, NULL);
+		err = rec_bpfstate__seed_stacks(s->bs, t->proc.pid, off);
+	}
+	if (err > 0 && s->opts.verbose)
+		fprintf(stderr,
+			"recorder-attach: %d threads of pid %d were running inside spans at the "
+			"attach: their stacks show from their next probe\n",
+			err, (int)t->proc.pid);
+	if (err < 0) {
 		/* Optional: without it, a stack shows from the thread's next probe. */
 		if (s->opts.verbose)
 			fprintf(stderr, "recorder-attach: no stack seeding for pid %d: %s\n",
@@ -533,7 +552,7 @@ int rec_session__attach(struct rec_session *s, pid_t pid, struct rec_attach_info
 		err = traced_serve(s, t, &info->lock_holder);
 	/* Once t is served: the records the seeding drains must find their process. */
 	if (!err)
-		seed_stacks(s, t);
+		seed_stacks(s, t, true);
 	info->sites = count.sites;
 	info->objects = count.objects;
 	info->uid = t->proc.uid;
@@ -928,7 +947,7 @@ int rec_session__attach_binary(struct rec_session *s, const char *path,
 		if (pid > 0 && !traced_of(s, pid) && (t = adopt(s, pid, NULL))) {
 			/* Not inside the ring callback: seed it now. */
 			t->seed_pending = 0;
-			seed_stacks(s, t);
+			seed_stacks(s, t, true);
 		}
 	}
 	if (proc)
@@ -970,7 +989,7 @@ static void settle_adopted(struct rec_session *s)
 			continue;
 		if (t->seed_pending) {
 			t->seed_pending = 0;
-			seed_stacks(s, t);
+			seed_stacks(s, t, false);
 		}
 		if (t->pidfd < 0)
 			traced_end(s, t, true);

@@ -21,6 +21,18 @@ test_attach_mid_span() {
 		"$(rtail --stacks --json | jq -c '{subject, stack: [.stack[].name]}')"
 }
 
+test_stack_of_a_thread_running_at_the_attach_is_seeded() {
+	# It spins inside its spans through the attach, then sleeps in them
+	# without another probe: only a second seeding can find its stack.
+	start_target $SCENARIO running_at_attach || return 1
+	wait_for "$T/target.out" '^inside' || return 1
+	attach "$TARGET_PID" || return 1
+	wait_for "$T/target.out" '^ready' || return 1
+	expect "the stack it was running in at the attach is known" \
+		'{"subject":"busy","stack":["spinning","recording"]}' \
+		"$(rtail --stacks --json | jq -c '{subject, stack: [.stack[].name]}')"
+}
+
 test_threads_have_no_cross_talk() {
 	start_target $SCENARIO threads || return 1
 	attach "$TARGET_PID" || return 1

@@ -232,6 +232,32 @@ static void sc_attach_mid_span(struct scenario *sc)
 	REC_INFO("after attach", REC_U64(n, 2));
 }
 
+/*
+ * Running, not asleep, inside two spans when the recorder attaches: it spins
+ * until the attach and SPIN_AFTER_ATTACH_MS after it, then sleeps in them
+ * without another probe. Its stack can only come from the seeding at the
+ * attach, which passes over a running thread: it has to try again.
+ */
+#define SPIN_AFTER_ATTACH_MS 100
+static void sc_running_at_attach(struct scenario *sc)
+{
+	struct rec_recording *rec = new_recording(sc, new_recorder(sc), 10, "busy");
+	struct rec_span *outer = &held_spans[0], *child = &held_spans[1];
+	uint64_t until;
+
+	rec_recording_span(outer, rec, "busy");
+	hold_span(sc, outer);
+	REC_SPAN_INIT(child, INFO, "spinning");
+	hold_span(sc, child);
+	printf("inside\n");
+	fflush(stdout);
+	while (!rec_is_attached())
+		;
+	until = now_ms() + SPIN_AFTER_ATTACH_MS;
+	while (now_ms() < until)
+		;
+}
+
 struct thread_arg {
 	int index;
 	struct rec_recorder *recorder;
@@ -905,6 +931,7 @@ static const struct {
 	  false },
 	{ "active_spans", sc_active_spans, false },
 	{ "attach_mid_span", sc_attach_mid_span, true },
+	{ "running_at_attach", sc_running_at_attach, true },
 	{ "threads", sc_threads, false },
 	{ "shared_library", sc_shared_library, false },
 	{ "retired", sc_retired, false },
