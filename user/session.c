@@ -204,6 +204,8 @@ static void seed_stacks(struct rec_session *s, struct traced *t, bool wait)
 	err = rec_bpfstate__seed_stacks(s->bs, t->proc.pid, off);
 	for (int i = 0; wait && err > 0 && i < SEED_WAIT_MS / SEED_RETRY_MS; i++) {
 		nanosleep(&pause, NULL);
+		/* The other threads go on emitting meanwhile: the ring is read. */
+		rec_ring__consume(s->rb);
 		err = rec_bpfstate__seed_stacks(s->bs, t->proc.pid, off);
 	}
 	if (err > 0 && s->opts.verbose)
