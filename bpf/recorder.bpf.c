@@ -575,52 +575,60 @@ static __always_inline void refuse_recording(struct task_struct *task, __u32 tgi
 		emit_recording_of(task, key, &a, subject, reason);
 }
 
+/*
+ * The slot lookups take the slot index through i, the caller's: its stack,
+ * or map memory where the stack is short (spans_lost()).
+ */
+
 /* The counters in key's slot of rslots, if the slot holds key: the usual lookup. */
-static __always_inline struct rec_rval *slot_of(__u32 tgid, __u64 key)
+static __always_inline struct rec_rval *slot_at(__u32 tgid, __u64 key, __u32 *i)
 {
-	__u32 i = key & (REC_RSLOTS - 1);
 	struct rec_rslot *sl;
 
-	sl = bpf_map_lookup_elem(&rslots, &i);
+	*i = key & (REC_RSLOTS - 1);
+	sl = bpf_map_lookup_elem(&rslots, i);
 	if (sl && sl->k.key == key && sl->k.tgid == tgid)
 		return &sl->v;
 	return NULL;
 }
 
+static __always_inline struct rec_rval *slot_of(__u32 tgid, __u64 key)
+{
+	__u32 i;
+
+	return slot_at(tgid, key, &i);
+}
+
 /* The counters of table entry v: its own, or its slot's. NULL if the slot is not its. */
-static __always_inline struct rec_rval *counters_of(__u32 tgid, struct rec_rval *v)
+static __always_inline struct rec_rval *counters_at(__u32 tgid, struct rec_rval *v, __u32 *i)
 {
 	struct rec_rslot *sl;
-	__u32 i;
 
 	if (!v->slot)
 		return v;
-	i = v->slot - 1;
-	sl = bpf_map_lookup_elem(&rslots, &i);
+	*i = v->slot - 1;
+	sl = bpf_map_lookup_elem(&rslots, i);
 	if (!sl || sl->k.tgid != tgid)
 		return NULL;
 	return &sl->v;
 }
 
-/*
- * As tracked_recording(), for the key *k; *i takes the slot index. Both are
- * the caller's: its stack, or map memory where the stack is short.
- */
+static __always_inline struct rec_rval *counters_of(__u32 tgid, struct rec_rval *v)
+{
+	__u32 i;
+
+	return counters_at(tgid, v, &i);
+}
+
+/* As tracked_recording(), for the key *k; *i as in slot_at(). */
 static __always_inline struct rec_rval *tracked_recording_at(const struct rec_rkey *k, __u32 *i)
 {
-	struct rec_rslot *sl;
-	struct rec_rval *v;
+	struct rec_rval *v = slot_at(k->tgid, k->key, i);
 
-	*i = k->key & (REC_RSLOTS - 1);
-	sl = bpf_map_lookup_elem(&rslots, i);
-	if (sl && sl->k.key == k->key && sl->k.tgid == k->tgid)
-		return &sl->v;
-	v = bpf_map_lookup_elem(&recordings, k);
-	if (!v || !v->slot)
+	if (v)
 		return v;
-	*i = v->slot - 1;
-	sl = bpf_map_lookup_elem(&rslots, i);
-	return sl && sl->k.tgid == k->tgid ? &sl->v : NULL;
+	v = bpf_map_lookup_elem(&recordings, k);
+	return v ? counters_at(k->tgid, v, i) : NULL;
 }
 
 /*
