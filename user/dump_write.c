@@ -20,6 +20,7 @@
 #include "dump.h"
 #include "output/json.h"
 #include "output/names.h"
+#include "output/output.h"
 
 /* ---- writing ---- */
 
@@ -57,23 +58,12 @@ static void write_value(struct rec_json *w, const struct rec_value *v)
 	rec_json__begin_object(w);
 	rec_json__member_cstr(w, "type", rec_names__field_type(v->type));
 	rec_json__key(w, "value");
-	switch (v->type) {
-	case REC_TYPE_STR:
+	/* A string keeps its bytes whatever its status, and the status beside them. */
+	if (v->type == REC_TYPE_STR) {
 		rec_json__string(w, v->str.ptr, v->str.len);
 		rec_json__member_cstr(w, "status", rec_names__str_status(v->str.status));
-		break;
-	case REC_TYPE_I64:
-		rec_json__i64(w, v->i64);
-		break;
-	case REC_TYPE_U64:
-		rec_json__u64(w, v->u64);
-		break;
-	case REC_TYPE_F64:
-		rec_json__f64(w, v->f64);
-		break;
-	default:
-		rec_json__bool(w, v->b);
-		break;
+	} else {
+		rec_output__json_value(w, v);
 	}
 	rec_json__end_object(w);
 }
