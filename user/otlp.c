@@ -37,7 +37,7 @@ struct rec_otlp {
 	char host[256];
 	char *line; /* the line being taken */
 	size_t line_len, line_cap;
-	struct batch batch[2]; /* by enum rec_otlp_signal */
+	struct batch batch[REC_OTLP_SIGNALS]; /* by enum rec_otlp_signal */
 	struct rec_otlp_counts count;
 };
 
@@ -88,8 +88,8 @@ void rec_otlp__free(struct rec_otlp *o)
 	if (!o)
 		return;
 	free(o->line);
-	free(o->batch[REC_OTLP_LOGS].buf);
-	free(o->batch[REC_OTLP_TRACES].buf);
+	for (int sig = 0; sig < REC_OTLP_SIGNALS; sig++)
+		free(o->batch[sig].buf);
 	free(o);
 }
 
@@ -173,8 +173,7 @@ static void send_batch(struct rec_otlp *o, enum rec_otlp_signal sig)
 {
 	const struct signal *s = &signals[sig];
 	struct batch *b = &o->batch[sig];
-	uint64_t *sent = sig == REC_OTLP_LOGS ? &o->count.sent : &o->count.spans_sent;
-	uint64_t *not_sent = sig == REC_OTLP_LOGS ? &o->count.not_sent : &o->count.spans_not_sent;
+	struct rec_otlp_tally *t = &o->count.sig[sig];
 	struct rec_http_reply r;
 	size_t body_len = 0;
 	char *body = NULL;
@@ -184,7 +183,7 @@ static void send_batch(struct rec_otlp *o, enum rec_otlp_signal sig)
 		return;
 	if (rec_otlp__envelope(&o->opts, sig, o->host, b->buf, b->len, &body, &body_len)) {
 		fprintf(o->opts.log, "%s: out of memory; %zu %s not sent\n", who(o), b->n, s->what);
-		*not_sent += b->n;
+		t->not_sent += b->n;
 		goto done;
 	}
 	for (int try = 1;; try++) {
@@ -193,7 +192,7 @@ static void send_batch(struct rec_otlp *o, enum rec_otlp_signal sig)
 
 		o->count.requests++;
 		if (!err && r.status >= 200 && r.status < 300) {
-			*sent += b->n;
+			t->sent += b->n;
 			break;
 		}
 		if (!err && !retryable(r.status)) {
@@ -202,14 +201,14 @@ static void send_batch(struct rec_otlp *o, enum rec_otlp_signal sig)
 				"again\n",
 				who(o), o->opts.url, s->path, b->n, s->what, r.status,
 				r.status == 400 ? " (bad request)" : "");
-			*not_sent += b->n;
+			t->not_sent += b->n;
 			break;
 		}
 		if (try >= o->opts.max_tries || (err && r.permanent)) {
 			fprintf(o->opts.log, "%s: giving up on %zu %s after %d %s to %s%s: %s\n",
 				who(o), b->n, s->what, try, try == 1 ? "try" : "tries", o->opts.url,
 				s->path, err ? r.error : "still busy");
-			*not_sent += b->n;
+			t->not_sent += b->n;
 			break;
 		}
 		if (!err && r.retry_after_s >= 0)
@@ -245,15 +244,9 @@ static void take_line(struct rec_otlp *o, const char *line, size_t n)
 	/* A span begins {"traceId": (output_otlp.c); a log record does not. */
 	sig = n > 11 && !memcmp(line, "{\"traceId\":", 11) ? REC_OTLP_TRACES : REC_OTLP_LOGS;
 	b = &o->batch[sig];
-	if (sig == REC_OTLP_LOGS)
-		o->count.records++;
-	else
-		o->count.spans++;
+	o->count.sig[sig].taken++;
 	if (grow(&b->buf, &b->cap, b->len + n + 1)) {
-		if (sig == REC_OTLP_LOGS)
-			o->count.not_sent++;
-		else
-			o->count.spans_not_sent++;
+		o->count.sig[sig].not_sent++;
 		return;
 	}
 	if (b->n)
@@ -319,23 +312,25 @@ int rec_otlp__pump(struct rec_otlp *o, int fd, int flush_ms)
 uint64_t rec_otlp__finish(struct rec_otlp *o, const char *who)
 {
 	const struct rec_otlp_counts *k = &o->count;
+	const struct rec_otlp_tally *logs = &k->sig[REC_OTLP_LOGS],
+				    *spans = &k->sig[REC_OTLP_TRACES];
 
 	rec_otlp__flush(o);
 	fprintf(o->opts.log,
 		"%s: %" PRIu64 " of %" PRIu64 " log records delivered to %s/v1/logs in %" PRIu64
 		" requests (%" PRIu64 " retries)",
-		who, k->sent, k->records, o->opts.url, k->requests, k->retries);
-	if (k->not_sent || k->not_rendered)
+		who, logs->sent, logs->taken, o->opts.url, k->requests, k->retries);
+	if (logs->not_sent || k->not_rendered)
 		fprintf(o->opts.log,
 			"; not delivered: %" PRIu64 " refused or unreachable, %" PRIu64
 			" not sent by recorder-attach (read too slowly)",
-			k->not_sent, k->not_rendered);
-	if (k->spans)
+			logs->not_sent, k->not_rendered);
+	if (spans->taken)
 		fprintf(o->opts.log,
 			"; %" PRIu64 " of %" PRIu64 " spans delivered to %s/v1/traces (%" PRIu64
 			" not delivered)",
-			k->spans_sent, k->spans, o->opts.url, k->spans_not_sent);
+			spans->sent, spans->taken, o->opts.url, spans->not_sent);
 	fputc('\n', o->opts.log);
 	fflush(o->opts.log);
-	return k->not_sent + k->not_rendered + k->spans_not_sent;
+	return logs->not_sent + k->not_rendered + spans->not_sent;
 }

@@ -38,18 +38,21 @@ struct rec_otlp_opts {
 enum rec_otlp_signal {
 	REC_OTLP_LOGS,	 /* log records, to /v1/logs */
 	REC_OTLP_TRACES, /* spans, to /v1/traces */
+	REC_OTLP_SIGNALS
+};
+
+/* What became of one signal's items: log records, or spans. */
+struct rec_otlp_tally {
+	uint64_t taken;
+	uint64_t sent;	   /* of those, accepted by the receiver (2xx) */
+	uint64_t not_sent; /* of those, never delivered */
 };
 
 struct rec_otlp_counts {
-	uint64_t records;      /* log records taken */
-	uint64_t sent;	       /* of those, accepted by the receiver (2xx) */
-	uint64_t not_sent;     /* of those, never delivered */
+	struct rec_otlp_tally sig[REC_OTLP_SIGNALS]; /* by enum rec_otlp_signal */
 	uint64_t not_rendered; /* events recorder-attach did not send us: we read too slowly */
 	uint64_t requests;     /* requests made, retries included */
 	uint64_t retries;
-	uint64_t spans;		 /* spans taken */
-	uint64_t spans_sent;	 /* of those, accepted by the receiver (2xx) */
-	uint64_t spans_not_sent; /* of those, never delivered */
 };
 
 struct rec_otlp;

@@ -230,8 +230,8 @@ static void spans_are_routed(void **state)
 	assert_int_equal(rec_otlp__new(&ex, &opts, &why), 0);
 	rec_otlp__write(ex, buf, len);
 	rec_otlp__write(ex, "{\"timeUnixNano\":\"1\"}\n", 21);
-	assert_int_equal(rec_otlp__counts(ex)->spans, 1);
-	assert_int_equal(rec_otlp__counts(ex)->records, 1);
+	assert_int_equal(rec_otlp__counts(ex)->sig[REC_OTLP_TRACES].taken, 1);
+	assert_int_equal(rec_otlp__counts(ex)->sig[REC_OTLP_LOGS].taken, 1);
 	rec_otlp__free(ex);
 	free(buf);
 }
@@ -305,7 +305,7 @@ static void traces_to_a_receiver(void **state)
 		free(j);
 	}
 	assert_int_equal(rec_otlp__finish(ex, "test_otlp"), 0);
-	assert_int_equal(rec_otlp__counts(ex)->spans_sent, 3);
+	assert_int_equal(rec_otlp__counts(ex)->sig[REC_OTLP_TRACES].sent, 3);
 	rec_otlp__free(ex);
 }
 
