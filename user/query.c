@@ -102,16 +102,24 @@ static void output_for(struct rec_output *o, FILE *out, const struct rec_query *
 	o->spans = !!(q->flags & REC_Q_SPANS);
 }
 
+/* What a view of thread tid's event or span in rs of p says it came from. */
+static struct rec_origin origin(const struct rec_proc *p, const struct rec_rstate *rs, uint32_t tid)
+{
+	return (struct rec_origin){
+		.pid = p->pid,
+		.ns_pid = p->ns_pid,
+		.tid = tid,
+		.recording = rs->key,
+		.recorder = rs->recorder,
+		.subject = rs->subject,
+	};
+}
+
 static void show_event(struct rec_output *o, struct rec_proc *p, const struct rec_rstate *rs,
 		       const struct rec_decoded *d)
 {
 	struct rec_event_view v = {
-		.pid = p->pid,
-		.ns_pid = p->ns_pid,
-		.tid = d->tid,
-		.recording = rs->key,
-		.recorder = rs->recorder,
-		.subject = rs->subject,
+		.from = origin(p, rs, d->tid),
 		.seq = d->seq,
 		.time_ns = rec_query__realtime(d->time_ns, p->clock_offset_ns),
 		.cs = rec_proc__callsite(p, d->meta),
@@ -207,12 +215,7 @@ static void show_span(struct rec_output *o, struct rec_proc *p, const struct rec
 		      const struct rec_kept_span *s)
 {
 	struct rec_span_view v = {
-		.pid = p->pid,
-		.ns_pid = p->ns_pid,
-		.tid = s->tid,
-		.recording = rs->key,
-		.recorder = rs->recorder,
-		.subject = rs->subject,
+		.from = origin(p, rs, s->tid),
 		.id = s->id,
 		.parent = s->parent,
 		.cs = rec_proc__callsite(p, s->meta),

@@ -46,11 +46,11 @@ static void event(struct rec_output *o, uint32_t tid, uint64_t recording, const 
 {
 	struct rec_value v = { .type = REC_TYPE_U64, .u64 = seq * 100 };
 	struct rec_event_view ev = {
-		.pid = 4242,
-		.tid = tid,
-		.recording = recording,
-		.recorder = 0x8000000000000001ULL,
-		.subject = subject,
+		.from = { .pid = 4242,
+			  .tid = tid,
+			  .recording = recording,
+			  .recorder = 0x8000000000000001ULL,
+			  .subject = subject },
 		.seq = seq,
 		.time_ns = t,
 		.cs = &ev_cs,
@@ -65,11 +65,11 @@ static void span(struct rec_output *o, uint32_t tid, uint64_t recording, const c
 		 uint64_t id, uint64_t parent, int cs, int64_t enter, int64_t exit)
 {
 	struct rec_span_view sp = {
-		.pid = 4242,
-		.tid = tid,
-		.recording = recording,
-		.recorder = 0x8000000000000001ULL,
-		.subject = subject,
+		.from = { .pid = 4242,
+			  .tid = tid,
+			  .recording = recording,
+			  .recorder = 0x8000000000000001ULL,
+			  .subject = subject },
 		.id = id,
 		.parent = parent,
 		.cs = cs >= 0 ? &span_cs[cs] : NULL,

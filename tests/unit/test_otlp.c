@@ -111,19 +111,21 @@ static const struct rec_callsite span_cs = {
 
 static void span_closed(void **state)
 {
-	struct rec_span_view sp = { .pid = 10,
-				    .tid = 11,
-				    .recording = 0x8000000000000001ULL,
-				    .subject = "req \"7\"",
-				    .id = 5,
-				    .parent = 0,
-				    .cs = &span_cs,
-				    .enter_ns = 1700000000000000001LL,
-				    .exit_ns = 1700000000000000999LL };
+	struct rec_span_view sp = {
+		.from = { .pid = 10,
+			  .tid = 11,
+			  .recording = 0x8000000000000001ULL,
+			  .subject = "req \"7\"" },
+		.id = 5,
+		.parent = 0,
+		.cs = &span_cs,
+		.enter_ns = 1700000000000000001LL,
+		.exit_ns = 1700000000000000999LL,
+	};
 	char tid[33], sid[17], want[33], v[64], *j = span_json(&sp, 1800000000000000000LL);
 
 	(void)state;
-	rec_output_otlp__ids(sp.recording, 7, want, sid);
+	rec_output_otlp__ids(sp.from.recording, 7, want, sid);
 	member(j, "traceId", tid, sizeof(tid));
 	assert_string_equal(tid, want);
 	member(j, "spanId", v, sizeof(v));
@@ -149,13 +151,13 @@ static void span_closed(void **state)
 
 static void span_parent_open_and_unknown_enter(void **state)
 {
-	struct rec_span_view parent = { .tid = 11,
-					.recording = 1,
-					.subject = "s",
-					.id = 5,
-					.cs = &span_cs,
-					.enter_ns = 100,
-					.exit_ns = 200 };
+	struct rec_span_view parent = {
+		.from = { .tid = 11, .recording = 1, .subject = "s" },
+		.id = 5,
+		.cs = &span_cs,
+		.enter_ns = 100,
+		.exit_ns = 200,
+	};
 	struct rec_span_view child = parent;
 	char psid[17], v[24], *pj = span_json(&parent, 999), *cj;
 
@@ -209,12 +211,13 @@ static void spans_are_routed(void **state)
 	struct rec_otlp_opts opts = { .url = "http://127.0.0.1:1",
 				      .service_name = "s",
 				      .log = stderr };
-	struct rec_span_view sp = { .recording = 1,
-				    .subject = "s",
-				    .id = 5,
-				    .cs = &span_cs,
-				    .enter_ns = 100,
-				    .exit_ns = 200 };
+	struct rec_span_view sp = {
+		.from = { .recording = 1, .subject = "s" },
+		.id = 5,
+		.cs = &span_cs,
+		.enter_ns = 100,
+		.exit_ns = 200,
+	};
 	struct rec_otlp *ex;
 	struct rec_output o;
 	const char *why;
@@ -269,23 +272,17 @@ static void traces_to_a_receiver(void **state)
 		.url = url, .service_name = "synthetic", .pid = 42, .log = stderr
 	};
 	struct rec_span_view sp[3] = {
-		{ .tid = 11,
-		  .recording = 0x8000000000000001ULL,
-		  .subject = "req",
+		{ .from = { .tid = 11, .recording = 0x8000000000000001ULL, .subject = "req" },
 		  .id = 5,
 		  .cs = &span_cs,
 		  .enter_ns = 1700000000000000100LL,
 		  .exit_ns = 1700000000000000900LL },
-		{ .tid = 11,
-		  .recording = 0x8000000000000001ULL,
-		  .subject = "req",
+		{ .from = { .tid = 11, .recording = 0x8000000000000001ULL, .subject = "req" },
 		  .id = 6,
 		  .parent = 5,
 		  .cs = &span_cs,
 		  .enter_ns = 1700000000000000200LL },
-		{ .tid = 12,
-		  .recording = 0x8000000000000001ULL,
-		  .subject = "req",
+		{ .from = { .tid = 12, .recording = 0x8000000000000001ULL, .subject = "req" },
 		  .id = 7,
 		  .parent = 5,
 		  .cs = &span_cs,

@@ -109,11 +109,11 @@ static struct rec_event_view view(const struct rec_callsite *c, const struct rec
 				  uint32_t nfields)
 {
 	return (struct rec_event_view){
-		.pid = 4242,
-		.tid = 4243,
-		.recording = 0x80000001ULL,
-		.recorder = 0x80000000ULL,
-		.subject = "actor[0]",
+		.from = { .pid = 4242,
+			  .tid = 4243,
+			  .recording = 0x80000001ULL,
+			  .recorder = 0x80000000ULL,
+			  .subject = "actor[0]" },
 		.seq = 7,
 		.time_ns = TIME_NS,
 		.cs = c,
@@ -211,7 +211,7 @@ static void test_glog_example(void **state)
 	(void)state;
 	PARSE(BLOB("E", "2", "event src/server.c:88", "server", "src/server.c", "88",
 		   "handled request", "2", "id\0ok\0"));
-	ev.tid = 4242;
+	ev.from.tid = 4242;
 	assert_string_equal(glog(&ev), "I1202 14:03:12.123456 4242 server.c:88] <actor[0]> "
 				       "handled request, id: 7, ok: true\n");
 }
@@ -239,8 +239,8 @@ static void test_json_ns_pid_and_levels(void **state)
 
 	(void)state;
 	PARSE(BLOB("S", "4", "span", "t", "/abs/dir/f.c", "1", "", "0", ""));
-	ev.ns_pid = 12;
-	ev.subject = "";
+	ev.from.ns_pid = 12;
+	ev.from.subject = "";
 	assert_string_equal(json(&ev),
 			    "{\"pid\":4242,\"ns_pid\":12,\"tid\":4243,\"recording\":\"0x80000001\","
 			    "\"recorder\":\"0x80000000\",\"subject\":\"\",\"seq\":7,"
@@ -360,7 +360,7 @@ static void test_escaping(void **state)
 
 	(void)state;
 	PARSE(BLOB("E", "2", "n", "t", "dir/f\tc", "5", "line1\nline2", "1", "a\0"));
-	ev.subject = "s\r";
+	ev.from.subject = "s\r";
 	assert_string_equal(glog(&ev), "I1202 14:03:12.123456 4243 f\\tc:5] <s\\r> "
 				       "line1\\nline2, a: x\\ny\"z\\w\\u0000v\\u0001\xc3\xa9\n");
 	assert_string_equal(json(&ev),

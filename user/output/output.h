@@ -28,14 +28,19 @@
 #include "proc.h"
 #include "json.h"
 
-/* Everything needed to show one event. */
-struct rec_event_view {
+/* Where an event or a span came from: its process, thread and recording. */
+struct rec_origin {
 	uint32_t pid;
 	uint32_t ns_pid; /* pid in the target's namespace, 0 = same */
 	uint32_t tid;
 	uint64_t recording;
 	uint64_t recorder;
 	const char *subject;
+};
+
+/* Everything needed to show one event. */
+struct rec_event_view {
+	struct rec_origin from;
 	uint64_t seq;
 	int64_t time_ns;	       /* CLOCK_REALTIME, nanoseconds since the epoch */
 	const struct rec_callsite *cs; /* NULL if the callsite could not be read */
@@ -59,12 +64,7 @@ static inline int rec_output__level(const struct rec_event_view *ev)
  * (they never take an event seq).
  */
 struct rec_span_view {
-	uint32_t pid;
-	uint32_t ns_pid; /* pid in the target's namespace, 0 = same */
-	uint32_t tid;
-	uint64_t recording;
-	uint64_t recorder;
-	const char *subject;
+	struct rec_origin from;
 	uint64_t id;		       /* unique within the process, never 0 */
 	uint64_t parent;	       /* the id of the span it was entered in; 0: none known */
 	const struct rec_callsite *cs; /* its span callsite; NULL if it could not be read */

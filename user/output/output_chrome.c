@@ -96,9 +96,8 @@ static void chrome_begin(struct rec_output *o)
 	o->state = c;
 }
 
-/* The thread (pid, tid), seen now in recording (subject); 0, or -1 out of memory. */
-static int see_thread(struct chrome *c, uint32_t pid, uint32_t tid, uint64_t recording,
-		      const char *subject)
+/* The thread of from (pid, tid), seen now in its recording; 0, or -1 out of memory. */
+static int see_thread(struct chrome *c, const struct rec_origin *from)
 {
 	struct thread *t;
 
@@ -106,8 +105,8 @@ static int see_thread(struct chrome *c, uint32_t pid, uint32_t tid, uint64_t rec
 		size_t i = (c->last_thread + n) % c->nthreads;
 
 		t = &c->threads[i];
-		if (t->pid == pid && t->tid == tid) {
-			t->several |= t->recording != recording;
+		if (t->pid == from->pid && t->tid == from->tid) {
+			t->several |= t->recording != from->recording;
 			c->last_thread = i;
 			return 0;
 		}
@@ -123,14 +122,13 @@ static int see_thread(struct chrome *c, uint32_t pid, uint32_t tid, uint64_t rec
 	}
 	c->last_thread = c->nthreads;
 	t = &c->threads[c->nthreads++];
-	*t = (struct thread){ .pid = pid, .tid = tid, .recording = recording };
-	snprintf(t->subject, sizeof(t->subject), "%s", subject ? subject : "");
+	*t = (struct thread){ .pid = from->pid, .tid = from->tid, .recording = from->recording };
+	snprintf(t->subject, sizeof(t->subject), "%s", from->subject ? from->subject : "");
 	return 0;
 }
 
 /* A new item at the end of the buffer, or NULL (counted) out of memory. */
-static struct item *new_item(struct chrome *c, uint32_t pid, uint32_t tid, uint64_t recording,
-			     const char *subject)
+static struct item *new_item(struct chrome *c, const struct rec_origin *from)
 {
 	struct item *it;
 
@@ -143,10 +141,10 @@ static struct item *new_item(struct chrome *c, uint32_t pid, uint32_t tid, uint6
 		c->items = v;
 		c->cap = cap;
 	}
-	if (see_thread(c, pid, tid, recording, subject))
+	if (see_thread(c, from))
 		goto fail;
 	it = &c->items[c->n];
-	*it = (struct item){ .pid = pid, .tid = tid, .index = c->n };
+	*it = (struct item){ .pid = from->pid, .tid = from->tid, .index = c->n };
 	c->n++;
 	return it;
 fail:
@@ -183,7 +181,7 @@ static void chrome_event(struct rec_output *o, const struct rec_event_view *ev)
 	int msg_field;
 
 	/* Only a tail has a document (begin): nothing to add to after it. */
-	if (!c || !(it = new_item(c, ev->pid, ev->tid, ev->recording, ev->subject)))
+	if (!c || !(it = new_item(c, &ev->from)))
 		return;
 	w = &c->w;
 	it->kind = ITEM_INSTANT;
@@ -201,16 +199,16 @@ static void chrome_event(struct rec_output *o, const struct rec_event_view *ev)
 	else
 		rec_json__cstr(w, cs->name);
 	rec_json__member_cstr(w, "cat", cs ? cs->target : "?");
-	common(w, "i", ev->time_ns, ev->pid, ev->tid);
+	common(w, "i", ev->time_ns, ev->from.pid, ev->from.tid);
 	rec_json__member_cstr(w, "s", "t");
 	rec_json__key(w, "args");
 	rec_json__begin_object(w);
-	rec_json__member_cstr(w, "subject", ev->subject);
-	rec_json__member_hex(w, "recording", ev->recording);
-	rec_json__member_hex(w, "recorder", ev->recorder);
+	rec_json__member_cstr(w, "subject", ev->from.subject);
+	rec_json__member_hex(w, "recording", ev->from.recording);
+	rec_json__member_hex(w, "recorder", ev->from.recorder);
 	rec_json__member_u64(w, "seq", ev->seq);
-	if (ev->ns_pid)
-		rec_json__member_u64(w, "ns_pid", ev->ns_pid);
+	if (ev->from.ns_pid)
+		rec_json__member_u64(w, "ns_pid", ev->from.ns_pid);
 	rec_json__member_cstr(w, "level",
 			      cs ? rec_names__level((enum rec_level)rec_output__level(ev)) : "?");
 	rec_json__member_cstr(w, "callsite", cs ? cs->name : "?");
@@ -234,19 +232,19 @@ static void span_head(struct rec_json *w, const struct rec_span_view *sp, const 
 	rec_json__begin_object(w);
 	rec_json__member_cstr(w, "name", sp->cs ? sp->cs->name : rec_text__callsite(sp->meta, buf));
 	rec_json__member_cstr(w, "cat", sp->cs ? sp->cs->target : "?");
-	common(w, ph, ts, sp->pid, sp->tid);
+	common(w, ph, ts, sp->from.pid, sp->from.tid);
 	if (ph[0] == 'i')
 		rec_json__member_cstr(w, "s", "t");
 	rec_json__key(w, "args");
 	rec_json__begin_object(w);
-	rec_json__member_cstr(w, "subject", sp->subject);
-	rec_json__member_hex(w, "recording", sp->recording);
-	rec_json__member_hex(w, "recorder", sp->recorder);
+	rec_json__member_cstr(w, "subject", sp->from.subject);
+	rec_json__member_hex(w, "recording", sp->from.recording);
+	rec_json__member_hex(w, "recorder", sp->from.recorder);
 	rec_json__member_hex(w, "span", sp->id);
 	if (sp->parent)
 		rec_json__member_hex(w, "parent", sp->parent);
-	if (sp->ns_pid)
-		rec_json__member_u64(w, "ns_pid", sp->ns_pid);
+	if (sp->from.ns_pid)
+		rec_json__member_u64(w, "ns_pid", sp->from.ns_pid);
 	rec_json__member_cstr(w, "file", sp->cs ? sp->cs->file : "?");
 	rec_json__member_u64(w, "line", sp->cs ? sp->cs->line : 0);
 }
@@ -262,7 +260,7 @@ static void chrome_span(struct rec_output *o, const struct rec_span_view *sp)
 		c->untimed++;
 		return;
 	}
-	if (!c || !(it = new_item(c, sp->pid, sp->tid, sp->recording, sp->subject)))
+	if (!c || !(it = new_item(c, &sp->from)))
 		return;
 	w = &c->w;
 	it->id = sp->id;

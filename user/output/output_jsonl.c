@@ -36,6 +36,18 @@ static void json_field_status(struct rec_json *w, const struct rec_event_view *e
 		rec_json__end_object(w);
 }
 
+/* Where an event or a span came from: pid, [ns_pid,] tid, recording, recorder, subject. */
+static void json_origin(struct rec_json *w, const struct rec_origin *from)
+{
+	rec_json__member_u64(w, "pid", from->pid);
+	if (from->ns_pid)
+		rec_json__member_u64(w, "ns_pid", from->ns_pid);
+	rec_json__member_u64(w, "tid", from->tid);
+	rec_json__member_hex(w, "recording", from->recording);
+	rec_json__member_hex(w, "recorder", from->recorder);
+	rec_json__member_cstr(w, "subject", from->subject);
+}
+
 /*
  * One object, keys in this order: pid, tid, recording, recorder, subject, seq,
  * time, level, target, name, file, line, fields. ns_pid is added after pid
@@ -60,13 +72,7 @@ static void jsonl_event(struct rec_output *o, const struct rec_event_view *ev)
 	int msg_field;
 
 	rec_json__begin_object(w);
-	rec_json__member_u64(w, "pid", ev->pid);
-	if (ev->ns_pid)
-		rec_json__member_u64(w, "ns_pid", ev->ns_pid);
-	rec_json__member_u64(w, "tid", ev->tid);
-	rec_json__member_hex(w, "recording", ev->recording);
-	rec_json__member_hex(w, "recorder", ev->recorder);
-	rec_json__member_cstr(w, "subject", ev->subject);
+	json_origin(w, &ev->from);
 	rec_json__member_u64(w, "seq", ev->seq);
 	rec_json__key(w, "time");
 	rec_json__time(w, ev->time_ns);
@@ -115,13 +121,7 @@ static void jsonl_span(struct rec_output *o, const struct rec_span_view *sp)
 
 	rec_json__begin_object(w);
 	rec_json__member_cstr(w, "type", "span");
-	rec_json__member_u64(w, "pid", sp->pid);
-	if (sp->ns_pid)
-		rec_json__member_u64(w, "ns_pid", sp->ns_pid);
-	rec_json__member_u64(w, "tid", sp->tid);
-	rec_json__member_hex(w, "recording", sp->recording);
-	rec_json__member_hex(w, "recorder", sp->recorder);
-	rec_json__member_cstr(w, "subject", sp->subject);
+	json_origin(w, &sp->from);
 	rec_json__member_hex(w, "id", sp->id);
 	if (sp->parent)
 		rec_json__member_hex(w, "parent", sp->parent);

@@ -132,7 +132,7 @@ static void otlp_event(struct rec_output *o, const struct rec_event_view *ev)
 	int level = rec_output__level(ev), msg_field;
 	const char *msg = rec_output__message(ev, &msg_field);
 
-	rec_output_otlp__ids(ev->recording, o->salt, tid, sid);
+	rec_output_otlp__ids(ev->from.recording, o->salt, tid, sid);
 	snprintf(t, sizeof(t), "%" PRId64, ev->time_ns);
 	rec_json__begin_object(w);
 	rec_json__member_cstr(w, "timeUnixNano", t);
@@ -156,14 +156,14 @@ static void otlp_event(struct rec_output *o, const struct rec_event_view *ev)
 	for (uint32_t i = 0; i < ev->nfields; i++)
 		if ((int)i != msg_field)
 			attr_value(w, rec_output__field_name(ev, i, name_buf), &ev->values[i]);
-	attr_str(w, "recorder.subject", ev->subject);
-	snprintf(key, sizeof(key), "0x%" PRIx64, ev->recording);
+	attr_str(w, "recorder.subject", ev->from.subject);
+	snprintf(key, sizeof(key), "0x%" PRIx64, ev->from.recording);
 	attr_str(w, "recorder.recording", key);
 	attr_int(w, "recorder.seq", (int64_t)ev->seq);
 	attr_str(w, "recorder.target", cs ? cs->target : "?");
 	attr_str(w, "code.filepath", cs ? cs->file : "?");
 	attr_int(w, "code.lineno", cs ? (int64_t)cs->line : 0);
-	attr_int(w, "thread.id", ev->tid);
+	attr_int(w, "thread.id", ev->from.tid);
 	rec_json__end_array(w);
 	rec_json__member_cstr(w, "traceId", tid);
 	rec_json__member_cstr(w, "spanId", sid);
@@ -195,7 +195,7 @@ void rec_output_otlp__span(struct rec_output *o, const struct rec_span_view *sp,
 	int64_t end = sp->exit_ns ? sp->exit_ns : read_ns;
 	int64_t start = sp->enter_ns ? sp->enter_ns : end;
 
-	rec_output_otlp__ids(sp->recording, o->salt, tid, sid);
+	rec_output_otlp__ids(sp->from.recording, o->salt, tid, sid);
 	rec_json__begin_object(w);
 	rec_json__member_cstr(w, "traceId", tid);
 	span_id(sp->id, o->salt, sid);
@@ -212,12 +212,12 @@ void rec_output_otlp__span(struct rec_output *o, const struct rec_span_view *sp,
 	rec_json__member_cstr(w, "endTimeUnixNano", t);
 	rec_json__key(w, "attributes");
 	rec_json__begin_array(w);
-	attr_int(w, "thread.id", sp->tid);
+	attr_int(w, "thread.id", sp->from.tid);
 	attr_str(w, "code.filepath", cs ? cs->file : "?");
 	attr_int(w, "code.lineno", cs ? (int64_t)cs->line : 0);
 	attr_str(w, "recorder.target", cs ? cs->target : "?");
-	attr_str(w, "recorder.subject", sp->subject);
-	snprintf(key, sizeof(key), "0x%" PRIx64, sp->recording);
+	attr_str(w, "recorder.subject", sp->from.subject);
+	snprintf(key, sizeof(key), "0x%" PRIx64, sp->from.recording);
 	attr_str(w, "recorder.recording", key);
 	if (!sp->exit_ns)
 		attr_bool(w, "recorder.open");

@@ -67,10 +67,10 @@ static void text_event(struct rec_output *o, const struct rec_event_view *ev)
 
 	rec_text__glog_head(
 		out, cs ? rec_names__level_letter((enum rec_level)rec_output__level(ev)) : '?',
-		ev->time_ns, ev->tid, cs && cs->file ? cs->file : "?", cs ? cs->line : 0);
-	if (ev->subject && ev->subject[0]) {
+		ev->time_ns, ev->from.tid, cs && cs->file ? cs->file : "?", cs ? cs->line : 0);
+	if (ev->from.subject && ev->from.subject[0]) {
 		fputc('<', out);
-		rec_text__escape(out, ev->subject, strlen(ev->subject));
+		rec_text__escape(out, ev->from.subject, strlen(ev->from.subject));
 		fputs("> ", out);
 	}
 	msg = rec_output__message(ev, &msg_field);
@@ -112,11 +112,11 @@ static void text_span(struct rec_output *o, const struct rec_span_view *sp)
 	char buf[REC_TEXT_CALLSITE_MAX];
 	FILE *out = o->out;
 
-	rec_text__glog_head(out, 'S', sp->enter_ns ? sp->enter_ns : sp->exit_ns, sp->tid,
+	rec_text__glog_head(out, 'S', sp->enter_ns ? sp->enter_ns : sp->exit_ns, sp->from.tid,
 			    cs && cs->file ? cs->file : "?", cs ? cs->line : 0);
-	if (sp->subject && sp->subject[0]) {
+	if (sp->from.subject && sp->from.subject[0]) {
 		fputc('<', out);
-		rec_text__escape(out, sp->subject, strlen(sp->subject));
+		rec_text__escape(out, sp->from.subject, strlen(sp->from.subject));
 		fputs("> ", out);
 	}
 	fputs("span ", out);
