@@ -28,6 +28,16 @@ wait_for() {
 	return 1
 }
 
+# wait_gone PID: until process PID has ended (10 s at most); 1 if it has not.
+wait_gone() {
+	local i
+	for ((i = 0; i < 500; i++)); do
+		kill -0 "$1" 2>/dev/null || return 0
+		sleep 0.02
+	done
+	return 1
+}
+
 # start_target CMD...: runs CMD in the background; sets TARGET_PID from its "pid N" line.
 start_target() {
 	"$@" >"$T/target.out" 2>"$T/target.err" &

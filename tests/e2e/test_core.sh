@@ -154,12 +154,7 @@ test_follow_streams_new_events() {
 	done
 	stop_target
 	# recorder-attach ends the follow when the target exits.
-	for ((i = 0; i < 500; i++)); do
-		kill -0 "$tail_pid" 2>/dev/null || break
-		sleep 0.02
-	done
-	kill -0 "$tail_pid" 2>/dev/null && fail "recorder-tail --follow did not end with the target" &&
-		return 1
+	wait_gone "$tail_pid" || fail "recorder-tail --follow did not end with the target" || return 1
 	wait "$tail_pid" || fail "recorder-tail --follow failed: $(cat "$T/follow.err")" || return 1
 	expect "every event once, in order, as it happened" "0 0
 1 1

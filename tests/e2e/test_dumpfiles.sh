@@ -55,12 +55,7 @@ dumpfiles_attach() {
 # dumpfiles_wait_exit: waits (10 s at most) for recorder-attach to exit; sets
 # ATTACH_STATUS to its exit status, or to "still running".
 dumpfiles_wait_exit() {
-	local i
-	for ((i = 0; i < 500; i++)); do
-		kill -0 "$ATTACH_PID" 2>/dev/null || break
-		sleep 0.02
-	done
-	if kill -0 "$ATTACH_PID" 2>/dev/null; then
+	if ! wait_gone "$ATTACH_PID"; then
 		ATTACH_STATUS="still running"
 		return
 	fi

@@ -138,10 +138,7 @@ test_spans_follow_streams_spans_as_they_are_left() {
 		kill -0 "$TARGET_PID" || fail "the target is gone before tick $n was seen" || return 1
 	done
 	stop_target
-	for ((i = 0; i < 500; i++)); do
-		kill -0 "$tail_pid" 2>/dev/null || break
-		sleep 0.02
-	done
+	wait_gone "$tail_pid"
 	expect "every span once" "" \
 		"$(jq -r 'select(.type == "span") | .id' "$T/follow.out" | sort | uniq -d)" || return 1
 	rec=$(jq -r 'select(.type == "span" and .name == "recording") | .id' "$T/follow.out")
