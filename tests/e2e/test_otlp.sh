@@ -224,6 +224,21 @@ schema_check() {
 	node tests/otlp/schema-check.js "$1" "$2" 2>&1
 }
 
+# expect_refused KIND FILE: each jq edit of the caller's broken array, made to
+# FILE (a payload of ours), must be refused by the official schema with the
+# caller's why of the same index; a span payload by our receiver too.
+expect_refused() {
+	local kind=$1 raw=$2 i
+	for i in "${!broken[@]}"; do
+		jq -c "${broken[$i]}" "$raw" >"$T/broken.json" || return 1
+		expect "refused: ${broken[$i]}" "${why[$i]}" "$(schema_check "$kind" "$T/broken.json")" ||
+			return 1
+		[ "$kind" = logs ] || ! python3 tests/otlp/receiver.py --check "$kind" "$T/broken.json" >/dev/null ||
+			{ fail "the receiver passed ${broken[$i]}"; return 1; }
+	done
+	return 0
+}
+
 # A third-party schema checks us too: one real payload of ours passes the
 # official package's OTLP message types, and payloads broken one way each
 # (a string enum, a short traceId, a field OTLP does not have, a 64-bit
@@ -254,12 +269,7 @@ test_otlp_logs_pass_the_official_schema() {
 		"refused: request 1: resourceLogs.scopeLogs.logRecords.attributes.value.intValue: integer|Long expected"
 		"refused: request 1.resourceLogs[0].scopeLogs[0].logRecords[0].spanId: \"AAAAAAAAAAE=\" is not lower-case hex"
 	)
-	local i
-	for i in "${!broken[@]}"; do
-		jq -c "${broken[$i]}" "$T/raw.json" >"$T/broken.json" || return 1
-		expect "refused: ${broken[$i]}" "${why[$i]}" "$(schema_check logs "$T/broken.json")" ||
-			return 1
-	done
+	expect_refused logs "$T/raw.json"
 }
 
 # Spans to /v1/traces, the cases a live target does not easily give (a span
@@ -298,15 +308,7 @@ test_otlp_traces_pass_the_receiver_and_the_official_schema() {
 		"refused: request 1: resourceSpans.scopeSpans.spans.startTimeUnixNano: integer|Long expected"
 		"refused: request 1.resourceSpans[0].scopeSpans[0].spans[1].duration: not a field of opentelemetry.proto.trace.v1.Span"
 	)
-	local i
-	for i in "${!broken[@]}"; do
-		jq -c "${broken[$i]}" "$T/traces.json" >"$T/broken.json" || return 1
-		expect "refused: ${broken[$i]}" "${why[$i]}" "$(schema_check traces "$T/broken.json")" ||
-			return 1
-		! python3 tests/otlp/receiver.py --check traces "$T/broken.json" >/dev/null ||
-			{ fail "the receiver passed ${broken[$i]}"; return 1; }
-	done
-	return 0
+	expect_refused traces "$T/traces.json"
 }
 
 # Real spans (the "spans" scenario: 100 step spans left, "recording" and
