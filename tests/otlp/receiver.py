@@ -79,19 +79,27 @@ def attrs(lst, where):
     return out
 
 
-def check(req):
-    need(isinstance(req, dict) and list(req) == ["resourceLogs"], "top level: only resourceLogs")
-    rl = req["resourceLogs"]
-    need(isinstance(rl, list) and len(rl) == 1, "resourceLogs: one entry")
-    res = attrs(rl[0]["resource"]["attributes"], "resource")
+def envelope(req, resource, scope, items):
+    """What a request of either signal has around its items: one resource
+    (service.name, process.pid, host.name) with one scope named recorder.
+    Returns the resource's attributes and the items."""
+    need(isinstance(req, dict) and list(req) == [resource], f"top level: only {resource}")
+    r = req[resource]
+    need(isinstance(r, list) and len(r) == 1, f"{resource}: one entry")
+    res = attrs(r[0]["resource"]["attributes"], "resource")
     need(isinstance(res.get("service.name"), str) and res["service.name"], "resource: service.name")
     need(isinstance(res.get("process.pid"), str), "resource: process.pid as intValue")
     need(isinstance(res.get("host.name"), str) and res["host.name"], "resource: host.name")
-    sl = rl[0]["scopeLogs"]
-    need(isinstance(sl, list) and len(sl) == 1, "scopeLogs: one entry")
-    need(sl[0]["scope"].get("name") == "recorder", "scope.name is not recorder")
-    records = sl[0]["logRecords"]
-    need(isinstance(records, list) and records, "logRecords: a non-empty list")
+    sc = r[0][scope]
+    need(isinstance(sc, list) and len(sc) == 1, f"{scope}: one entry")
+    need(sc[0]["scope"].get("name") == "recorder", "scope.name is not recorder")
+    got = sc[0][items]
+    need(isinstance(got, list) and got, f"{items}: a non-empty list")
+    return res, got
+
+
+def check(req):
+    res, records = envelope(req, "resourceLogs", "scopeLogs", "logRecords")
     out = []
     for i, r in enumerate(records):
         w = f"logRecords[{i}]"
@@ -145,18 +153,7 @@ def raw_server(a):
 
 def check_spans(req):
     """An export trace request: each span field by field (OTLP/JSON)."""
-    need(isinstance(req, dict) and list(req) == ["resourceSpans"], "top level: only resourceSpans")
-    rs = req["resourceSpans"]
-    need(isinstance(rs, list) and len(rs) == 1, "resourceSpans: one entry")
-    res = attrs(rs[0]["resource"]["attributes"], "resource")
-    need(isinstance(res.get("service.name"), str) and res["service.name"], "resource: service.name")
-    need(isinstance(res.get("process.pid"), str), "resource: process.pid as intValue")
-    need(isinstance(res.get("host.name"), str) and res["host.name"], "resource: host.name")
-    ss = rs[0]["scopeSpans"]
-    need(isinstance(ss, list) and len(ss) == 1, "scopeSpans: one entry")
-    need(ss[0]["scope"].get("name") == "recorder", "scope.name is not recorder")
-    spans = ss[0]["spans"]
-    need(isinstance(spans, list) and spans, "spans: a non-empty list")
+    res, spans = envelope(req, "resourceSpans", "scopeSpans", "spans")
     out = []
     for i, sp in enumerate(spans):
         w = f"spans[{i}]"
