@@ -1657,8 +1657,16 @@ int on_batch(struct pt_regs *ctx)
 		return 0;
 	}
 	if (a[0] == REC_BATCH_OPEN) {
+		/*
+		 * A buffer announced again to this recorder-attach (it was another's
+		 * before) may hold records pending since, of its current generation:
+		 * they are ours to take. Only gen is read: the stack has no room for
+		 * the header.
+		 */
+		a[2] = 0;
+		read_target(&a[2], sizeof(__u32), a[1] + offsetof(struct rec_tbuf_hdr, gen), NULL);
 		reg->addr = a[1];
-		reg->claim = 0;
+		reg->claim = (__u64)(__u32)a[2] << 32;
 		if (spec->arg_cnt >= 3 && !read_arg(ctx, spec, 2, &a[2]))
 			thread_stack(a[2], &seeded);
 		return 0;

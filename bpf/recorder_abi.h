@@ -170,13 +170,25 @@ enum rec_batch_clock {
 	REC_BCLOCK_TSC = 2,  /* rdtsc: the clocksource is tsc */
 };
 
+/*
+ * The tracer word of an image's attach block (include/recorder.h): what
+ * recorder-attach writes once every probe of the image is attached. Bits 2 to
+ * 31 are a number of the recorder-attach's own, never 0.
+ */
+#define REC_TRACER_ON 1u
+#define REC_TRACER_BATCH 2u
+/* The marker after the "attached" semaphore of an image that has the word. */
+#define REC_ATTACH_MARKER 0x5242
+
 struct rec_tbuf_hdr {
 	__u64 magic;
 	__u32 gen;   /* flushes so far */
 	__u32 len;   /* bytes of records after the header */
 	__u32 clock; /* enum rec_batch_clock */
 	__u32 tid;
-	__u64 pad[5];
+	__u32 tracer; /* the tracer word of the recorder-attach it was announced to */
+	__u32 pad0;
+	__u64 pad[4];
 };
 
 enum rec_brec_kind {

@@ -112,8 +112,26 @@ REC__DECLARE_SEMA(recording_span);
 REC__DECLARE_SEMA(recording_free);
 REC__DECLARE_SEMA(recorder_new);
 REC__DECLARE_SEMA(recorder_free);
-REC__DECLARE_SEMA(attached);
 REC__DECLARE_SEMA(batch);
+
+/*
+ * The "attached" probe's semaphore, and beside it the word that recorder-attach
+ * itself writes once it has attached every probe of this image (docs/probe-abi.md,
+ * "The attach block"). A semaphore says only that some tool attached a probe
+ * (bpftrace, perf, or recorder-attach); the word says that recorder-attach did,
+ * and which event path it takes. marker tells recorder-attach that this image
+ * has the block; tracer is 0 while no recorder-attach is attached.
+ */
+#define REC__ATTACH_MARKER 0x5242 /* "BR" */
+#define REC__TRACER_ON 1u	  /* a recorder-attach is attached to this image */
+#define REC__TRACER_BATCH 2u	  /* and takes the batch path */
+struct rec__attach_block {
+	volatile unsigned short sema;
+	unsigned short marker;
+	volatile uint32_t tracer;
+};
+__attribute__((weak, visibility("hidden"), section(".probes"), aligned(8))) struct rec__attach_block
+	REC__SEMA(attached) = { 0, REC__ATTACH_MARKER, 0 };
 __attribute__((weak)) __thread struct rec_span *rec__current;
 __attribute__((weak)) uint64_t rec__key_counter;
 
@@ -124,6 +142,14 @@ __attribute__((weak)) uint64_t rec__key_counter;
 #define REC__STR(x) #x
 #define REC__XSTR(x) REC__STR(x)
 #define REC__ARMED(name) __builtin_expect(REC__SEMA(name) != 0, 0)
+/* The tracer word of this image: what recorder-attach wrote, 0 if none is attached. */
+#define REC__TRACER() (REC__SEMA(attached).tracer)
+/*
+ * The batch path is taken only while recorder-attach asks for it and its probe
+ * is armed: a peer that arms "batch" (bpftrace on recorder:*) changes nothing.
+ */
+#define REC__BATCH_ON()                                                                            \
+	(REC__ARMED(batch) && __builtin_expect((REC__TRACER() & REC__TRACER_BATCH) != 0, 1))
 
 /* Laid out by hand: the note, the inline assembly of the probe sites, the callsite metadata. */
 /* clang-format off */
@@ -239,7 +265,9 @@ struct rec__tbuf {
 	uint32_t len;
 	uint32_t clock;
 	uint32_t tid;
-	uint64_t pad[5];
+	uint32_t tracer; /* the tracer word it was announced to */
+	uint32_t pad0;
+	uint64_t pad[4];
 	unsigned char data[REC__TBUF_DATA];
 };
 
@@ -331,8 +359,10 @@ static inline uint64_t rec__batch_time(const struct rec__tbuf *b)
 /*
  * The thread's buffer, announced to the tracer: mapped on first use, again
  * announced in a forked child (MADV_WIPEONFORK zeroes the child's copy, so a
- * child never inherits a live batch). NULL if it cannot be had: the caller
- * fires its own probe instead.
+ * child never inherits a live batch), and again to each new recorder-attach
+ * (its tracer word differs from the one the buffer was announced to), which
+ * then takes the records still pending in it. NULL if it cannot be had: the
+ * caller fires its own probe instead.
  */
 static __attribute__((noinline, cold, unused)) struct rec__tbuf *
 rec__tbuf_open(const struct rec_span *chain)
@@ -357,10 +387,14 @@ rec__tbuf_open(const struct rec_span *chain)
 #else
 	return NULL;
 #endif
-	b->gen = 0;
-	b->len = 0;
-	b->clock = (uint32_t)rec__batch_clock();
-	__atomic_store_n(&b->magic, REC__TBUF_MAGIC, __ATOMIC_RELEASE);
+	b->tracer = REC__TRACER();
+	/* Announced before, to another recorder-attach: its pending records stay. */
+	if (b->magic != REC__TBUF_MAGIC) {
+		b->gen = 0;
+		b->len = 0;
+		b->clock = (uint32_t)rec__batch_clock();
+		__atomic_store_n(&b->magic, REC__TBUF_MAGIC, __ATOMIC_RELEASE);
+	}
 	/* chain: the thread's spans before the record that needs the buffer. */
 	__asm__ __volatile__("" ::: "memory");
 	REC__PROBE3(batch, REC__BATCH_OPEN, b, chain);
@@ -375,7 +409,7 @@ static inline struct rec__tbuf *rec__tbuf_get(const struct rec_span *chain)
 {
 	struct rec__tbuf *b = rec__tbuf;
 
-	if (__builtin_expect(b && b->magic == REC__TBUF_MAGIC, 1))
+	if (__builtin_expect(b && b->magic == REC__TBUF_MAGIC && b->tracer == REC__TRACER(), 1))
 		return b;
 	return rec__tbuf_open(chain);
 }
@@ -410,7 +444,7 @@ static inline void rec__batch_sync(void)
 {
 	struct rec__tbuf *b = rec__tbuf;
 
-	if (REC__ARMED(batch) && b && b->magic == REC__TBUF_MAGIC && b->len)
+	if (REC__BATCH_ON() && b && b->magic == REC__TBUF_MAGIC && b->len)
 		rec__tbuf_flush(b);
 }
 
@@ -696,7 +730,7 @@ static inline void rec__span_enter_armed(struct rec_span *s)
 {
 	struct rec__tbuf *b = NULL;
 
-	if (REC__ARMED(batch))
+	if (REC__BATCH_ON())
 		b = rec__tbuf_get(rec__current);
 	s->prev = rec__current;
 	s->entered++;
@@ -752,7 +786,7 @@ static inline void rec__span_exit_armed(struct rec_span *s)
 {
 	struct rec__tbuf *b = NULL;
 
-	if (REC__ARMED(batch))
+	if (REC__BATCH_ON())
 		b = rec__tbuf_get(rec__current);
 	rec__span_unlink(s);
 	if (!rec__batch_span(b, REC__BK_EXIT, REC__U(s), REC__U(rec__current), 0, 0))
@@ -797,10 +831,11 @@ static inline struct rec_span *rec_current_span(void)
  */
 static inline int rec_is_attached(void)
 {
-	if (!REC__ARMED(attached))
+	if (__builtin_expect(REC__SEMA(attached).sema == 0, 1))
 		return 0;
+	/* Fired whoever armed it: with --binary, a first probe is how a process is adopted. */
 	REC__PROBE0(attached);
-	return 1;
+	return REC__TRACER() != 0;
 }
 
 /* ---- events ---- */
@@ -861,7 +896,7 @@ static inline uint64_t rec__f64(double d)
 				const char *rec__m =                                               \
 					REC__META("E", lvl, REC__EVENT_NAME, msg, nf, names);      \
 				uint64_t rec__v[8] = { v0, v1, v2, v3, v4, v5, v6, v7 };           \
-				if (!(REC__ARMED(batch) &&                                         \
+				if (!(REC__BATCH_ON() &&                                           \
 				      rec__batch_event(rec__tbuf_get(rec__s), rec__m,              \
 						       (uint64_t)(types) | (rl),                   \
 						       rec__s->recording_key, rec__s, nf,          \
@@ -958,7 +993,7 @@ static inline uint64_t rec__f64(double d)
 				uint64_t rec__v[1];                                                \
 				__builtin_snprintf(rec__msg, sizeof(rec__msg), __VA_ARGS__);       \
 				rec__v[0] = REC__U(rec__msg);                                      \
-				if (!(REC__ARMED(batch) &&                                         \
+				if (!(REC__BATCH_ON() &&                                           \
 				      rec__batch_event(rec__tbuf_get(rec__s), rec__m,              \
 						       (uint64_t)REC__TYPE_STR,                    \
 						       rec__s->recording_key, rec__s, 1, rec__v))) \

@@ -12,7 +12,9 @@
 
 #include "attach.h"
 #include "compat/usdt_multi.h"
+#include "target/elf.h"
 #include "reaper.h"
+#include "recorder_abi.h"
 
 /* The USDT provider of include/recorder.h. */
 #define PROVIDER "recorder"
@@ -208,6 +210,65 @@ static int attach_probe(struct rec_attach *a, struct rec_attach_set *set, size_t
 	return add_link(set, fd);
 }
 
+struct word_find {
+	uint64_t sema_off;
+};
+
+static int first_sema(const struct rec_usdt_site *site, void *ctx)
+{
+	struct word_find *f = ctx;
+
+	f->sema_off = site->sema_off;
+	return 1;
+}
+
+int rec_attach__tracer_word(const char *path, uint64_t *off)
+{
+	struct word_find f = { 0 };
+	uint16_t marker = 0;
+	Elf *elf;
+	int fd, err;
+
+	err = rec_elf__open(path, &fd, &elf);
+	if (err)
+		return err;
+	err = rec_usdt__for_each_site(elf, PROVIDER, "attached", first_sema, &f);
+	elf_end(elf);
+	if (err < 0 || !f.sema_off) {
+		close(fd);
+		return err < 0 ? err : -ENOENT;
+	}
+	/* The marker sits in the file after the semaphore: a header without it has another word there. */
+	if (pread(fd, &marker, sizeof(marker), (off_t)(f.sema_off + 2)) != sizeof(marker))
+		marker = 0;
+	close(fd);
+	if (marker != REC_ATTACH_MARKER)
+		return -ENOENT;
+	*off = f.sema_off + 4;
+	return 0;
+}
+
+/* Keeps the tracer word of ob, attached whole, in set (an image without one is left out). */
+static void add_word(struct rec_attach_set *set, const struct rec_attach_object *ob)
+{
+	struct rec_tracer_word *v;
+	uint64_t off;
+
+	if (rec_attach__tracer_word(ob->path, &off))
+		return;
+	v = realloc(set->words, (set->nwords + 1) * sizeof(*v));
+	if (!v)
+		return;
+	set->words = v;
+	v[set->nwords].inode = ob->inode;
+	v[set->nwords++].off = off;
+}
+
+const struct rec_attach_set *rec_attach__every(const struct rec_attach *a)
+{
+	return &a->every;
+}
+
 /* Whether names has probe p. */
 static int has_probe(const struct rec_probe_names *names, size_t p)
 {
@@ -253,6 +314,9 @@ static int attach_objects(struct rec_attach *a, struct rec_attach_set *set,
 	for (size_t o = 0; o < nobjs; o++) {
 		if (objs[o].err)
 			continue;
+		/* Told to the processes by the session, once each: see rec_attach__tracer_word. */
+		if (objs[o].next != NPROBES)
+			add_word(set, &objs[o]);
 		objs[o].next = NPROBES;
 		count->objects++;
 	}
@@ -393,11 +457,14 @@ int rec_attach__binary(struct rec_attach *a, const char *path, const struct rec_
 		       struct rec_attach_count *count)
 {
 	struct rec_attach_object *o = calloc(1, sizeof(*o));
+	struct stat st;
 	int err;
 
 	if (!o)
 		return -ENOMEM;
 	snprintf(o->path, sizeof(o->path), "%s", path);
+	if (stat(path, &st) == 0)
+		o->inode = st.st_ino;
 	o->mpath = o->path;
 	o->names = *names;
 	/* No pid: every process that maps the file, now or later, through fork and exec. */
@@ -429,4 +496,7 @@ void rec_attach__release(struct rec_attach_set *set)
 	free(set->objs);
 	set->objs = NULL;
 	set->nobjs = 0;
+	free(set->words);
+	set->words = NULL;
+	set->nwords = 0;
 }

@@ -47,6 +47,15 @@ struct rec_object_id {
 };
 
 /* What is attached in one process, or, for a --binary, in every process. */
+/*
+ * The tracer word of an image that has one (include/recorder.h, "the attach
+ * block"): recorder-attach writes it once every probe of the image is attached.
+ */
+struct rec_tracer_word {
+	uint64_t inode;
+	uint64_t off; /* its file offset */
+};
+
 struct rec_attach_set {
 	struct rec_object_id *objs; /* the files seen, probes or not: each is scanned once */
 	size_t nobjs;
@@ -55,6 +64,9 @@ struct rec_attach_set {
 	struct rec_attach_object *pending; /* libraries to try again (rec_attach__retry) */
 	size_t npending;
 	struct rec_late_counts late;
+	/* The images attached whole that have a tracer word, in the order attached. */
+	struct rec_tracer_word *words;
+	size_t nwords;
 };
 
 struct rec_attach_opts {
@@ -144,6 +156,17 @@ int rec_attach__seen(struct rec_attach_set *set, const struct rec_mapping *m);
  * libraries are no longer tried again (counted as given up).
  */
 void rec_attach__detach(struct rec_attach_set *set);
+
+/* The set of every process (--binary files and their libraries). */
+const struct rec_attach_set *rec_attach__every(const struct rec_attach *a);
+
+/*
+ * The file offset of the tracer word of the ELF file at path into *off.
+ * Returns 0, -ENOENT if it has no "attached" probe or was built with a header
+ * that has no tracer word (its attach block's marker is not there), or
+ * another negative errno.
+ */
+int rec_attach__tracer_word(const char *path, uint64_t *off);
 /* Detaches set and frees what it holds. */
 void rec_attach__release(struct rec_attach_set *set);
 

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/random.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -90,6 +91,10 @@ struct traced {
 	int adopted;	  /* by --binary; its libraries are attached for every process */
 	int seed_pending; /* adopted inside the ring callback: seed after the batch */
 	struct watch w_pidfd;
+	/* Tracer words written into it (tell_attached): of its own images, of every process's. */
+	size_t told, told_every;
+	struct rec_tracer_word *written; /* each one written, to be cleared at the end */
+	size_t nwritten;
 };
 
 struct rec_session {
@@ -113,6 +118,7 @@ struct rec_session {
 	struct watch w_ring, w_signal, w_clients;
 	struct rec_clock clock;	 /* the targets' TSC stamps (batch path) */
 	int64_t last_collect_ms; /* when the batch buffers were last collected */
+	uint32_t tracer;	 /* the tracer word this session writes (tell_attached) */
 };
 
 /* How often the sleeping threads' pending batches are collected by default: --follow's delay. */
@@ -171,6 +177,86 @@ static void collect(struct rec_session *s, struct traced *t)
 }
 
 static void frames_to_mono(struct rec_session *s, struct rec_frame *f, uint32_t n);
+
+/*
+ * This session's tracer word: a recorder-attach is attached, the event path it
+ * takes, and a number of its own, so that a thread's batch buffer announced to
+ * another recorder-attach before is announced again to this one.
+ */
+static uint32_t tracer_word(const struct rec_session *s)
+{
+	uint32_t id = 0;
+
+	if (getrandom(&id, sizeof(id), 0) != sizeof(id))
+		id = (uint32_t)getpid() ^ (uint32_t)now_ms();
+	id = (id << 2) ? id << 2 : 4;
+	return id | REC_TRACER_ON | (s->opts.per_event ? 0 : REC_TRACER_BATCH);
+}
+
+/* Writes value into every tracer word of pid in words[from, n), as maps place them. */
+static size_t write_words(struct rec_session *s, struct traced *t, const struct rec_maps *maps,
+			  const struct rec_tracer_word *words, size_t from, size_t n)
+{
+	for (size_t i = from; i < n; i++) {
+		struct rec_tracer_word *v;
+		int err = rec_target__write_u32(t->proc.pid, maps, words[i].inode, words[i].off,
+						s->tracer);
+
+		if (err == -ENOENT)
+			continue;
+		if (err) {
+			fprintf(stderr,
+				"recorder-attach: could not tell pid %d that it is attached "
+				"(its tracer word): %s; it stays on the per-event path and "
+				"rec_is_attached() says 0\n",
+				(int)t->proc.pid, strerror(-err));
+			continue;
+		}
+		v = realloc(t->written, (t->nwritten + 1) * sizeof(*v));
+		if (!v)
+			continue;
+		t->written = v;
+		v[t->nwritten++] = words[i];
+	}
+	return n;
+}
+
+/*
+ * Tells t, once every probe of an image is attached, that recorder-attach is
+ * (its tracer word, include/recorder.h): only then does rec_is_attached() say
+ * so, and does the image take the batch path. A peer (bpftrace, perf) that
+ * arms the same probes changes neither (docs/probe-abi.md, "The attach block").
+ */
+static void tell_attached(struct rec_session *s, struct traced *t)
+{
+	const struct rec_attach_set *every = rec_attach__every(s->att);
+	struct rec_maps maps;
+
+	if (t->done || !t->proc.alive ||
+	    (t->told == t->att.nwords && (!t->adopted || t->told_every == every->nwords)))
+		return;
+	if (rec_maps__read(&maps, t->proc.pid))
+		return;
+	t->told = write_words(s, t, &maps, t->att.words, t->told, t->att.nwords);
+	if (t->adopted)
+		t->told_every =
+			write_words(s, t, &maps, every->words, t->told_every, every->nwords);
+	rec_maps__free(&maps);
+}
+
+/* Takes back what tell_attached wrote, from a process that goes on without us. */
+static void untell_attached(struct traced *t)
+{
+	struct rec_maps maps;
+
+	if (!t->nwritten || rec_maps__read(&maps, t->proc.pid))
+		return;
+	for (size_t i = 0; i < t->nwritten; i++)
+		rec_target__write_u32(t->proc.pid, &maps, t->written[i].inode, t->written[i].off,
+				      0);
+	rec_maps__free(&maps);
+	t->nwritten = 0;
+}
 
 /* Brings t's model up to date: pending records, live counters, span stacks. */
 static void refresh(struct rec_session *s, struct traced *t)
@@ -332,6 +418,7 @@ int rec_session__open(struct rec_session **sp, const struct rec_session_opts *op
 	if (!s)
 		return -ENOMEM;
 	s->opts = *opts;
+	s->tracer = tracer_word(s);
 	rec_clock__add(&s->clock, rec_clock__read());
 	s->epfd = s->sigfd = -1;
 	/* A limit left at 0 takes its default. */
@@ -410,6 +497,7 @@ static int traced_init(struct traced *t, pid_t pid)
 /* Frees t, which has ended (traced_end) or never started. */
 static void traced_free(struct traced *t)
 {
+	free(t->written);
 	rec_attach__release(&t->att);
 	if (t->pidfd >= 0)
 		close(t->pidfd);
@@ -502,6 +590,8 @@ static void traced_end(struct rec_session *s, struct traced *t, bool report)
 
 	if (t->done)
 		return;
+	/* Let go alive: the batch path stops before the last collect (a dead one: nothing). */
+	untell_attached(t);
 	/* Gone, or about to be let go: its stacks are the ones it died in, not live ones. */
 	t->proc.alive = 0;
 	if (t->started) {
@@ -553,8 +643,10 @@ int rec_session__attach(struct rec_session *s, pid_t pid, struct rec_attach_info
 	if (!err)
 		err = traced_serve(s, t, &info->lock_holder);
 	/* Once t is served: the records the seeding drains must find their process. */
-	if (!err)
+	if (!err) {
+		tell_attached(s, t);
 		seed_stacks(s, t, true);
+	}
 	info->sites = count.sites;
 	info->objects = count.objects;
 	info->uid = t->proc.uid;
@@ -949,6 +1041,7 @@ int rec_session__attach_binary(struct rec_session *s, const char *path,
 		if (pid > 0 && !traced_of(s, pid) && (t = adopt(s, pid, NULL))) {
 			/* Not inside the ring callback: seed it now. */
 			t->seed_pending = 0;
+			tell_attached(s, t);
 			seed_stacks(s, t, true);
 		}
 	}
@@ -975,6 +1068,7 @@ static void rescan(struct rec_session *s, struct traced *t)
 	rec_attach__rescan(s->att, &t->att, t->proc.pid, t->adopted, &maps);
 	rec_target__add_maps(&t->target, &maps);
 	rec_maps__free(&maps);
+	tell_attached(s, t);
 }
 
 /*
@@ -991,6 +1085,7 @@ static void settle_adopted(struct rec_session *s)
 			continue;
 		if (t->seed_pending) {
 			t->seed_pending = 0;
+			tell_attached(s, t);
 			seed_stacks(s, t, false);
 		}
 		if (t->pidfd < 0)

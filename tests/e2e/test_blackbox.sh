@@ -370,6 +370,9 @@ test_binary_follows_new_processes_and_fork_exec() {
 
 # attach_binary_stopped: recorder-attach --binary workload, attached, then stopped
 # (SIGSTOP): what the processes started now emit waits in the ring until SIGCONT.
+# They start without --wait-attach: rec_is_attached() waits for recorder-attach
+# itself to adopt them (their tracer word), but their probes are armed from
+# their exec on, and every event goes into the ring (per-event until adopted).
 attach_binary_stopped() {
 	$B/recorder-attach $RECORDER_ATTACH_FLAGS --binary $B/workload --dump-dir "$T/dumps" >"$T/attach.out" 2>"$T/attach.err" &
 	ATTACH_PID=$!
@@ -384,7 +387,7 @@ attach_binary_stopped() {
 # and it must still be traced and get its black box.
 test_binary_process_gone_before_its_first_record_is_read_keeps_its_black_box() {
 	attach_binary_stopped || return 1
-	$B/workload --wait-attach --events 7 --cap 10 --subject quick >"$T/w.out" 2>&1 || return 1
+	$B/workload --events 7 --cap 10 --subject quick >"$T/w.out" 2>&1 || return 1
 	kill -CONT "$ATTACH_PID"
 	local p dump
 	p=$(awk '{print $3}' "$T/w.out")
@@ -397,7 +400,7 @@ test_binary_process_gone_before_its_first_record_is_read_keeps_its_black_box() {
 # and reads the ring again to learn its stacks: no record may be taken twice.
 test_binary_adoption_takes_each_record_once() {
 	attach_binary_stopped || return 1
-	start_target $B/workload --wait-attach --events 7 --cap 10 --subject once --hold 60 \
+	start_target $B/workload --events 7 --cap 10 --subject once --hold 60 \
 		--report "$T/report.json" || return 1
 	wait_for "$T/report.json" 'last_seq' 20 || return 1
 	kill -CONT "$ATTACH_PID"

@@ -70,6 +70,12 @@ int main(void)
 /* The batch path: the thread's buffer and its records. */
 _Static_assert(REC__TBUF_SIZE == REC_TBUF_SIZE && REC__TBUF_HDR == REC_TBUF_HDR, "tbuf size");
 _Static_assert(REC__TBUF_MAGIC == REC_TBUF_MAGIC, "tbuf magic");
+_Static_assert(REC__ATTACH_MARKER == REC_ATTACH_MARKER, "attach block marker");
+_Static_assert(REC__TRACER_ON == REC_TRACER_ON && REC__TRACER_BATCH == REC_TRACER_BATCH,
+	       "tracer word bits");
+_Static_assert(offsetof(struct rec__attach_block, marker) == 2 &&
+		       offsetof(struct rec__attach_block, tracer) == 4,
+	       "attach block layout");
 _Static_assert(sizeof(struct rec__tbuf) == REC_TBUF_SIZE, "tbuf size");
 _Static_assert(offsetof(struct rec__tbuf, data) == REC_TBUF_HDR, "tbuf header");
 _Static_assert(sizeof(struct rec_tbuf_hdr) == REC_TBUF_HDR, "tbuf header");
@@ -78,6 +84,7 @@ SAME_FIELD(struct rec__tbuf, struct rec_tbuf_hdr, gen);
 SAME_FIELD(struct rec__tbuf, struct rec_tbuf_hdr, len);
 SAME_FIELD(struct rec__tbuf, struct rec_tbuf_hdr, clock);
 SAME_FIELD(struct rec__tbuf, struct rec_tbuf_hdr, tid);
+SAME_FIELD(struct rec__tbuf, struct rec_tbuf_hdr, tracer);
 SAME_FIELD(struct rec__brec, struct rec_brec, kind);
 SAME_FIELD(struct rec__brec, struct rec_brec, size);
 SAME_FIELD(struct rec__brec, struct rec_brec, strbytes);

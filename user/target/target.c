@@ -138,6 +138,28 @@ static int target_read(void *ctx, uint64_t addr, char *buf, size_t len, unsigned
 	return n > 0 && take(buf, (size_t)n, out) == 0 ? 0 : -EFAULT;
 }
 
+int rec_target__write_u32(pid_t pid, const struct rec_maps *maps, uint64_t inode, uint64_t off,
+			  uint32_t value)
+{
+	for (size_t i = 0; i < maps->n; i++) {
+		const struct rec_mapping *m = &maps->v[i];
+		struct iovec local = { .iov_base = &value, .iov_len = sizeof(value) };
+		struct iovec remote;
+
+		if (m->inode != inode || !m->path || off < m->offset ||
+		    off + sizeof(value) > m->offset + (m->end - m->start))
+			continue;
+		remote.iov_base = (void *)(uintptr_t)(m->start + (off - m->offset));
+		remote.iov_len = sizeof(value);
+		/* A read-only mapping of the file (EFAULT): its writable one may come next. */
+		if (process_vm_writev(pid, &local, 1, &remote, 1, 0) == sizeof(value))
+			return 0;
+		if (errno != EFAULT)
+			return -errno;
+	}
+	return -ENOENT;
+}
+
 void rec_target__reader(struct rec_target *t, struct rec_reader *r)
 {
 	r->read = target_read;

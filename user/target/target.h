@@ -8,6 +8,7 @@
 #ifndef REC_TARGET_TARGET_H
 #define REC_TARGET_TARGET_H
 
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "target/maps.h"
@@ -35,6 +36,15 @@ void rec_target__close(struct rec_target *t);
  * taking their paths out of maps. Returns 0 or -ENOMEM (some were not added).
  */
 int rec_target__add_maps(struct rec_target *t, struct rec_maps *maps);
+
+/*
+ * Writes the 32-bit value into pid's memory at file offset off of the file
+ * (inode) it maps, where maps (read just now: an old mapping's addresses may
+ * hold another file since) say it is. Returns 0, -ENOENT if no mapping holds
+ * it, or the negative errno of the write (-ESRCH: gone).
+ */
+int rec_target__write_u32(pid_t pid, const struct rec_maps *maps, uint64_t inode, uint64_t off,
+			  uint32_t value);
 
 /* A reader of t's memory for the model (struct rec_reader), valid while t is. */
 void rec_target__reader(struct rec_target *t, struct rec_reader *r);
