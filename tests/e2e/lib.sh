@@ -40,6 +40,12 @@ wait_gone() {
 
 # start_target CMD...: runs CMD in the background; sets TARGET_PID from its "pid N" line.
 start_target() {
+	# Emptied here, not only by the redirection: the wait below may look before
+	# the background process has opened (and truncated) the file, and would then
+	# take an earlier target's "pid N" line for this one's (on a loaded machine,
+	# clients_sock_dir_is_never_changed attached to its first target again and
+	# waited in vain for the second one's "ready").
+	: >"$T/target.out"
 	"$@" >"$T/target.out" 2>"$T/target.err" &
 	BG_PIDS+=($!)
 	wait_for "$T/target.out" '^([a-z-]+: )?pid [0-9]+' || { cat "$T/target.err"; return 1; }
