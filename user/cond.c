@@ -419,7 +419,7 @@ bool rec_cond__match(const struct rec_cond *c, uint32_t nfields, const char *con
 /* The shortest text strtod() reads back as v, with a '.' or an exponent: it stays a float. */
 static void format_f64(double v, char *buf, size_t len)
 {
-	if (v == trunc(v) && fabs(v) < 1e15) {
+	if (v > -1e15 && v < 1e15 && v == (double)(int64_t)v) {
 		snprintf(buf, len, "%.1f", v);
 		return;
 	}

@@ -451,6 +451,8 @@ static void the_canonical_text_round_trips(void **state)
 	round_trip("x=1e300", "x=1e+300");
 	round_trip("x=1e-300", "x=1e-300");
 	round_trip("x=1234567890123456789.0", "x=1.2345678901234568e+18");
+	/* Whole, and too big for "%.1f": its digits, and a ".0" that keeps it a float. */
+	round_trip("x=1234567890123456e0", "x=1234567890123456.0");
 	round_trip("x=0.30000000000000004", "x=0.30000000000000004");
 	round_trip("hit=false", "hit=false");
 	round_trip("hit!=true", "hit!=true");
