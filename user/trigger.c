@@ -1,0 +1,549 @@
+// SPDX-License-Identifier: MIT
+/* Incident triggers: rules, matching, the limiter (trigger.h). */
+#include <ctype.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "trigger.h"
+#include "output/names.h"
+
+static const struct {
+	const char *unit;
+	int64_t ns;
+} units[] = {
+	/* Largest first: rec_trigger__format_duration() takes the first that divides. */
+	{ "h", 3600000000000LL }, { "m", 60000000000LL }, { "s", 1000000000LL },
+	{ "ms", 1000000LL },	  { "us", 1000LL },	  { "ns", 1LL },
+};
+
+#define UNITS "ns us ms s m h"
+#define NUNITS (sizeof(units) / sizeof(units[0]))
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+static bool is_blank(char ch)
+{
+	return isspace((unsigned char)ch);
+}
+
+static bool is_quote(char ch)
+{
+	return ch == '\'' || ch == '"';
+}
+
+int rec_trigger__parse_duration(const char *text, int64_t *ns, char *err, size_t errlen)
+{
+	const char *p = text;
+	int64_t v = 0;
+
+	if (errlen)
+		err[0] = 0;
+	if (!text || !*text)
+		return fail(err, errlen,
+			    "empty duration: expected an integer and a unit (" UNITS ")");
+	if (*p == '-')
+		return fail(err, errlen, "negative duration '%s'", text);
+	if (!isdigit((unsigned char)*p))
+		return fail(err, errlen,
+			    "bad duration '%s': expected an integer and a unit (" UNITS ")", text);
+	for (; isdigit((unsigned char)*p); p++) {
+		int d = *p - '0';
+
+		if (v > (INT64_MAX - d) / 10)
+			return fail(err, errlen, "duration '%s' is too long", text);
+		v = v * 10 + d;
+	}
+	if (!*p) {
+		if (v)
+			return fail(err, errlen,
+				    "duration '%s' has no unit: expected one of " UNITS, text);
+		*ns = 0;
+		return 0;
+	}
+	for (size_t i = 0; i < NUNITS; i++) {
+		if (strcmp(p, units[i].unit))
+			continue;
+		if (v > INT64_MAX / units[i].ns)
+			return fail(err, errlen, "duration '%s' is too long", text);
+		*ns = v * units[i].ns;
+		return 0;
+	}
+	return fail(err, errlen, "bad unit '%s' in duration '%s': expected one of " UNITS, p, text);
+}
+
+int rec_trigger__format_duration(int64_t ns, char *buf, size_t len)
+{
+	int n;
+
+	if (ns == 0) {
+		n = snprintf(buf, len, "0");
+	} else {
+		size_t i = 0;
+
+		while (ns % units[i].ns)
+			i++;
+		n = snprintf(buf, len, "%" PRId64 "%s", ns / units[i].ns, units[i].unit);
+	}
+	return n < 0 || (size_t)n >= len ? -ENOSPC : 0;
+}
+
+/*
+ * Reads a glob at *p: quoted ('...' or "..."), or bare up to the first blank
+ * or up to end. Sets *p past it. text is the rule, for messages.
+ */
+static int parse_glob(const char **p, const char *end, char glob[REC_TRIGGER_GLOB_MAX],
+		      const char *text, char *err, size_t errlen)
+{
+	const char *s = *p, *close;
+	size_t n;
+
+	if (s < end && is_quote(*s)) {
+		close = memchr(s + 1, *s, (size_t)(end - s - 1));
+		if (!close)
+			return fail(err, errlen, "unterminated quote %c in '%s'", *s, text);
+		s++;
+		*p = close + 1;
+	} else {
+		for (close = s; close < end && !is_blank(*close); close++)
+			;
+		*p = close;
+		if (close == s)
+			return fail(err, errlen, "'%s' has no glob", text);
+	}
+	n = (size_t)(close - s);
+	if (n >= REC_TRIGGER_GLOB_MAX)
+		return fail(err, errlen, "glob in '%s' is longer than %d bytes", text,
+			    REC_TRIGGER_GLOB_MAX - 1);
+	memcpy(glob, s, n);
+	glob[n] = 0;
+	return 0;
+}
+
+static int parse_level(const char *p, const char *end, struct rec_trigger_rule *r, const char *text,
+		       char *err, size_t errlen)
+{
+	char name[16];
+	size_t n = (size_t)(end - p);
+
+	if (strncmp(p, ">=", 2))
+		return fail(err, errlen, "bad rule '%s': expected level>=LEVEL", text);
+	p += 2;
+	n -= 2;
+	if (!n)
+		return fail(err, errlen, "'%s' has no level", text);
+	if (n < sizeof(name)) {
+		memcpy(name, p, n);
+		name[n] = 0;
+		if (!strcasecmp(name, "warning")) {
+			r->level = REC_LEVEL_WARN;
+			return 0;
+		}
+		if (!rec_names__parse_level(name, &r->level))
+			return 0;
+	}
+	return fail(err, errlen,
+		    "unknown level '%.*s' in '%s': expected trace, debug, info, warn or error",
+		    (int)n, p, text);
+}
+
+static int parse_span(const char *p, const char *end, struct rec_trigger_rule *r, const char *text,
+		      char *err, size_t errlen)
+{
+	char duration[32];
+	const char *gt;
+	size_t n;
+	int ret;
+
+	if (p < end && is_quote(*p)) {
+		ret = parse_glob(&p, end, r->glob, text, err, errlen);
+		if (ret)
+			return ret;
+		if (p == end || *p != '>')
+			return fail(err, errlen, "'%s' has no '>DURATION' after its glob", text);
+		gt = p;
+	} else {
+		/* A duration has no '>': the glob is all before the last. */
+		for (gt = end; gt > p && gt[-1] != '>'; gt--)
+			;
+		if (gt == p)
+			return fail(err, errlen, "'%s' has no '>DURATION'", text);
+		gt--;
+		if (gt == p)
+			return fail(err, errlen, "'%s' has no glob", text);
+		for (const char *s = p; s < gt; s++)
+			if (is_blank(*s))
+				return fail(err, errlen, "glob '%.*s' has blanks: quote it",
+					    (int)(gt - p), p);
+		ret = parse_glob(&p, gt, r->glob, text, err, errlen);
+		if (ret)
+			return ret;
+	}
+	n = (size_t)(end - gt - 1);
+	if (!n)
+		return fail(err, errlen, "'%s' has no duration", text);
+	if (n >= sizeof(duration))
+		return fail(err, errlen, "duration '%.*s' is too long", (int)n, gt + 1);
+	memcpy(duration, gt + 1, n);
+	duration[n] = 0;
+	return rec_trigger__parse_duration(duration, &r->duration_ns, err, errlen);
+}
+
+static int parse_event(const char *p, const char *end, struct rec_trigger_rule *r, const char *text,
+		       char *err, size_t errlen)
+{
+	int ret = parse_glob(&p, end, r->glob, text, err, errlen);
+
+	if (ret)
+		return ret;
+	if (p == end)
+		return 0;
+	if (!is_blank(*p))
+		return fail(err, errlen, "unexpected '%.*s' after the glob in '%s'", (int)(end - p),
+			    p, text);
+	r->has_cond = true;
+	/* The condition is the rest; end is the end of text but for blanks, which it allows. */
+	return rec_cond__parse(p, &r->cond, err, errlen);
+}
+
+static int parse_code(const char *p, const char *end, struct rec_trigger_rule *r, const char *text,
+		      char *err, size_t errlen)
+{
+	int ret;
+
+	if (p == end) {
+		strcpy(r->glob, "*");
+		return 0;
+	}
+	if (*p != ':')
+		return fail(err, errlen, "bad rule '%s': expected code or code:GLOB", text);
+	p++;
+	ret = parse_glob(&p, end, r->glob, text, err, errlen);
+	if (ret)
+		return ret;
+	if (p != end)
+		return fail(err, errlen, "unexpected '%.*s' after the glob in '%s'", (int)(end - p),
+			    p, text);
+	return 0;
+}
+
+int rec_trigger__parse(const char *text, struct rec_trigger_rule *r, char *err, size_t errlen)
+{
+	char trimmed[REC_TRIGGER_TEXT_MAX + 64];
+	const char *p, *end, *word;
+	size_t n;
+
+	*r = (struct rec_trigger_rule){ 0 };
+	if (errlen)
+		err[0] = 0;
+	while (is_blank(*text))
+		text++;
+	n = strlen(text);
+	while (n && is_blank(text[n - 1]))
+		n--;
+	if (!n)
+		return fail(err, errlen, "empty rule: expected level>=, span:, event: or code");
+	if (n >= sizeof(trimmed))
+		return fail(err, errlen, "rule '%.40s...' is longer than %zu bytes", text,
+			    sizeof(trimmed) - 1);
+	/* Messages quote the rule without the blanks around it. */
+	memcpy(trimmed, text, n);
+	trimmed[n] = 0;
+	p = trimmed;
+	end = trimmed + n;
+
+	for (word = p; p < end && (isalnum((unsigned char)*p) || *p == '_'); p++)
+		;
+	n = (size_t)(p - word);
+	if (!n)
+		return fail(err, errlen,
+			    "bad rule '%s': expected level>=LEVEL, span:GLOB>DURATION, "
+			    "event:GLOB [COND], code or code:GLOB",
+			    trimmed);
+	if (n == 5 && !strncmp(word, "level", n)) {
+		r->kind = REC_TRIGGER_LEVEL;
+		return parse_level(p, end, r, trimmed, err, errlen);
+	}
+	if (n == 4 && !strncmp(word, "code", n)) {
+		r->kind = REC_TRIGGER_CODE;
+		return parse_code(p, end, r, trimmed, err, errlen);
+	}
+	if (n == 4 && !strncmp(word, "span", n)) {
+		r->kind = REC_TRIGGER_SPAN;
+		if (*p != ':')
+			return fail(err, errlen, "bad rule '%s': expected span:GLOB>DURATION",
+				    trimmed);
+		return parse_span(p + 1, end, r, trimmed, err, errlen);
+	}
+	if (n == 5 && !strncmp(word, "event", n)) {
+		r->kind = REC_TRIGGER_EVENT;
+		if (*p != ':')
+			return fail(err, errlen, "bad rule '%s': expected event:GLOB [COND]",
+				    trimmed);
+		return parse_event(p + 1, end, r, trimmed, err, errlen);
+	}
+	return fail(err, errlen,
+		    "unknown rule kind '%.*s' in '%s': expected level, span, event or code", (int)n,
+		    word, trimmed);
+}
+
+/* The quotes glob needs to read back the same: none if it can be bare ("" too if it must). */
+static const char *glob_quote(const char *glob, bool span)
+{
+	bool bare = glob[0] && !is_quote(glob[0]) && (!span || !strchr(glob, '>'));
+
+	for (const char *s = glob; *s && bare; s++)
+		bare = !is_blank(*s);
+	if (bare)
+		return "";
+	if (!strchr(glob, '\''))
+		return "'";
+	if (!strchr(glob, '"'))
+		return "\"";
+	/* Both quotes: parsed bare, so it has no blank and can be bare again. */
+	return "";
+}
+
+int rec_trigger__format(const struct rec_trigger_rule *r, char *buf, size_t len)
+{
+	char level[8], duration[32], cond[REC_COND_TEXT_MAX];
+	const char *q = glob_quote(r->glob, r->kind == REC_TRIGGER_SPAN);
+	size_t i;
+	int n;
+
+	switch (r->kind) {
+	case REC_TRIGGER_LEVEL:
+		snprintf(level, sizeof(level), "%s", rec_names__level(r->level));
+		for (i = 0; level[i]; i++)
+			level[i] = (char)tolower((unsigned char)level[i]);
+		n = snprintf(buf, len, "level>=%s", level);
+		break;
+	case REC_TRIGGER_SPAN:
+		if (rec_trigger__format_duration(r->duration_ns, duration, sizeof(duration)))
+			return -ENOSPC;
+		n = snprintf(buf, len, "span:%s%s%s>%s", q, r->glob, q, duration);
+		break;
+	case REC_TRIGGER_EVENT:
+		cond[0] = 0;
+		if (r->has_cond && rec_cond__format(&r->cond, cond, sizeof(cond)))
+			return -ENOSPC;
+		n = snprintf(buf, len, "event:%s%s%s%s%s", q, r->glob, q, r->has_cond ? " " : "",
+			     cond);
+		break;
+	case REC_TRIGGER_CODE:
+		if (!strcmp(r->glob, "*"))
+			n = snprintf(buf, len, "code");
+		else
+			n = snprintf(buf, len, "code:%s%s%s", q, r->glob, q);
+		break;
+	default:
+		return -EINVAL;
+	}
+	return n < 0 || (size_t)n >= len ? -ENOSPC : 0;
+}
+
+/* The message of ev (see rec_trigger__match_event()), NUL-terminated in buf if need be. */
+static const char *event_message(const struct rec_event_view *ev, char *buf, size_t len)
+{
+	const struct rec_value *v;
+	int field;
+	const char *msg = rec_output__message(ev, &field);
+	size_t n;
+
+	if (msg)
+		return msg;
+	if (field < 0)
+		return "";
+	v = &ev->values[field];
+	if ((v->str.status != REC_STR_OK && v->str.status != REC_STR_TRUNCATED) ||
+	    (v->str.len && !v->str.ptr))
+		return "";
+	n = v->str.len < len - 1 ? v->str.len : len - 1;
+	if (n)
+		memcpy(buf, v->str.ptr, n);
+	buf[n] = 0;
+	return buf;
+}
+
+bool rec_trigger__match_event(const struct rec_trigger_rule *r, const struct rec_event_view *ev)
+{
+	char msg[REC_STR_AREA + 1];
+	char bufs[REC_MAX_FIELDS][REC_OUTPUT_FIELD_NAME_MAX];
+	const char *names[REC_MAX_FIELDS];
+	uint32_t nfields = ev->nfields < REC_MAX_FIELDS ? ev->nfields : REC_MAX_FIELDS;
+	int level;
+
+	if (!ev->cs)
+		return false;
+	switch (r->kind) {
+	case REC_TRIGGER_LEVEL:
+		level = rec_output__level(ev);
+		return level >= (int)r->level; /* an unknown level is -1 */
+	case REC_TRIGGER_EVENT:
+		if (fnmatch(r->glob, event_message(ev, msg, sizeof(msg)), 0))
+			return false;
+		if (!r->has_cond)
+			return true;
+		for (uint32_t i = 0; i < nfields; i++)
+			names[i] = rec_output__field_name(ev, i, bufs[i]);
+		return rec_cond__match(&r->cond, nfields, names, ev->values);
+	default:
+		return false;
+	}
+}
+
+bool rec_trigger__match_span(const struct rec_trigger_rule *r, const struct rec_callsite *cs,
+			     int64_t duration_ns)
+{
+	return r->kind == REC_TRIGGER_SPAN && cs && cs->name && duration_ns > r->duration_ns &&
+	       fnmatch(r->glob, cs->name, 0) == 0;
+}
+
+bool rec_trigger__match_code(const struct rec_trigger_rule *r, const char *reason)
+{
+	return r->kind == REC_TRIGGER_CODE && fnmatch(r->glob, reason ? reason : "", 0) == 0;
+}
+
+int rec_trigger__init(struct rec_trigger_set *s, int64_t cooldown_ns, unsigned int per_hour)
+{
+	if (cooldown_ns < 0 || per_hour > REC_TRIGGER_PER_HOUR_MAX)
+		return -EINVAL;
+	memset(s, 0, sizeof(*s));
+	s->cooldown_ns = cooldown_ns;
+	s->per_hour = per_hour;
+	return 0;
+}
+
+static int find_text(const struct rec_trigger_set *s, const char *text)
+{
+	for (unsigned int i = 0; i < s->n; i++)
+		if (!strcmp(s->rules[i].text, text))
+			return (int)i;
+	return -ENOENT;
+}
+
+int rec_trigger__add(struct rec_trigger_set *s, const char *text, char *err, size_t errlen)
+{
+	struct rec_trigger_entry *e;
+	struct rec_trigger_rule r;
+	char canon[REC_TRIGGER_TEXT_MAX];
+	int ret, i;
+
+	ret = rec_trigger__parse(text, &r, err, errlen);
+	if (ret)
+		return ret;
+	if (rec_trigger__format(&r, canon, sizeof(canon)))
+		return fail(err, errlen, "rule '%s' cannot be written back", text);
+	i = find_text(s, canon);
+	if (i >= 0) {
+		if (errlen)
+			snprintf(err, errlen, "rule '%s' is already set (id %" PRIu32 ")", canon,
+				 s->rules[i].id);
+		return -EEXIST;
+	}
+	if (s->n >= REC_TRIGGER_MAX_RULES) {
+		if (errlen)
+			snprintf(err, errlen, "no room for rule '%s': %d rules already", canon,
+				 REC_TRIGGER_MAX_RULES);
+		return -ENOSPC;
+	}
+	e = &s->rules[s->n++];
+	*e = (struct rec_trigger_entry){ .id = ++s->last_id, .rule = r };
+	memcpy(e->text, canon, sizeof(e->text));
+	return (int)e->id;
+}
+
+int rec_trigger__find(const struct rec_trigger_set *s, uint32_t id)
+{
+	for (unsigned int i = 0; i < s->n; i++)
+		if (s->rules[i].id == id)
+			return (int)i;
+	return -ENOENT;
+}
+
+static void remove_at(struct rec_trigger_set *s, unsigned int i)
+{
+	memmove(&s->rules[i], &s->rules[i + 1], (s->n - i - 1) * sizeof(s->rules[0]));
+	s->n--;
+}
+
+int rec_trigger__remove(struct rec_trigger_set *s, uint32_t id)
+{
+	int i = rec_trigger__find(s, id);
+
+	if (i < 0)
+		return i;
+	remove_at(s, (unsigned int)i);
+	return 0;
+}
+
+int rec_trigger__remove_text(struct rec_trigger_set *s, const char *text)
+{
+	struct rec_trigger_rule r;
+	char canon[REC_TRIGGER_TEXT_MAX];
+	int i;
+
+	if (rec_trigger__parse(text, &r, NULL, 0) || rec_trigger__format(&r, canon, sizeof(canon)))
+		return -ENOENT;
+	i = find_text(s, canon);
+	if (i < 0)
+		return i;
+	remove_at(s, (unsigned int)i);
+	return 0;
+}
+
+const struct rec_trigger_entry *rec_trigger__at(const struct rec_trigger_set *s, unsigned int i)
+{
+	return i < s->n ? &s->rules[i] : NULL;
+}
+
+enum rec_trigger_verdict rec_trigger__admit(struct rec_trigger_set *s, unsigned int rule_index,
+					    int64_t now_ns)
+{
+	struct rec_trigger_entry *e = &s->rules[rule_index];
+
+	e->count.fired++;
+	if (s->cooldown_ns && e->admitted_before && now_ns - e->last_admitted_ns < s->cooldown_ns) {
+		e->count.cooldown++;
+		return REC_TRIGGER_COOLDOWN;
+	}
+	if (s->per_hour) {
+		/* Those admitted an hour ago or more have left the window. */
+		while (s->nadmitted && now_ns - s->admitted[s->head] >= REC_TRIGGER_WINDOW_NS) {
+			s->head = (s->head + 1) % s->per_hour;
+			s->nadmitted--;
+		}
+		if (s->nadmitted >= s->per_hour) {
+			e->count.capped++;
+			return REC_TRIGGER_CAP;
+		}
+		s->admitted[(s->head + s->nadmitted) % s->per_hour] = now_ns;
+		s->nadmitted++;
+	}
+	e->admitted_before = true;
+	e->last_admitted_ns = now_ns;
+	e->count.admitted++;
+	return REC_TRIGGER_ADMIT;
+}
+
+void rec_trigger__report(struct rec_trigger_set *s, unsigned int rule_index, int err)
+{
+	if (err)
+		s->rules[rule_index].count.failed++;
+	else
+		s->rules[rule_index].count.saved++;
+}

@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Incident triggers (recorder-attach --trigger RULE): the rules, what each
+ * matches, and the limiter that decides whether a rule that matched may save
+ * a snapshot. Pure logic: no I/O, no session, no global state; the caller
+ * passes the time (CLOCK_MONOTONIC ns) and reports whether a snapshot it was
+ * admitted was written.
+ *
+ * The limiter: after a snapshot it admitted, a rule is in cooldown for
+ * cooldown_ns (0: none); and all the rules of a set together are admitted at
+ * most per_hour snapshots (0: no cap) in any window of an hour: an admission
+ * at time t counts against every later one before t + 3600 s. A fire that is
+ * suppressed starts no cooldown and takes no room in the hour. For each rule,
+ * fired = admitted + cooldown + capped, always.
+ */
+#ifndef REC_TRIGGER_H
+#define REC_TRIGGER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "recorder_abi.h"
+#include "callsite.h"
+#include "cond.h"
+#include "output/output.h"
+
+/* What a usage error prints. */
+#define REC_TRIGGER_GRAMMAR                                                                        \
+	"A trigger RULE is one of:\n"                                                              \
+	"  level>=LEVEL        an event at LEVEL or above: trace debug info warn error\n"          \
+	"  span:GLOB>DURATION  a span whose name matches GLOB, ended or still open, has\n"         \
+	"                      lasted longer than DURATION\n"                                      \
+	"  event:GLOB [COND]   an event whose message matches GLOB (and whose fields\n"            \
+	"                      satisfy COND)\n"                                                    \
+	"  code[:GLOB]         the program called rec_trigger(rec, REASON), with REASON\n"         \
+	"                      matching GLOB (any REASON without one)\n"                           \
+	"GLOB is a glob (* ? [...]), quoted with '...' or \"...\" if it has blanks.\n"             \
+	"DURATION is an integer and a unit, ns us ms s m h: 500ms, 2s, 1m.\n"                      \
+	"COND is FIELD OP VALUE: OP one of = != < <= > >=; VALUE a number, true, false or\n"       \
+	"a string glob (quote it to compare a number as text). Strings and booleans take\n"        \
+	"only = and !=. A field the event lacks never matches.\n"                                  \
+	"Examples: level>=error  span:'db *'>500ms  event:'request done' status>=500\n"            \
+	"          event:timeout*  code:oom*\n"
+
+/* Rules one set holds; --trigger-per-hour at most. */
+#define REC_TRIGGER_MAX_RULES 32
+#define REC_TRIGGER_PER_HOUR_MAX 1000
+/* The window of the per_hour cap. */
+#define REC_TRIGGER_WINDOW_NS (3600LL * 1000000000LL)
+/* Room for a glob, NUL included. */
+#define REC_TRIGGER_GLOB_MAX 256
+/* Room for a rule's canonical text, NUL included: "event:", a quoted glob, " ", a condition. */
+#define REC_TRIGGER_TEXT_MAX (6 + REC_TRIGGER_GLOB_MAX + 2 + 1 + REC_COND_TEXT_MAX)
+
+enum rec_trigger_kind {
+	REC_TRIGGER_LEVEL = 1, /* level>=LEVEL */
+	REC_TRIGGER_SPAN,      /* span:GLOB>DURATION */
+	REC_TRIGGER_EVENT,     /* event:GLOB [COND] */
+	REC_TRIGGER_CODE,      /* code[:GLOB] */
+};
+
+/* A parsed rule: fixed size, no pointers, copyable. */
+struct rec_trigger_rule {
+	enum rec_trigger_kind kind;
+	enum rec_level level;		 /* LEVEL: the lowest that fires */
+	int64_t duration_ns;		 /* SPAN: fires when a span lasts longer */
+	char glob[REC_TRIGGER_GLOB_MAX]; /* SPAN: name; EVENT: message; CODE: reason ("*": any) */
+	bool has_cond;			 /* EVENT: cond must hold too */
+	struct rec_cond cond;
+};
+
+/*
+ * Parses a rule (REC_TRIGGER_GRAMMAR; blanks around it allowed) into *r.
+ * Returns 0, or -EINVAL with a message naming the bad part in err (errlen
+ * bytes, NUL-terminated when errlen > 0): an unknown kind, an unknown level, a
+ * bad duration, a missing or badly quoted glob, a bad condition (cond.h).
+ */
+int rec_trigger__parse(const char *text, struct rec_trigger_rule *r, char *err, size_t errlen);
+/*
+ * Writes r's canonical text into buf (len bytes; REC_TRIGGER_TEXT_MAX is
+ * always enough): lower-case kind and level, a glob bare unless it needs
+ * quotes, the largest unit that gives a whole duration, "code" for "code:*",
+ * the condition as rec_cond__format() writes it. rec_trigger__parse() gives r
+ * back. Returns 0 or -ENOSPC.
+ */
+int rec_trigger__format(const struct rec_trigger_rule *r, char *buf, size_t len);
+
+/*
+ * Parses a duration: decimal digits and a unit, ns us ms s m h ("500ms",
+ * "2s"), or "0" alone. Returns 0 and the nanoseconds in *ns, or -EINVAL with a
+ * message naming the text in err: empty, negative, no unit, unknown unit, more
+ * than INT64_MAX ns.
+ */
+int rec_trigger__parse_duration(const char *text, int64_t *ns, char *err, size_t errlen);
+/* Writes ns (>= 0) as rec_trigger__parse_duration() reads it: "0", else the largest whole unit. */
+int rec_trigger__format_duration(int64_t ns, char *buf, size_t len);
+
+/*
+ * Whether event ev fires r: a LEVEL rule if its level (rec_output__level(),
+ * the event's own for a REC_LEVEL_RUNTIME callsite) is r's or above; an EVENT
+ * rule if its message (the callsite's, or for a printf-style event its string
+ * field "message"; "" if none) matches the glob and the condition holds on its
+ * fields (named as rec_output__field_name() names them). An event whose
+ * callsite is unknown fires neither. Other kinds never match an event.
+ */
+bool rec_trigger__match_event(const struct rec_trigger_rule *r, const struct rec_event_view *ev);
+/*
+ * Whether a span of callsite cs that lasted (or, still open, has been open)
+ * duration_ns fires r: a SPAN rule whose glob matches cs's name, and
+ * duration_ns strictly longer than the rule's.
+ */
+bool rec_trigger__match_span(const struct rec_trigger_rule *r, const struct rec_callsite *cs,
+			     int64_t duration_ns);
+/* Whether rec_trigger(rec, reason) fires r: a CODE rule whose glob matches reason (NULL: ""). */
+bool rec_trigger__match_code(const struct rec_trigger_rule *r, const char *reason);
+
+/* What happened to a rule's fires. */
+struct rec_trigger_counts {
+	uint64_t fired;	   /* matched: admitted + cooldown + capped */
+	uint64_t admitted; /* a snapshot may be saved */
+	uint64_t cooldown; /* suppressed: the rule was in its cooldown */
+	uint64_t capped;   /* suppressed: the set had per_hour snapshots in the last hour */
+	uint64_t saved;	   /* admitted, and the caller wrote the snapshot */
+	uint64_t failed;   /* admitted, and the caller could not write it */
+};
+
+/* One rule of a set. */
+struct rec_trigger_entry {
+	uint32_t id; /* 1, 2, 3... in the order added; never reused in the set */
+	char text[REC_TRIGGER_TEXT_MAX]; /* canonical */
+	struct rec_trigger_rule rule;
+	struct rec_trigger_counts count;
+	bool admitted_before;
+	int64_t last_admitted_ns; /* if admitted_before */
+};
+
+/* The rules of a recorder-attach and their limiter. Set up by rec_trigger__init(). */
+struct rec_trigger_set {
+	struct rec_trigger_entry rules[REC_TRIGGER_MAX_RULES];
+	unsigned int n;
+	uint32_t last_id;
+	int64_t cooldown_ns;
+	unsigned int per_hour;
+	/* The times admitted in the last hour, oldest at head: a ring of per_hour. */
+	int64_t admitted[REC_TRIGGER_PER_HOUR_MAX];
+	unsigned int head;
+	unsigned int nadmitted;
+};
+
+enum rec_trigger_verdict {
+	REC_TRIGGER_ADMIT = 0, /* save a snapshot, then rec_trigger__report() */
+	REC_TRIGGER_COOLDOWN,  /* suppressed: the rule's cooldown */
+	REC_TRIGGER_CAP,       /* suppressed: the set's hourly cap */
+};
+
+/*
+ * Makes s an empty set whose rules each have a cooldown of cooldown_ns (>= 0;
+ * 0: none) and share a cap of per_hour snapshots an hour (at most
+ * REC_TRIGGER_PER_HOUR_MAX; 0: no cap). Returns 0 or -EINVAL.
+ */
+int rec_trigger__init(struct rec_trigger_set *s, int64_t cooldown_ns, unsigned int per_hour);
+/*
+ * Parses text and adds it last. Returns its id (> 0), or, with a message in
+ * err: -EINVAL (as rec_trigger__parse()), -EEXIST (a rule of the same
+ * canonical text is in s), -ENOSPC (s has REC_TRIGGER_MAX_RULES rules).
+ */
+int rec_trigger__add(struct rec_trigger_set *s, const char *text, char *err, size_t errlen);
+/* Removes the rule of that id, keeping the others' order. Returns 0 or -ENOENT. */
+int rec_trigger__remove(struct rec_trigger_set *s, uint32_t id);
+/*
+ * Removes the rule whose canonical text is text's (so "code:*" removes "code").
+ * Returns 0, or -ENOENT (also if text is not a rule).
+ */
+int rec_trigger__remove_text(struct rec_trigger_set *s, const char *text);
+/*
+ * The rule at index i (0 .. count - 1, in the order added), or NULL past the
+ * last: for (i = 0; (e = rec_trigger__at(s, i)); i++). An index, unlike an id,
+ * holds only until the next add or remove.
+ */
+const struct rec_trigger_entry *rec_trigger__at(const struct rec_trigger_set *s, unsigned int i);
+/* The index of the rule of that id, or -ENOENT. */
+int rec_trigger__find(const struct rec_trigger_set *s, uint32_t id);
+
+/*
+ * Rule rule_index (< s->n) matched at now_ns: counts it fired, then decides.
+ * COOLDOWN if the rule admitted a snapshot less than cooldown_ns ago (checked
+ * first); else CAP if per_hour snapshots were admitted in (now_ns - 3600 s,
+ * now_ns]; else ADMIT, which starts the rule's cooldown and takes a place in
+ * the hour. Counts the verdict in the rule's admitted, cooldown or capped.
+ */
+enum rec_trigger_verdict rec_trigger__admit(struct rec_trigger_set *s, unsigned int rule_index,
+					    int64_t now_ns);
+/*
+ * The caller's word on the snapshot that rule rule_index (< s->n) was admitted: err 0
+ * counts it saved, anything else failed.
+ */
+void rec_trigger__report(struct rec_trigger_set *s, unsigned int rule_index, int err);
+
+#endif /* REC_TRIGGER_H */
