@@ -1789,6 +1789,33 @@ int on_span_exit(struct pt_regs *ctx)
 	return 0;
 }
 
+/* rec_trigger(): the program's own trigger, for user space's "code" rules. */
+SEC("usdt")
+int on_trigger(struct pt_regs *ctx)
+{
+	struct rec_trigger_rec *r;
+	long a[3];
+
+	if (!adopt_process())
+		return 0;
+	if (read_args(ctx, a, 3))
+		return 0;
+	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	if (!r) {
+		count(REC_C_RING_FULL);
+		return 0;
+	}
+	fill_hdr(&r->hdr, REC_RT_TRIGGER, sizeof(*r));
+	r->recording = a[0];
+	r->pad = 0;
+	r->reason[0] = 0;
+	r->reason_len =
+		a[2] ? bpf_probe_read_user_str(r->reason, sizeof(r->reason), (const void *)a[2])
+		     : -1;
+	bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
+	return 0;
+}
+
 /* rec_is_attached() hits this once everything else is attached; with --binary it adopts. */
 SEC("usdt")
 int on_attached(struct pt_regs *ctx)

@@ -127,6 +127,7 @@ enum rec_record_type {
 	REC_RT_BATCH = 6, /* the events of a thread's batch, as one record (struct rec_batch_rec) */
 	REC_RT_SPAN = 7,  /* a thread left a span (struct rec_span_rec) */
 	REC_RT_SPANS = 8, /* the spans a thread left in one batch (struct rec_spans_rec) */
+	REC_RT_TRIGGER = 9, /* the program called rec_trigger() (struct rec_trigger_rec) */
 };
 
 struct rec_hdr {
@@ -460,6 +461,18 @@ struct rec_stack_rec {
 	__u32 depth;
 	__u32 overflow;
 	struct rec_frame frames[REC_MAX_DEPTH];
+};
+
+/* The most bytes of a rec_trigger() reason, its NUL included. */
+#define REC_TRIGGER_REASON_MAX 128
+
+/* The program called rec_trigger(rec, reason). */
+struct rec_trigger_rec {
+	struct rec_hdr hdr;
+	__u64 recording;  /* its key; 0: none */
+	__s32 reason_len; /* bytes read, NUL included; < 0: none or unreadable */
+	__u32 pad;
+	char reason[REC_TRIGGER_REASON_MAX];
 };
 
 /* How a traced process ended: a wait status, as from waitpid(). */

@@ -113,6 +113,7 @@ REC__DECLARE_SEMA(recording_free);
 REC__DECLARE_SEMA(recorder_new);
 REC__DECLARE_SEMA(recorder_free);
 REC__DECLARE_SEMA(batch);
+REC__DECLARE_SEMA(trigger);
 
 /*
  * The "attached" probe's semaphore, and beside it the word that recorder-attach
@@ -650,6 +651,23 @@ static inline void rec_recording_free(struct rec_recording *rec)
 		REC__PROBE2(recording_free, rec->key, rec);
 	}
 	__builtin_free(rec);
+}
+
+/*
+ * Tells recorder-attach that something went wrong in rec's story, for a
+ * program that knows better than any rule (a failed health check): the
+ * "code" trigger rules (recorder-attach --trigger code[:GLOB]) save a
+ * snapshot of rec. reason is a short NUL-terminated string (its first 127
+ * bytes are read), or NULL. rec may be NULL: a trigger of no recording.
+ * Costs one load and one branch while nothing is attached.
+ */
+static inline void rec_trigger(const struct rec_recording *rec, const char *reason)
+{
+	if (!REC__ARMED(trigger))
+		return;
+	/* This thread's pending events go first: they are the story. */
+	rec__batch_sync();
+	REC__PROBE3(trigger, rec ? rec->key : 0, rec, reason);
 }
 
 static inline uint64_t rec_recording_key(const struct rec_recording *rec)

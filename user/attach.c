@@ -25,8 +25,8 @@
  * (rec_is_attached()), every other probe must be too.
  */
 static const char *const probe_names[] = {
-	"recording_new", "recording_span", "recording_free", "span_enter",
-	"span_exit",	 "event",	   "batch",	     "attached",
+	"recording_new", "recording_span", "recording_free", "span_enter", "span_exit",
+	"event",	 "batch",	   "trigger",	     "attached",
 };
 
 #define NPROBES (sizeof(probe_names) / sizeof(probe_names[0]))

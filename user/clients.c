@@ -491,6 +491,10 @@ static void client_answer(struct rec_clients *cs, struct client *c)
 		goto send;
 	}
 	live = cs->opts.refresh(cs->opts.ctx, c->owner);
+	if (c->q.flags & (REC_Q_TRIGGERS | REC_Q_ADD_TRIGGER | REC_Q_REMOVE_TRIGGER)) {
+		cs->opts.triggers(cs->opts.ctx, c->owner, &c->q, c->out);
+		goto send;
+	}
 	if (c->q.flags & REC_Q_DUMP) {
 		char path[PATH_MAX];
 

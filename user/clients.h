@@ -22,6 +22,8 @@
 
 #include "proc.h"
 
+struct rec_query;
+
 /* The defaults of the limits in struct rec_clients_opts. */
 #define REC_CLIENTS_MAX 32
 #define REC_CLIENT_TIMEOUT_MS 5000
@@ -61,6 +63,12 @@ struct rec_clients_opts {
 	int (*write_dump)(void *ctx, void *owner, char *path, size_t len);
 	/* Fills what --stats shows of owner after the clients' counters. */
 	void (*target_stats)(void *ctx, void *owner, struct rec_clients_target_stats *st);
+	/*
+	 * Answers a trigger request of q (REC_Q_TRIGGERS, REC_Q_ADD_TRIGGER,
+	 * REC_Q_REMOVE_TRIGGER) about owner into out: the status byte, then the
+	 * text.
+	 */
+	void (*triggers)(void *ctx, void *owner, const struct rec_query *q, FILE *out);
 	void *ctx;
 };
 

@@ -248,6 +248,7 @@ int rec_control__parse(const void *buf, size_t len, struct rec_query *q)
 	*q = req.q;
 	q->subject[sizeof(q->subject) - 1] = '\0';
 	q->target[sizeof(q->target) - 1] = '\0';
+	q->rule[sizeof(q->rule) - 1] = '\0';
 	return 0;
 }
 

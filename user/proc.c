@@ -217,7 +217,9 @@ ssize_t rec_proc__forgotten(const struct rec_proc *p, struct rec_forgotten **vp)
  */
 static void trim_retired(struct rec_proc *p)
 {
-	while (p->limits.keep_retired && p->nretired > p->limits.keep_retired && p->retired_first) {
+	/* A pinned one waits for its snapshot, and so do those retired after it. */
+	while (p->limits.keep_retired && p->nretired > p->limits.keep_retired && p->retired_first &&
+	       !p->retired_first->pinned) {
 		struct rec_rstate *rs = p->retired_first;
 
 		p->retired_first = rs->retired_next;
@@ -228,6 +230,13 @@ static void trim_retired(struct rec_proc *p)
 				 rec_rstate__dropped(rs));
 		rstate_remove(p, rs);
 	}
+}
+
+void rec_proc__unpin(struct rec_proc *p, struct rec_rstate *rs)
+{
+	if (rs->pinned)
+		rs->pinned--;
+	trim_retired(p);
 }
 
 /* rs is retired: it joins the retired ones, and the oldest of them may go. */

@@ -201,6 +201,13 @@ struct rec_span_totals rec_proc__span_totals(const struct rec_proc *p);
 
 /* The recording for key, or NULL. */
 struct rec_rstate *rec_proc__find(struct rec_proc *p, uint64_t key);
+
+/*
+ * A snapshot that waited for rs (its pinned count, which keeps a retired
+ * recording from being forgotten) is written: the retired ones past
+ * limits.keep_retired may go now.
+ */
+void rec_proc__unpin(struct rec_proc *p, struct rec_rstate *rs);
 /* The recording for key, created with cap (clamped to 2..REC_CAP_MAX) if new. */
 struct rec_rstate *rec_proc__get(struct rec_proc *p, uint64_t key, uint64_t recorder, uint64_t cap);
 

@@ -16,15 +16,21 @@ enum rec_query_flags {
 	REC_Q_FOLLOW = 1 << 3,
 	REC_Q_HAS_RECORDING = 1 << 4,
 	REC_Q_HAS_RECORDER = 1 << 5,
-	REC_Q_STATS = 1 << 6,	   /* the loss and error counters */
-	REC_Q_DUMP = 1 << 7,	   /* write a dump now and answer with its path */
-	REC_Q_VERBOSE = 1 << 8,	   /* with REC_Q_STATS: the internal table sizes too */
-	REC_Q_HAS_LEVEL = 1 << 9,  /* only events of level or above */
-	REC_Q_HAS_SINCE = 1 << 10, /* only events at or after since_ns */
-	REC_Q_OTLP = 1 << 11,	   /* events as OTLP/JSON log records, a line each */
-	REC_Q_SPANS = 1 << 12,	   /* tails: each recording's spans too, after its events */
-	REC_Q_CHROME = 1 << 13,	   /* a tail as one Chrome trace-event JSON document */
+	REC_Q_STATS = 1 << 6,		/* the loss and error counters */
+	REC_Q_DUMP = 1 << 7,		/* write a dump now and answer with its path */
+	REC_Q_VERBOSE = 1 << 8,		/* with REC_Q_STATS: the internal table sizes too */
+	REC_Q_HAS_LEVEL = 1 << 9,	/* only events of level or above */
+	REC_Q_HAS_SINCE = 1 << 10,	/* only events at or after since_ns */
+	REC_Q_OTLP = 1 << 11,		/* events as OTLP/JSON log records, a line each */
+	REC_Q_SPANS = 1 << 12,		/* tails: each recording's spans too, after its events */
+	REC_Q_CHROME = 1 << 13,		/* a tail as one Chrome trace-event JSON document */
+	REC_Q_TRIGGERS = 1 << 14,	/* the trigger rules and their counts */
+	REC_Q_ADD_TRIGGER = 1 << 15,	/* add the trigger rule in rule */
+	REC_Q_REMOVE_TRIGGER = 1 << 16, /* remove the trigger rule rule (its text, or its id) */
 };
+
+/* The longest trigger rule a request carries, its NUL included. */
+#define REC_QUERY_RULE_MAX 640
 
 /* The longest --target pattern. */
 #define REC_QUERY_TARGET_MAX 128
@@ -41,7 +47,8 @@ struct rec_query {
 	int64_t since_ns; /* with REC_Q_HAS_SINCE: CLOCK_REALTIME, ns since the epoch */
 	/* Non-empty: only events whose target is this, or matches it as a glob. */
 	char target[REC_QUERY_TARGET_MAX];
-	uint64_t otlp_salt; /* with REC_Q_OTLP: mixed into the trace and span IDs */
+	uint64_t otlp_salt;	       /* with REC_Q_OTLP: mixed into the trace and span IDs */
+	char rule[REC_QUERY_RULE_MAX]; /* with REC_Q_ADD_TRIGGER or REC_Q_REMOVE_TRIGGER */
 };
 
 /*

@@ -35,6 +35,7 @@ struct rec_rstate {
 	struct rec_spans spans;		 /* its last spans (issue 13), capped by limits.span_cap */
 	struct rec_rstate *next, *prev;	 /* creation order, in its process */
 	struct rec_rstate *retired_next; /* retirement order, in its process */
+	unsigned int pinned;		 /* snapshots waiting for it: it is not forgotten */
 };
 
 /* The events of rs that were seen and not kept: seen = kept + dropped, exactly. */

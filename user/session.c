@@ -35,7 +35,10 @@
 #include "clock.h"
 #include "control.h"
 #include "dump.h"
+#include "incident.h"
 #include "output/names.h"
+#include "output/text.h"
+#include "output/triggers.h"
 #include "proc.h"
 #include "ring.h"
 #include "retention.h"
@@ -95,6 +98,8 @@ struct traced {
 	size_t told, told_every;
 	struct rec_tracer_word *written; /* each one written, to be cleared at the end */
 	size_t nwritten;
+	struct rec_incident inc; /* its trigger rules and pending snapshots (issue 23) */
+	int64_t open_checked_ms; /* when its open spans were last held against span rules */
 };
 
 struct rec_session {
@@ -361,7 +366,262 @@ static int write_dump(struct rec_session *s, struct traced *t, char *path, size_
 	return err;
 }
 
+/* ---- incidents (issue 23): the --trigger rules held against what comes in ---- */
+
+static int64_t now_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* How often open spans are held against the span rules: a hung request is caught this late. */
+#define OPEN_CHECK_MS 100
+
+/* Rule i of t fired in recording: a snapshot, if its limiter admits it, pins the recording. */
+static void fired(struct rec_session *s, struct traced *t, unsigned int i, uint64_t recording,
+		  const char *what)
+{
+	struct rec_rstate *rs;
+
+	if (!rec_incident__fire(&t->inc, i, recording, what, now_mono_ns(),
+				s->opts.trigger_after_ns))
+		return;
+	rs = recording ? rec_proc__find(&t->proc, recording) : NULL;
+	if (rs)
+		rs->pinned++;
+}
+
+/* The event just ingested (d, of recording rs) against t's level and event rules. */
+static void check_event(struct rec_session *s, struct traced *t, const struct rec_decoded *d)
+{
+	const struct rec_trigger_set *rules = t->inc.rules;
+	struct rec_event_view ev = { .from.recording = d->recording,
+				     .seq = d->seq,
+				     .meta = d->meta,
+				     .level = d->level,
+				     .nfields = d->nfields,
+				     .values = d->values };
+
+	ev.cs = rec_proc__cached_callsite(&t->proc, d->meta);
+	for (unsigned int i = 0; i < rules->n; i++) {
+		char what[REC_INCIDENT_WHAT_MAX];
+
+		if (!rec_trigger__match_event(&rules->rules[i].rule, &ev))
+			continue;
+		snprintf(what, sizeof(what), "event seq %" PRIu64 ": %s", d->seq,
+			 ev.cs && ev.cs->message[0] ? ev.cs->message : "(formatted)");
+		fired(s, t, i, d->recording, what);
+	}
+}
+
+/* A span left (r, its times in CLOCK_MONOTONIC) against t's span rules. */
+static void check_span(struct rec_session *s, struct traced *t, const struct rec_span_rec *r)
+{
+	const struct rec_trigger_set *rules = t->inc.rules;
+	const struct rec_callsite *cs;
+	int64_t took;
+
+	if (!r->enter || r->hdr.time_ns < r->enter)
+		return;
+	took = (int64_t)(r->hdr.time_ns - r->enter);
+	cs = rec_proc__callsite(&t->proc, r->meta);
+	for (unsigned int i = 0; i < rules->n; i++) {
+		char what[REC_INCIDENT_WHAT_MAX];
+
+		if (!rec_trigger__match_span(&rules->rules[i].rule, cs, took))
+			continue;
+		snprintf(what, sizeof(what), "span %s lasted %" PRId64 " ms", cs ? cs->name : "?",
+			 took / 1000000);
+		fired(s, t, i, r->recording, what);
+	}
+}
+
+/*
+ * t's open spans against its span rules, every OPEN_CHECK_MS: a span still
+ * open past a rule's duration fires while it is open (a hung request), once.
+ */
+static void check_open(struct rec_session *s, struct traced *t)
+{
+	const struct rec_trigger_set *rules = t->inc.rules;
+	int64_t now = now_mono_ns();
+
+	if (!t->inc.span_rules || !t->proc.alive || now_ms() - t->open_checked_ms < OPEN_CHECK_MS)
+		return;
+	t->open_checked_ms = now_ms();
+	refresh(s, t);
+	for (size_t k = 0; k < t->proc.nstacks; k++) {
+		const struct rec_thread_stack *st = &t->proc.stacks[k];
+
+		for (uint32_t f = 0; f < st->depth && f < REC_MAX_DEPTH; f++) {
+			const struct rec_frame *fr = &st->frames[f];
+			const struct rec_callsite *cs;
+			int64_t age;
+
+			if (!fr->enter || !fr->recording || (int64_t)fr->enter > now)
+				continue;
+			age = now - (int64_t)fr->enter;
+			cs = rec_proc__callsite(&t->proc, fr->meta);
+			for (unsigned int i = 0; i < rules->n; i++) {
+				char what[REC_INCIDENT_WHAT_MAX];
+
+				if (!rec_trigger__match_span(&rules->rules[i].rule, cs, age) ||
+				    rec_incident__open_fired(&t->inc, fr->id))
+					continue;
+				snprintf(what, sizeof(what), "span %s open for %" PRId64 " ms",
+					 cs ? cs->name : "?", age / 1000000);
+				fired(s, t, i, fr->recording, what);
+			}
+		}
+	}
+}
+
+/* A rec_trigger() record against t's code rules. */
+static void check_code(struct rec_session *s, struct traced *t, const struct rec_trigger_rec *r)
+{
+	const struct rec_trigger_set *rules = t->inc.rules;
+	char reason[REC_TRIGGER_REASON_MAX] = "";
+
+	if (r->reason_len > 0) {
+		memcpy(reason, r->reason, sizeof(reason));
+		reason[sizeof(reason) - 1] = 0;
+	}
+	for (unsigned int i = 0; i < rules->n; i++) {
+		char what[REC_INCIDENT_WHAT_MAX];
+
+		if (!rec_trigger__match_code(&rules->rules[i].rule,
+					     r->reason_len > 0 ? reason : NULL))
+			continue;
+		snprintf(what, sizeof(what), "code: %s",
+			 r->reason_len > 0 ? reason : "(no reason)");
+		fired(s, t, i, r->recording, what);
+	}
+}
+
+/* STUB until the snapshot writer lands: a whole dump. */
+static int snapshot_file(struct rec_session *s, struct traced *t,
+			 const struct rec_incident_pending *pending, char *path, size_t len)
+{
+	struct rec_dump_counters counters;
+
+	(void)pending;
+	memcpy(counters.v, t->proc.counters, sizeof(counters.v));
+	return rec_dump__write_file(s->opts.dump_dir, &t->proc, &counters, path, len);
+}
+
+/* s escaped for a terminal (it came from the target) into buf. */
+static void escape_to(char *buf, size_t len, const char *s)
+{
+	FILE *f = fmemopen(buf, len, "w");
+
+	if (!f) {
+		buf[0] = 0;
+		return;
+	}
+	rec_text__escape(f, s, strnlen(s, REC_SUBJECT_MAX));
+	fclose(f);
+	buf[len - 1] = 0;
+}
+
+/*
+ * Writes the snapshot that pending stands for: t as it is now (refreshed),
+ * its recording (or, with --trigger-scope process, every one), and every
+ * thread's stack. Says so on one stderr line, or why it could not; counts
+ * it saved or failed.
+ */
+static void write_snapshot(struct rec_session *s, struct traced *t,
+			   const struct rec_incident_pending *pending)
+{
+	const struct rec_trigger_entry *e = pending->rule == REC_INCIDENT_NO_RULE
+						    ? NULL
+						    : rec_trigger__at(t->inc.rules, pending->rule);
+	struct rec_rstate *rs =
+		pending->recording ? rec_proc__find(&t->proc, pending->recording) : NULL;
+	char path[PATH_MAX] = "", subject[4 * REC_SUBJECT_MAX] = "";
+	int err = -ENOENT;
+
+	if (t->proc.alive)
+		refresh(s, t);
+	if (s->opts.dump_dir)
+		err = snapshot_file(s, t, pending, path, sizeof(path));
+	if (rs)
+		escape_to(subject, sizeof(subject), rs->subject);
+	if (err)
+		fprintf(stderr,
+			"recorder-attach: trigger '%s' fired in pid %d (%s): its snapshot could "
+			"not "
+			"be written into %s: %s\n",
+			pending->rule_text, (int)t->proc.pid, subject, s->opts.dump_dir ?: "(none)",
+			strerror(-err));
+	else
+		fprintf(stderr,
+			"recorder-attach: trigger '%s' fired in pid %d (%s): snapshot written to "
+			"%s\n",
+			pending->rule_text, (int)t->proc.pid, subject, path);
+	/* A rule removed meanwhile has no counts left to report to. */
+	if (e && e->id == pending->rule_id)
+		rec_trigger__report(t->inc.rules, pending->rule, err);
+	if (rs)
+		rec_proc__unpin(&t->proc, rs);
+}
+
+/* The snapshots of every traced process that are due (all of t's with all): written. */
+static void write_due(struct rec_session *s, struct traced *only, bool all)
+{
+	struct rec_incident_pending p;
+
+	for (size_t i = 0; i < s->ntraced; i++) {
+		struct traced *t = s->traced[i];
+
+		if ((only && t != only) || !t->inc.rules || t->done)
+			continue;
+		check_open(s, t);
+		while (rec_incident__take_due(&t->inc, now_mono_ns(), all, &p))
+			write_snapshot(s, t, &p);
+	}
+}
+
 /* The clients' callbacks (clients.h): the owner of a client's target is its struct traced. */
+
+/* --triggers, --add-trigger and --remove-trigger of recorder-tail, for t. */
+static void client_triggers(void *ctx, void *owner, const struct rec_query *q, FILE *out)
+{
+	struct rec_session *s = ctx;
+	struct traced *t = owner;
+	const struct rec_trigger_set *d = s->opts.triggers;
+	char err[256] = "";
+	int r;
+
+	if (q->flags & REC_Q_ADD_TRIGGER) {
+		r = rec_incident__add(&t->inc, q->rule,
+				      d ? d->cooldown_ns : REC_TRIGGER_COOLDOWN_NS,
+				      d ? d->per_hour : REC_TRIGGER_PER_HOUR, err, sizeof(err));
+		if (r > 0)
+			fprintf(out, "0added trigger %d: %s\n", r,
+				rec_trigger__at(t->inc.rules, t->inc.rules->n - 1)->text);
+		else
+			fprintf(out, "1recorder-attach: cannot add trigger '%s' to pid %d: %s\n",
+				q->rule, (int)t->proc.pid,
+				r == -EEXIST   ? "it is there already"
+				: r == -ENOSPC ? "the most rules a process may have are there"
+				: r == -EINVAL ? err
+					       : strerror(-r));
+		return;
+	}
+	if (q->flags & REC_Q_REMOVE_TRIGGER) {
+		r = rec_incident__remove(&t->inc, q->rule, err, sizeof(err));
+		if (r)
+			fprintf(out, "1recorder-attach: cannot remove trigger '%s' of pid %d: %s\n",
+				q->rule, (int)t->proc.pid, err);
+		else
+			fprintf(out, "0removed trigger '%s'\n", q->rule);
+		return;
+	}
+	fputc('0', out);
+	rec_output__triggers(out, t->inc.rules, !!(q->flags & REC_Q_JSON));
+}
+
 static int client_refresh(void *ctx, void *owner)
 {
 	struct traced *t = owner;
@@ -409,7 +669,8 @@ int rec_session__open(struct rec_session **sp, const struct rec_session_opts *op
 				       .dump_dir = opts->dump_dir,
 				       .refresh = client_refresh,
 				       .write_dump = client_write_dump,
-				       .target_stats = client_target_stats };
+				       .target_stats = client_target_stats,
+				       .triggers = client_triggers };
 	struct rec_session *s;
 	sigset_t mask;
 	int err;
@@ -480,12 +741,14 @@ fail:
  * Opens pid as a target (t->target) and gives its model a reader of it.
  * Returns 0 or a negative errno (-ESRCH if it is gone), t usable either way.
  */
-static int traced_init(struct traced *t, pid_t pid)
+static int traced_init(struct traced *t, pid_t pid, const struct rec_trigger_set *rules)
 {
 	struct rec_reader reader;
 	int err;
 
 	t->pidfd = t->listen_fd = t->lock_fd = -1;
+	if (rec_incident__init(&t->inc, rules))
+		return -ENOMEM;
 	err = rec_target__open(&t->target, pid);
 	rec_target__reader(&t->target, &reader);
 	rec_proc__init(&t->proc, pid, &reader);
@@ -497,6 +760,7 @@ static int traced_init(struct traced *t, pid_t pid)
 /* Frees t, which has ended (traced_end) or never started. */
 static void traced_free(struct traced *t)
 {
+	rec_incident__fini(&t->inc);
 	free(t->written);
 	rec_attach__release(&t->att);
 	if (t->pidfd >= 0)
@@ -517,7 +781,7 @@ static int traced_open(struct rec_session *s, pid_t pid, struct traced **tp)
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
-	err = traced_init(t, pid);
+	err = traced_init(t, pid, s->opts.triggers);
 	t->proc.limits = s->opts.limits;
 	/*
 	 * Before the probes: the exit of a process that dies right away is seen.
@@ -758,7 +1022,7 @@ static struct traced *adopt(struct rec_session *s, pid_t pid, const struct rec_h
 	if (!t)
 		goto reject;
 	t->adopted = 1;
-	err = traced_init(t, pid);
+	err = traced_init(t, pid, s->opts.triggers);
 	if (err == -ESRCH && hello)
 		err = 0;
 	/* Gone, or a zombie: no maps, no memory left to read. */
@@ -829,6 +1093,8 @@ static void ingest_span(struct rec_session *s, struct traced *t, struct rec_span
 	}
 	if (rec_proc__ingest_span(&t->proc, r) == 0 && rec_clients__following(s->clients))
 		rec_clients__follow_span(s->clients, t, rec_proc__find(&t->proc, r->recording), r);
+	if (t->inc.span_rules)
+		check_span(s, t, r);
 }
 
 /*
@@ -882,6 +1148,8 @@ static int ingested(struct rec_session *s, struct traced *t, int err, const stru
 	}
 	if (err == 0 && following)
 		rec_clients__follow_event(s->clients, t, rs, t->proc.norm, t->proc.norm_len);
+	if (err == 0 && t->inc.event_rules)
+		check_event(s, t, d);
 	return 0;
 }
 
@@ -989,6 +1257,12 @@ static int on_record(void *ctx, void *data, size_t size)
 
 		memcpy(&r, data, sizeof(r));
 		rec_proc__ingest_exit(&t->proc, &r);
+	} else if (h.type == REC_RT_TRIGGER && size == sizeof(struct rec_trigger_rec)) {
+		struct rec_trigger_rec r;
+
+		memcpy(&r, data, sizeof(r));
+		if (t->inc.code_rules)
+			check_code(s, t, &r);
 	} else if (h.type == REC_RT_RECORDING && size == sizeof(struct rec_recording_rec)) {
 		struct rec_recording_rec r;
 
@@ -1127,6 +1401,7 @@ int rec_session__run(struct rec_session *s,
 		}
 		rec_ring__consume(s->rb);
 		settle_adopted(s);
+		write_due(s, NULL, false);
 		if (now_ms() - last_scan >= RESCAN_MS) {
 			if (s->nbins)
 				rec_attach__retry(s->att, NULL);

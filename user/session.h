@@ -17,6 +17,18 @@
 #include "proc.h"
 
 struct rec_session;
+struct rec_trigger_set;
+
+/*
+ * The defaults of --trigger-after (long enough for a request to end after its
+ * error, short enough that the snapshot is on disk before anyone looks),
+ * --trigger-cooldown, --trigger-cap, --keep-snapshots and --max-snapshot-bytes.
+ */
+#define REC_TRIGGER_AFTER_NS (200LL * 1000000)
+#define REC_TRIGGER_COOLDOWN_NS (10LL * 1000000000)
+#define REC_TRIGGER_PER_HOUR 60
+#define REC_KEEP_SNAPSHOTS 50
+#define REC_MAX_SNAPSHOT_BYTES (256ULL << 20)
 
 /* A control socket's path, or its lock's: at most sun_path of struct sockaddr_un. */
 #define REC_SOCK_PATH_MAX 108
@@ -36,6 +48,12 @@ struct rec_session_opts {
 	int per_event;		  /* no batch path: every event fires its own probe */
 	int collect_ms; /* sleeping threads' batches taken this often; 0 = 50, -1 = never */
 	struct rec_limits limits; /* a limit left at 0 takes its default */
+	/* Incidents (issue 23): the --trigger rules (NULL: none) and what their snapshots hold. */
+	const struct rec_trigger_set *triggers;
+	int64_t trigger_after_ns;  /* --trigger-after */
+	int trigger_scope_process; /* --trigger-scope process: every recording */
+	size_t keep_snapshots;	   /* snapshots kept in dump_dir (0: any number) */
+	uint64_t max_snapshot_bytes;
 	/* Called when a process running a --binary file starts being traced. */
 	void (*on_adopt)(pid_t pid, const char *binary, void *ctx);
 	/*

@@ -26,6 +26,7 @@
 #include "otlp.h"
 #include "retention.h"
 #include "session.h"
+#include "trigger.h"
 
 #define MAX_PIDS 64
 /* The bounds of the byte sizes --ring-size and --follow-buffer. */
@@ -46,11 +47,12 @@ static struct {
 	struct rec_session_opts opts;
 	int lost; /* black boxes that could not be written */
 	pid_t lost_pids[MAX_LOST_NAMED];
-	const char *otlp_url;	    /* --otlp: every traced process's events go there too */
-	struct otlp_job *otlp_jobs; /* one a traced process */
-	int otlp_lost;		    /* processes some of whose records were not delivered */
-	int otlp_timeout_ms;	    /* --otlp-timeout */
-	int otlp_tries;		    /* --otlp-tries */
+	const char *otlp_url;		 /* --otlp: every traced process's events go there too */
+	struct otlp_job *otlp_jobs;	 /* one a traced process */
+	int otlp_lost;			 /* processes some of whose records were not delivered */
+	int otlp_timeout_ms;		 /* --otlp-timeout */
+	int otlp_tries;			 /* --otlp-tries */
+	struct rec_trigger_set triggers; /* --trigger rules, with --trigger-cooldown and -cap */
 } env = {
 	.opts = { .ring_bytes = 8u << 20,
 		  .drain_ms = 10,
@@ -60,7 +62,11 @@ static struct {
 		  .max_clients = REC_CLIENTS_MAX,
 		  .client_timeout_ms = REC_CLIENT_TIMEOUT_MS,
 		  .follow_buffer = REC_FOLLOW_BUFFER,
+		  .trigger_after_ns = REC_TRIGGER_AFTER_NS,
+		  .keep_snapshots = REC_KEEP_SNAPSHOTS,
+		  .max_snapshot_bytes = REC_MAX_SNAPSHOT_BYTES,
 		  .limits = REC_LIMITS_DEFAULT },
+	.triggers = { .cooldown_ns = REC_TRIGGER_COOLDOWN_NS, .per_hour = REC_TRIGGER_PER_HOUR },
 };
 
 const char *argp_program_version = "recorder-attach 0.1";
@@ -131,6 +137,13 @@ enum {
 	OPT_SPAN_CAP,
 	OPT_PER_EVENT,
 	OPT_COLLECT,
+	OPT_TRIGGER,
+	OPT_TRIGGER_AFTER,
+	OPT_TRIGGER_COOLDOWN,
+	OPT_TRIGGER_CAP,
+	OPT_TRIGGER_SCOPE,
+	OPT_KEEP_SNAPSHOTS,
+	OPT_MAX_SNAPSHOT_BYTES,
 };
 
 static const struct argp_option options[] = {
@@ -187,6 +200,38 @@ static const struct argp_option options[] = {
 	  "(default 1G; 0: no limit)",
 	  0 },
 	{ "verbose", 'v', NULL, 0, "Show libbpf's messages", 0 },
+	{ NULL, 0, NULL, 0,
+	  "Incidents (a rule that fires saves a snapshot into the dump directory):", 2 },
+	{ "trigger", OPT_TRIGGER, "RULE", 0,
+	  "Save a snapshot when RULE fires (repeatable): level>=LEVEL, "
+	  "span:GLOB>DURATION (ended or still open), event:GLOB [FIELD OP VALUE], "
+	  "code[:GLOB] (rec_trigger() in the program)",
+	  2 },
+	{ "trigger-after", OPT_TRIGGER_AFTER, "DURATION", 0,
+	  "Keep recording this long after a rule fires before its snapshot is "
+	  "written, so that it shows how the request ended (default 200ms)",
+	  2 },
+	{ "trigger-cooldown", OPT_TRIGGER_COOLDOWN, "DURATION", 0,
+	  "After a snapshot, a rule's firings are counted, not saved, for this long "
+	  "(default 10s; 0: none)",
+	  2 },
+	{ "trigger-cap", OPT_TRIGGER_CAP, "N", 0,
+	  "Snapshots per process in any hour, over all its rules; the rest are "
+	  "counted, not saved (default 60; 0: no cap; at most 1000)",
+	  2 },
+	{ "trigger-scope", OPT_TRIGGER_SCOPE, "SCOPE", 0,
+	  "What a snapshot holds: recording (the recording the rule fired in, and "
+	  "every thread's stack; the default) or process (every recording, as "
+	  "recorder-tail --dump)",
+	  2 },
+	{ "keep-snapshots", OPT_KEEP_SNAPSHOTS, "N", 0,
+	  "Keep at most N snapshots in the dump directory, the newest (default 50; "
+	  "0: no limit); black boxes are never removed for them",
+	  2 },
+	{ "max-snapshot-bytes", OPT_MAX_SNAPSHOT_BYTES, "SIZE", 0,
+	  "Keep at most SIZE bytes of snapshots (suffix k, M or G; default 256M; "
+	  "0: no limit)",
+	  2 },
 	{ NULL, 0, NULL, 0, "Limits (what does not fit is counted, see --stats):", 1 },
 	{ "max-recordings", OPT_MAX_RECORDINGS, "N", 0,
 	  "Recordings tracked at once by all processes together (default 65536); "
@@ -355,6 +400,56 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case 'v':
 		env.opts.verbose = 1;
+		break;
+	case OPT_TRIGGER: {
+		char err[256];
+
+		if (rec_trigger__add(&env.triggers, arg, err, sizeof(err)) < 0)
+			argp_error(state, "invalid --trigger '%s': %s\n\n%s", arg, err,
+				   REC_TRIGGER_GRAMMAR);
+		env.opts.triggers = &env.triggers;
+		break;
+	}
+	case OPT_TRIGGER_AFTER:
+	case OPT_TRIGGER_COOLDOWN: {
+		const char *name = key == OPT_TRIGGER_AFTER ? "trigger-after" : "trigger-cooldown";
+		char err[256];
+		int64_t ns;
+
+		if (rec_trigger__parse_duration(arg, &ns, err, sizeof(err)))
+			argp_error(state, "invalid --%s '%s': %s", name, arg, err);
+		if (key == OPT_TRIGGER_AFTER)
+			env.opts.trigger_after_ns = ns;
+		else
+			env.triggers.cooldown_ns = ns;
+		break;
+	}
+	case OPT_TRIGGER_CAP:
+		if (rec_cli__parse_dec(arg, 0, REC_TRIGGER_PER_HOUR_MAX, &v))
+			argp_error(state, "invalid --trigger-cap '%s': expected 0 to %d", arg,
+				   REC_TRIGGER_PER_HOUR_MAX);
+		env.triggers.per_hour = (unsigned int)v;
+		break;
+	case OPT_TRIGGER_SCOPE:
+		if (strcmp(arg, "recording") && strcmp(arg, "process"))
+			argp_error(state,
+				   "invalid --trigger-scope '%s': expected recording or process",
+				   arg);
+		env.opts.trigger_scope_process = strcmp(arg, "process") == 0;
+		break;
+	case OPT_KEEP_SNAPSHOTS:
+		if (rec_cli__parse_dec(arg, 0, 1000000, &v))
+			argp_error(state, "invalid --keep-snapshots '%s': expected 0 to 1000000",
+				   arg);
+		env.opts.keep_snapshots = v;
+		break;
+	case OPT_MAX_SNAPSHOT_BYTES:
+		if (rec_cli__parse_size(arg, &v))
+			argp_error(state,
+				   "invalid --max-snapshot-bytes '%s': expected a size in bytes, "
+				   "with an optional suffix k, M or G (0: no limit)",
+				   arg);
+		env.opts.max_snapshot_bytes = v;
 		break;
 	case OPT_MAX_RECORDINGS:
 		parse_limit(state, "max-recordings", arg, 16, 1u << 22, &lim->max_recordings);

@@ -19,6 +19,7 @@
 #include "output/names.h"
 #include "otlp.h"
 #include "query.h"
+#include "trigger.h"
 
 /* How often a --follow --otlp sends what it holds. */
 #define OTLP_FLUSH_MS 1000
@@ -86,6 +87,9 @@ enum {
 	OPT_FORMAT,
 	OPT_OTLP_TIMEOUT,
 	OPT_OTLP_TRIES,
+	OPT_TRIGGERS,
+	OPT_ADD_TRIGGER,
+	OPT_REMOVE_TRIGGER,
 };
 
 static const struct argp_option options[] = {
@@ -139,6 +143,16 @@ static const struct argp_option options[] = {
 	{ "otlp-tries", OPT_OTLP_TRIES, "N", 0,
 	  "With --otlp: tries of a batch before it is counted as not delivered (default 6)", 0 },
 	{ "dump", OPT_DUMP, NULL, 0, "Ask recorder-attach to write a black box now", 0 },
+	{ "triggers", OPT_TRIGGERS, NULL, 0,
+	  "The trigger rules of the process, with how often each fired, was saved, or was "
+	  "held back by its cooldown or the hourly cap",
+	  0 },
+	{ "add-trigger", OPT_ADD_TRIGGER, "RULE", 0,
+	  "Add a trigger rule to the running recorder-attach of the process (root and the "
+	  "process's owner only)",
+	  0 },
+	{ "remove-trigger", OPT_REMOVE_TRIGGER, "RULE|ID", 0,
+	  "Remove a trigger rule, by its text or its id (see --triggers)", 0 },
 	{ "sock-dir", OPT_SOCKDIR, "DIR", 0, "Directory of control sockets (default /run/recorder)",
 	  0 },
 	{},
@@ -271,6 +285,24 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_DUMP:
 		env.q.flags |= REC_Q_DUMP;
 		break;
+	case OPT_TRIGGERS:
+		env.q.flags |= REC_Q_TRIGGERS;
+		break;
+	case OPT_ADD_TRIGGER: {
+		struct rec_trigger_rule r;
+		char err[256];
+
+		if (rec_trigger__parse(arg, &r, err, sizeof(err)))
+			argp_error(state, "invalid --add-trigger '%s': %s\n\n%s", arg, err,
+				   REC_TRIGGER_GRAMMAR);
+		copy_pattern(state, "--add-trigger", arg, env.q.rule, sizeof(env.q.rule));
+		env.q.flags |= REC_Q_ADD_TRIGGER;
+		break;
+	}
+	case OPT_REMOVE_TRIGGER:
+		copy_pattern(state, "--remove-trigger", arg, env.q.rule, sizeof(env.q.rule));
+		env.q.flags |= REC_Q_REMOVE_TRIGGER;
+		break;
 	case OPT_SOCKDIR:
 		env.sock_dir = arg;
 		break;
@@ -282,10 +314,19 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			argp_error(state, "no process given: use -p PID or --file DUMP");
 		if (env.pid && env.file)
 			argp_error(state, "-p and --file do not go together");
-		if (__builtin_popcount(env.q.flags &
-				       (REC_Q_LIST | REC_Q_STACKS | REC_Q_STATS | REC_Q_DUMP)) > 1)
-			argp_error(state,
-				   "--list, --stacks, --stats and --dump do not go together");
+		if (__builtin_popcount(env.q.flags & (REC_Q_LIST | REC_Q_STACKS | REC_Q_STATS |
+						      REC_Q_DUMP | REC_Q_TRIGGERS |
+						      REC_Q_ADD_TRIGGER | REC_Q_REMOVE_TRIGGER)) >
+		    1)
+			argp_error(state, "--list, --stacks, --stats, --dump, --triggers, "
+					  "--add-trigger and --remove-trigger do not go together");
+		if (env.file &&
+		    (env.q.flags & (REC_Q_TRIGGERS | REC_Q_ADD_TRIGGER | REC_Q_REMOVE_TRIGGER)))
+			argp_error(state, "--triggers, --add-trigger and --remove-trigger ask a "
+					  "live recorder-attach; they do not go with --file");
+		if ((env.q.flags & REC_Q_FOLLOW) &&
+		    (env.q.flags & (REC_Q_TRIGGERS | REC_Q_ADD_TRIGGER | REC_Q_REMOVE_TRIGGER)))
+			argp_error(state, "--follow goes with live tails only");
 		if ((env.q.flags & REC_Q_FOLLOW) &&
 		    (env.file ||
 		     (env.q.flags & (REC_Q_LIST | REC_Q_STACKS | REC_Q_STATS | REC_Q_DUMP))))

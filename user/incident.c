@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: MIT
+/* Incidents of one traced process (incident.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "incident.h"
+
+/* Which kinds of rules in has: what the session holds against them. */
+static void kinds(struct rec_incident *in)
+{
+	in->span_rules = in->event_rules = in->code_rules = false;
+	for (unsigned int i = 0; in->rules && i < in->rules->n; i++) {
+		enum rec_trigger_kind k = in->rules->rules[i].rule.kind;
+
+		in->span_rules |= k == REC_TRIGGER_SPAN;
+		in->event_rules |= k == REC_TRIGGER_LEVEL || k == REC_TRIGGER_EVENT;
+		in->code_rules |= k == REC_TRIGGER_CODE;
+	}
+}
+
+int rec_incident__init(struct rec_incident *in, const struct rec_trigger_set *rules)
+{
+	memset(in, 0, sizeof(*in));
+	if (!rules || !rules->n)
+		return 0;
+	in->rules = malloc(sizeof(*in->rules));
+	if (!in->rules)
+		return -ENOMEM;
+	*in->rules = *rules;
+	kinds(in);
+	return 0;
+}
+
+int rec_incident__add(struct rec_incident *in, const char *text, int64_t cooldown_ns,
+		      unsigned int per_hour, char *err, size_t errlen)
+{
+	int id;
+
+	if (!in->rules) {
+		in->rules = malloc(sizeof(*in->rules));
+		if (!in->rules)
+			return -ENOMEM;
+		rec_trigger__init(in->rules, cooldown_ns, per_hour);
+	}
+	id = rec_trigger__add(in->rules, text, err, errlen);
+	kinds(in);
+	return id;
+}
+
+int rec_incident__remove(struct rec_incident *in, const char *text, char *err, size_t errlen)
+{
+	char *end;
+	unsigned long id = strtoul(text, &end, 10);
+	int at, i;
+
+	if (!in->rules) {
+		snprintf(err, errlen, "no trigger rule is '%s'", text);
+		return -ENOENT;
+	}
+	at = *text && !*end ? rec_trigger__find(in->rules, (uint32_t)id) : -1;
+	if (at < 0) {
+		char canon[REC_TRIGGER_TEXT_MAX];
+		struct rec_trigger_rule r;
+
+		if (rec_trigger__parse(text, &r, err, errlen))
+			return -EINVAL;
+		rec_trigger__format(&r, canon, sizeof(canon));
+		at = -1;
+		for (unsigned int k = 0; k < in->rules->n; k++)
+			if (!strcmp(in->rules->rules[k].text, canon))
+				at = (int)k;
+	}
+	if (at < 0) {
+		snprintf(err, errlen, "no trigger rule is '%s'", text);
+		return -ENOENT;
+	}
+	/* The pending snapshots of the rules after it keep their rule: indexes move down. */
+	for (size_t k = 0; k < in->npending; k++)
+		if (in->pending[k].rule > (unsigned int)at)
+			in->pending[k].rule--;
+		else if (in->pending[k].rule == (unsigned int)at)
+			in->pending[k].rule = REC_INCIDENT_NO_RULE;
+	i = rec_trigger__remove(in->rules, in->rules->rules[at].id);
+	kinds(in);
+	return i;
+}
+
+void rec_incident__fini(struct rec_incident *in)
+{
+	free(in->rules);
+	in->rules = NULL;
+}
+
+bool rec_incident__fire(struct rec_incident *in, unsigned int i, uint64_t recording,
+			const char *what, int64_t now_ns, int64_t after_ns)
+{
+	struct rec_incident_pending *p;
+	struct rec_trigger_entry *e;
+
+	if (!in->rules || i >= in->rules->n)
+		return false;
+	e = &in->rules->rules[i];
+	/* Too many waiting already: the cap of what recorder-attach holds at once. */
+	if (in->npending == REC_INCIDENT_PENDING_MAX) {
+		e->count.fired++;
+		e->count.capped++;
+		return false;
+	}
+	if (rec_trigger__admit(in->rules, i, now_ns) != REC_TRIGGER_ADMIT)
+		return false;
+	p = &in->pending[in->npending++];
+	p->rule = i;
+	p->rule_id = e->id;
+	snprintf(p->rule_text, sizeof(p->rule_text), "%s", e->text);
+	p->recording = recording;
+	p->fired_ns = now_ns;
+	p->due_ns = now_ns + after_ns;
+	snprintf(p->what, sizeof(p->what), "%s", what ? what : "");
+	return true;
+}
+
+bool rec_incident__open_fired(struct rec_incident *in, uint64_t id)
+{
+	for (size_t i = 0; i < REC_INCIDENT_OPEN_FIRED_MAX; i++)
+		if (in->open_fired[i] == id)
+			return true;
+	in->open_fired[in->open_next] = id;
+	in->open_next = (in->open_next + 1) % REC_INCIDENT_OPEN_FIRED_MAX;
+	return false;
+}
+
+bool rec_incident__take_due(struct rec_incident *in, int64_t now_ns, bool all,
+			    struct rec_incident_pending *out)
+{
+	for (size_t i = 0; i < in->npending; i++) {
+		if (!all && in->pending[i].due_ns > now_ns)
+			continue;
+		*out = in->pending[i];
+		memmove(&in->pending[i], &in->pending[i + 1],
+			(in->npending - i - 1) * sizeof(in->pending[0]));
+		in->npending--;
+		return true;
+	}
+	return false;
+}
+
+bool rec_incident__pins(const struct rec_incident *in, uint64_t recording)
+{
+	for (size_t i = 0; i < in->npending; i++)
+		if (in->pending[i].recording == recording)
+			return true;
+	return false;
+}

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Incidents of one traced process (issue 23): its trigger rules (a copy of
+ * recorder-attach's --trigger rules, with their counts and limiter), and the
+ * snapshots that rules fired and admitted, each due --trigger-after later.
+ * Pure bookkeeping: the session matches what it ingests against the rules,
+ * asks here whether a firing is admitted, and writes what is due.
+ */
+#ifndef REC_INCIDENT_H
+#define REC_INCIDENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trigger.h"
+
+/* What a fired trigger said it was, for the snapshot and the stderr line. */
+#define REC_INCIDENT_WHAT_MAX 192
+
+/* The rule of a pending snapshot whose rule was removed since. */
+#define REC_INCIDENT_NO_RULE (~0u)
+
+/* A snapshot a rule fired and its limiter admitted, to be written when due. */
+struct rec_incident_pending {
+	unsigned int rule; /* its index in the rule set; REC_INCIDENT_NO_RULE: removed */
+	uint32_t rule_id;
+	char rule_text[REC_TRIGGER_TEXT_MAX];
+	uint64_t recording; /* the recording it fired in; 0: none */
+	int64_t fired_ns;   /* CLOCK_MONOTONIC */
+	int64_t due_ns;	    /* CLOCK_MONOTONIC: fired_ns + --trigger-after */
+	char what[REC_INCIDENT_WHAT_MAX];
+};
+
+/* The most snapshots waiting for their --trigger-after at once; past it a firing is capped. */
+#define REC_INCIDENT_PENDING_MAX 64
+/* The open spans remembered as fired already (a span fires once while open). */
+#define REC_INCIDENT_OPEN_FIRED_MAX 256
+
+struct rec_incident {
+	struct rec_trigger_set *rules; /* NULL: no rules */
+	struct rec_incident_pending pending[REC_INCIDENT_PENDING_MAX];
+	size_t npending;
+	uint64_t open_fired[REC_INCIDENT_OPEN_FIRED_MAX]; /* span ids, a ring */
+	size_t open_next;
+	bool span_rules, event_rules, code_rules;
+};
+
+/*
+ * Sets in up with a copy of rules (NULL or empty: none). Returns 0 or -ENOMEM.
+ */
+int rec_incident__init(struct rec_incident *in, const struct rec_trigger_set *rules);
+void rec_incident__fini(struct rec_incident *in);
+
+/*
+ * Rule i fired in recording (what says on what) at now_ns: asks its limiter
+ * (and, with REC_INCIDENT_PENDING_MAX snapshots waiting, counts it capped).
+ * Returns true if a snapshot is now pending, due after_ns later.
+ */
+bool rec_incident__fire(struct rec_incident *in, unsigned int i, uint64_t recording,
+			const char *what, int64_t now_ns, int64_t after_ns);
+
+/* Whether the open span id fired already; remembers it if not. */
+bool rec_incident__open_fired(struct rec_incident *in, uint64_t id);
+
+/*
+ * Takes the first pending snapshot due at now_ns (all of them with all) into
+ * *out. Returns false if none is.
+ */
+bool rec_incident__take_due(struct rec_incident *in, int64_t now_ns, bool all,
+			    struct rec_incident_pending *out);
+
+/*
+ * Adds rule text to in (its first rule makes a set with cooldown_ns and
+ * per_hour). Returns the rule's id, or -EINVAL (err says why), -EEXIST,
+ * -ENOSPC or -ENOMEM.
+ */
+int rec_incident__add(struct rec_incident *in, const char *text, int64_t cooldown_ns,
+		      unsigned int per_hour, char *err, size_t errlen);
+
+/*
+ * Removes the rule whose id (a decimal number) or canonical text is text; its
+ * pending snapshots are still written. Returns 0, -ENOENT or -EINVAL.
+ */
+int rec_incident__remove(struct rec_incident *in, const char *text, char *err, size_t errlen);
+
+/* Whether recording has a snapshot pending (its recording is pinned until then). */
+bool rec_incident__pins(const struct rec_incident *in, uint64_t recording);
+
+#endif /* REC_INCIDENT_H */
