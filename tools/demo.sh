@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # make demo: start the shipped workload, attach the recorder, and show what it
-# holds: the recordings, their tails, the span stacks, a JSON line. Ends by itself,
-# writing the black box as a Chrome trace to build/demo-trace.json.
+# holds: the recordings, their tails, the span stacks, a JSON line, the black box
+# of a kill -9, and a trigger saving a failed request's story by itself. Ends by
+# itself, writing the black box as a Chrome trace to build/demo-trace.json.
 set -u
 cd "$(dirname "$0")/.."
 B=build
@@ -14,7 +15,7 @@ fi
 
 tmp=$(mktemp -d)
 cleanup() {
-	kill "${workload:-}" "${attach:-}" 2>/dev/null
+	kill "${workload:-}" "${incident:-}" "${attach:-}" 2>/dev/null
 	wait 2>/dev/null
 	rm -rf "$tmp"
 }
@@ -64,6 +65,27 @@ dump=$(sed -n 's/^recorder-attach: black box of pid [0-9]* written to //p' "$tmp
 [ -n "$dump" ] || { cat "$tmp/attach.out"; exit 1; }
 run $B/recorder-tail --file "$dump" -n 2 --subject 'actor[1]'
 run $B/recorder-tail --file "$dump" --stacks --subject 'actor[1]'
+
+# An incident in a process that lives on: 400 requests, one recording each, freed at
+# once; request 321 fails. The rule saves its story by itself, and only its story.
+echo
+echo "\$ $B/tests/targets/incident requests 400 321 200 &    # request 321 fails"
+$B/tests/targets/incident requests 400 321 200 >"$tmp/incident.out" 2>&1 &
+incident=$!
+for _ in $(seq 100); do grep -q '^pid' "$tmp/incident.out" && break; sleep 0.05; done
+echo "\$ $B/recorder-attach -p $incident --dump-dir $tmp/dumps --trigger 'level>=error' --trigger 'span:request>500ms' &"
+$B/recorder-attach -p "$incident" --dump-dir "$tmp/dumps" --trigger 'level>=error' \
+	--trigger 'span:request>500ms' >"$tmp/attach2.out" 2>&1 &
+attach=$!
+for _ in $(seq 400); do grep -q 'snapshot written' "$tmp/attach2.out" && break; sleep 0.05; done
+grep 'trigger' "$tmp/attach2.out" || { cat "$tmp/attach2.out"; exit 1; }
+snap=$(sed -n 's/^recorder-attach: trigger .* snapshot written to //p' "$tmp/attach2.out" | head -1)
+for _ in $(seq 200); do grep -q '^done' "$tmp/incident.out" && break; sleep 0.05; done
+run $B/recorder-tail -p "$incident" --triggers
+run $B/recorder-tail --file "$snap" --list
+run $B/recorder-tail --file "$snap"
+kill "$incident" 2>/dev/null
+wait "$incident" 2>/dev/null
 
 # The black box as a timeline: one Chrome trace-event document.
 echo

@@ -60,6 +60,10 @@ int rec_incident__remove(struct rec_incident *in, const char *text, char *err, s
 		return -ENOENT;
 	}
 	at = *text && !*end ? rec_trigger__find(in->rules, (uint32_t)id) : -1;
+	if (at < 0 && *text && !*end) {
+		snprintf(err, errlen, "no trigger rule has id %s", text);
+		return -ENOENT;
+	}
 	if (at < 0) {
 		char canon[REC_TRIGGER_TEXT_MAX];
 		struct rec_trigger_rule r;
@@ -121,11 +125,13 @@ bool rec_incident__fire(struct rec_incident *in, unsigned int i, uint64_t record
 	return true;
 }
 
-bool rec_incident__open_fired(struct rec_incident *in, uint64_t id)
+bool rec_incident__open_fired(struct rec_incident *in, uint64_t id, bool remember)
 {
 	for (size_t i = 0; i < REC_INCIDENT_OPEN_FIRED_MAX; i++)
 		if (in->open_fired[i] == id)
 			return true;
+	if (!remember)
+		return false;
 	in->open_fired[in->open_next] = id;
 	in->open_next = (in->open_next + 1) % REC_INCIDENT_OPEN_FIRED_MAX;
 	return false;

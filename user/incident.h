@@ -60,8 +60,8 @@ void rec_incident__fini(struct rec_incident *in);
 bool rec_incident__fire(struct rec_incident *in, unsigned int i, uint64_t recording,
 			const char *what, int64_t now_ns, int64_t after_ns);
 
-/* Whether the open span id fired already; remembers it if not. */
-bool rec_incident__open_fired(struct rec_incident *in, uint64_t id);
+/* Whether the open span id fired already; with remember, it has from now on. */
+bool rec_incident__open_fired(struct rec_incident *in, uint64_t id, bool remember);
 
 /*
  * Takes the first pending snapshot due at now_ns (all of them with all) into

@@ -393,17 +393,22 @@ static void fired(struct rec_session *s, struct traced *t, unsigned int i, uint6
 		rs->pinned++;
 }
 
-/* The event just ingested (d, of recording rs) against t's level and event rules. */
-static void check_event(struct rec_session *s, struct traced *t, const struct rec_decoded *d)
+/* The event just ingested (t->proc.norm) against t's level and event rules. */
+static void check_event(struct rec_session *s, struct traced *t)
 {
 	const struct rec_trigger_set *rules = t->inc.rules;
-	struct rec_event_view ev = { .from.recording = d->recording,
-				     .seq = d->seq,
-				     .meta = d->meta,
-				     .level = d->level,
-				     .nfields = d->nfields,
-				     .values = d->values };
+	struct rec_event_view ev = { 0 };
+	struct rec_decoded full, *d = &full;
 
+	/* Ingesting read its head only: its fields are what a condition needs. */
+	if (rec_event__decode(t->proc.norm, t->proc.norm_len, d))
+		return;
+	ev.from.recording = d->recording;
+	ev.seq = d->seq;
+	ev.meta = d->meta;
+	ev.level = d->level;
+	ev.nfields = d->nfields;
+	ev.values = d->values;
 	ev.cs = rec_proc__cached_callsite(&t->proc, d->meta);
 	for (unsigned int i = 0; i < rules->n; i++) {
 		char what[REC_INCIDENT_WHAT_MAX];
@@ -426,6 +431,9 @@ static void check_span(struct rec_session *s, struct traced *t, const struct rec
 	if (!r->enter || r->hdr.time_ns < r->enter)
 		return;
 	took = (int64_t)(r->hdr.time_ns - r->enter);
+	/* Caught while it was open: its end is the same incident. */
+	if (rec_incident__open_fired(&t->inc, r->id, false))
+		return;
 	cs = rec_proc__callsite(&t->proc, r->meta);
 	for (unsigned int i = 0; i < rules->n; i++) {
 		char what[REC_INCIDENT_WHAT_MAX];
@@ -467,7 +475,7 @@ static void check_open(struct rec_session *s, struct traced *t)
 				char what[REC_INCIDENT_WHAT_MAX];
 
 				if (!rec_trigger__match_span(&rules->rules[i].rule, cs, age) ||
-				    rec_incident__open_fired(&t->inc, fr->id))
+				    rec_incident__open_fired(&t->inc, fr->id, true))
 					continue;
 				snprintf(what, sizeof(what), "span %s open for %" PRId64 " ms",
 					 cs ? cs->name : "?", age / 1000000);
@@ -564,6 +572,39 @@ static void write_snapshot(struct rec_session *s, struct traced *t,
 		rec_trigger__report(t->inc.rules, pending->rule, err);
 	if (rs)
 		rec_proc__unpin(&t->proc, rs);
+}
+
+/*
+ * The snapshots t still had pending when it ended: its black box (info) holds
+ * their story and names them; each is counted saved in it, or failed with it.
+ */
+static void ended_pending(struct rec_session *s, struct traced *t, const struct rec_exit_info *info)
+{
+	struct rec_incident_pending p;
+	char subject[4 * REC_SUBJECT_MAX];
+
+	(void)s;
+	while (rec_incident__take_due(&t->inc, 0, true, &p)) {
+		struct rec_rstate *rs = p.recording ? rec_proc__find(&t->proc, p.recording) : NULL;
+
+		escape_to(subject, sizeof(subject), rs ? rs->subject : "");
+		if (info->dump_err)
+			fprintf(stderr,
+				"recorder-attach: trigger '%s' fired in pid %d (%s) as it ended: "
+				"its "
+				"black box could not be written either\n",
+				p.rule_text, (int)t->proc.pid, subject);
+		else
+			fprintf(stderr,
+				"recorder-attach: trigger '%s' fired in pid %d (%s) as it ended: "
+				"its "
+				"story is in its black box %s\n",
+				p.rule_text, (int)t->proc.pid, subject, info->dump_path);
+		if (p.rule != REC_INCIDENT_NO_RULE)
+			rec_trigger__report(t->inc.rules, p.rule, info->dump_err);
+		if (rs)
+			rec_proc__unpin(&t->proc, rs);
+	}
 }
 
 /* The snapshots of every traced process that are due (all of t's with all): written. */
@@ -863,11 +904,16 @@ static void traced_end(struct rec_session *s, struct traced *t, bool report)
 		refresh(s, t);
 		rec_proc__died(&t->proc);
 	}
+	/* Let go alive (recorder-attach stops): its pending snapshots are written as they are. */
+	if (!report)
+		write_due(s, t, true);
 	rec_bpfstate__untrace(s->bs, pid);
 	if (report) {
 		rec_names__end(t->proc.end, t->proc.end_code, t->proc.end_core, info.how,
 			       sizeof(info.how));
 		info.dump_err = write_dump(s, t, info.dump_path, sizeof(info.dump_path));
+		/* Fired as it ended: one file, its black box, names them. */
+		ended_pending(s, t, &info);
 	}
 	rec_bpfstate__forget(s->bs, pid);
 	rec_clients__target_done(s->clients, t);
@@ -1149,7 +1195,7 @@ static int ingested(struct rec_session *s, struct traced *t, int err, const stru
 	if (err == 0 && following)
 		rec_clients__follow_event(s->clients, t, rs, t->proc.norm, t->proc.norm_len);
 	if (err == 0 && t->inc.event_rules)
-		check_event(s, t, d);
+		check_event(s, t);
 	return 0;
 }
 

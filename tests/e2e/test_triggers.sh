@@ -1,0 +1,208 @@
+# SPDX-License-Identifier: MIT
+# Triggers (issue 23): a rule that fires on a real attached process saves a
+# snapshot of the story it fired in, in the dump format, under a cooldown and
+# an hourly cap; recorder-tail reads it like a black box.
+
+INCIDENT=$B/tests/targets/incident
+
+# trig_attach ARGS...: recorder-attach on TARGET_PID with ARGS, dumps and snapshots in $T/dumps.
+trig_attach() {
+	$B/recorder-attach $RECORDER_ATTACH_FLAGS -p "$TARGET_PID" --dump-dir "$T/dumps" "$@" \
+		>"$T/attach.out" 2>"$T/attach.err" &
+	ATTACH_PID=$!
+	BG_PIDS+=($ATTACH_PID)
+	wait_for "$T/attach.out" '^attached to' 30 || { cat "$T/attach.err"; return 1; }
+}
+
+# snapshot_of N: the path of the Nth snapshot recorder-attach announced (waits for it).
+snapshot_of() {
+	local n=${1:-1}
+	wait_for "$T/attach.err" "snapshot written to " 30 >&2 || return 1
+	local i
+	for ((i = 0; i < 500; i++)); do
+		[ "$(grep -c 'snapshot written to ' "$T/attach.err")" -ge "$n" ] && break
+		sleep 0.02
+	done
+	sed -n 's/^recorder-attach: trigger .* snapshot written to //p' "$T/attach.err" |
+		sed -n "${n}p"
+}
+
+# snapshots: how many snapshot files are in $T/dumps.
+snapshots() {
+	find "$T/dumps" -maxdepth 1 -name 'snapshot-*.json' | wc -l
+}
+
+# One error in 2,000 requests, each its own recording, freed at once: one
+# snapshot, holding that request's whole story (its tail up to the error and
+# what --trigger-after saw after it), and nothing of the other 1,999.
+test_trigger_level_saves_the_failed_request_alone() {
+	local snap bad
+	start_target $INCIDENT requests 2000 1234 || return 1
+	trig_attach --trigger 'level>=error' --trigger-after 100ms || return 1
+	wait_for "$T/target.out" '^done' 60 || return 1
+	bad=$(awk '$1 == "bad" {print $2}' "$T/target.out")
+	snap=$(snapshot_of 1) || return 1
+	expect "the announcement names the rule, the pid and the subject" \
+		"recorder-attach: trigger 'level>=error' fired in pid $TARGET_PID (req[1234]): snapshot written to $snap" \
+		"$(grep 'snapshot written' "$T/attach.err")" || return 1
+	expect "the snapshot holds the failed request's recording alone" "$bad req[1234] 8 8 0" \
+		"$($B/recorder-tail --file "$snap" --list --json | jq -r '"\(.recording) \(.subject) \(.seen) \(.kept) \(.dropped)"')" ||
+		return 1
+	expect "its whole story: the steps, the error, and the steps after it" \
+		"step 0|step 1|request failed 503|step 3|step 4|step 5|step 6|step 7" \
+		"$($B/recorder-tail --file "$snap" --json | jq -r 'if .fields.status then "\(.fields.message) \(.fields.status)" else "\(.fields.message) \(.fields.i)" end' | paste -sd'|')" ||
+		return 1
+	expect "it names its trigger" "level>=error $bad" \
+		"$(jq -r '"\(.trigger.rule) \(.trigger.recording)"' "$snap")" || return 1
+	sleep 0.3
+	expect "one snapshot, whatever else ran" 1 "$(snapshots)"
+}
+
+# A request that hangs inside its span is caught while the span is open.
+test_trigger_hung_span_is_caught_while_open() {
+	local snap
+	start_target $INCIDENT hang || return 1
+	trig_attach --trigger 'span:request>300ms' --trigger-after 0 || return 1
+	wait_for "$T/target.out" '^hanging' || return 1
+	snap=$(snapshot_of 1) || return 1
+	kill -0 "$TARGET_PID" || fail "the hung process was let die" || return 1
+	expect "its stack shows the open request span" "request recording" \
+		"$($B/recorder-tail --file "$snap" --stacks --json | jq -r '.stack[].name' | paste -sd' ')" ||
+		return 1
+	grep -q "span request open for " <(jq -r .trigger.what "$snap") ||
+		fail "the trigger says what it saw: $(jq -c .trigger "$snap")"
+}
+
+# A span that ended slower than a rule's duration fires it; a longer duration does not.
+test_trigger_slow_span_fires_only_past_its_duration() {
+	start_target $INCIDENT slow 400 || return 1
+	trig_attach --trigger 'span:request>300ms' --trigger 'span:request>5s' --trigger-after 0 ||
+		return 1
+	wait_for "$T/target.out" '^done' || return 1
+	snapshot_of 1 >/dev/null || return 1
+	expect "only the 300 ms rule fired" $'1 1 1\n2 0 0' \
+		"$($B/recorder-tail -p "$TARGET_PID" --triggers --json | jq -r '"\(.id) \(.fired) \(.saved)"')"
+}
+
+# rec_trigger() from the program fires the code rules whose glob matches its reason.
+test_trigger_from_code() {
+	local snap
+	start_target $INCIDENT code 'health check failed' || return 1
+	trig_attach --trigger 'code:health*' --trigger 'code:oom*' --trigger-after 0 || return 1
+	snap=$(snapshot_of 1) || return 1
+	expect "the code rule whose glob matches fired, with the reason" \
+		"code:health* health 3 code: health check failed" \
+		"$(jq -r '.trigger.rule' "$snap") $($B/recorder-tail --file "$snap" --list --json | jq -r '"\(.subject) \(.seen)"') $(jq -r .trigger.what "$snap")" ||
+		return 1
+	expect "the other did not" $'1 1\n2 0' \
+		"$($B/recorder-tail -p "$TARGET_PID" --triggers --json | jq -r '"\(.id) \(.fired)"')"
+}
+
+# An event rule with a field condition: only events whose fields satisfy it.
+test_trigger_event_rule_with_a_field_condition() {
+	start_target $INCIDENT requests 50 7 || return 1
+	trig_attach --trigger "event:'request failed' status>=500" \
+		--trigger "event:'request failed' status>=600" --trigger 'event:step i=99' \
+		--trigger-after 0 || return 1
+	wait_for "$T/target.out" '^done' || return 1
+	snapshot_of 1 >/dev/null || return 1
+	expect "status>=500 fired once, the others never" $'1 1 1\n2 0 0\n3 0 0' \
+		"$($B/recorder-tail -p "$TARGET_PID" --triggers --json | jq -r '"\(.id) \(.fired) \(.saved)"')"
+}
+
+# A storm of errors: the cooldown and the hourly cap hold, counted exactly.
+test_trigger_cooldown_and_cap_are_counted_exactly() {
+	start_target $INCIDENT storm 1000 || return 1
+	trig_attach --trigger 'level>=error' --trigger "event:'request failed'" \
+		--trigger-cooldown 0 --trigger-cap 1 --trigger-after 0 || return 1
+	wait_for "$T/target.out" '^done' || return 1
+	snapshot_of 1 >/dev/null || return 1
+	sleep 0.3
+	# Rule 1 took the hour's one snapshot at the first error; every other firing is capped.
+	expect "fired, saved, cooldown, capped per rule" $'1 1000 1 0 999\n2 1000 0 0 1000' \
+		"$($B/recorder-tail -p "$TARGET_PID" --triggers --json | jq -r '"\(.id) \(.fired) \(.saved) \(.cooldown) \(.capped)"')" ||
+		return 1
+	expect "one snapshot file" 1 "$(snapshots)" || return 1
+	expect "the ring dropped nothing" 0 \
+		"$($B/recorder-tail -p "$TARGET_PID" --list --json | jq -r .dropped)" || return 1
+	stop_target
+	kill -TERM "$ATTACH_PID"
+	wait "$ATTACH_PID"
+	# And with a cooldown of an hour and no cap: one snapshot, the rest cooled down.
+	start_target $INCIDENT storm 1000 || return 1
+	rm -rf "$T/dumps"
+	trig_attach --trigger 'level>=error' --trigger-cooldown 1h --trigger-cap 0 \
+		--trigger-after 0 || return 1
+	wait_for "$T/target.out" '^done' || return 1
+	snapshot_of 1 >/dev/null || return 1
+	sleep 0.3
+	expect "fired, saved, cooldown, capped" "1 1000 1 999 0" \
+		"$($B/recorder-tail -p "$TARGET_PID" --triggers --json | jq -r '"\(.id) \(.fired) \(.saved) \(.cooldown) \(.capped)"')"
+}
+
+# Rules added and removed on a running recorder-attach; a stranger may do neither.
+test_trigger_rules_added_and_removed_at_run_time() {
+	local out rc
+	start_target $INCIDENT hang || return 1
+	trig_attach || return 1
+	expect "added" "added trigger 1: span:request>200ms" \
+		"$($B/recorder-tail -p "$TARGET_PID" --add-trigger 'span:request>200ms')" || return 1
+	# The socket's mode lets anyone connect: the server's SO_PEERCRED check is what refuses.
+	chmod 0666 "/run/recorder/$TARGET_PID.sock"
+	out=$(setpriv --reuid=65533 --regid=65533 --clear-groups \
+		$B/recorder-tail -p "$TARGET_PID" --add-trigger code 2>&1)
+	rc=$?
+	expect "a stranger's rule is refused, told who may" \
+		"1 recorder-attach: uid 65533 may not read pid $TARGET_PID: only root may" \
+		"$rc $out" || return 1
+	expect "the stranger changed nothing" "1 span:request>200ms" \
+		"$($B/recorder-tail -p "$TARGET_PID" --triggers --json | jq -r '"\(.id) \(.rule)"')" ||
+		return 1
+	snapshot_of 1 >/dev/null || return 1
+	expect "removed by its id" "removed trigger '1'" \
+		"$($B/recorder-tail -p "$TARGET_PID" --remove-trigger 1)" || return 1
+	out=$($B/recorder-tail -p "$TARGET_PID" --remove-trigger 1 2>&1)
+	rc=$?
+	expect "removing it again names it" \
+		"1 recorder-attach: cannot remove trigger '1' of pid $TARGET_PID: no trigger rule has id 1" \
+		"$rc $out"
+}
+
+# Bad rules are usage errors that print the grammar and name the bad part.
+test_trigger_bad_rules_are_usage_errors() {
+	local out rc what
+	for what in "level>=loud|unknown level 'loud'" "span:x>5 parsecs|in duration '5 parsecs'" \
+		"event:x status~5|bad operator" "evnt:x|unknown rule kind 'evnt'"; do
+		out=$($B/recorder-attach -p 1 --trigger "${what%%|*}" 2>&1)
+		rc=$?
+		[ $rc -eq 64 ] || fail "'${what%%|*}': exit status $rc, not 64: $out" || return 1
+		echo "$out" | grep -q "invalid --trigger '${what%%|*}'" ||
+			fail "the error names the rule: $out" || return 1
+		echo "$out" | grep -q "${what#*|}" || fail "the error names the bad part: $out" ||
+			return 1
+		echo "$out" | grep -q "A trigger RULE is one of" ||
+			fail "the error prints the grammar: $out" || return 1
+	done
+	out=$($B/recorder-attach -p 1 --trigger-after 3parsecs 2>&1)
+	echo "$out" | grep -q "invalid --trigger-after '3parsecs'" || fail "bad duration: $out" ||
+		return 1
+	out=$($B/recorder-attach -p 1 --trigger-scope everything 2>&1)
+	echo "$out" | grep -q "invalid --trigger-scope 'everything': expected recording or process" ||
+		fail "bad scope: $out"
+}
+
+# A dump directory that cannot be written: said, counted, and recording goes on.
+test_trigger_unwritable_dump_dir_is_reported_and_counted() {
+	start_target $INCIDENT storm 10 || return 1
+	trig_attach --trigger 'level>=error' --trigger-after 200ms || return 1
+	# Taken away after the check at start: a disk gone read-only, say.
+	chmod 0500 "$T/dumps"
+	chattr +i "$T/dumps" 2>/dev/null
+	wait_for "$T/attach.err" "its snapshot could not be written" 30 || return 1
+	chattr -i "$T/dumps" 2>/dev/null
+	grep -q "into $T/dumps" "$T/attach.err" || fail "it names the directory" || return 1
+	expect "counted failed" "1 0 1" \
+		"$($B/recorder-tail -p "$TARGET_PID" --triggers --json | jq -r '"\(.fired - .cooldown - .capped) \(.saved) \(.failed)"')" ||
+		return 1
+	expect "recording went on" 10 "$($B/recorder-tail -p "$TARGET_PID" --list --json | jq -r .seen)"
+}
