@@ -159,3 +159,37 @@ bool rec_incident__pins(const struct rec_incident *in, uint64_t recording)
 			return true;
 	return false;
 }
+
+bool rec_incident__keep(struct rec_incident *in, uint64_t recording, int64_t now_ns,
+			int64_t after_ns)
+{
+	for (size_t i = 0; i < in->nkeep; i++)
+		if (in->keep[i].recording == recording)
+			return false;
+	for (size_t i = 0; i < REC_INCIDENT_OPEN_FIRED_MAX; i++)
+		if (recording && in->kept_keys[i] == recording)
+			return false;
+	if (in->nkeep == REC_INCIDENT_KEEP_MAX) {
+		in->keep_dropped++;
+		return false;
+	}
+	in->keep[in->nkeep].recording = recording;
+	in->keep[in->nkeep++].due_ns = now_ns + after_ns;
+	return true;
+}
+
+bool rec_incident__take_keep(struct rec_incident *in, int64_t now_ns, bool all, uint64_t *recording)
+{
+	for (size_t i = 0; i < in->nkeep; i++) {
+		if (!all && in->keep[i].due_ns > now_ns)
+			continue;
+		*recording = in->keep[i].recording;
+		memmove(&in->keep[i], &in->keep[i + 1], (in->nkeep - i - 1) * sizeof(in->keep[0]));
+		in->nkeep--;
+		in->kept_keys[in->kept_next] = *recording;
+		in->kept_next = (in->kept_next + 1) % REC_INCIDENT_OPEN_FIRED_MAX;
+		in->kept++;
+		return true;
+	}
+	return false;
+}

@@ -37,6 +37,14 @@ struct rec_incident_pending {
 /* The open spans remembered as fired already (a span fires once while open). */
 #define REC_INCIDENT_OPEN_FIRED_MAX 256
 
+/* The recordings an --otlp-keep rule fired on, exported when due (at most this many waiting). */
+#define REC_INCIDENT_KEEP_MAX 1024
+
+struct rec_incident_keep {
+	uint64_t recording;
+	int64_t due_ns;
+};
+
 struct rec_incident {
 	struct rec_trigger_set *rules; /* NULL: no rules */
 	struct rec_incident_pending pending[REC_INCIDENT_PENDING_MAX];
@@ -44,6 +52,13 @@ struct rec_incident {
 	uint64_t open_fired[REC_INCIDENT_OPEN_FIRED_MAX]; /* span ids, a ring */
 	size_t open_next;
 	bool span_rules, event_rules, code_rules;
+	/* --otlp-keep: recordings waiting to be exported, and the counts of the export. */
+	struct rec_incident_keep keep[REC_INCIDENT_KEEP_MAX];
+	size_t nkeep;
+	uint64_t kept;	       /* recordings exported */
+	uint64_t keep_dropped; /* recordings a keep rule fired on that did not fit in keep */
+	uint64_t kept_keys[REC_INCIDENT_OPEN_FIRED_MAX]; /* the last ones, not kept twice */
+	size_t kept_next;
 };
 
 /*
@@ -83,6 +98,17 @@ int rec_incident__add(struct rec_incident *in, const char *text, int64_t cooldow
  * pending snapshots are still written. Returns 0, -ENOENT or -EINVAL.
  */
 int rec_incident__remove(struct rec_incident *in, const char *text, char *err, size_t errlen);
+
+/*
+ * An --otlp-keep rule fired in recording at now_ns: it is to be exported
+ * after_ns later, once. Returns true if it was not waiting or kept already.
+ */
+bool rec_incident__keep(struct rec_incident *in, uint64_t recording, int64_t now_ns,
+			int64_t after_ns);
+
+/* Takes the first recording to export due at now_ns (all with all). */
+bool rec_incident__take_keep(struct rec_incident *in, int64_t now_ns, bool all,
+			     uint64_t *recording);
 
 /* Whether recording has a snapshot pending (its recording is pinned until then). */
 bool rec_incident__pins(const struct rec_incident *in, uint64_t recording);

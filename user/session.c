@@ -99,6 +99,7 @@ struct traced {
 	struct rec_tracer_word *written; /* each one written, to be cleared at the end */
 	size_t nwritten;
 	struct rec_incident inc; /* its trigger rules and pending snapshots (issue 23) */
+	uint64_t otlp_salt;	 /* --otlp-keep: mixed into its trace and span IDs */
 	int64_t open_checked_ms; /* when its open spans were last held against span rules */
 };
 
@@ -383,14 +384,36 @@ static int64_t now_mono_ns(void)
 static void fired(struct rec_session *s, struct traced *t, unsigned int i, uint64_t recording,
 		  const char *what)
 {
-	struct rec_rstate *rs;
+	struct rec_rstate *rs = recording ? rec_proc__find(&t->proc, recording) : NULL;
+	int64_t now = now_mono_ns();
 
-	if (!rec_incident__fire(&t->inc, i, recording, what, now_mono_ns(),
-				s->opts.trigger_after_ns))
-		return;
-	rs = recording ? rec_proc__find(&t->proc, recording) : NULL;
-	if (rs)
+	/* --otlp-keep: exported whatever the snapshots' cooldown and cap say. */
+	if (t->inc.rules->rules[i].keep && s->opts.on_keep && recording &&
+	    rec_incident__keep(&t->inc, recording, now, s->opts.trigger_after_ns) && rs)
 		rs->pinned++;
+	if (rec_incident__fire(&t->inc, i, recording, what, now, s->opts.trigger_after_ns) && rs)
+		rs->pinned++;
+}
+
+/* --otlp-keep: recording of t, its events and spans as OTLP lines, to on_keep. */
+static void export_kept(struct rec_session *s, struct traced *t, uint64_t recording)
+{
+	struct rec_query q = { .flags = REC_Q_OTLP | REC_Q_SPANS | REC_Q_HAS_RECORDING,
+			       .recording = recording,
+			       .otlp_salt = t->otlp_salt };
+	struct rec_rstate *rs = rec_proc__find(&t->proc, recording);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (f) {
+		rec_query__answer_live(f, &t->proc, &q, NULL);
+		if (fclose(f) == 0)
+			s->opts.on_keep(t->proc.pid, recording, buf, len, s->opts.ctx);
+	}
+	free(buf);
+	if (rs)
+		rec_proc__unpin(&t->proc, rs);
 }
 
 /* The event just ingested (t->proc.norm) against t's level and event rules. */
@@ -607,10 +630,26 @@ static void ended_pending(struct rec_session *s, struct traced *t, const struct 
 	}
 }
 
+/* Every recording p had: those it holds, and those it forgot. */
+static uint64_t recordings_of(const struct rec_proc *p)
+{
+	struct rec_forgotten *v = NULL;
+	ssize_t n = rec_proc__forgotten(p, &v);
+	uint64_t total = 0;
+
+	for (const struct rec_rstate *rs = p->first; rs; rs = rs->next)
+		total++;
+	for (ssize_t i = 0; i < n; i++)
+		total += v[i].recordings;
+	free(v);
+	return total;
+}
+
 /* The snapshots of every traced process that are due (all of t's with all): written. */
 static void write_due(struct rec_session *s, struct traced *only, bool all)
 {
 	struct rec_incident_pending p;
+	uint64_t key;
 
 	for (size_t i = 0; i < s->ntraced; i++) {
 		struct traced *t = s->traced[i];
@@ -620,6 +659,8 @@ static void write_due(struct rec_session *s, struct traced *only, bool all)
 		check_open(s, t);
 		while (rec_incident__take_due(&t->inc, now_mono_ns(), all, &p))
 			write_snapshot(s, t, &p);
+		while (rec_incident__take_keep(&t->inc, now_mono_ns(), all, &key))
+			export_kept(s, t, key);
 	}
 }
 
@@ -790,6 +831,8 @@ static int traced_init(struct traced *t, pid_t pid, const struct rec_trigger_set
 	t->pidfd = t->listen_fd = t->lock_fd = -1;
 	if (rec_incident__init(&t->inc, rules))
 		return -ENOMEM;
+	if (getrandom(&t->otlp_salt, sizeof(t->otlp_salt), 0) != sizeof(t->otlp_salt))
+		t->otlp_salt = (uint64_t)pid << 32 ^ (uint64_t)now_ms();
 	err = rec_target__open(&t->target, pid);
 	rec_target__reader(&t->target, &reader);
 	rec_proc__init(&t->proc, pid, &reader);
@@ -891,6 +934,7 @@ started:
 static void traced_end(struct rec_session *s, struct traced *t, bool report)
 {
 	struct rec_exit_info info = { .pid = t->proc.pid };
+	uint64_t key;
 	pid_t pid = t->proc.pid;
 
 	if (t->done)
@@ -914,6 +958,11 @@ static void traced_end(struct rec_session *s, struct traced *t, bool report)
 		info.dump_err = write_dump(s, t, info.dump_path, sizeof(info.dump_path));
 		/* Fired as it ended: one file, its black box, names them. */
 		ended_pending(s, t, &info);
+		/* --otlp-keep: what it kept goes now, while its model is here. */
+		while (rec_incident__take_keep(&t->inc, 0, true, &key))
+			export_kept(s, t, key);
+		info.recordings = recordings_of(&t->proc);
+		info.kept = t->inc.kept;
 	}
 	rec_bpfstate__forget(s->bs, pid);
 	rec_clients__target_done(s->clients, t);

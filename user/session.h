@@ -53,6 +53,12 @@ struct rec_session_opts {
 	int64_t trigger_after_ns;  /* --trigger-after */
 	int trigger_scope_process; /* --trigger-scope process: every recording */
 	size_t keep_snapshots;	   /* snapshots kept in dump_dir (0: any number) */
+	/*
+	 * recorder-attach --otlp-keep: a recording that a rule marked keep fired
+	 * on, when --trigger-after has passed (or its process ended), as the OTLP
+	 * backend's lines (its events and its spans), len bytes at lines.
+	 */
+	void (*on_keep)(pid_t pid, uint64_t recording, const char *lines, size_t len, void *ctx);
 	uint64_t max_snapshot_bytes;
 	/* Called when a process running a --binary file starts being traced. */
 	void (*on_adopt)(pid_t pid, const char *binary, void *ctx);
@@ -80,6 +86,8 @@ struct rec_exit_info {
 	char how[64];
 	char dump_path[PATH_MAX];
 	int dump_err;
+	/* With on_keep: the recordings it had, and those of them exported (the rest: skipped). */
+	uint64_t recordings, kept;
 };
 
 struct rec_attach_info {

@@ -133,6 +133,7 @@ struct rec_trigger_entry {
 	struct rec_trigger_counts count;
 	bool admitted_before;
 	int64_t last_admitted_ns; /* if admitted_before */
+	bool keep; /* recorder-attach --otlp-keep: the recordings it fires on are exported */
 };
 
 /* The rules of a recorder-attach and their limiter. Set up by rec_trigger__init(). */

@@ -206,3 +206,27 @@ test_trigger_unwritable_dump_dir_is_reported_and_counted() {
 		return 1
 	expect "recording went on" 10 "$($B/recorder-tail -p "$TARGET_PID" --list --json | jq -r .seen)"
 }
+
+# --otlp-keep: the collector gets the failed requests, all their events and
+# spans, and nothing of the others, which are counted skipped.
+test_trigger_otlp_keep_sends_only_the_failed_recordings() {
+	local keys
+	otlp_receiver || return 1
+	start_target $INCIDENT requests 300 40 || return 1
+	trig_attach --otlp "$OTLP_URL" --otlp-keep 'level>=error' --trigger-after 50ms || return 1
+	wait_for "$T/target.out" '^done' 60 || return 1
+	sleep 0.3
+	stop_target
+	wait_for "$T/attach.err" 'kept 1 of its 300 recordings \(--otlp-keep\); 299 skipped' 30 ||
+		return 1
+	wait_for "$T/attach.err" 'log records delivered' 30 || return 1
+	[ ! -s "$T/otlp.err" ] || fail "the receiver refused a request: $(cat "$T/otlp.err")" ||
+		return 1
+	expect "the failed request's events, and only its" \
+		"step|step|request failed|step|step|step|step|step" \
+		"$(jq -r '.body' "$T/otlp.out" | paste -sd'|')" || return 1
+	expect "its spans: the request and its recording span" "recording request" \
+		"$(jq -r '.name' "$T/otlp.out.spans" | sort | paste -sd' ')" || return 1
+	keys=$(jq -r '.attributes["recorder.subject"]' "$T/otlp.out" | sort -u)
+	expect "all of one subject" "req[40]" "$keys"
+}

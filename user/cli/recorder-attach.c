@@ -53,6 +53,7 @@ static struct {
 	int otlp_timeout_ms;		 /* --otlp-timeout */
 	int otlp_tries;			 /* --otlp-tries */
 	struct rec_trigger_set triggers; /* --trigger rules, with --trigger-cooldown and -cap */
+	int otlp_keep;			 /* --otlp-keep: only the recordings its rules fire on */
 } env = {
 	.opts = { .ring_bytes = 8u << 20,
 		  .drain_ms = 10,
@@ -144,6 +145,7 @@ enum {
 	OPT_TRIGGER_SCOPE,
 	OPT_KEEP_SNAPSHOTS,
 	OPT_MAX_SNAPSHOT_BYTES,
+	OPT_OTLP_KEEP,
 };
 
 static const struct argp_option options[] = {
@@ -190,6 +192,11 @@ static const struct argp_option options[] = {
 	  "With --otlp: the most one request may take, connect to answer (default 5s)", 0 },
 	{ "otlp-tries", OPT_OTLP_TRIES, "N", 0,
 	  "With --otlp: tries of a batch before it is counted as not delivered (default 6)", 0 },
+	{ "otlp-keep", OPT_OTLP_KEEP, "RULE", 0,
+	  "With --otlp: send only the recordings RULE (a --trigger rule, repeatable) fires "
+	  "on, all their events and spans, once --trigger-after has passed or their "
+	  "process ended; the others are counted as skipped",
+	  0 },
 	{ "keep-dumps", OPT_KEEPDUMPS, "N", 0,
 	  "Keep at most N black boxes in the dump directory, the newest; older ones "
 	  "are removed after each new one (default 100; 0: no limit)",
@@ -267,6 +274,8 @@ static const struct argp_option options[] = {
 	  1 },
 	{},
 };
+
+static void on_keep(pid_t pid, uint64_t recording, const char *lines, size_t len, void *ctx);
 
 /* Parses the value of a limit option into *out; a bad one ends the program. */
 static void parse_limit(struct argp_state *state, const char *name, const char *arg, uint64_t min,
@@ -410,6 +419,29 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.opts.triggers = &env.triggers;
 		break;
 	}
+	case OPT_OTLP_KEEP: {
+		struct rec_trigger_rule r;
+		char err[256], canon[REC_TRIGGER_TEXT_MAX];
+		int at = -1;
+
+		if (rec_trigger__parse(arg, &r, err, sizeof(err)))
+			argp_error(state, "invalid --otlp-keep '%s': %s\n\n%s", arg, err,
+				   REC_TRIGGER_GRAMMAR);
+		rec_trigger__format(&r, canon, sizeof(canon));
+		for (unsigned int i = 0; i < env.triggers.n; i++)
+			if (!strcmp(env.triggers.rules[i].text, canon))
+				at = (int)i;
+		if (at < 0) {
+			if (rec_trigger__add(&env.triggers, arg, err, sizeof(err)) < 0)
+				argp_error(state, "invalid --otlp-keep '%s': %s", arg, err);
+			at = (int)env.triggers.n - 1;
+		}
+		env.triggers.rules[at].keep = true;
+		env.opts.triggers = &env.triggers;
+		env.otlp_keep = 1;
+		env.opts.on_keep = on_keep;
+		break;
+	}
 	case OPT_TRIGGER_AFTER:
 	case OPT_TRIGGER_COOLDOWN: {
 		const char *name = key == OPT_TRIGGER_AFTER ? "trigger-after" : "trigger-cooldown";
@@ -485,6 +517,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_END:
 		if (env.npids == 0 && env.nbinaries == 0)
 			argp_error(state, "no process given: use -p PID or --binary PATH");
+		if (env.otlp_keep && !env.otlp_url)
+			argp_error(state, "--otlp-keep chooses what --otlp sends: give --otlp URL");
 		if (!per_process_given)
 			lim->max_recordings_per_process =
 				lim->max_recordings / REC_DEFAULT_PER_PROCESS_SHARE;
@@ -513,33 +547,143 @@ struct otlp_job {
 	int started;
 	int lost; /* records not delivered */
 	struct otlp_job *next;
+	/* --otlp-keep: the kept recordings' lines, waiting for the thread; done once it ended. */
+	pthread_mutex_t lock;
+	pthread_cond_t more;
+	char *queue;
+	size_t queued;
+	int done;
+	uint64_t recordings, kept;
 };
+
+/* The exporter's options for job: the process's name is its service.name. */
+static void otlp_opts(struct otlp_job *job, struct rec_otlp_opts *o, char *comm, size_t commlen,
+		      char *who, size_t wholen)
+{
+	char proc[32];
+	FILE *f;
+
+	*o = (struct rec_otlp_opts){ .url = env.otlp_url,
+				     .log = stderr,
+				     .pid = job->pid,
+				     .timeout_ms = env.otlp_timeout_ms,
+				     .max_tries = env.otlp_tries };
+	comm[0] = 0;
+	snprintf(proc, sizeof(proc), "/proc/%d/comm", (int)job->pid);
+	f = fopen(proc, "r");
+	if (f && fgets(comm, (int)commlen, f))
+		comm[strcspn(comm, "\n")] = 0;
+	if (f)
+		fclose(f);
+	o->service_name = comm[0] ? comm : "unknown_service:recorder";
+	snprintf(who, wholen, "recorder-attach: OTLP for pid %d", (int)job->pid);
+	o->who = who;
+}
+
+/*
+ * --otlp-keep: sends what the session hands over (on_keep), the recordings a
+ * keep rule fired on, until the process has ended; the others are skipped.
+ */
+static void *otlp_keep(void *arg)
+{
+	struct otlp_job *job = arg;
+	char who[64], comm[64];
+	struct rec_otlp_opts o;
+	struct rec_otlp *otlp;
+	const char *why;
+
+	otlp_opts(job, &o, comm, sizeof(comm), who, sizeof(who));
+	if (rec_otlp__new(&otlp, &o, &why))
+		return NULL; /* the URL was checked at start */
+	pthread_mutex_lock(&job->lock);
+	for (;;) {
+		char *buf = job->queue;
+		size_t n = job->queued;
+		int done = job->done;
+
+		if (!n && !done) {
+			pthread_cond_wait(&job->more, &job->lock);
+			continue;
+		}
+		job->queue = NULL;
+		job->queued = 0;
+		pthread_mutex_unlock(&job->lock);
+		if (n) {
+			rec_otlp__write(otlp, buf, n);
+			rec_otlp__flush(otlp);
+		}
+		free(buf);
+		pthread_mutex_lock(&job->lock);
+		if (done && !job->queued)
+			break;
+	}
+	pthread_mutex_unlock(&job->lock);
+	fprintf(stderr,
+		"%s: kept %" PRIu64 " of its %" PRIu64 " recordings (--otlp-keep); %" PRIu64
+		" skipped\n",
+		who, job->kept, job->recordings, job->recordings - job->kept);
+	if (rec_otlp__finish(otlp, who))
+		job->lost = 1;
+	rec_otlp__free(otlp);
+	return NULL;
+}
+
+static struct otlp_job *otlp_job_of(pid_t pid)
+{
+	for (struct otlp_job *job = env.otlp_jobs; job; job = job->next)
+		if (job->pid == pid)
+			return job;
+	return NULL;
+}
+
+/* The session's --otlp-keep call: a kept recording's lines, for its process's thread. */
+static void on_keep(pid_t pid, uint64_t recording, const char *lines, size_t len, void *ctx)
+{
+	struct otlp_job *job = otlp_job_of(pid);
+	char *v;
+
+	(void)recording;
+	(void)ctx;
+	if (!job || !job->started)
+		return;
+	pthread_mutex_lock(&job->lock);
+	v = realloc(job->queue, job->queued + len);
+	if (v) {
+		memcpy(v + job->queued, lines, len);
+		job->queue = v;
+		job->queued += len;
+	}
+	pthread_cond_signal(&job->more);
+	pthread_mutex_unlock(&job->lock);
+}
+
+/* --otlp-keep: pid ended; its thread sends what is left and says what it kept. */
+static void otlp_keep_done(const struct rec_exit_info *info)
+{
+	struct otlp_job *job = otlp_job_of(info->pid);
+
+	if (!job || !env.otlp_keep)
+		return;
+	pthread_mutex_lock(&job->lock);
+	job->done = 1;
+	job->recordings = info->recordings;
+	job->kept = info->kept;
+	pthread_cond_signal(&job->more);
+	pthread_mutex_unlock(&job->lock);
+}
 
 static void *otlp_follow(void *arg)
 {
 	struct otlp_job *job = arg;
-	struct rec_otlp_opts o = { .url = env.otlp_url,
-				   .log = stderr,
-				   .pid = job->pid,
-				   .timeout_ms = env.otlp_timeout_ms,
-				   .max_tries = env.otlp_tries };
+	struct rec_otlp_opts o;
 	/* Events to /v1/logs, and spans, as they are left, to /v1/traces. */
 	struct rec_query q = { .flags = REC_Q_FOLLOW | REC_Q_OTLP | REC_Q_SPANS };
-	char path[108], who[64], comm[64] = "", proc[32], status;
+	char path[108], who[64], comm[64], status;
 	struct rec_otlp *otlp;
 	const char *why;
-	FILE *f;
 	int fd;
 
-	snprintf(proc, sizeof(proc), "/proc/%d/comm", (int)job->pid);
-	f = fopen(proc, "r");
-	if (f && fgets(comm, sizeof(comm), f))
-		comm[strcspn(comm, "\n")] = 0;
-	if (f)
-		fclose(f);
-	o.service_name = comm[0] ? comm : "unknown_service:recorder";
-	snprintf(who, sizeof(who), "recorder-attach: OTLP for pid %d", (int)job->pid);
-	o.who = who;
+	otlp_opts(job, &o, comm, sizeof(comm), who, sizeof(who));
 	if (getrandom(&q.otlp_salt, sizeof(q.otlp_salt), 0) != sizeof(q.otlp_salt))
 		q.otlp_salt = (uint64_t)time(NULL) ^ ((uint64_t)job->pid << 32);
 	if (rec_otlp__new(&otlp, &o, &why))
@@ -571,7 +715,10 @@ static void otlp_start(pid_t pid)
 	if (!job)
 		return;
 	job->pid = pid;
-	job->started = pthread_create(&job->thread, NULL, otlp_follow, job) == 0;
+	pthread_mutex_init(&job->lock, NULL);
+	pthread_cond_init(&job->more, NULL);
+	job->started = pthread_create(&job->thread, NULL, env.otlp_keep ? otlp_keep : otlp_follow,
+				      job) == 0;
 	if (!job->started)
 		fprintf(stderr, "recorder-attach: OTLP: no thread to follow pid %d\n", (int)pid);
 	job->next = env.otlp_jobs;
@@ -650,6 +797,7 @@ static void on_late(enum rec_late_library what, pid_t pid, const char *path, int
 static void on_exit_pid(const struct rec_exit_info *info, void *ctx)
 {
 	(void)ctx;
+	otlp_keep_done(info);
 	printf("recorder-attach: pid %d exited: %s\n", (int)info->pid, info->how);
 	if (info->dump_err == 0)
 		printf("recorder-attach: black box of pid %d written to %s\n", (int)info->pid,
