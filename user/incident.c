@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Incidents of one traced process (incident.h). */
 #include <errno.h>
+#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 /* Which kinds of rules in has: what the session holds against them. */
 static void kinds(struct rec_incident *in)
 {
+	in->cs_meta = 0;
 	in->span_rules = in->event_rules = in->code_rules = false;
 	for (unsigned int i = 0; in->rules && i < in->rules->n; i++) {
 		enum rec_trigger_kind k = in->rules->rules[i].rule.kind;
@@ -192,4 +194,34 @@ bool rec_incident__take_keep(struct rec_incident *in, int64_t now_ns, bool all, 
 		return true;
 	}
 	return false;
+}
+
+uint64_t rec_incident__event_rules(struct rec_incident *in, uint64_t meta,
+				   const struct rec_callsite *cs)
+{
+	uint64_t mask = 0;
+
+	if (meta && meta == in->cs_meta)
+		return in->cs_mask;
+	for (unsigned int i = 0; in->rules && i < in->rules->n && i < 64; i++) {
+		const struct rec_trigger_rule *r = &in->rules->rules[i].rule;
+		bool may = false;
+
+		/* Unreadable: no level, no message; nothing matches it. */
+		if (!cs)
+			break;
+		if (r->kind == REC_TRIGGER_LEVEL)
+			may = cs->level == REC_LEVEL_RUNTIME || (int)cs->level >= (int)r->level;
+		else if (r->kind == REC_TRIGGER_EVENT)
+			/* A formatted message is the event's own: asked per event. */
+			may = !cs->message[0] || fnmatch(r->glob, cs->message, 0) == 0;
+		if (may)
+			mask |= 1ULL << i;
+	}
+	/* Cached only once its callsite is: the next event of it may find it readable. */
+	if (cs) {
+		in->cs_meta = meta;
+		in->cs_mask = mask;
+	}
+	return mask;
 }

@@ -52,6 +52,9 @@ struct rec_incident {
 	uint64_t open_fired[REC_INCIDENT_OPEN_FIRED_MAX]; /* span ids, a ring */
 	size_t open_next;
 	bool span_rules, event_rules, code_rules;
+	/* The last callsite's events asked of (rec_incident__event_rules): most come in runs. */
+	uint64_t cs_meta;
+	uint64_t cs_mask;
 	/* --otlp-keep: recordings waiting to be exported, and the counts of the export. */
 	struct rec_incident_keep keep[REC_INCIDENT_KEEP_MAX];
 	size_t nkeep;
@@ -66,6 +69,15 @@ struct rec_incident {
  */
 int rec_incident__init(struct rec_incident *in, const struct rec_trigger_set *rules);
 void rec_incident__fini(struct rec_incident *in);
+
+/*
+ * The level and event rules that an event of callsite cs (at address meta; NULL
+ * if it could not be read) may fire, as a mask of rule indexes: a rule whose
+ * level or message glob its callsite rules out is left out, so that most
+ * events cost one compare. Only a bit set asks for the event's own match.
+ */
+uint64_t rec_incident__event_rules(struct rec_incident *in, uint64_t meta,
+				   const struct rec_callsite *cs);
 
 /*
  * Rule i fired in recording (what says on what) at now_ns: asks its limiter

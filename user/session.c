@@ -422,8 +422,16 @@ static void check_event(struct rec_session *s, struct traced *t)
 	const struct rec_trigger_set *rules = t->inc.rules;
 	struct rec_event_view ev = { 0 };
 	struct rec_decoded full, *d = &full;
+	const struct rec_callsite *cs;
+	uint64_t mask;
 
-	/* Ingesting read its head only: its fields are what a condition needs. */
+	/* Its head is what ingesting read: the callsite rules out most events. */
+	rec_event__head(t->proc.norm, d);
+	cs = rec_proc__cached_callsite(&t->proc, d->meta);
+	mask = rec_incident__event_rules(&t->inc, d->meta, cs);
+	if (!mask)
+		return;
+	/* Its fields are what a condition, or a formatted message, needs. */
 	if (rec_event__decode(t->proc.norm, t->proc.norm_len, d))
 		return;
 	ev.from.recording = d->recording;
@@ -432,11 +440,12 @@ static void check_event(struct rec_session *s, struct traced *t)
 	ev.level = d->level;
 	ev.nfields = d->nfields;
 	ev.values = d->values;
-	ev.cs = rec_proc__cached_callsite(&t->proc, d->meta);
+	ev.cs = cs;
 	for (unsigned int i = 0; i < rules->n; i++) {
 		char what[REC_INCIDENT_WHAT_MAX];
 
-		if (!rec_trigger__match_event(&rules->rules[i].rule, &ev))
+		if ((i < 64 && !(mask & (1ULL << i))) ||
+		    !rec_trigger__match_event(&rules->rules[i].rule, &ev))
 			continue;
 		snprintf(what, sizeof(what), "event seq %" PRIu64 ": %s", d->seq,
 			 ev.cs && ev.cs->message[0] ? ev.cs->message : "(formatted)");
