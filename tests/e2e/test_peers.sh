@@ -65,14 +65,22 @@ peer_round() {
 	fi
 	wait_for "$d/attach.out" '^attached to' 30 || { cat "$d/attach.err"; return 1; }
 	if [ "$when" != race ]; then
-		# The workload starts once it is told it is attached: let events flow first.
+		# The workload starts once it is told it is attached: let events flow
+		# first. It is stopped while the peer starts, so that a peer slow to
+		# start on a loaded machine still comes in the middle of its events.
 		sleep 0.2
+		kill -STOP "$PEER_PID"
 		peer_start "$d" "$peer"
-		peer_attached "$d" "$peer" || return 1
+		peer_attached "$d" "$peer" || { kill -CONT "$PEER_PID"; return 1; }
+		kill -CONT "$PEER_PID"
 	fi
 	if [ "$when" = detach ]; then
+		# And it goes while they flow (stopped again, so that it goes before the end).
+		sleep 0.1
+		kill -STOP "$PEER_PID"
 		kill -INT "$PEER_JOB"
 		wait "$PEER_JOB" 2>/dev/null
+		kill -CONT "$PEER_PID"
 	fi
 	wait_for "$d/attach.out" "black box of pid $PEER_PID written to " 60 ||
 		{ cat "$d/attach.err" "$d/target.err"; return 1; }
