@@ -46,7 +46,7 @@ static bool is_quote(char ch)
 	return ch == '\'' || ch == '"';
 }
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
+int rec_cond__fail(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -135,13 +135,13 @@ static int parse_bare(const char *tok, size_t n, struct rec_cond *c, const char 
 	bool is_float;
 
 	if (n >= REC_COND_STR_MAX)
-		return fail(err, errlen, "value in '%.*s' is longer than %d bytes", tlen, text,
-			    REC_COND_STR_MAX - 1);
+		return rec_cond__fail(err, errlen, "value in '%.*s' is longer than %d bytes", tlen,
+				      text, REC_COND_STR_MAX - 1);
 	memcpy(c->str, tok, n);
 	c->str[n] = 0;
 	if (number_shape(tok, n, &is_float)) {
 		if (parse_number(c->str, is_float, c))
-			return fail(err, errlen, "number '%s' is out of range", c->str);
+			return rec_cond__fail(err, errlen, "number '%s' is out of range", c->str);
 		c->str[0] = 0;
 		return 0;
 	}
@@ -172,22 +172,23 @@ int rec_cond__parse(const char *text, struct rec_cond *c, char *err, size_t errl
 	while (tlen && is_blank(text[tlen - 1]))
 		tlen--;
 	if (!*p)
-		return fail(err, errlen, "empty condition: expected FIELD OP VALUE");
+		return rec_cond__fail(err, errlen, "empty condition: expected FIELD OP VALUE");
 
 	start = p;
 	if (is_op_char(*p))
-		return fail(err, errlen, "'%.*s' has no field name", tlen, text);
+		return rec_cond__fail(err, errlen, "'%.*s' has no field name", tlen, text);
 	if (!isalpha((unsigned char)*p) && *p != '_')
-		return fail(err, errlen,
-			    "bad field name in '%.*s': expected a letter or _, then letters, "
-			    "digits, _ or .",
-			    tlen, text);
+		return rec_cond__fail(
+			err, errlen,
+			"bad field name in '%.*s': expected a letter or _, then letters, "
+			"digits, _ or .",
+			tlen, text);
 	while (isalnum((unsigned char)*p) || *p == '_' || *p == '.')
 		p++;
 	n = (size_t)(p - start);
 	if (n >= REC_COND_FIELD_MAX)
-		return fail(err, errlen, "field name '%.*s' is longer than %d bytes", (int)n, start,
-			    REC_COND_FIELD_MAX - 1);
+		return rec_cond__fail(err, errlen, "field name '%.*s' is longer than %d bytes",
+				      (int)n, start, REC_COND_FIELD_MAX - 1);
 	memcpy(c->field, start, n);
 
 	while (is_blank(*p))
@@ -196,26 +197,30 @@ int rec_cond__parse(const char *text, struct rec_cond *c, char *err, size_t errl
 		if (!strncmp(p, op_texts[i].text, strlen(op_texts[i].text)))
 			break;
 	if (i == sizeof(op_texts) / sizeof(op_texts[0]))
-		return fail(err, errlen, "bad operator in '%.*s': " OPS_EXPECTED, tlen, text);
+		return rec_cond__fail(err, errlen, "bad operator in '%.*s': " OPS_EXPECTED, tlen,
+				      text);
 	c->op = op_texts[i].op;
 	p += strlen(op_texts[i].text);
 	/* a=>5, a<>5, a===5: not an operator and a string that starts with one. */
 	if (is_op_char(*p))
-		return fail(err, errlen, "bad operator in '%.*s': " OPS_EXPECTED, tlen, text);
+		return rec_cond__fail(err, errlen, "bad operator in '%.*s': " OPS_EXPECTED, tlen,
+				      text);
 
 	while (is_blank(*p))
 		p++;
 	if (!*p)
-		return fail(err, errlen, "'%.*s' has no value", tlen, text);
+		return rec_cond__fail(err, errlen, "'%.*s' has no value", tlen, text);
 	if (is_quote(*p)) {
 		const char *close = strchr(p + 1, *p);
 
 		if (!close)
-			return fail(err, errlen, "unterminated quote %c in '%.*s'", *p, tlen, text);
+			return rec_cond__fail(err, errlen, "unterminated quote %c in '%.*s'", *p,
+					      tlen, text);
 		n = (size_t)(close - p - 1);
 		if (n >= REC_COND_STR_MAX)
-			return fail(err, errlen, "string in '%.*s' is longer than %d bytes", tlen,
-				    text, REC_COND_STR_MAX - 1);
+			return rec_cond__fail(err, errlen,
+					      "string in '%.*s' is longer than %d bytes", tlen,
+					      text, REC_COND_STR_MAX - 1);
 		memcpy(c->str, p + 1, n);
 		c->type = REC_TYPE_STR;
 		p = close + 1;
@@ -231,16 +236,16 @@ int rec_cond__parse(const char *text, struct rec_cond *c, char *err, size_t errl
 	while (is_blank(*p))
 		p++;
 	if (*p)
-		return fail(err, errlen, "unexpected '%.*s' after the value in '%.*s'",
-			    (int)(text + tlen - p), p, tlen, text);
+		return rec_cond__fail(err, errlen, "unexpected '%.*s' after the value in '%.*s'",
+				      (int)(text + tlen - p), p, tlen, text);
 
 	if (c->op != REC_COND_EQ && c->op != REC_COND_NE) {
 		if (c->type == REC_TYPE_STR)
-			return fail(err, errlen, "'%s' does not apply to a string ('%s')",
-				    op_names[c->op], c->str);
+			return rec_cond__fail(err, errlen, "'%s' does not apply to a string ('%s')",
+					      op_names[c->op], c->str);
 		if (c->type == REC_TYPE_BOOL)
-			return fail(err, errlen, "'%s' does not apply to a boolean (%s)",
-				    op_names[c->op], c->b ? "true" : "false");
+			return rec_cond__fail(err, errlen, "'%s' does not apply to a boolean (%s)",
+					      op_names[c->op], c->b ? "true" : "false");
 	}
 	return 0;
 }

@@ -91,6 +91,13 @@ bool rec_cond__match(const struct rec_cond *c, uint32_t nfields, const char *con
  * bare if it holds both). rec_cond__parse() gives c back. Returns 0 or
  * -ENOSPC (buf then holds a NUL-terminated prefix if len > 0).
  */
+/*
+ * Writes the message of a parse error (printf-style) into err, as every parser
+ * of this grammar (conditions, trigger rules) does. Returns -EINVAL.
+ */
+int rec_cond__fail(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 int rec_cond__format(const struct rec_cond *c, char *buf, size_t len);
 
 #endif /* REC_COND_H */

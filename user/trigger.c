@@ -24,18 +24,6 @@ static const struct {
 #define UNITS "ns us ms s m h"
 #define NUNITS (sizeof(units) / sizeof(units[0]))
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
-}
-
 static bool is_blank(char ch)
 {
 	return isspace((unsigned char)ch);
@@ -54,24 +42,26 @@ int rec_trigger__parse_duration(const char *text, int64_t *ns, char *err, size_t
 	if (errlen)
 		err[0] = 0;
 	if (!text || !*text)
-		return fail(err, errlen,
-			    "empty duration: expected an integer and a unit (" UNITS ")");
+		return rec_cond__fail(err, errlen,
+				      "empty duration: expected an integer and a unit (" UNITS ")");
 	if (*p == '-')
-		return fail(err, errlen, "negative duration '%s'", text);
+		return rec_cond__fail(err, errlen, "negative duration '%s'", text);
 	if (!isdigit((unsigned char)*p))
-		return fail(err, errlen,
-			    "bad duration '%s': expected an integer and a unit (" UNITS ")", text);
+		return rec_cond__fail(
+			err, errlen,
+			"bad duration '%s': expected an integer and a unit (" UNITS ")", text);
 	for (; isdigit((unsigned char)*p); p++) {
 		int d = *p - '0';
 
 		if (v > (INT64_MAX - d) / 10)
-			return fail(err, errlen, "duration '%s' is too long", text);
+			return rec_cond__fail(err, errlen, "duration '%s' is too long", text);
 		v = v * 10 + d;
 	}
 	if (!*p) {
 		if (v)
-			return fail(err, errlen,
-				    "duration '%s' has no unit: expected one of " UNITS, text);
+			return rec_cond__fail(err, errlen,
+					      "duration '%s' has no unit: expected one of " UNITS,
+					      text);
 		*ns = 0;
 		return 0;
 	}
@@ -79,11 +69,12 @@ int rec_trigger__parse_duration(const char *text, int64_t *ns, char *err, size_t
 		if (strcmp(p, units[i].unit))
 			continue;
 		if (v > INT64_MAX / units[i].ns)
-			return fail(err, errlen, "duration '%s' is too long", text);
+			return rec_cond__fail(err, errlen, "duration '%s' is too long", text);
 		*ns = v * units[i].ns;
 		return 0;
 	}
-	return fail(err, errlen, "bad unit '%s' in duration '%s': expected one of " UNITS, p, text);
+	return rec_cond__fail(err, errlen, "bad unit '%s' in duration '%s': expected one of " UNITS,
+			      p, text);
 }
 
 int rec_trigger__format_duration(int64_t ns, char *buf, size_t len)
@@ -115,7 +106,8 @@ static int parse_glob(const char **p, const char *end, char glob[REC_TRIGGER_GLO
 	if (s < end && is_quote(*s)) {
 		close = memchr(s + 1, *s, (size_t)(end - s - 1));
 		if (!close)
-			return fail(err, errlen, "unterminated quote %c in '%s'", *s, text);
+			return rec_cond__fail(err, errlen, "unterminated quote %c in '%s'", *s,
+					      text);
 		s++;
 		*p = close + 1;
 	} else {
@@ -123,12 +115,12 @@ static int parse_glob(const char **p, const char *end, char glob[REC_TRIGGER_GLO
 			;
 		*p = close;
 		if (close == s)
-			return fail(err, errlen, "'%s' has no glob", text);
+			return rec_cond__fail(err, errlen, "'%s' has no glob", text);
 	}
 	n = (size_t)(close - s);
 	if (n >= REC_TRIGGER_GLOB_MAX)
-		return fail(err, errlen, "glob in '%s' is longer than %d bytes", text,
-			    REC_TRIGGER_GLOB_MAX - 1);
+		return rec_cond__fail(err, errlen, "glob in '%s' is longer than %d bytes", text,
+				      REC_TRIGGER_GLOB_MAX - 1);
 	memcpy(glob, s, n);
 	glob[n] = 0;
 	return 0;
@@ -141,11 +133,11 @@ static int parse_level(const char *p, const char *end, struct rec_trigger_rule *
 	size_t n = (size_t)(end - p);
 
 	if (strncmp(p, ">=", 2))
-		return fail(err, errlen, "bad rule '%s': expected level>=LEVEL", text);
+		return rec_cond__fail(err, errlen, "bad rule '%s': expected level>=LEVEL", text);
 	p += 2;
 	n -= 2;
 	if (!n)
-		return fail(err, errlen, "'%s' has no level", text);
+		return rec_cond__fail(err, errlen, "'%s' has no level", text);
 	if (n < sizeof(name)) {
 		memcpy(name, p, n);
 		name[n] = 0;
@@ -156,9 +148,10 @@ static int parse_level(const char *p, const char *end, struct rec_trigger_rule *
 		if (!rec_names__parse_level(name, &r->level))
 			return 0;
 	}
-	return fail(err, errlen,
-		    "unknown level '%.*s' in '%s': expected trace, debug, info, warn or error",
-		    (int)n, p, text);
+	return rec_cond__fail(
+		err, errlen,
+		"unknown level '%.*s' in '%s': expected trace, debug, info, warn or error", (int)n,
+		p, text);
 }
 
 static int parse_span(const char *p, const char *end, struct rec_trigger_rule *r, const char *text,
@@ -174,30 +167,32 @@ static int parse_span(const char *p, const char *end, struct rec_trigger_rule *r
 		if (ret)
 			return ret;
 		if (p == end || *p != '>')
-			return fail(err, errlen, "'%s' has no '>DURATION' after its glob", text);
+			return rec_cond__fail(err, errlen, "'%s' has no '>DURATION' after its glob",
+					      text);
 		gt = p;
 	} else {
 		/* A duration has no '>': the glob is all before the last. */
 		for (gt = end; gt > p && gt[-1] != '>'; gt--)
 			;
 		if (gt == p)
-			return fail(err, errlen, "'%s' has no '>DURATION'", text);
+			return rec_cond__fail(err, errlen, "'%s' has no '>DURATION'", text);
 		gt--;
 		if (gt == p)
-			return fail(err, errlen, "'%s' has no glob", text);
+			return rec_cond__fail(err, errlen, "'%s' has no glob", text);
 		for (const char *s = p; s < gt; s++)
 			if (is_blank(*s))
-				return fail(err, errlen, "glob '%.*s' has blanks: quote it",
-					    (int)(gt - p), p);
+				return rec_cond__fail(err, errlen,
+						      "glob '%.*s' has blanks: quote it",
+						      (int)(gt - p), p);
 		ret = parse_glob(&p, gt, r->glob, text, err, errlen);
 		if (ret)
 			return ret;
 	}
 	n = (size_t)(end - gt - 1);
 	if (!n)
-		return fail(err, errlen, "'%s' has no duration", text);
+		return rec_cond__fail(err, errlen, "'%s' has no duration", text);
 	if (n >= sizeof(duration))
-		return fail(err, errlen, "duration '%.*s' is too long", (int)n, gt + 1);
+		return rec_cond__fail(err, errlen, "duration '%.*s' is too long", (int)n, gt + 1);
 	memcpy(duration, gt + 1, n);
 	duration[n] = 0;
 	return rec_trigger__parse_duration(duration, &r->duration_ns, err, errlen);
@@ -213,8 +208,8 @@ static int parse_event(const char *p, const char *end, struct rec_trigger_rule *
 	if (p == end)
 		return 0;
 	if (!is_blank(*p))
-		return fail(err, errlen, "unexpected '%.*s' after the glob in '%s'", (int)(end - p),
-			    p, text);
+		return rec_cond__fail(err, errlen, "unexpected '%.*s' after the glob in '%s'",
+				      (int)(end - p), p, text);
 	r->has_cond = true;
 	/* The condition is the rest; end is the end of text but for blanks, which it allows. */
 	return rec_cond__parse(p, &r->cond, err, errlen);
@@ -230,14 +225,15 @@ static int parse_code(const char *p, const char *end, struct rec_trigger_rule *r
 		return 0;
 	}
 	if (*p != ':')
-		return fail(err, errlen, "bad rule '%s': expected code or code:GLOB", text);
+		return rec_cond__fail(err, errlen, "bad rule '%s': expected code or code:GLOB",
+				      text);
 	p++;
 	ret = parse_glob(&p, end, r->glob, text, err, errlen);
 	if (ret)
 		return ret;
 	if (p != end)
-		return fail(err, errlen, "unexpected '%.*s' after the glob in '%s'", (int)(end - p),
-			    p, text);
+		return rec_cond__fail(err, errlen, "unexpected '%.*s' after the glob in '%s'",
+				      (int)(end - p), p, text);
 	return 0;
 }
 
@@ -256,10 +252,11 @@ int rec_trigger__parse(const char *text, struct rec_trigger_rule *r, char *err, 
 	while (n && is_blank(text[n - 1]))
 		n--;
 	if (!n)
-		return fail(err, errlen, "empty rule: expected level>=, span:, event: or code");
+		return rec_cond__fail(err, errlen,
+				      "empty rule: expected level>=, span:, event: or code");
 	if (n >= sizeof(trimmed))
-		return fail(err, errlen, "rule '%.40s...' is longer than %zu bytes", text,
-			    sizeof(trimmed) - 1);
+		return rec_cond__fail(err, errlen, "rule '%.40s...' is longer than %zu bytes", text,
+				      sizeof(trimmed) - 1);
 	/* Messages quote the rule without the blanks around it. */
 	memcpy(trimmed, text, n);
 	trimmed[n] = 0;
@@ -270,10 +267,10 @@ int rec_trigger__parse(const char *text, struct rec_trigger_rule *r, char *err, 
 		;
 	n = (size_t)(p - word);
 	if (!n)
-		return fail(err, errlen,
-			    "bad rule '%s': expected level>=LEVEL, span:GLOB>DURATION, "
-			    "event:GLOB [COND], code or code:GLOB",
-			    trimmed);
+		return rec_cond__fail(err, errlen,
+				      "bad rule '%s': expected level>=LEVEL, span:GLOB>DURATION, "
+				      "event:GLOB [COND], code or code:GLOB",
+				      trimmed);
 	if (n == 5 && !strncmp(word, "level", n)) {
 		r->kind = REC_TRIGGER_LEVEL;
 		return parse_level(p, end, r, trimmed, err, errlen);
@@ -285,20 +282,21 @@ int rec_trigger__parse(const char *text, struct rec_trigger_rule *r, char *err, 
 	if (n == 4 && !strncmp(word, "span", n)) {
 		r->kind = REC_TRIGGER_SPAN;
 		if (*p != ':')
-			return fail(err, errlen, "bad rule '%s': expected span:GLOB>DURATION",
-				    trimmed);
+			return rec_cond__fail(
+				err, errlen, "bad rule '%s': expected span:GLOB>DURATION", trimmed);
 		return parse_span(p + 1, end, r, trimmed, err, errlen);
 	}
 	if (n == 5 && !strncmp(word, "event", n)) {
 		r->kind = REC_TRIGGER_EVENT;
 		if (*p != ':')
-			return fail(err, errlen, "bad rule '%s': expected event:GLOB [COND]",
-				    trimmed);
+			return rec_cond__fail(err, errlen,
+					      "bad rule '%s': expected event:GLOB [COND]", trimmed);
 		return parse_event(p + 1, end, r, trimmed, err, errlen);
 	}
-	return fail(err, errlen,
-		    "unknown rule kind '%.*s' in '%s': expected level, span, event or code", (int)n,
-		    word, trimmed);
+	return rec_cond__fail(
+		err, errlen,
+		"unknown rule kind '%.*s' in '%s': expected level, span, event or code", (int)n,
+		word, trimmed);
 }
 
 /* The quotes glob needs to read back the same: none if it can be bare ("" too if it must). */
@@ -447,7 +445,7 @@ int rec_trigger__add(struct rec_trigger_set *s, const char *text, char *err, siz
 	if (ret)
 		return ret;
 	if (rec_trigger__format(&r, canon, sizeof(canon)))
-		return fail(err, errlen, "rule '%s' cannot be written back", text);
+		return rec_cond__fail(err, errlen, "rule '%s' cannot be written back", text);
 	i = find_text(s, canon);
 	if (i >= 0) {
 		if (errlen)

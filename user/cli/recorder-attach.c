@@ -277,6 +277,29 @@ static const struct argp_option options[] = {
 
 static void on_keep(pid_t pid, uint64_t recording, const char *lines, size_t len, void *ctx);
 
+/* How many files of a kind the dump directory keeps (--keep-dumps, --keep-snapshots). */
+static uint64_t parse_keep(struct argp_state *state, const char *name, const char *arg)
+{
+	uint64_t v;
+
+	if (rec_cli__parse_dec(arg, 0, 1000000, &v))
+		argp_error(state, "invalid --%s '%s': expected 0 to 1000000", name, arg);
+	return v;
+}
+
+/* How many bytes of them (--max-dump-bytes, --max-snapshot-bytes). */
+static uint64_t parse_bytes(struct argp_state *state, const char *name, const char *arg)
+{
+	uint64_t v;
+
+	if (rec_cli__parse_size(arg, &v))
+		argp_error(state,
+			   "invalid --%s '%s': expected a size in bytes, with an optional "
+			   "suffix k, M or G (0: no limit)",
+			   name, arg);
+	return v;
+}
+
 /* Parses the value of a limit option into *out; a bad one ends the program. */
 static void parse_limit(struct argp_state *state, const char *name, const char *arg, uint64_t min,
 			uint64_t max, uint64_t *out)
@@ -395,17 +418,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.otlp_tries = rec_cli__parse_otlp_tries(state, arg);
 		break;
 	case OPT_KEEPDUMPS:
-		if (rec_cli__parse_dec(arg, 0, 1000000, &v))
-			argp_error(state, "invalid --keep-dumps '%s': expected 0 to 1000000", arg);
-		env.opts.keep_dumps = v;
+		env.opts.keep_dumps = parse_keep(state, "keep-dumps", arg);
 		break;
 	case OPT_MAXDUMPBYTES:
-		if (rec_cli__parse_size(arg, &v))
-			argp_error(state,
-				   "invalid --max-dump-bytes '%s': expected a size in bytes, "
-				   "with an optional suffix k, M or G (0: no limit)",
-				   arg);
-		env.opts.max_dump_bytes = v;
+		env.opts.max_dump_bytes = parse_bytes(state, "max-dump-bytes", arg);
 		break;
 	case 'v':
 		env.opts.verbose = 1;
@@ -470,18 +486,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.opts.trigger_scope_process = strcmp(arg, "process") == 0;
 		break;
 	case OPT_KEEP_SNAPSHOTS:
-		if (rec_cli__parse_dec(arg, 0, 1000000, &v))
-			argp_error(state, "invalid --keep-snapshots '%s': expected 0 to 1000000",
-				   arg);
-		env.opts.keep_snapshots = v;
+		env.opts.keep_snapshots = parse_keep(state, "keep-snapshots", arg);
 		break;
 	case OPT_MAX_SNAPSHOT_BYTES:
-		if (rec_cli__parse_size(arg, &v))
-			argp_error(state,
-				   "invalid --max-snapshot-bytes '%s': expected a size in bytes, "
-				   "with an optional suffix k, M or G (0: no limit)",
-				   arg);
-		env.opts.max_snapshot_bytes = v;
+		env.opts.max_snapshot_bytes = parse_bytes(state, "max-snapshot-bytes", arg);
 		break;
 	case OPT_MAX_RECORDINGS:
 		parse_limit(state, "max-recordings", arg, 16, 1u << 22, &lim->max_recordings);
