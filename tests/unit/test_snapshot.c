@@ -3,7 +3,7 @@
  * Trigger snapshots (dump.h): a dump of one recording holds it whole and
  * nothing of the others but the stacks; the trigger of a snapshot and the
  * triggers pending of a black box are written, read and written again byte
- * for byte; a malformed trigger is
+ * for byte, and shown by every output that shows them; a malformed trigger is
  * refused with a message that names it; snapshot files are named apart from
  * black boxes.
  */
@@ -160,6 +160,12 @@ static char *written(struct rec_proc *p, const struct rec_dump_opts *opts)
 	return text;
 }
 
+#define assert_starts_with(s, prefix)                                                              \
+	do {                                                                                       \
+		if (strncmp((s), (prefix), strlen(prefix)))                                        \
+			fail_msg("does not start with:\n%s\nit is:\n%.400s", (prefix), (s));       \
+	} while (0)
+
 static char *answer(struct rec_proc *p, uint32_t flags)
 {
 	struct rec_query q = { .flags = flags };
@@ -236,6 +242,13 @@ static void test_scope_recording_holds_one_recording_and_every_stack(void **stat
 	out = answer(&back, REC_Q_LIST | REC_Q_JSON);
 	assert_non_null(strstr(out, "\"recording\":\"" KEY_B "\""));
 	assert_null(strstr(out, KEY_A));
+	free(out);
+	out = answer(&back, REC_Q_STATS);
+	assert_non_null(strstr(out, "scope: one recording"));
+	assert_non_null(strstr(out, "spans: 3 seen, 2 kept, 1 dropped"));
+	free(out);
+	out = answer(&back, REC_Q_STATS | REC_Q_JSON);
+	assert_non_null(strstr(out, "\"state\":\"running\",\"scope\":\"recording\","));
 	free(out);
 	rec_proc__fini(&back);
 	assert_written_back(text);
@@ -344,6 +357,105 @@ static void test_trigger_and_pending_round_trip(void **state)
 	rec_proc__fini(&back);
 	assert_written_back(text);
 	free(text);
+	rec_proc__fini(&p);
+}
+
+/* What the outputs show of them: one line first, escaped; the counts in --stats. */
+static void test_outputs_show_triggers(void **state)
+{
+	struct rec_dump_trigger t = trigger_of_b(), pending[2];
+	struct rec_dump_opts opts = {
+		.now_ns = NOW_NS,
+		.only_recording = 0x8000000000000003ULL,
+		.trigger = &t,
+	};
+	struct rec_proc p, back;
+	char *text, *out;
+
+	(void)state;
+	pending_two(pending);
+	read_dump(process_dump, &p);
+	text = written(&p, &opts);
+	read_dump(text, &back);
+	free(text);
+
+	out = answer(&back, 0);
+	assert_non_null(strstr(out,
+			       "snapshot: rule 'level>=error' (id 1) fired at "
+			       "2026-12-02T14:03:12.123456Z in recording " KEY_B
+			       " (b\\u001b[31m): event seq 4: from b \\u001b]0;x\\u0007 \"q\"\n"
+			       "==> pid 42 running <==\n"));
+	assert_starts_with(out, "snapshot: ");
+	assert_null(strchr(out, '\x1b'));
+	free(out);
+	out = answer(&back, REC_Q_JSON);
+	assert_starts_with(out,
+			   "{\"type\":\"trigger\",\"pid\":42,\"pending\":false,\"rule\":"
+			   "\"level>=error\",\"rule_id\":1,\"kind\":\"level\",\"time\":"
+			   "\"2026-12-02T14:03:12.123456Z\",\"recording\":\"" KEY_B "\","
+			   "\"subject\":\"b\\u001b[31m\",\"what\":\"event seq 4: from b "
+			   "\\u001b]0;x\\u0007 \\\"q\\\"\",\"after_ns\":2000000000}\n{\"pid\":42,");
+	free(out);
+	out = answer(&back, REC_Q_STATS);
+	assert_non_null(strstr(
+		out, "trigger rules when rule 1 fired at 2026-12-02T14:03:12.123456Z (SAVED: "
+		     "snapshots written):\n"
+		     "    ID   RULE                                  FIRED      SAVED   COOLDOWN"
+		     "     CAPPED     FAILED\n"
+		     "    1    level>=error                              7          2          4"
+		     "          1          0\n"
+		     "    3    span:'db *'>500ms                         1          0          0"
+		     "          0          1\n"
+		     "    4    code:oom\\t*                      18446744073709551615          0"
+		     "          0          0          0\n"));
+	free(out);
+	out = answer(&back, REC_Q_STATS | REC_Q_JSON);
+	assert_non_null(strstr(out,
+			       "\"forgotten\":[{\"recorder\":\"0x1\",\"recordings\":3,"
+			       "\"seen\":9,\"kept\":8,\"dropped\":1}],\"triggers\":[{\"id\":1,"
+			       "\"rule\":\"level>=error\",\"fired\":7,\"saved\":2,\"cooldown\":"
+			       "4,\"capped\":1,\"failed\":0},{\"id\":3,"));
+	free(out);
+	/* --list and --stacks show none of it. */
+	out = answer(&back, REC_Q_LIST);
+	assert_null(strstr(out, "snapshot"));
+	free(out);
+	rec_proc__fini(&back);
+
+	/* A black box: how it ended, then each trigger pending; --stats has the last's counts. */
+	opts = (struct rec_dump_opts){ .now_ns = NOW_NS, .pending = pending, .npending = 2 };
+	text = written(&p, &opts);
+	read_dump(text, &back);
+	free(text);
+	out = answer(&back, 0);
+	assert_starts_with(out, "==> pid 42 running <==\n"
+				"trigger: rule 'span:'db *'>500ms' (id 3) fired at "
+				"2026-12-02T14:03:12.123456Z in recording " KEY_B
+				" (b\\u001b[31m) as the process exited: span request open 812ms\n"
+				"trigger: rule 'code:oom\\t*' (id 4) fired at "
+				"2026-12-02T14:03:12.123456Z as the process exited: code: out of "
+				"memory\n==> pid 42 recording " KEY_A);
+	free(out);
+	out = answer(&back, REC_Q_JSON);
+	assert_non_null(strstr(out, "{\"type\":\"trigger\",\"pid\":42,\"pending\":true,\"rule\":"
+				    "\"code:oom\\t*\",\"rule_id\":4,\"kind\":\"code\",\"time\":"
+				    "\"2026-12-02T14:03:12.123456Z\",\"recording\":\"0x0\","
+				    "\"subject\":\"\",\"what\":\"code: out of memory\","
+				    "\"after_ns\":2000000000}\n"));
+	free(out);
+	out = answer(&back, REC_Q_STATS);
+	assert_non_null(strstr(out, "trigger rules when rule 4 fired at "));
+	assert_null(strstr(out, "    1    level>=error"));
+	free(out);
+	rec_proc__fini(&back);
+
+	/* Nothing of triggers in a dump without them. */
+	read_dump(process_dump, &back);
+	out = answer(&back, REC_Q_STATS);
+	assert_null(strstr(out, "trigger"));
+	assert_null(strstr(out, "scope"));
+	free(out);
+	rec_proc__fini(&back);
 	rec_proc__fini(&p);
 }
 
@@ -634,6 +746,7 @@ int main(void)
 		cmocka_unit_test(test_scope_recording_holds_one_recording_and_every_stack),
 		cmocka_unit_test(test_scope_of_an_unknown_recording_writes_nothing),
 		cmocka_unit_test(test_trigger_and_pending_round_trip),
+		cmocka_unit_test(test_outputs_show_triggers),
 		cmocka_unit_test(test_writer_refuses_bad_triggers),
 		cmocka_unit_test(test_reader_names_the_bad_member),
 		cmocka_unit_test(test_snapshot_file),
