@@ -100,9 +100,10 @@ struct rec_dump_opts {
  * written back as one. Looks up (and so caches) the callsite of every event,
  * span and frame it writes. Returns 0, -ENOENT if p has no recording
  * only_recording (nothing written), -EINVAL for a trigger it could not write
- * so that it reads back (an unknown kind, a time before 1970, more than
- * REC_DUMP_MAX_RULES counts or REC_DUMP_MAX_TRIGGERS_PENDING pending; nothing
- * written), -ENOMEM, or -EIO if a write failed.
+ * so that it reads back (an unknown kind, a time before 1970, counts NULL
+ * with ncounts, more than REC_DUMP_MAX_RULES counts or
+ * REC_DUMP_MAX_TRIGGERS_PENDING pending; nothing written), -ENOMEM, or -EIO
+ * if a write failed.
  */
 int rec_dump__write_opts(FILE *out, struct rec_proc *p, const struct rec_dump_opts *opts);
 
