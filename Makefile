@@ -52,6 +52,8 @@ SHLIB := $(BUILD)/tests/targets/librecshared.so
 LATELIB := $(BUILD)/tests/targets/librecdlopen.so
 
 BINS := $(BUILD)/recorder-attach $(BUILD)/recorder-tail $(BUILD)/workload
+# Writes the golden dumps of triggers from the real ones (tests/golden/make-dumps.sh).
+GOLDEN_BINS := $(BUILD)/tests/golden/mksnapshots
 
 # The sanitized build: the library, the CLIs and the unit tests with ASan and UBSan,
 # in their own tree. The BPF skeleton header is shared; no object is. The targets
@@ -83,7 +85,7 @@ FUZZ_SECONDS ?= 600
 	install uninstall man FORCE
 .DELETE_ON_ERROR:
 
-all: $(BINS) $(UNIT_BINS) $(TARGET_BINS)
+all: $(BINS) $(UNIT_BINS) $(TARGET_BINS) $(GOLDEN_BINS)
 
 deps:
 	@./tools/install-deps.sh
@@ -150,6 +152,10 @@ $(BUILD)/workload: tools/workload.c include/recorder.h | $(BUILD)
 
 $(BUILD)/tests/unit/%: tests/unit/%.c $(CLI_OBJS) $(LIB) | $(BUILD)/tests/unit
 	$(CC) $(USER_CFLAGS) $< $(CLI_OBJS) $(LIB) $(LIB_LIBS) -lcmocka -o $@
+
+$(BUILD)/tests/golden/%: tests/golden/%.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) $< $(LIB) $(LIB_LIBS) -o $@
 
 $(SHLIB): $(SHLIB_SRCS) include/recorder.h | $(BUILD)/tests/targets
 	$(CC) $(TARGET_CFLAGS) -fPIC -shared $(SHLIB_SRCS) -o $@

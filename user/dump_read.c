@@ -26,6 +26,7 @@
 #include "dump.h"
 #include "json_read.h"
 #include "output/names.h"
+#include "output/text.h"
 
 _Static_assert(REC_DUMP_READ_MAX_STACKS >= REC_MAX_DEAD_STACKS_LIMIT,
 	       "a dump must hold every dead-thread stack kept");
@@ -1093,6 +1094,9 @@ enum {
 	TOP_FORGOTTEN,
 	TOP_RECORDINGS_OMITTED,
 	TOP_STACKS_OMITTED,
+	TOP_SCOPE,
+	TOP_TRIGGER,
+	TOP_TRIGGERS_PENDING,
 	TOP_N
 };
 static const char *const top_keys[TOP_N] = {
@@ -1114,6 +1118,9 @@ static const char *const top_keys[TOP_N] = {
 	[TOP_FORGOTTEN] = "forgotten",
 	[TOP_RECORDINGS_OMITTED] = "recordings_omitted",
 	[TOP_STACKS_OMITTED] = "stacks_omitted",
+	[TOP_SCOPE] = "scope",
+	[TOP_TRIGGER] = "trigger",
+	[TOP_TRIGGERS_PENDING] = "triggers_pending",
 };
 
 enum {
@@ -1222,6 +1229,173 @@ static int read_limit_keys(struct reader *r, const struct object *o, struct rec_
 	return err;
 }
 
+enum {
+	RC_ID,
+	RC_RULE,
+	RC_FIRED,
+	RC_SAVED,
+	RC_COOLDOWN,
+	RC_CAPPED,
+	RC_FAILED,
+	RC_N
+};
+static const char *const rule_counts_keys[RC_N] = {
+	[RC_ID] = "id",		[RC_RULE] = "rule",	    [RC_FIRED] = "fired",
+	[RC_SAVED] = "saved",	[RC_COOLDOWN] = "cooldown", [RC_CAPPED] = "capped",
+	[RC_FAILED] = "failed",
+};
+
+/* One row of a trigger's "counts", into the next row of p->trigger_counts. */
+static int read_rule_counts(struct reader *r, const struct rec_json_value *v, const char *path,
+			    size_t index, void *ctx)
+{
+	struct rec_dump_rule_counts *c = (struct rec_dump_rule_counts *)ctx + index;
+	struct rec_json_value m[RC_N];
+	struct object o = { path, rule_counts_keys, RC_N, m };
+
+	return scan_object(r, v, &o) ?:
+	       get_u32(r, &o, RC_ID, &c->id) ?:
+	       get_cstr(r, &o, RC_RULE, REC_DUMP_RULE_MAX - 1, c->rule) ?:
+	       get_u64(r, &o, RC_FIRED, 0, UINT64_MAX, &c->fired) ?:
+	       get_u64(r, &o, RC_SAVED, 0, UINT64_MAX, &c->saved) ?:
+	       get_u64(r, &o, RC_COOLDOWN, 0, UINT64_MAX, &c->cooldown) ?:
+	       get_u64(r, &o, RC_CAPPED, 0, UINT64_MAX, &c->capped) ?:
+	       get_u64(r, &o, RC_FAILED, 0, UINT64_MAX, &c->failed);
+}
+
+enum {
+	TG_RULE,
+	TG_RULE_ID,
+	TG_KIND,
+	TG_TIME,
+	TG_RECORDING,
+	TG_SUBJECT,
+	TG_WHAT,
+	TG_AFTER_NS,
+	TG_COUNTS,
+	TG_N
+};
+static const char *const trigger_keys[TG_N] = {
+	[TG_RULE] = "rule", [TG_RULE_ID] = "rule_id",	  [TG_KIND] = "kind",
+	[TG_TIME] = "time", [TG_RECORDING] = "recording", [TG_SUBJECT] = "subject",
+	[TG_WHAT] = "what", [TG_AFTER_NS] = "after_ns",	  [TG_COUNTS] = "counts",
+};
+
+/*
+ * A trigger that fired ("trigger", or one of "triggers_pending") into t; the
+ * rows of its counts are added to p->trigger_counts, and t->counts is set by
+ * read_triggers() once they all are (the array moves as it grows).
+ */
+static int read_trigger(struct reader *r, const struct rec_json_value *v, const char *path,
+			size_t index, void *ctx)
+{
+	struct rec_proc *p = ctx;
+	struct rec_dump_trigger *t = index == SIZE_MAX ? p->trigger : &p->triggers_pending[index];
+	struct rec_json_value m[TG_N];
+	struct object o = { path, trigger_keys, TG_N, m };
+	const struct rec_json_value *counts;
+	struct rec_dump_rule_counts *rows;
+	char kind[17], time[33], cpath[REC_DUMP_PATH2];
+	size_t have = 0;
+	int err, k;
+
+	err = scan_object(r, v, &o) ?:
+	      get_cstr(r, &o, TG_RULE, REC_DUMP_RULE_MAX - 1, t->rule) ?:
+	      get_u32(r, &o, TG_RULE_ID, &t->rule_id) ?:
+	      get_cstr(r, &o, TG_KIND, 16, kind) ?:
+	      get_cstr(r, &o, TG_TIME, 32, time) ?:
+	      get_key(r, &o, TG_RECORDING, &t->recording) ?:
+	      get_cstr(r, &o, TG_SUBJECT, REC_SUBJECT_MAX - 1, t->subject) ?:
+	      get_cstr(r, &o, TG_WHAT, REC_DUMP_WHAT_MAX - 1, t->what) ?:
+	      get_u64(r, &o, TG_AFTER_NS, 0, UINT64_MAX, &t->after_ns) ?:
+	      get_array(r, &o, TG_COUNTS, REC_DUMP_MAX_RULES, &counts);
+	if (err)
+		return err;
+	if (rec_names__parse_trigger_kind(kind, &k))
+		return fail_at(r, path, "kind",
+			       "expected \"level\", \"span\", \"event\" or \"code\"");
+	t->kind = (enum rec_dump_trigger_kind)k;
+	err = rec_text__parse_rfc3339(time, &t->time_ns);
+	if (err == -EINVAL)
+		return fail_at(r, path, "time",
+			       "expected an RFC 3339 UTC time with microseconds "
+			       "(\"2026-12-02T14:03:12.123456Z\")");
+	if (err || t->time_ns < 0)
+		return fail_at(r, path, "time", "%s is out of range (1970 to 2262)", time);
+
+	if (!counts->count)
+		return 0;
+	/* At most REC_DUMP_MAX_RULES a trigger, each row at least 80 bytes of the file. */
+	if (p->trigger)
+		have = p->trigger->ncounts;
+	for (size_t i = 0; index != SIZE_MAX && i < index; i++)
+		have += p->triggers_pending[i].ncounts;
+	rows = realloc(p->trigger_counts, (have + counts->count) * sizeof(*rows));
+	if (!rows)
+		return fail_nomem(r);
+	p->trigger_counts = rows;
+	memset(rows + have, 0, counts->count * sizeof(*rows));
+	err = each_object(r, &o, TG_COUNTS, counts, cpath, sizeof(cpath), read_rule_counts,
+			  rows + have);
+	if (!err)
+		t->ncounts = counts->count;
+	return err;
+}
+
+/*
+ * The optional "scope", "trigger" and "triggers_pending" (a snapshot's, or a
+ * black box's): into p, the counts of each trigger pointing into
+ * p->trigger_counts.
+ */
+static int read_triggers(struct reader *r, const struct object *o, struct rec_proc *p)
+{
+	const struct rec_json_value *v;
+	struct rec_dump_rule_counts *row;
+	char scope[17], path[REC_DUMP_PATH1];
+	int err = 0;
+
+	if (o->m[TOP_SCOPE].type != REC_JSON_NONE) {
+		if (get_cstr(r, o, TOP_SCOPE, 16, scope) ||
+		    rec_names__parse_scope(scope, &p->dump_one_recording))
+			return fail_at(r, "", "scope", "expected \"process\" or \"recording\"");
+	}
+	if (o->m[TOP_TRIGGER].type != REC_JSON_NONE) {
+		err = get_object(r, o, TOP_TRIGGER, &v);
+		if (err)
+			return err;
+		p->trigger = calloc(1, sizeof(*p->trigger));
+		if (!p->trigger)
+			return fail_nomem(r);
+		err = read_trigger(r, v, "trigger", SIZE_MAX, p);
+		if (err)
+			return err;
+	}
+	if (o->m[TOP_TRIGGERS_PENDING].type != REC_JSON_NONE) {
+		err = get_array(r, o, TOP_TRIGGERS_PENDING, REC_DUMP_MAX_TRIGGERS_PENDING, &v);
+		if (err || !v->count)
+			return err;
+		p->triggers_pending = calloc(v->count, sizeof(*p->triggers_pending));
+		if (!p->triggers_pending)
+			return fail_nomem(r);
+		p->ntriggers_pending = v->count;
+		err = each_object(r, o, TOP_TRIGGERS_PENDING, v, path, sizeof(path), read_trigger,
+				  p);
+		if (err)
+			return err;
+	}
+	/* Now that the rows have stopped moving: each trigger's own, in the order read. */
+	row = p->trigger_counts;
+	if (p->trigger) {
+		p->trigger->counts = p->trigger->ncounts ? row : NULL;
+		row += p->trigger->ncounts;
+	}
+	for (size_t i = 0; i < p->ntriggers_pending; i++) {
+		p->triggers_pending[i].counts = p->triggers_pending[i].ncounts ? row : NULL;
+		row += p->triggers_pending[i].ncounts;
+	}
+	return 0;
+}
+
 static int read_stacks(struct reader *r, const struct object *o, struct rec_proc *p)
 {
 	const struct rec_json_value *arr;
@@ -1305,6 +1479,9 @@ static int read_dump(struct reader *r, const struct rec_json_value *root, struct
 	err = get_u64(r, &o, TOP_MALFORMED, 0, UINT64_MAX, &p->malformed) ?:
 	      get_u64(r, &o, TOP_ORPHANS, 0, UINT64_MAX, &p->orphans) ?:
 	      read_limit_keys(r, &o, p);
+	if (err)
+		return err;
+	err = read_triggers(r, &o, p);
 	if (err)
 		return err;
 	/* Optional (version 2): a dump without it had none. */

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "dump.h"
+#include "retention.h"
 #include "output/json.h"
 #include "output/names.h"
 #include "output/output.h"
@@ -100,25 +101,35 @@ struct event_walk {
 	struct rec_proc *p;
 	/* Callsites referred to that the cache has no room for (address -> itself). */
 	struct rec_u64map uncached;
+	/* A dump of one recording: the callsites it refers to (address -> itself). */
+	struct rec_u64map used;
+	int one_recording;
 	int err;
 };
 
 /*
  * Every readable callsite in p's cache, and those in ew->uncached (read again
- * now), by address, one a line. Returns 0 or -ENOMEM.
+ * now), by address, one a line; in a dump of one recording, only those it
+ * refers to (ew->used). Returns 0 or -ENOMEM.
  */
 static int write_callsites(struct rec_json *w, struct rec_proc *p, const struct event_walk *ew)
 {
 	const struct rec_u64map *maps[] = { &p->callsites, &ew->uncached };
-	size_t total = p->callsites.live + ew->uncached.live, n = 0;
+	size_t nmaps = 2, total = p->callsites.live + ew->uncached.live, n = 0;
 	uint64_t *addrs = NULL;
+
+	if (ew->one_recording) {
+		maps[0] = &ew->used;
+		nmaps = 1;
+		total = ew->used.live;
+	}
 
 	if (total) {
 		addrs = malloc(total * sizeof(*addrs));
 		if (!addrs)
 			return -ENOMEM;
 	}
-	for (size_t m = 0; m < 2; m++)
+	for (size_t m = 0; m < nmaps; m++)
 		for (size_t i = 0; i < maps[m]->cap && n < total; i++) {
 			uint64_t k = maps[m]->keys[i];
 
@@ -149,8 +160,12 @@ static int write_callsites(struct rec_json *w, struct rec_proc *p, const struct 
  */
 static void resolve_callsite(struct event_walk *ew, uint64_t addr)
 {
-	if (!rec_proc__callsite(ew->p, addr) || rec_proc__cached_callsite(ew->p, addr) ||
-	    rec_u64map__get(&ew->uncached, addr))
+	if (!rec_proc__callsite(ew->p, addr))
+		return;
+	if (ew->one_recording && !rec_u64map__get(&ew->used, addr) &&
+	    rec_u64map__put(&ew->used, addr, ew))
+		ew->err = -ENOMEM;
+	if (rec_proc__cached_callsite(ew->p, addr) || rec_u64map__get(&ew->uncached, addr))
 		return;
 	if (rec_u64map__put(&ew->uncached, addr, ew))
 		ew->err = -ENOMEM;
@@ -306,24 +321,142 @@ static int write_forgotten(struct rec_json *w, const struct rec_proc *p)
 	return 0;
 }
 
+/* A trigger's counts of every rule ("counts"). */
+static void write_rule_counts(struct rec_json *w, const struct rec_dump_trigger *t)
+{
+	rec_json__key(w, "counts");
+	rec_json__begin_array(w);
+	for (size_t i = 0; i < t->ncounts; i++) {
+		const struct rec_dump_rule_counts *c = &t->counts[i];
+
+		rec_json__begin_object(w);
+		rec_json__member_u64(w, "id", c->id);
+		rec_json__key(w, "rule");
+		rec_json__string(w, c->rule, strnlen(c->rule, sizeof(c->rule) - 1));
+		rec_json__member_u64(w, "fired", c->fired);
+		rec_json__member_u64(w, "saved", c->saved);
+		rec_json__member_u64(w, "cooldown", c->cooldown);
+		rec_json__member_u64(w, "capped", c->capped);
+		rec_json__member_u64(w, "failed", c->failed);
+		rec_json__end_object(w);
+	}
+	rec_json__end_array(w);
+}
+
+/* A trigger that fired, on one line ("trigger", and each of "triggers_pending"). */
+static void write_trigger(struct rec_json *w, const struct rec_dump_trigger *t)
+{
+	rec_json__begin_object(w);
+	rec_json__key(w, "rule");
+	rec_json__string(w, t->rule, strnlen(t->rule, sizeof(t->rule) - 1));
+	rec_json__member_u64(w, "rule_id", t->rule_id);
+	rec_json__member_cstr(w, "kind", rec_names__trigger_kind(t->kind));
+	rec_json__key(w, "time");
+	rec_json__time(w, t->time_ns);
+	rec_json__member_hex(w, "recording", t->recording);
+	rec_json__key(w, "subject");
+	rec_json__string(w, t->subject, strnlen(t->subject, sizeof(t->subject) - 1));
+	rec_json__key(w, "what");
+	rec_json__string(w, t->what, strnlen(t->what, sizeof(t->what) - 1));
+	rec_json__member_u64(w, "after_ns", t->after_ns);
+	write_rule_counts(w, t);
+	rec_json__end_object(w);
+}
+
+/* Whether t can be written so that it reads back (dump_read.c takes no other). */
+static int trigger_ok(const struct rec_dump_trigger *t)
+{
+	return strcmp(rec_names__trigger_kind(t->kind), "?") != 0 && t->time_ns >= 0 &&
+	       t->ncounts <= REC_DUMP_MAX_RULES && (t->counts || !t->ncounts);
+}
+
+/* What a dump is written of: opts, completed by what p read from a dump. */
+struct dump_plan {
+	const struct rec_dump_opts *opts;
+	struct rec_rstate *only; /* the one recording written, or NULL: all */
+	int one_recording;	 /* "scope": "recording" */
+	const struct rec_dump_trigger *trigger;
+	const struct rec_dump_trigger *pending;
+	size_t npending;
+};
+
+/* Fills plan from opts and p. Returns 0, -ENOENT (no such recording) or -EINVAL (a trigger). */
+static int plan_dump(struct dump_plan *plan, struct rec_proc *p, const struct rec_dump_opts *opts)
+{
+	*plan = (struct dump_plan){
+		.opts = opts,
+		.one_recording = opts->only_recording || p->dump_one_recording,
+		.trigger = opts->trigger ? opts->trigger : p->trigger,
+		.pending = opts->pending ? opts->pending : p->triggers_pending,
+		.npending = opts->pending ? opts->npending : p->ntriggers_pending,
+	};
+	if (opts->only_recording) {
+		plan->only = rec_proc__find(p, opts->only_recording);
+		if (!plan->only)
+			return -ENOENT;
+	}
+	if (plan->trigger && !trigger_ok(plan->trigger))
+		return -EINVAL;
+	if (plan->npending > REC_DUMP_MAX_TRIGGERS_PENDING)
+		return -EINVAL;
+	for (size_t i = 0; i < plan->npending; i++)
+		if (!trigger_ok(&plan->pending[i]))
+			return -EINVAL;
+	return 0;
+}
+
+/* Whether the dump planned holds rs. */
+static int holds(const struct dump_plan *plan, const struct rec_rstate *rs)
+{
+	return !plan->only || rs == plan->only;
+}
+
+/* Its scope, if not the whole process, and the triggers it names, a line each. */
+static void write_scope_and_triggers(struct rec_json *w, const struct dump_plan *plan)
+{
+	if (plan->one_recording) {
+		rec_json__member_cstr(w, "scope", rec_names__scope(1));
+		rec_json__newline(w);
+	}
+	if (plan->trigger) {
+		rec_json__key(w, "trigger");
+		write_trigger(w, plan->trigger);
+		rec_json__newline(w);
+	}
+	if (plan->npending) {
+		rec_json__key(w, "triggers_pending");
+		rec_json__begin_array(w);
+		for (size_t i = 0; i < plan->npending; i++) {
+			rec_json__newline(w);
+			write_trigger(w, &plan->pending[i]);
+		}
+		rec_json__end_array(w);
+		rec_json__newline(w);
+	}
+}
+
 /*
  * Writes p as a dump to out: one object, a few members a line, each callsite,
- * recording, event and stack on a line of its own. counters may be NULL.
- * now_ns is the CLOCK_REALTIME time of the dump. The callsites of held events
- * and stack frames are read into p's cache first (from the process if it is
- * alive), so that the dump has every callsite that can still be read. Returns
- * 0, -ENOMEM, or -EIO if a write failed.
+ * recording, event and stack on a line of its own. The callsites of held events,
+ * spans and stack frames are read into p's cache first (from the process if it
+ * is alive), so that the dump has every callsite that can still be read.
  */
-int rec_dump__write(FILE *out, struct rec_proc *p, const struct rec_dump_counters *counters,
-		    int64_t now_ns)
+int rec_dump__write_opts(FILE *out, struct rec_proc *p, const struct rec_dump_opts *opts)
 {
 	struct event_walk ew = { .p = p };
 	size_t nrec = 0, nuntracked = 0, skip_untracked, written = 0, nstacks;
+	struct dump_plan plan;
 	struct rec_rstate *rs;
 	struct rec_json w;
 	int err;
 
+	err = plan_dump(&plan, p, opts);
+	if (err)
+		return err;
+	ew.one_recording = plan.one_recording;
 	for (rs = p->first; rs; rs = rs->next) {
+		if (!holds(&plan, rs))
+			continue;
 		rec_spool__tail(rs->spool, 0, resolve_visit, &ew);
 		for (size_t i = 0; i < rs->spans.n; i++)
 			resolve_callsite(&ew, rec_spans__at(&rs->spans, i)->meta);
@@ -334,10 +467,8 @@ int rec_dump__write(FILE *out, struct rec_proc *p, const struct rec_dump_counter
 		for (uint32_t i = 0; i < ts->depth && i < REC_MAX_DEPTH; i++)
 			resolve_callsite(&ew, ts->frames[i].meta);
 	}
-	if (ew.err) {
-		rec_u64map__free(&ew.uncached);
-		return ew.err;
-	}
+	if (ew.err)
+		goto out;
 
 	rec_json__init(&w, out);
 	rec_json__begin_object(&w);
@@ -350,14 +481,15 @@ int rec_dump__write(FILE *out, struct rec_proc *p, const struct rec_dump_counter
 	write_ended(&w, p);
 	rec_json__newline(&w);
 	rec_json__key(&w, "dumped_at");
-	rec_json__time(&w, now_ns);
+	rec_json__time(&w, opts->now_ns);
 	rec_json__member_i64(&w, "clock_offset_ns", p->clock_offset_ns);
 	rec_json__newline(&w);
-	if (counters) {
+	write_scope_and_triggers(&w, &plan);
+	if (opts->counters) {
 		rec_json__key(&w, "counters");
 		rec_json__begin_object(&w);
 		for (int c = 0; c < REC_C_MAX; c++)
-			rec_json__member_u64(&w, rec_names__counter(c), counters->v[c]);
+			rec_json__member_u64(&w, rec_names__counter(c), opts->counters->v[c]);
 		rec_json__end_object(&w);
 		rec_json__newline(&w);
 	}
@@ -368,6 +500,8 @@ int rec_dump__write(FILE *out, struct rec_proc *p, const struct rec_dump_counter
 	rec_json__newline(&w);
 	/* What a reader accepts: the untracked recordings (no events) go first. */
 	for (rs = p->first; rs; rs = rs->next) {
+		if (!holds(&plan, rs))
+			continue;
 		nrec++;
 		nuntracked += rs->untracked != 0;
 	}
@@ -381,22 +515,21 @@ int rec_dump__write(FILE *out, struct rec_proc *p, const struct rec_dump_counter
 			     nrec > REC_DUMP_MAX_RECORDINGS ? nrec - REC_DUMP_MAX_RECORDINGS : 0);
 	rec_json__member_u64(&w, "stacks_omitted", p->nstacks - nstacks);
 	rec_json__newline(&w);
-	err = write_forgotten(&w, p);
-	if (err) {
-		rec_u64map__free(&ew.uncached);
-		return err;
-	}
+	ew.err = write_forgotten(&w, p);
+	if (ew.err)
+		goto out;
 	rec_json__newline(&w);
 
-	err = write_callsites(&w, p, &ew);
-	rec_u64map__free(&ew.uncached);
-	if (err)
-		return err;
+	ew.err = write_callsites(&w, p, &ew);
+	if (ew.err)
+		goto out;
 	rec_json__newline(&w);
 
 	rec_json__key(&w, "recordings");
 	rec_json__begin_array(&w);
 	for (rs = p->first; rs && written < REC_DUMP_MAX_RECORDINGS; rs = rs->next) {
+		if (!holds(&plan, rs))
+			continue;
 		if (rs->untracked && skip_untracked) {
 			skip_untracked--;
 			continue;
@@ -419,8 +552,19 @@ int rec_dump__write(FILE *out, struct rec_proc *p, const struct rec_dump_counter
 	rec_json__newline(&w);
 
 	if (fflush(out) != 0 || ferror(out))
-		return -EIO;
-	return 0;
+		ew.err = -EIO;
+out:
+	rec_u64map__free(&ew.uncached);
+	rec_u64map__free(&ew.used);
+	return ew.err;
+}
+
+int rec_dump__write(FILE *out, struct rec_proc *p, const struct rec_dump_counters *counters,
+		    int64_t now_ns)
+{
+	struct rec_dump_opts opts = { .counters = counters, .now_ns = now_ns };
+
+	return rec_dump__write_opts(out, p, &opts);
 }
 
 /*
@@ -529,11 +673,16 @@ static ssize_t sink_write(void *cookie, const char *buf, size_t size)
 	return (ssize_t)done;
 }
 
-int rec_dump__write_file(const char *dir, struct rec_proc *p,
-			 const struct rec_dump_counters *counters, char *path, size_t len)
+/*
+ * Writes p's dump as opts says into dir, named PREFIX-PID-STAMP.json (prefix:
+ * retention.h), as rec_dump__write_file_opts() promises.
+ */
+static int write_named(const char *dir, const char *prefix, struct rec_proc *p,
+		       const struct rec_dump_opts *opts, char *path, size_t len)
 {
 	cookie_io_functions_t io = { .write = sink_write };
 	struct sink sink = { .fd = -1 };
+	struct rec_dump_opts now_opts = *opts;
 	char tmp[4200], stamp[32];
 	struct timespec now;
 	struct tm tm;
@@ -546,7 +695,7 @@ int rec_dump__write_file(const char *dir, struct rec_proc *p,
 	clock_gettime(CLOCK_REALTIME, &now);
 	gmtime_r(&now.tv_sec, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%S", &tm);
-	if (snprintf(path, len, "%s/recorder-%d-%s.%06ldZ.json", dir, (int)p->pid, stamp,
+	if (snprintf(path, len, "%s/%s%d-%s.%06ldZ.json", dir, prefix, (int)p->pid, stamp,
 		     now.tv_nsec / 1000) >= (int)len)
 		return -ENAMETOOLONG;
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
@@ -564,7 +713,8 @@ int rec_dump__write_file(const char *dir, struct rec_proc *p,
 		err = -ENOMEM;
 		goto out;
 	}
-	err = rec_dump__write(f, p, counters, now.tv_sec * 1000000000LL + now.tv_nsec);
+	now_opts.now_ns = now.tv_sec * 1000000000LL + now.tv_nsec;
+	err = rec_dump__write_opts(f, p, &now_opts);
 	if (fclose(f) && !err)
 		err = -EIO;
 	/* The reason a write failed: ENOSPC, EDQUOT, EIO... */
@@ -585,4 +735,24 @@ out:
 	if (err)
 		unlink(tmp);
 	return err;
+}
+
+int rec_dump__write_file_opts(const char *dir, struct rec_proc *p, const struct rec_dump_opts *opts,
+			      char *path, size_t len)
+{
+	return write_named(dir, REC_RETENTION_BLACK_BOX, p, opts, path, len);
+}
+
+int rec_dump__write_file(const char *dir, struct rec_proc *p,
+			 const struct rec_dump_counters *counters, char *path, size_t len)
+{
+	struct rec_dump_opts opts = { .counters = counters };
+
+	return rec_dump__write_file_opts(dir, p, &opts, path, len);
+}
+
+int rec_dump__write_snapshot_file(const char *dir, struct rec_proc *p,
+				  const struct rec_dump_opts *opts, char *path, size_t len)
+{
+	return write_named(dir, REC_RETENTION_SNAPSHOT, p, opts, path, len);
 }

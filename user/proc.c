@@ -77,6 +77,9 @@ void rec_proc__fini(struct rec_proc *p)
 	rec_u64map__free(&p->recordings);
 	free(p->stacks);
 	free(p->death);
+	free(p->trigger);
+	free(p->triggers_pending);
+	free(p->trigger_counts);
 	memset(p, 0, sizeof(*p));
 }
 

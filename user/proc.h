@@ -19,6 +19,9 @@
 #include "rstate.h"
 #include "u64map.h"
 
+struct rec_dump_trigger;
+struct rec_dump_rule_counts;
+
 /* Where a read of the target may look (struct rec_reader). */
 enum rec_read_from {
 	REC_READ_LIVE = 1 << 0, /* the process's memory: only while it lives */
@@ -174,6 +177,17 @@ struct rec_proc {
 	uint64_t hot_meta;
 	uint64_t dump_omitted_recordings; /* left out of a dump read back: too many */
 	uint64_t dump_omitted_stacks;
+	/*
+	 * What a dump read back says of triggers (dump.h): the trigger a snapshot
+	 * was written for, and those that fired as the process exited; the rows
+	 * of their counts all live in trigger_counts. NULL and 0 if it says
+	 * nothing, as for a live process. Freed by rec_proc__fini().
+	 */
+	struct rec_dump_trigger *trigger;
+	struct rec_dump_trigger *triggers_pending;
+	size_t ntriggers_pending;
+	struct rec_dump_rule_counts *trigger_counts;
+	int dump_one_recording; /* a dump of one recording ("scope": "recording") */
 };
 
 /*

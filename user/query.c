@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dump.h"
 #include "output/output.h"
 #include "query.h"
 
@@ -297,8 +298,13 @@ static int answer_tail(struct rec_output *o, struct rec_proc *p, const struct re
 {
 	size_t n = q->n > 0 ? (size_t)q->n : 0;
 
+	/* What a dump says of triggers: a snapshot's first, then how it ended, then those pending. */
+	if (p->trigger)
+		rec_output__trigger(o, p, p->trigger, 0);
 	if (!p->alive)
 		rec_output__ended(o, p);
+	for (size_t i = 0; i < p->ntriggers_pending; i++)
+		rec_output__trigger(o, p, &p->triggers_pending[i], 1);
 	for (struct rec_rstate *rs = p->first; rs; rs = rs->next) {
 		struct tail_walk w = { .o = o, .p = p, .rs = rs, .q = q };
 
@@ -392,6 +398,9 @@ static int answer_stats(struct rec_output *o, struct rec_proc *p, const struct r
 		.p = p,
 		.forgotten = v,
 		.nforgotten = n > 0 ? (size_t)n : 0,
+		.trigger = p->trigger		  ? p->trigger
+			   : p->ntriggers_pending ? &p->triggers_pending[p->ntriggers_pending - 1]
+						  : NULL,
 		.clients = clients,
 		.verbose = !!(q->flags & REC_Q_VERBOSE),
 	};

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Retention of black boxes (retention.h). */
+/* Retention of black boxes and snapshots, each kind by its name prefix (retention.h). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -10,14 +10,18 @@
 
 #include "retention.h"
 
-#define DUMP_PREFIX "recorder-"
 #define DUMP_SUFFIX ".json"
+
+bool rec_retention__is_named(const char *name, const char *prefix)
+{
+	size_t n = strlen(name), p = strlen(prefix), s = strlen(DUMP_SUFFIX);
+
+	return n > p + s && !strncmp(name, prefix, p) && !strcmp(name + n - s, DUMP_SUFFIX);
+}
 
 bool rec_retention__is_dump(const char *name)
 {
-	size_t n = strlen(name), p = strlen(DUMP_PREFIX), s = strlen(DUMP_SUFFIX);
-
-	return n > p + s && !strncmp(name, DUMP_PREFIX, p) && !strcmp(name + n - s, DUMP_SUFFIX);
+	return rec_retention__is_named(name, REC_RETENTION_BLACK_BOX);
 }
 
 static int by_age(const void *a, const void *b)
@@ -54,8 +58,8 @@ size_t rec_retention__select(struct rec_dump_file *v, size_t n, size_t keep, uin
 	return marked;
 }
 
-/* The dumps in dir (a directory stream of it): *vp, *np; names allocated. */
-static int list_dumps(DIR *d, struct rec_dump_file **vp, size_t *np)
+/* The files of dir (a directory stream of it) named prefix*.json: *vp, *np; names allocated. */
+static int list_files(DIR *d, const char *prefix, struct rec_dump_file **vp, size_t *np)
 {
 	struct rec_dump_file *v = NULL;
 	size_t n = 0, cap = 0;
@@ -63,7 +67,7 @@ static int list_dumps(DIR *d, struct rec_dump_file **vp, size_t *np)
 	struct stat st;
 
 	while ((e = readdir(d))) {
-		if (!rec_retention__is_dump(e->d_name))
+		if (!rec_retention__is_named(e->d_name, prefix))
 			continue;
 		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
 			continue;
@@ -95,8 +99,9 @@ nomem:
 	return -ENOMEM;
 }
 
-int rec_retention__apply(const char *dir, size_t keep, uint64_t max_bytes, const char *just_written,
-			 struct rec_retention_count *count)
+int rec_retention__apply_prefix(const char *dir, const char *prefix, size_t keep,
+				uint64_t max_bytes, const char *just_written,
+				struct rec_retention_count *count)
 {
 	struct rec_dump_file *v;
 	size_t n;
@@ -108,7 +113,7 @@ int rec_retention__apply(const char *dir, size_t keep, uint64_t max_bytes, const
 	d = opendir(dir);
 	if (!d)
 		return -errno;
-	err = list_dumps(d, &v, &n);
+	err = list_files(d, prefix, &v, &n);
 	if (!err) {
 		for (size_t i = 0; i < n; i++)
 			v[i].keep = just_written && !strcmp(v[i].name, just_written);
@@ -128,4 +133,11 @@ int rec_retention__apply(const char *dir, size_t keep, uint64_t max_bytes, const
 	}
 	closedir(d);
 	return err;
+}
+
+int rec_retention__apply(const char *dir, size_t keep, uint64_t max_bytes, const char *just_written,
+			 struct rec_retention_count *count)
+{
+	return rec_retention__apply_prefix(dir, REC_RETENTION_BLACK_BOX, keep, max_bytes,
+					   just_written, count);
 }

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Retention of black boxes: a dump directory keeps at most keep dumps and
- * max_bytes bytes of them (0: no limit); the oldest go first, never the one
- * just written. Only finished dumps count: files named recorder-*.json,
- * regular, not links; a dump being written is a .tmp file until it is renamed
- * (dump_write.c) and is never seen here.
+ * Retention of the files of a dump directory: black boxes (recorder-*.json)
+ * and trigger snapshots (snapshot-*.json) each have their own policy, and the
+ * policy of one kind never counts or removes a file of the other. A directory
+ * keeps at most keep files of a kind and max_bytes bytes of them (0: no
+ * limit); the oldest go first, never the one just written. Only finished files
+ * count: named PREFIX*.json, regular, not links; a file being written is a
+ * .tmp file until it is renamed (dump_write.c) and is never seen here.
  */
 #ifndef REC_RETENTION_H
 #define REC_RETENTION_H
@@ -13,9 +15,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The defaults of --keep-dumps and --max-dump-bytes. */
+/*
+ * What the name of each kind of file starts with: PREFIX-PID-STAMP.json
+ * (dump_write.c names them, the retention tells them apart by it).
+ */
+#define REC_RETENTION_BLACK_BOX "recorder-"
+#define REC_RETENTION_SNAPSHOT "snapshot-"
+
+/* The defaults of --keep-dumps and --max-dump-bytes (black boxes). */
 #define REC_KEEP_DUMPS 100
 #define REC_MAX_DUMP_BYTES (1ULL << 30)
+/* The defaults of --keep-snapshots and --max-snapshot-bytes (snapshots). */
+#define REC_KEEP_SNAPSHOTS 50
+#define REC_MAX_SNAPSHOT_BYTES (256ULL << 20)
 
 struct rec_dump_file {
 	const char *name;
@@ -40,13 +52,23 @@ struct rec_retention_count {
 };
 
 /*
- * Applies the policy to the dumps in dir, keeping the file named just_written
- * (a name in dir, or NULL). Returns 0 or -errno if dir cannot be read.
+ * Applies the policy to the files in dir whose names start with prefix
+ * (REC_RETENTION_BLACK_BOX or REC_RETENTION_SNAPSHOT) and end with .json,
+ * keeping the file named just_written (a name in dir, or NULL); no other file
+ * is looked at, counted or removed. Adds what it removed to count. Returns 0 or
+ * -errno if dir cannot be read.
  */
+int rec_retention__apply_prefix(const char *dir, const char *prefix, size_t keep,
+				uint64_t max_bytes, const char *just_written,
+				struct rec_retention_count *count);
+
+/* rec_retention__apply_prefix() for the black boxes (REC_RETENTION_BLACK_BOX). */
 int rec_retention__apply(const char *dir, size_t keep, uint64_t max_bytes, const char *just_written,
 			 struct rec_retention_count *count);
 
-/* Whether name is that of a finished dump: recorder-*.json. */
+/* Whether name is that of a finished file of its kind: prefix, at least one byte, .json. */
+bool rec_retention__is_named(const char *name, const char *prefix);
+/* Whether name is that of a finished black box: recorder-*.json. */
 bool rec_retention__is_dump(const char *name);
 
 #endif /* REC_RETENTION_H */

@@ -69,4 +69,6 @@ dead killed $B/workload --wait-attach --threads 2 --recordings 2 --events 30 --c
 	--depth 2 --fields 8 --die kill
 dead segv $B/workload --wait-attach --threads 1 --recordings 1 --events 5 --cap 3 --depth 1 \
 	--fields 3 --die segv
+# The dumps of triggers, from two of those: a snapshot of one recording, a black box naming one.
+$B/tests/golden/mksnapshots "$OUT"
 echo "make-dumps: wrote $(ls "$OUT" | wc -l) dumps into $OUT"

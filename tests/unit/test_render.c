@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -424,6 +425,49 @@ static void test_time(void **state)
 	tzset();
 }
 
+/* rec_text__parse_rfc3339() reads exactly what rec_text__rfc3339() writes. */
+static void test_parse_time(void **state)
+{
+	static const int64_t times[] = {
+		0, -1, TIME_NS, INT64_MIN + 999, INT64_MAX - 854775807, 1796220192123456000LL
+	};
+	static const char *const bad[] = {
+		"",
+		"2026-12-02T14:03:12.123456",
+		"2026-12-02T14:03:12.123456z",
+		"2026-12-02 14:03:12.123456Z",
+		"2026-12-02T14:03:12.12345Z",
+		"2026-12-02T14:03:12.1234567Z",
+		"2026-13-02T14:03:12.123456Z",
+		"2026-02-30T14:03:12.123456Z",
+		"2026-12-02T24:03:12.123456Z",
+		"2026-12-02T14:03:60.123456Z",
+		"2026-12-02T14:03:12.12345xZ",
+		"+026-12-02T14:03:12.123456Z",
+		"2026-12-00T14:03:12.123456Z",
+	};
+	char buf[REC_TEXT_TIME_MAX];
+	int64_t t;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(times) / sizeof(times[0]); i++) {
+		int64_t usec = times[i] - ((times[i] % 1000) + 1000) % 1000;
+
+		assert_int_equal(rec_text__parse_rfc3339(rec_text__rfc3339(times[i], buf), &t), 0);
+		assert_int_equal(t, usec);
+	}
+	assert_int_equal(rec_text__parse_rfc3339("2024-02-29T00:00:00.000001Z", &t), 0);
+	assert_int_equal(t, 1709164800000001000LL);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (rec_text__parse_rfc3339(bad[i], &t) != -EINVAL)
+			fail_msg("\"%s\" was not refused", bad[i]);
+	/* Past what int64_t nanoseconds hold. */
+	assert_int_equal(rec_text__parse_rfc3339("2262-04-11T23:47:16.854776Z", &t), -ERANGE);
+	assert_int_equal(rec_text__parse_rfc3339("1677-09-21T00:12:43.145223Z", &t), -ERANGE);
+	assert_int_equal(rec_text__parse_rfc3339("2262-04-11T23:47:16.854775Z", &t), 0);
+	assert_int_equal(t, INT64_MAX - 807);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -441,6 +485,7 @@ int main(void)
 		cmocka_unit_test(test_no_callsite),
 		cmocka_unit_test(test_fewer_names),
 		cmocka_unit_test(test_time),
+		cmocka_unit_test(test_parse_time),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -1,11 +1,20 @@
 // SPDX-License-Identifier: MIT
-/* rec_retention__select(): which black boxes go. */
+/*
+ * rec_retention__select(): which black boxes go; rec_retention__apply_prefix():
+ * black boxes and snapshots, each by its own policy, never the other's files.
+ */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <cmocka.h>
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "retention.h"
 
@@ -96,6 +105,120 @@ static void only_finished_dumps_count(void **state)
 	assert_false(rec_retention__is_dump("recorder-1.txt"));
 }
 
+static void snapshots_are_not_dumps(void **state)
+{
+	(void)state;
+	assert_true(rec_retention__is_named("snapshot-42-20261203T101010.000001Z.json",
+					    REC_RETENTION_SNAPSHOT));
+	assert_false(rec_retention__is_named("snapshot-42-20261203T101010.000001Z.json.tmp",
+					     REC_RETENTION_SNAPSHOT));
+	assert_false(rec_retention__is_dump("snapshot-42-20261203T101010.000001Z.json"));
+	assert_false(rec_retention__is_named("recorder-42-20261203T101010.000001Z.json",
+					     REC_RETENTION_SNAPSHOT));
+}
+
+/* Creates dir/name with size bytes, modified at mtime seconds. */
+static void make_file(const char *dir, const char *name, size_t size, time_t mtime)
+{
+	struct timespec times[2] = { { .tv_sec = mtime }, { .tv_sec = mtime } };
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	for (size_t i = 0; i < size; i++)
+		fputc('x', f);
+	fclose(f);
+	assert_int_equal(utimensat(AT_FDCWD, path, times, 0), 0);
+}
+
+static bool exists(const char *dir, const char *name)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return access(path, F_OK) == 0;
+}
+
+static void remove_file(const char *dir, const char *name)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	unlink(path);
+}
+
+static const char *const dir_files[] = {
+	"recorder-1-a.json", "recorder-2-b.json", "recorder-3-c.json",
+	"snapshot-1-a.json", "snapshot-2-b.json", "snapshot-3-c.json",
+};
+
+/* A directory of three black boxes and three snapshots, the oldest of each first. */
+static void make_dir(char *dir)
+{
+	assert_non_null(mkdtemp(dir));
+	for (size_t i = 0; i < 6; i++)
+		make_file(dir, dir_files[i], 100, 1000 + (time_t)i);
+}
+
+static void clean_dir(const char *dir)
+{
+	for (size_t i = 0; i < 6; i++)
+		remove_file(dir, dir_files[i]);
+	assert_int_equal(rmdir(dir), 0);
+}
+
+/*
+ * The policy of black boxes never counts or removes a snapshot, and that of
+ * snapshots never a black box: even the newest snapshots do not push out a
+ * black box, nor the bytes of the black boxes a snapshot.
+ */
+static void black_boxes_and_snapshots_keep_apart(void **state)
+{
+	struct rec_retention_count count = { 0 };
+	char dir[] = "/tmp/test_retention.XXXXXX";
+
+	(void)state;
+	make_dir(dir);
+	assert_int_equal(rec_retention__apply(dir, 1, 0, "recorder-3-c.json", &count), 0);
+	assert_int_equal(count.removed, 2);
+	assert_int_equal(count.removed_bytes, 200);
+	assert_false(exists(dir, "recorder-1-a.json"));
+	assert_false(exists(dir, "recorder-2-b.json"));
+	assert_true(exists(dir, "recorder-3-c.json"));
+	for (size_t i = 3; i < 6; i++)
+		assert_true(exists(dir, dir_files[i]));
+	clean_dir(dir);
+
+	memset(&count, 0, sizeof(count));
+	strcpy(dir, "/tmp/test_retention.XXXXXX");
+	make_dir(dir);
+	assert_int_equal(rec_retention__apply_prefix(dir, REC_RETENTION_SNAPSHOT, 2, 0,
+						     "snapshot-3-c.json", &count),
+			 0);
+	assert_int_equal(count.removed, 1);
+	assert_false(exists(dir, "snapshot-1-a.json"));
+	assert_true(exists(dir, "snapshot-2-b.json"));
+	assert_true(exists(dir, "snapshot-3-c.json"));
+	for (size_t i = 0; i < 3; i++)
+		assert_true(exists(dir, dir_files[i]));
+	/* By bytes too: 300 bytes of black boxes do not count against 150 of snapshots. */
+	assert_int_equal(rec_retention__apply_prefix(dir, REC_RETENTION_SNAPSHOT, 0, 150,
+						     "snapshot-3-c.json", &count),
+			 0);
+	assert_int_equal(count.removed, 2);
+	assert_false(exists(dir, "snapshot-2-b.json"));
+	assert_true(exists(dir, "snapshot-3-c.json"));
+	for (size_t i = 0; i < 3; i++)
+		assert_true(exists(dir, dir_files[i]));
+	assert_int_equal(rec_retention__apply(dir, 0, 150, NULL, &count), 0);
+	assert_int_equal(count.removed, 4);
+	assert_true(exists(dir, "snapshot-3-c.json"));
+	assert_true(exists(dir, "recorder-3-c.json"));
+	clean_dir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -106,6 +229,8 @@ int main(void)
 		cmocka_unit_test(no_limit_removes_nothing),
 		cmocka_unit_test(same_time_goes_by_name),
 		cmocka_unit_test(only_finished_dumps_count),
+		cmocka_unit_test(snapshots_are_not_dumps),
+		cmocka_unit_test(black_boxes_and_snapshots_keep_apart),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

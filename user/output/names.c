@@ -82,6 +82,16 @@ static const char *const untracked_names[] = {
 
 static const char *const retired_names[] = { "live", "retired" };
 
+/* The values of enum rec_dump_trigger_kind (dump.h). */
+static const char *const trigger_kind_names[] = {
+	[1] = "level",
+	[2] = "span",
+	[3] = "event",
+	[4] = "code",
+};
+
+static const char *const scope_names[] = { "process", "recording" };
+
 static const char *const end_how_names[] = {
 	[REC_END_RUNNING] = "running",
 	[REC_END_EXIT] = "exit",
@@ -199,6 +209,36 @@ const char *rec_names__recording_state(int retired, int untracked)
 	if (retired || !untracked)
 		return rec_names__retired(retired);
 	return rec_names__untracked(untracked);
+}
+
+const char *rec_names__trigger_kind(int kind)
+{
+	return name_of(trigger_kind_names, COUNT(trigger_kind_names), kind, "?");
+}
+
+int rec_names__parse_trigger_kind(const char *s, int *out)
+{
+	long v = value_of(trigger_kind_names, COUNT(trigger_kind_names), s);
+
+	if (v < 0)
+		return -EINVAL;
+	*out = (int)v;
+	return 0;
+}
+
+const char *rec_names__scope(int one_recording)
+{
+	return scope_names[one_recording != 0];
+}
+
+int rec_names__parse_scope(const char *s, int *out)
+{
+	long v = value_of(scope_names, COUNT(scope_names), s);
+
+	if (v < 0)
+		return -EINVAL;
+	*out = (int)v;
+	return 0;
 }
 
 const char *rec_names__end_how(enum rec_end end)

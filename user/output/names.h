@@ -57,6 +57,17 @@ int rec_names__parse_retired(const char *s, int *out);
 /* What --list shows: "live", "retired", or why it is untracked ("over-quota", "table-full"). */
 const char *rec_names__recording_state(int retired, int untracked);
 
+/*
+ * The kind of a trigger rule (enum rec_dump_trigger_kind, dump.h): "level",
+ * "span", "event", "code", or "?".
+ */
+const char *rec_names__trigger_kind(int kind);
+int rec_names__parse_trigger_kind(const char *s, int *out);
+
+/* What a dump holds ("scope"): "process" (one_recording 0) or "recording". */
+const char *rec_names__scope(int one_recording);
+int rec_names__parse_scope(const char *s, int *out);
+
 /* How a process ended, as a dump's "how" names it: "running", "exit", "signal", "unknown". */
 const char *rec_names__end_how(enum rec_end end);
 int rec_names__parse_end_how(const char *s, enum rec_end *out);

@@ -35,6 +35,13 @@ void rec_output__ended(struct rec_output *o, const struct rec_proc *p)
 		o->ops->ended(o, p);
 }
 
+void rec_output__trigger(struct rec_output *o, const struct rec_proc *p,
+			 const struct rec_dump_trigger *t, int pending)
+{
+	if (o->ops->trigger)
+		o->ops->trigger(o, p, t, pending);
+}
+
 void rec_output__recording(struct rec_output *o, const struct rec_proc *p,
 			   const struct rec_rstate *rs)
 {

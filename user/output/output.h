@@ -8,7 +8,8 @@
  * query that asks for it.
  *
  * What a query emits, in order:
- *	tail:	ended (a process that is gone), then per recording: recording,
+ *	tail:	trigger (of a snapshot), ended (a process that is gone), trigger
+ *		per trigger pending (of a black box), then per recording: recording,
  *		its events with a gap where events were lost, then its spans
  *		(by exit, the open ones last)
  *	follow:	the tail, then more events, and not_sent when a reader was too
@@ -27,6 +28,8 @@
 
 #include "proc.h"
 #include "json.h"
+
+struct rec_dump_trigger; /* dump.h */
 
 /* Where an event or a span came from: its process, thread and recording. */
 struct rec_origin {
@@ -112,6 +115,11 @@ struct rec_stats_view {
 	const struct rec_proc *p;	       /* its own counters, limits, and the BPF side's */
 	const struct rec_forgotten *forgotten; /* recordings forgotten, per recorder */
 	size_t nforgotten;
+	/*
+	 * A dump's trigger whose counts of every rule are shown: a snapshot's,
+	 * else the last pending of a black box; NULL: none.
+	 */
+	const struct rec_dump_trigger *trigger;
 	const struct rec_output_clients *clients; /* NULL: not asked of a recorder-attach */
 	int verbose; /* the internal table sizes too (text; JSON always has them) */
 };
@@ -127,6 +135,14 @@ struct rec_output_ops {
 	void (*end)(struct rec_output *o);
 	/* The process is gone (p->end says how); before its recordings. */
 	void (*ended)(struct rec_output *o, const struct rec_proc *p);
+	/*
+	 * A trigger a dump of p names: the one its snapshot was written for
+	 * (pending 0), first; or one that fired while p exited (pending 1), after
+	 * ended. What came from the target (subject, what) is the backend's to
+	 * escape.
+	 */
+	void (*trigger)(struct rec_output *o, const struct rec_proc *p,
+			const struct rec_dump_trigger *t, int pending);
 	/* Recording rs of p, before its events. */
 	void (*recording)(struct rec_output *o, const struct rec_proc *p,
 			  const struct rec_rstate *rs);
@@ -160,6 +176,8 @@ void rec_output__init(struct rec_output *o, FILE *out, const struct rec_output_o
 void rec_output__begin(struct rec_output *o);
 void rec_output__end(struct rec_output *o);
 void rec_output__ended(struct rec_output *o, const struct rec_proc *p);
+void rec_output__trigger(struct rec_output *o, const struct rec_proc *p,
+			 const struct rec_dump_trigger *t, int pending);
 void rec_output__recording(struct rec_output *o, const struct rec_proc *p,
 			   const struct rec_rstate *rs);
 void rec_output__event(struct rec_output *o, const struct rec_event_view *ev);

@@ -6,6 +6,7 @@
  */
 #include <string.h>
 
+#include "dump.h"
 #include "names.h"
 #include "output.h"
 #include "text.h"
@@ -150,6 +151,37 @@ static void jsonl_span(struct rec_output *o, const struct rec_span_view *sp)
 	rec_json__newline(w);
 }
 
+/*
+ * A trigger a dump names: {"type":"trigger", pid, pending, rule, rule_id,
+ * kind, time, recording, subject, what, after_ns}. pending is false for the
+ * trigger of a snapshot, true for one that fired while the process exited;
+ * time is RFC 3339 like an event's; recording a "0x…" string.
+ */
+static void jsonl_trigger(struct rec_output *o, const struct rec_proc *p,
+			  const struct rec_dump_trigger *t, int pending)
+{
+	struct rec_json *w = &o->json;
+
+	rec_json__begin_object(w);
+	rec_json__member_cstr(w, "type", "trigger");
+	rec_json__member_i64(w, "pid", p->pid);
+	rec_json__member_bool(w, "pending", pending);
+	rec_json__key(w, "rule");
+	rec_json__string(w, t->rule, strnlen(t->rule, sizeof(t->rule)));
+	rec_json__member_u64(w, "rule_id", t->rule_id);
+	rec_json__member_cstr(w, "kind", rec_names__trigger_kind(t->kind));
+	rec_json__key(w, "time");
+	rec_json__time(w, t->time_ns);
+	rec_json__member_hex(w, "recording", t->recording);
+	rec_json__key(w, "subject");
+	rec_json__string(w, t->subject, strnlen(t->subject, sizeof(t->subject)));
+	rec_json__key(w, "what");
+	rec_json__string(w, t->what, strnlen(t->what, sizeof(t->what)));
+	rec_json__member_u64(w, "after_ns", t->after_ns);
+	rec_json__end_object(w);
+	rec_json__newline(w);
+}
+
 static void jsonl_not_sent(struct rec_output *o, const struct rec_proc *p, uint64_t n)
 {
 	struct rec_json *w = &o->json;
@@ -238,6 +270,9 @@ static void jsonl_stats(struct rec_output *o, const struct rec_stats_view *s)
 	rec_json__member_i64(w, "pid", p->pid);
 	rec_json__member_cstr(w, "state",
 			      rec_names__end(p->end, p->end_code, p->end_core, how, sizeof(how)));
+	/* A dump of one recording: its spans are its own, the rest is the process's. */
+	if (p->dump_one_recording)
+		rec_json__member_cstr(w, "scope", rec_names__scope(1));
 	rec_json__member_u64(w, "malformed", p->malformed);
 	rec_json__member_u64(w, "orphans", p->orphans);
 	rec_json__key(w, "spans");
@@ -278,6 +313,26 @@ static void jsonl_stats(struct rec_output *o, const struct rec_stats_view *s)
 		rec_json__end_object(w);
 	}
 	rec_json__end_array(w);
+	/* A dump's trigger: every rule of the process when it fired. */
+	if (s->trigger) {
+		rec_json__key(w, "triggers");
+		rec_json__begin_array(w);
+		for (size_t i = 0; i < s->trigger->ncounts; i++) {
+			const struct rec_dump_rule_counts *c = &s->trigger->counts[i];
+
+			rec_json__begin_object(w);
+			rec_json__member_u64(w, "id", c->id);
+			rec_json__key(w, "rule");
+			rec_json__string(w, c->rule, strnlen(c->rule, sizeof(c->rule)));
+			rec_json__member_u64(w, "fired", c->fired);
+			rec_json__member_u64(w, "saved", c->saved);
+			rec_json__member_u64(w, "cooldown", c->cooldown);
+			rec_json__member_u64(w, "capped", c->capped);
+			rec_json__member_u64(w, "failed", c->failed);
+			rec_json__end_object(w);
+		}
+		rec_json__end_array(w);
+	}
 	rec_json__key(w, "counters");
 	rec_json__begin_object(w);
 	for (int c = 0; c < REC_C_MAX; c++)
@@ -312,6 +367,7 @@ static void jsonl_stats(struct rec_output *o, const struct rec_stats_view *s)
 }
 
 const struct rec_output_ops rec_output_jsonl__ops = {
+	.trigger = jsonl_trigger,
 	.event = jsonl_event,
 	.span = jsonl_span,
 	.not_sent = jsonl_not_sent,

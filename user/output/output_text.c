@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "dump.h"
 #include "names.h"
 #include "output.h"
 #include "text.h"
@@ -146,6 +147,37 @@ static void text_ended(struct rec_output *o, const struct rec_proc *p)
 		rec_names__end(p->end, p->end_code, p->end_core, how, sizeof(how)));
 }
 
+/*
+ * A trigger a dump names, on one line:
+ *	snapshot: rule 'level>=error' (id 1) fired at 2026-12-02T14:03:12.123456Z in recording 0x… (conn#6): event seq 1234: request failed
+ * "trigger: … as the process exited: …" for one pending in a black box; no
+ * "in recording" for recording 0, no "(subject)" for an empty one.
+ */
+static void text_trigger(struct rec_output *o, const struct rec_proc *p,
+			 const struct rec_dump_trigger *t, int pending)
+{
+	char time[REC_TEXT_TIME_MAX], key[REC_TEXT_KEY_MAX];
+	FILE *out = o->out;
+
+	(void)p;
+	fprintf(out, "%s: rule '", pending ? "trigger" : "snapshot");
+	rec_text__escape(out, t->rule, strnlen(t->rule, sizeof(t->rule)));
+	fprintf(out, "' (id %" PRIu32 ") fired at %s", t->rule_id,
+		rec_text__rfc3339(t->time_ns, time));
+	if (t->recording)
+		fprintf(out, " in recording %s", rec_text__key(t->recording, key));
+	if (t->subject[0]) {
+		fputs(" (", out);
+		rec_text__escape(out, t->subject, strnlen(t->subject, sizeof(t->subject)));
+		fputc(')', out);
+	}
+	if (pending)
+		fputs(" as the process exited", out);
+	fputs(": ", out);
+	rec_text__escape(out, t->what, strnlen(t->what, sizeof(t->what)));
+	fputc('\n', out);
+}
+
 static void text_recording(struct rec_output *o, const struct rec_proc *p,
 			   const struct rec_rstate *rs)
 {
@@ -282,6 +314,30 @@ static void text_stats_forgotten(FILE *out, const struct rec_stats_view *s)
 		fputs("    none\n", out);
 }
 
+/* The rules of the process when the trigger fired, and what had become of their fires. */
+static void text_stats_triggers(FILE *out, const struct rec_dump_trigger *t)
+{
+	char time[REC_TEXT_TIME_MAX];
+
+	fprintf(out,
+		"trigger rules when rule %" PRIu32 " fired at %s (SAVED: snapshots written):\n"
+		"    %-4s %-32s %10s %10s %10s %10s %10s\n",
+		t->rule_id, rec_text__rfc3339(t->time_ns, time), "ID", "RULE", "FIRED", "SAVED",
+		"COOLDOWN", "CAPPED", "FAILED");
+	for (size_t i = 0; i < t->ncounts; i++) {
+		const struct rec_dump_rule_counts *c = &t->counts[i];
+		size_t n;
+
+		fprintf(out, "    %-4" PRIu32 " ", c->id);
+		n = rec_text__escape(out, c->rule, strnlen(c->rule, sizeof(c->rule)));
+		for (; n < 32; n++)
+			fputc(' ', out);
+		fprintf(out,
+			" %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 "\n",
+			c->fired, c->saved, c->cooldown, c->capped, c->failed);
+	}
+}
+
 static void text_stats_clients(FILE *out, const struct rec_output_clients *k)
 {
 	fprintf(out,
@@ -315,6 +371,10 @@ static void text_stats(struct rec_output *o, const struct rec_stats_view *s)
 	fprintf(out, "pid %d: %s\nmalformed records: %" PRIu64 "\norphan events: %" PRIu64 "\n",
 		(int)p->pid, rec_names__end(p->end, p->end_code, p->end_core, how, sizeof(how)),
 		p->malformed, p->orphans);
+	if (p->dump_one_recording)
+		fputs("scope: one recording (its spans and recordings are its own; the rest is the "
+		      "whole process's)\n",
+		      out);
 	fprintf(out,
 		"spans: %" PRIu64 " seen, %" PRIu64 " kept, %" PRIu64
 		" dropped; orphan spans: %" PRIu64 "\n",
@@ -328,6 +388,8 @@ static void text_stats(struct rec_output *o, const struct rec_stats_view *s)
 			p->dump_omitted_recordings, p->dump_omitted_stacks);
 	text_stats_limits(out, p, s->verbose);
 	text_stats_forgotten(out, s);
+	if (s->trigger)
+		text_stats_triggers(out, s->trigger);
 	fputs("BPF counters (all traced processes):\n", out);
 	for (int c = 0; c < REC_C_MAX; c++)
 		fprintf(out, "    %-20s %" PRIu64 "\n", rec_names__counter(c), p->counters[c]);
@@ -337,6 +399,7 @@ static void text_stats(struct rec_output *o, const struct rec_stats_view *s)
 
 const struct rec_output_ops rec_output_text__ops = {
 	.ended = text_ended,
+	.trigger = text_trigger,
 	.recording = text_recording,
 	.event = text_event,
 	.span = text_span,

@@ -4,6 +4,7 @@
  * one event is always one line and no byte of it moves a terminal's cursor;
  * times; keys; callsites that could not be read.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <string.h>
 #include <time.h>
@@ -135,6 +136,62 @@ const char *rec_text__rfc3339(int64_t time_ns, char *buf)
 	snprintf(buf, REC_TEXT_TIME_MAX, "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", tm.tm_year + 1900,
 		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, usec);
 	return buf;
+}
+
+/* The n decimal digits at s as a number, or -1 if one is not a digit. */
+static long digits(const char *s, int n)
+{
+	long v = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		v = v * 10 + (s[i] - '0');
+	}
+	return v;
+}
+
+int rec_text__parse_rfc3339(const char *s, int64_t *time_ns)
+{
+	static const char shape[] = "dddd-dd-ddTdd:dd:dd.ddddddZ";
+	long year, mon, day, hour, min, sec, usec;
+	struct tm tm = { 0 }, back;
+	int64_t ns;
+	time_t t;
+
+	if (strlen(s) != sizeof(shape) - 1)
+		return -EINVAL;
+	for (size_t i = 0; shape[i]; i++)
+		if (shape[i] != 'd' && s[i] != shape[i])
+			return -EINVAL;
+	year = digits(s, 4);
+	mon = digits(s + 5, 2);
+	day = digits(s + 8, 2);
+	hour = digits(s + 11, 2);
+	min = digits(s + 14, 2);
+	sec = digits(s + 17, 2);
+	usec = digits(s + 20, 6);
+	if (year < 0 || mon < 1 || mon > 12 || day < 1 || day > 31 || hour < 0 || hour > 23 ||
+	    min < 0 || min > 59 || sec < 0 || sec > 59 || usec < 0)
+		return -EINVAL;
+	tm.tm_year = (int)year - 1900;
+	tm.tm_mon = (int)mon - 1;
+	tm.tm_mday = (int)day;
+	tm.tm_hour = (int)hour;
+	tm.tm_min = (int)min;
+	tm.tm_sec = (int)sec;
+	t = timegm(&tm);
+	/* A day the month does not have (February 30th) comes back as another date. */
+	if (!gmtime_r(&t, &back) || back.tm_mday != (int)day || back.tm_mon != (int)mon - 1)
+		return -EINVAL;
+	/* Before 1970, from the second after: the earliest time's second alone is out of range. */
+	if (t < 0 ? __builtin_mul_overflow((int64_t)t + 1, NSEC_PER_SEC, &ns) ||
+			    __builtin_sub_overflow(ns, NSEC_PER_SEC - usec * 1000, &ns)
+		  : __builtin_mul_overflow((int64_t)t, NSEC_PER_SEC, &ns) ||
+			    __builtin_add_overflow(ns, (int64_t)usec * 1000, &ns))
+		return -ERANGE;
+	*time_ns = ns;
+	return 0;
 }
 
 void rec_text__glog_head(FILE *out, char level, int64_t time_ns, uint32_t tid, const char *file,

@@ -44,6 +44,13 @@ const char *rec_text__callsite(uint64_t addr, char *buf);
  * microseconds: "2026-12-02T14:03:12.123456Z", into buf (REC_TEXT_TIME_MAX bytes).
  */
 const char *rec_text__rfc3339(int64_t time_ns, char *buf);
+/*
+ * Parses what rec_text__rfc3339() writes, exactly: "YYYY-MM-DDTHH:MM:SS.uuuuuuZ"
+ * (27 bytes, a real date, seconds 00..59), into *time_ns. Returns 0, or
+ * -EINVAL for any other text and -ERANGE for a time that int64_t nanoseconds
+ * cannot hold (before 1677-09-21, after 2262-04-11).
+ */
+int rec_text__parse_rfc3339(const char *s, int64_t *time_ns);
 
 /*
  * The head of a glog line, up to the text: level letter, local month and day,
