@@ -114,6 +114,7 @@ struct rec_session {
 	struct rec_session_opts opts;
 	uint64_t foreign;			     /* records of processes we do not trace */
 	struct rec_retention_count dumps;	     /* black boxes removed by the retention */
+	struct rec_retention_count snapshots;	     /* snapshots removed by theirs */
 	struct rec_object_id bins[REC_MAX_BINARIES]; /* --binary files */
 	dev_t bin_devs[REC_MAX_BINARIES];
 	size_t nbins;
@@ -332,38 +333,52 @@ static void seed_stacks(struct rec_session *s, struct traced *t, bool wait)
 
 /* Writes t's black box into the dump directory; the path goes into path. */
 /* The retention policy, after a black box was written at path: the oldest others go. */
-static void keep_dumps(struct rec_session *s, const char *path)
+/*
+ * The retention of one kind of file in the dump directory (black boxes, or
+ * snapshots: each its own, by name prefix), after path was written.
+ */
+static void keep_files(struct rec_session *s, const char *path, bool snapshots)
 {
 	const char *slash = strrchr(path, '/');
-	uint64_t before = s->dumps.removed;
+	struct rec_retention_count *count = snapshots ? &s->snapshots : &s->dumps;
+	size_t keep = snapshots ? s->opts.keep_snapshots : s->opts.keep_dumps;
+	uint64_t max = snapshots ? s->opts.max_snapshot_bytes : s->opts.max_dump_bytes;
+	const char *opt = snapshots ? "snapshot" : "dump";
+	uint64_t before = count->removed;
 	int err;
 
-	err = rec_retention__apply(s->opts.dump_dir, s->opts.keep_dumps, s->opts.max_dump_bytes,
-				   slash ? slash + 1 : path, &s->dumps);
+	err = rec_retention__apply_prefix(
+		s->opts.dump_dir, snapshots ? REC_RETENTION_SNAPSHOT : REC_RETENTION_BLACK_BOX,
+		keep, max, slash ? slash + 1 : path, count);
 	if (err)
 		fprintf(stderr,
-			"recorder-attach: could not apply --keep-dumps/--max-dump-bytes in %s: "
-			"%s\n",
-			s->opts.dump_dir, strerror(-err));
-	else if (s->dumps.removed > before)
+			"recorder-attach: could not apply --keep-%ss/--max-%s-bytes in %s: %s\n",
+			opt, opt, s->opts.dump_dir, strerror(-err));
+	else if (count->removed > before)
 		fprintf(stderr,
-			"recorder-attach: removed %" PRIu64 " old black box(es) from %s "
-			"(--keep-dumps %zu, --max-dump-bytes %" PRIu64 ")\n",
-			s->dumps.removed - before, s->opts.dump_dir, s->opts.keep_dumps,
-			s->opts.max_dump_bytes);
+			"recorder-attach: removed %" PRIu64 " old %s from %s (--keep-%ss %zu, "
+			"--max-%s-bytes %" PRIu64 ")\n",
+			count->removed - before, snapshots ? "snapshot(s)" : "black box(es)",
+			s->opts.dump_dir, opt, keep, opt, max);
 }
 
-static int write_dump(struct rec_session *s, struct traced *t, char *path, size_t len)
+/* t's black box, naming the npending triggers that fired as it ended. */
+static int write_dump(struct rec_session *s, struct traced *t,
+		      const struct rec_dump_trigger *pending, size_t npending, char *path,
+		      size_t len)
 {
 	struct rec_dump_counters counters;
+	struct rec_dump_opts o = { .counters = &counters,
+				   .pending = pending,
+				   .npending = npending };
 	int err;
 
 	if (!s->opts.dump_dir)
 		return -ENOENT;
 	memcpy(counters.v, t->proc.counters, sizeof(counters.v));
-	err = rec_dump__write_file(s->opts.dump_dir, &t->proc, &counters, path, len);
+	err = rec_dump__write_file_opts(s->opts.dump_dir, &t->proc, &o, path, len);
 	if (!err)
-		keep_dumps(s, path);
+		keep_files(s, path, false);
 	return err;
 }
 
@@ -539,15 +554,77 @@ static void check_code(struct rec_session *s, struct traced *t, const struct rec
 	}
 }
 
-/* STUB until the snapshot writer lands: a whole dump. */
+_Static_assert((int)REC_DUMP_TRIGGER_LEVEL == (int)REC_TRIGGER_LEVEL &&
+		       (int)REC_DUMP_TRIGGER_SPAN == (int)REC_TRIGGER_SPAN &&
+		       (int)REC_DUMP_TRIGGER_EVENT == (int)REC_TRIGGER_EVENT &&
+		       (int)REC_DUMP_TRIGGER_CODE == (int)REC_TRIGGER_CODE,
+	       "trigger kinds in dumps are the rules' kinds");
+
+/*
+ * What a dump says of the pending snapshot p of t: its rule, what fired it and
+ * when, and the counts of every rule of t now, in counts (room for
+ * REC_TRIGGER_MAX_RULES).
+ */
+static void dump_trigger_of(struct rec_session *s, struct traced *t,
+			    const struct rec_incident_pending *p, struct rec_dump_trigger *d,
+			    struct rec_dump_rule_counts *counts)
+{
+	const struct rec_trigger_set *rules = t->inc.rules;
+	struct rec_rstate *rs = p->recording ? rec_proc__find(&t->proc, p->recording) : NULL;
+	struct rec_trigger_rule r = { 0 };
+	char err[64];
+
+	memset(d, 0, sizeof(*d));
+	rec_trigger__parse(p->rule_text, &r, err, sizeof(err));
+	d->rule_id = p->rule_id;
+	d->kind = (enum rec_dump_trigger_kind)r.kind;
+	snprintf(d->rule, sizeof(d->rule), "%s", p->rule_text);
+	d->time_ns = p->fired_ns + t->proc.clock_offset_ns;
+	d->recording = p->recording;
+	if (rs)
+		snprintf(d->subject, sizeof(d->subject), "%s", rs->subject);
+	snprintf(d->what, sizeof(d->what), "%s", p->what);
+	d->after_ns = (uint64_t)s->opts.trigger_after_ns;
+	d->counts = counts;
+	for (unsigned int i = 0; rules && i < rules->n && i < REC_TRIGGER_MAX_RULES; i++) {
+		const struct rec_trigger_entry *e = rec_trigger__at(rules, i);
+
+		counts[i] = (struct rec_dump_rule_counts){ .id = e->id,
+							   .fired = e->count.fired,
+							   .saved = e->count.saved,
+							   .cooldown = e->count.cooldown,
+							   .capped = e->count.capped,
+							   .failed = e->count.failed };
+		snprintf(counts[i].rule, sizeof(counts[i].rule), "%s", e->text);
+		d->ncounts++;
+	}
+}
+
+/* The rules' counts that a black box's pending triggers share. */
+static struct rec_dump_rule_counts ended_counts[REC_TRIGGER_MAX_RULES];
+
+/* The snapshot of pending p of t, into the dump directory; its path into path. */
 static int snapshot_file(struct rec_session *s, struct traced *t,
 			 const struct rec_incident_pending *pending, char *path, size_t len)
 {
+	static struct rec_dump_rule_counts counts[REC_TRIGGER_MAX_RULES];
 	struct rec_dump_counters counters;
+	struct rec_dump_trigger d;
+	struct rec_dump_opts o = { .counters = &counters, .trigger = &d };
+	int err;
 
-	(void)pending;
 	memcpy(counters.v, t->proc.counters, sizeof(counters.v));
-	return rec_dump__write_file(s->opts.dump_dir, &t->proc, &counters, path, len);
+	dump_trigger_of(s, t, pending, &d, counts);
+	o.only_recording = s->opts.trigger_scope_process ? 0 : pending->recording;
+	err = rec_dump__write_snapshot_file(s->opts.dump_dir, &t->proc, &o, path, len);
+	/* A trigger of no recording (rec_trigger(NULL, ...)) holds the stacks of every thread. */
+	if (err == -ENOENT && o.only_recording) {
+		o.only_recording = 0;
+		err = rec_dump__write_snapshot_file(s->opts.dump_dir, &t->proc, &o, path, len);
+	}
+	if (!err)
+		keep_files(s, path, true);
+	return err;
 }
 
 /* s escaped for a terminal (it came from the target) into buf. */
@@ -725,7 +802,7 @@ static int client_refresh(void *ctx, void *owner)
 
 static int client_write_dump(void *ctx, void *owner, char *path, size_t len)
 {
-	return write_dump(ctx, owner, path, len);
+	return write_dump(ctx, owner, NULL, 0, path, len);
 }
 
 static void client_target_stats(void *ctx, void *owner, struct rec_clients_target_stats *st)
@@ -962,10 +1039,18 @@ static void traced_end(struct rec_session *s, struct traced *t, bool report)
 		write_due(s, t, true);
 	rec_bpfstate__untrace(s->bs, pid);
 	if (report) {
+		struct rec_dump_trigger *pend;
+		size_t npend = 0;
+
 		rec_names__end(t->proc.end, t->proc.end_code, t->proc.end_core, info.how,
 			       sizeof(info.how));
-		info.dump_err = write_dump(s, t, info.dump_path, sizeof(info.dump_path));
 		/* Fired as it ended: one file, its black box, names them. */
+		pend = calloc(t->inc.npending ?: 1, sizeof(*pend));
+		for (; pend && npend < t->inc.npending; npend++)
+			dump_trigger_of(s, t, &t->inc.pending[npend], &pend[npend], ended_counts);
+		info.dump_err =
+			write_dump(s, t, pend, npend, info.dump_path, sizeof(info.dump_path));
+		free(pend);
 		ended_pending(s, t, &info);
 		/* --otlp-keep: what it kept goes now, while its model is here. */
 		while (rec_incident__take_keep(&t->inc, 0, true, &key))
