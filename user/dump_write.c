@@ -327,18 +327,7 @@ static void write_rule_counts(struct rec_json *w, const struct rec_dump_trigger 
 	rec_json__key(w, "counts");
 	rec_json__begin_array(w);
 	for (size_t i = 0; i < t->ncounts; i++) {
-		const struct rec_dump_rule_counts *c = &t->counts[i];
-
-		rec_json__begin_object(w);
-		rec_json__member_u64(w, "id", c->id);
-		rec_json__key(w, "rule");
-		rec_json__string(w, c->rule, strnlen(c->rule, sizeof(c->rule) - 1));
-		rec_json__member_u64(w, "fired", c->fired);
-		rec_json__member_u64(w, "saved", c->saved);
-		rec_json__member_u64(w, "cooldown", c->cooldown);
-		rec_json__member_u64(w, "capped", c->capped);
-		rec_json__member_u64(w, "failed", c->failed);
-		rec_json__end_object(w);
+		rec_output__json_rule_counts(w, &t->counts[i]);
 	}
 	rec_json__end_array(w);
 }

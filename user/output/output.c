@@ -6,6 +6,7 @@
  */
 #include <string.h>
 
+#include "dump.h"
 #include "output.h"
 
 void rec_output__init(struct rec_output *o, FILE *out, const struct rec_output_ops *ops)
@@ -151,4 +152,18 @@ void rec_output__json_value(struct rec_json *w, const struct rec_value *v)
 	default:
 		rec_json__null(w);
 	}
+}
+
+void rec_output__json_rule_counts(struct rec_json *w, const struct rec_dump_rule_counts *c)
+{
+	rec_json__begin_object(w);
+	rec_json__member_u64(w, "id", c->id);
+	rec_json__key(w, "rule");
+	rec_json__string(w, c->rule, strnlen(c->rule, sizeof(c->rule) - 1));
+	rec_json__member_u64(w, "fired", c->fired);
+	rec_json__member_u64(w, "saved", c->saved);
+	rec_json__member_u64(w, "cooldown", c->cooldown);
+	rec_json__member_u64(w, "capped", c->capped);
+	rec_json__member_u64(w, "failed", c->failed);
+	rec_json__end_object(w);
 }

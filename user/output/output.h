@@ -30,6 +30,7 @@
 #include "json.h"
 
 struct rec_dump_trigger; /* dump.h */
+struct rec_dump_rule_counts;
 
 /* Where an event or a span came from: its process, thread and recording. */
 struct rec_origin {
@@ -220,5 +221,8 @@ const char *rec_output__field_name(const struct rec_event_view *ev, uint32_t i, 
  * (rec_json__f64 for f64).
  */
 void rec_output__json_value(struct rec_json *w, const struct rec_value *v);
+
+/* One trigger rule's counts as a JSON object (a dump's and --stats --json's). */
+void rec_output__json_rule_counts(struct rec_json *w, const struct rec_dump_rule_counts *c);
 
 #endif /* REC_OUTPUT_H */

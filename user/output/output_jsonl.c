@@ -317,20 +317,8 @@ static void jsonl_stats(struct rec_output *o, const struct rec_stats_view *s)
 	if (s->trigger) {
 		rec_json__key(w, "triggers");
 		rec_json__begin_array(w);
-		for (size_t i = 0; i < s->trigger->ncounts; i++) {
-			const struct rec_dump_rule_counts *c = &s->trigger->counts[i];
-
-			rec_json__begin_object(w);
-			rec_json__member_u64(w, "id", c->id);
-			rec_json__key(w, "rule");
-			rec_json__string(w, c->rule, strnlen(c->rule, sizeof(c->rule)));
-			rec_json__member_u64(w, "fired", c->fired);
-			rec_json__member_u64(w, "saved", c->saved);
-			rec_json__member_u64(w, "cooldown", c->cooldown);
-			rec_json__member_u64(w, "capped", c->capped);
-			rec_json__member_u64(w, "failed", c->failed);
-			rec_json__end_object(w);
-		}
+		for (size_t i = 0; i < s->trigger->ncounts; i++)
+			rec_output__json_rule_counts(w, &s->trigger->counts[i]);
 		rec_json__end_array(w);
 	}
 	rec_json__key(w, "counters");
