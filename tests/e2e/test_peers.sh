@@ -33,6 +33,14 @@ peer_start() {
 	BG_PIDS+=($PEER_JOB)
 }
 
+# peer_stop: the peer goes (its probes with it). SIGTERM: a background job of a
+# script ignores SIGINT, and bpftrace -p would only end with its target.
+peer_stop() {
+	kill -TERM "$PEER_JOB" 2>/dev/null
+	wait_gone "$PEER_JOB" || kill -KILL "$PEER_JOB" 2>/dev/null
+	wait "$PEER_JOB" 2>/dev/null
+}
+
 # peer_attached DIR NAME: waits until the peer's probes are in (bpftrace says so; perf: a moment).
 peer_attached() {
 	case $2 in
@@ -78,14 +86,12 @@ peer_round() {
 		# And it goes while they flow (stopped again, so that it goes before the end).
 		sleep 0.1
 		kill -STOP "$PEER_PID"
-		kill -INT "$PEER_JOB"
-		wait "$PEER_JOB" 2>/dev/null
+		peer_stop
 		kill -CONT "$PEER_PID"
 	fi
 	wait_for "$d/attach.out" "black box of pid $PEER_PID written to " 60 ||
 		{ cat "$d/attach.err" "$d/target.err"; return 1; }
-	kill -INT "$PEER_JOB" 2>/dev/null
-	wait "$PEER_JOB" 2>/dev/null
+	peer_stop
 	for ((i = 0; i < 500; i++)); do
 		kill -0 "$attach_pid" 2>/dev/null || break
 		sleep 0.02
