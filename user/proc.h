@@ -188,6 +188,11 @@ struct rec_proc {
 	size_t ntriggers_pending;
 	struct rec_dump_rule_counts *trigger_counts;
 	int dump_one_recording; /* a dump of one recording ("scope": "recording") */
+	/*
+	 * A live process's trigger rules and their counts now, for --stats (rule_id
+	 * 0: no rule fired it); set and owned by the session, NULL if it has none.
+	 */
+	const struct rec_dump_trigger *live_triggers;
 };
 
 /*

@@ -400,7 +400,7 @@ static int answer_stats(struct rec_output *o, struct rec_proc *p, const struct r
 		.nforgotten = n > 0 ? (size_t)n : 0,
 		.trigger = p->trigger		  ? p->trigger
 			   : p->ntriggers_pending ? &p->triggers_pending[p->ntriggers_pending - 1]
-						  : NULL,
+						  : p->live_triggers,
 		.clients = clients,
 		.verbose = !!(q->flags & REC_Q_VERBOSE),
 	};

@@ -98,9 +98,10 @@ struct traced {
 	size_t told, told_every;
 	struct rec_tracer_word *written; /* each one written, to be cleared at the end */
 	size_t nwritten;
-	struct rec_incident inc; /* its trigger rules and pending snapshots (issue 23) */
-	uint64_t otlp_salt;	 /* --otlp-keep: mixed into its trace and span IDs */
-	int64_t open_checked_ms; /* when its open spans were last held against span rules */
+	struct rec_incident inc;      /* its trigger rules and pending snapshots (issue 23) */
+	uint64_t otlp_salt;	      /* --otlp-keep: mixed into its trace and span IDs */
+	struct rec_dump_trigger live; /* its rules' counts for --stats (proc.live_triggers) */
+	int64_t open_checked_ms;      /* when its open spans were last held against span rules */
 };
 
 struct rec_session {
@@ -600,8 +601,9 @@ static void dump_trigger_of(struct rec_session *s, struct traced *t,
 	}
 }
 
-/* The rules' counts that a black box's pending triggers share. */
+/* The rules' counts that a black box's pending triggers share, and --stats's. */
 static struct rec_dump_rule_counts ended_counts[REC_TRIGGER_MAX_RULES];
+static struct rec_dump_rule_counts live_counts[REC_TRIGGER_MAX_RULES];
 
 /* The snapshot of pending p of t, into the dump directory; its path into path. */
 static int snapshot_file(struct rec_session *s, struct traced *t,
@@ -797,6 +799,15 @@ static int client_refresh(void *ctx, void *owner)
 	if (t->done)
 		return 0;
 	refresh(ctx, t);
+	/* --stats shows its trigger rules' counts as they are now. */
+	t->proc.live_triggers = NULL;
+	if (t->inc.rules && t->inc.rules->n) {
+		struct rec_incident_pending none = { 0 };
+
+		dump_trigger_of(ctx, t, &none, &t->live, live_counts);
+		t->live.rule_id = 0;
+		t->proc.live_triggers = &t->live;
+	}
 	return 1;
 }
 

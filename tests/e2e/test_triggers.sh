@@ -124,6 +124,9 @@ test_trigger_cooldown_and_cap_are_counted_exactly() {
 		"$($B/recorder-tail -p "$TARGET_PID" --triggers --json | jq -r '"\(.id) \(.fired) \(.saved) \(.cooldown) \(.capped)"')" ||
 		return 1
 	expect "one snapshot file" 1 "$(snapshots)" || return 1
+	expect "--stats counts them too" '[[1,1000,1,0,999],[2,1000,0,0,1000]]' \
+		"$($B/recorder-tail -p "$TARGET_PID" --stats --json | jq -c '[.triggers[] | [.id, .fired, .saved, .cooldown, .capped]]')" ||
+		return 1
 	expect "the ring dropped nothing" 0 \
 		"$($B/recorder-tail -p "$TARGET_PID" --list --json | jq -r .dropped)" || return 1
 	stop_target

@@ -319,10 +319,15 @@ static void text_stats_triggers(FILE *out, const struct rec_dump_trigger *t)
 {
 	char time[REC_TEXT_TIME_MAX];
 
-	fprintf(out,
-		"trigger rules when rule %" PRIu32 " fired at %s (SAVED: snapshots written):\n"
-		"    %-4s %-32s %10s %10s %10s %10s %10s\n",
-		t->rule_id, rec_text__rfc3339(t->time_ns, time), "ID", "RULE", "FIRED", "SAVED",
+	/* A live process's rules, now (no rule of its fired them). */
+	if (!t->rule_id)
+		fprintf(out, "trigger rules (SAVED: snapshots written):\n");
+	else
+		fprintf(out,
+			"trigger rules when rule %" PRIu32
+			" fired at %s (SAVED: snapshots written):\n",
+			t->rule_id, rec_text__rfc3339(t->time_ns, time));
+	fprintf(out, "    %-4s %-32s %10s %10s %10s %10s %10s\n", "ID", "RULE", "FIRED", "SAVED",
 		"COOLDOWN", "CAPPED", "FAILED");
 	for (size_t i = 0; i < t->ncounts; i++) {
 		const struct rec_dump_rule_counts *c = &t->counts[i];
