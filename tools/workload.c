@@ -49,6 +49,7 @@ static struct options {
 	uint64_t rate;
 	uint64_t depth;
 	uint64_t fields;
+	bool error; /* --level error: REC_ERROR instead of REC_INFO */
 	const char *subject;
 	bool wait_attach;
 	uint64_t attach_timeout;
@@ -87,9 +88,9 @@ static const char doc[] =
 	"Generate recorder load: threads emitting events into recordings.\n"
 	"\n"
 	"USAGE: workload [--threads T] [--recordings R] [--cap C] [--events N]\n"
-	"                [--rate R] [--depth D] [--fields F] [--subject PREFIX]\n"
-	"                [--wait-attach] [--attach-timeout S] [--hold S]\n"
-	"                [--die exit|kill|segv|abort|exec] [--report FILE]\n"
+	"                [--rate R] [--depth D] [--fields F] [--level info|error]\n"
+	"                [--subject PREFIX] [--wait-attach] [--attach-timeout S]\n"
+	"                [--hold S] [--die exit|kill|segv|abort|exec] [--report FILE]\n"
 	"\n"
 	"Each thread creates R recordings (subjects PREFIX[0], PREFIX[1], ...\n"
 	"numbered across all threads), nests D spans \"depth1\"..\"depthD\" under\n"
@@ -111,6 +112,7 @@ enum {
 	OPT_HOLD,
 	OPT_DIE,
 	OPT_REPORT,
+	OPT_LEVEL,
 };
 
 static const struct argp_option options[] = {
@@ -124,6 +126,10 @@ static const struct argp_option options[] = {
 	  "Fields per event, 0..8 (default 2): n (u64, event index in its recording), "
 	  "state (str), delta (i64), ok (bool), ratio (f64), thread (u64), subject (str), "
 	  "remaining (i64)",
+	  0 },
+	{ "level", OPT_LEVEL, "LEVEL", 0,
+	  "Level of every event: info (REC_INFO, the default) or error (REC_ERROR: an error "
+	  "storm, for incident triggers)",
 	  0 },
 	{ "subject", OPT_SUBJECT, "PREFIX", 0, "Subject prefix: PREFIX[i] (default \"actor\")", 0 },
 	{ "wait-attach", 'w', NULL, 0, "Start only once a recorder is attached", 0 },
@@ -193,6 +199,14 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 'f':
 		opts.fields = parse_uint("fields", arg, 0, REC_MAX_FIELDS);
+		break;
+	case OPT_LEVEL:
+		if (!strcmp(arg, "info"))
+			opts.error = false;
+		else if (!strcmp(arg, "error"))
+			opts.error = true;
+		else
+			bad_option("level", arg, "info or error");
 		break;
 	case OPT_SUBJECT:
 		opts.subject = arg;
@@ -331,38 +345,51 @@ static const char *const states[] = { "idle", "busy", "waiting", "done" };
 #define F7 REC_STR(subject, st->rec->subject)
 #define F8 REC_I64(remaining, (int64_t)(opts.events - 1 - k))
 
+/*
+ * The event with opts.fields fields, by MACRO (REC_INFO or REC_ERROR): one
+ * callsite per field count and level, each with a literal level. The sites of
+ * one level share a source line (a run uses one field count, so one of them).
+ */
+#define EMIT_FIELDS(MACRO)                                                                         \
+	do {                                                                                       \
+		switch (opts.fields) {                                                             \
+		case 0:                                                                            \
+			MACRO("workload event");                                                   \
+			break;                                                                     \
+		case 1:                                                                            \
+			MACRO("workload event", F1);                                               \
+			break;                                                                     \
+		case 2:                                                                            \
+			MACRO("workload event", F1, F2);                                           \
+			break;                                                                     \
+		case 3:                                                                            \
+			MACRO("workload event", F1, F2, F3);                                       \
+			break;                                                                     \
+		case 4:                                                                            \
+			MACRO("workload event", F1, F2, F3, F4);                                   \
+			break;                                                                     \
+		case 5:                                                                            \
+			MACRO("workload event", F1, F2, F3, F4, F5);                               \
+			break;                                                                     \
+		case 6:                                                                            \
+			MACRO("workload event", F1, F2, F3, F4, F5, F6);                           \
+			break;                                                                     \
+		case 7:                                                                            \
+			MACRO("workload event", F1, F2, F3, F4, F5, F6, F7);                       \
+			break;                                                                     \
+		default:                                                                           \
+			MACRO("workload event", F1, F2, F3, F4, F5, F6, F7, F8);                   \
+			break;                                                                     \
+		}                                                                                  \
+	} while (0)
+
 /* Emits event k of st; st's spans must be the innermost entered on this thread. */
 static void emit(struct stream *st, uint64_t w, uint64_t k)
 {
-	switch (opts.fields) {
-	case 0:
-		REC_INFO("workload event");
-		break;
-	case 1:
-		REC_INFO("workload event", F1);
-		break;
-	case 2:
-		REC_INFO("workload event", F1, F2);
-		break;
-	case 3:
-		REC_INFO("workload event", F1, F2, F3);
-		break;
-	case 4:
-		REC_INFO("workload event", F1, F2, F3, F4);
-		break;
-	case 5:
-		REC_INFO("workload event", F1, F2, F3, F4, F5);
-		break;
-	case 6:
-		REC_INFO("workload event", F1, F2, F3, F4, F5, F6);
-		break;
-	case 7:
-		REC_INFO("workload event", F1, F2, F3, F4, F5, F6, F7);
-		break;
-	default:
-		REC_INFO("workload event", F1, F2, F3, F4, F5, F6, F7, F8);
-		break;
-	}
+	if (opts.error)
+		EMIT_FIELDS(REC_ERROR);
+	else
+		EMIT_FIELDS(REC_INFO);
 	st->emitted++;
 }
 

@@ -19,11 +19,31 @@ usage). A query that fails is a failure, never a zero.
               reconnecting any the recorder closes, until SIGTERM; prints
               "idle: connected N" once all are open, and its tallies at the end.
   clients     waits until the recorder serves at least N clients at once.
+              throughput with --triggers N (the incident trigger runs): also that
+              recorder-attach holds N rules; with --fire never, that none fired
+              and no snapshot file was written; with --fire every, that each rule
+              fired on every event kept, wrote its snapshots without a failure,
+              and that the dump directory holds exactly the snapshots counted
+              saved, no more than the limiter allows (--trigger-cap per hour,
+              one per rule per --trigger-cooldown).
+  watch       prints "watch: ready", then one JSON line per file that appears in
+              a directory (renamed into it, or closed after writing): its name
+              and the CLOCK_REALTIME ns at which this process saw it (inotify).
+  trigger-latency
+              one snapshot announced on recorder-attach's stderr, for the rule's
+              one firing: the time from its event (the event's own time, in the
+              snapshot) to the snapshot on disk (seen by watch: an upper bound;
+              its mtime too, stamped from the kernel's coarse clock, which lags).
 """
 import argparse
+import calendar
+import ctypes
+import ctypes.util
 import json
 import os
+import re
 import signal
+import struct
 import socket
 import subprocess
 import sys
@@ -177,6 +197,157 @@ def cmd_throughput(a):
         return out(res, why)
     if wall <= 0:
         return out(res, f"the report is older than the start of the run ({wall:.3f} s)")
+    if a.triggers is not None:
+        why = check_triggers(a, res)
+        if why:
+            return out(res, why)
+    return out(res)
+
+
+def check_triggers(a, res):
+    """The incident rules of a throughput run (--triggers N): None, or why not."""
+    def settled(rows):
+        # Nothing pending: every firing is saved, failed, or counted in cooldown or capped.
+        return all(r["fired"] == r["saved"] + r["failed"] + r["cooldown"] + r["capped"] for r in rows)
+
+    deadline = time.monotonic() + SETTLE_S
+    while True:
+        rows, why = query(a.tail, a.pid, "--triggers")
+        if rows is None:
+            return why
+        if settled(rows) or time.monotonic() >= deadline:
+            break
+        time.sleep(0.05)
+    elapsed = time.time() - a.t_start
+    res["triggers"] = rows
+    res["fired"] = sum(r["fired"] for r in rows)
+    res["snapshots_saved"] = sum(r["saved"] for r in rows)
+    if len(rows) != a.triggers:
+        return f"recorder-tail --triggers lists {len(rows)} rules, recorder-attach was given {a.triggers}"
+    if not settled(rows):
+        return f"snapshots still pending {SETTLE_S} s after the run: {rows}"
+    try:
+        files = sorted(os.listdir(a.dump_dir))
+    except OSError as e:
+        return f"cannot list the dump directory {a.dump_dir}: {e}"
+    res["snapshot_files"] = len(files)
+    if a.fire == "never":
+        fired = [f"'{r['rule']}' {r['fired']:,} times" for r in rows if r["fired"]]
+        if fired:
+            return "a rule that should never fire fired: " + ", ".join(fired)
+        if files:
+            return f"{len(files)} files in the dump directory, none expected: {files[:3]}"
+        return None
+    # --fire every: every event is an error, and every rule matches every error.
+    bad = [f"'{r['rule']}' fired {r['fired']:,} times, the recorder kept {res['kept']:,} events"
+           for r in rows if r["fired"] != res["kept"]]
+    bad += [f"'{r['rule']}': {r['failed']} snapshots not written" for r in rows if r["failed"]]
+    bad += [f"'{r['rule']}' saved no snapshot" for r in rows if not r["saved"]]
+    if bad:
+        return "; ".join(bad)
+    allowed = len(rows) * (1 + int(elapsed // a.cooldown_s)) if a.cooldown_s > 0 else a.cap
+    if a.cap:
+        allowed = min(allowed, a.cap)
+    res["snapshots_allowed"] = allowed
+    if len(files) > allowed:
+        return (f"{len(files)} snapshot files written, the limiter allows {allowed} ({len(rows)} rules, "
+                f"cooldown {a.cooldown_s:g} s, cap {a.cap} an hour, {elapsed:.1f} s since the start): {files[:5]}")
+    if len(files) != res["snapshots_saved"]:
+        return (f"{len(files)} files in the dump directory, but the rules count "
+                f"{res['snapshots_saved']} snapshots saved: {files[:5]}")
+    return None
+
+
+IN_CLOSE_WRITE = 0x8
+IN_MOVED_TO = 0x80
+
+
+def cmd_watch(a):
+    """Every file that appears in a.dir, with the time this process saw it."""
+    libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+    fd = libc.inotify_init1(os.O_CLOEXEC)
+    if fd < 0 or libc.inotify_add_watch(fd, a.dir.encode(), IN_CLOSE_WRITE | IN_MOVED_TO) < 0:
+        print(f"watch: cannot watch {a.dir}: {os.strerror(ctypes.get_errno())}", flush=True)
+        return 1
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    print("watch: ready", flush=True)
+    while True:
+        buf = os.read(fd, 65536)
+        t_ns = time.time_ns()
+        off = 0
+        while off + 16 <= len(buf):
+            _, mask, _, n = struct.unpack_from("iIII", buf, off)
+            name = buf[off + 16:off + 16 + n].split(b"\0", 1)[0].decode(errors="replace")
+            off += 16 + n
+            print(json.dumps({"name": name, "mask": mask, "t_ns": t_ns}), flush=True)
+
+
+ANNOUNCE = re.compile(r"^recorder-attach: trigger '(.*)' fired in pid (\d+) \((.*)\): snapshot written to (.+)$")
+
+
+def rfc3339_ns(s):
+    """2026-12-04T23:39:03.812792Z: ns since the epoch."""
+    m = re.fullmatch(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?Z", s)
+    if not m:
+        raise ValueError(f"not an RFC 3339 UTC time: {s!r}")
+    sec = calendar.timegm(tuple(int(x) for x in m.groups()[:6]))
+    return sec * 10**9 + int((m.group(7) or "0").ljust(9, "0"))
+
+
+def cmd_trigger_latency(a):
+    res = {}
+    # The one snapshot of the one firing, by recorder-attach's stderr line, not by its file name.
+    lines = open(a.attach_log, errors="replace").read().splitlines()
+    ann = [m for m in map(ANNOUNCE.match, lines) if m]
+    if len(ann) != 1 or any("trigger '" in l and "fired" in l for l in lines if not ANNOUNCE.match(l)):
+        return out(res, f"{len(ann)} snapshots announced, expected 1: "
+                        + " | ".join(l for l in lines if "trigger" in l)[:300])
+    rule, pid, subject, path = ann[0].groups()
+    res.update(rule=rule, subject=subject, snapshot=path)
+    if int(pid) != a.pid:
+        return out(res, f"the snapshot announced is of pid {pid}, the target is {a.pid}")
+    # When it was seen on disk (renamed into place once whole).
+    seen = None
+    deadline = time.monotonic() + QUERY_TIMEOUT_S
+    while seen is None:
+        for l in open(a.watch_log, errors="replace"):
+            if l.startswith("{"):
+                w = json.loads(l)
+                if w["name"] == os.path.basename(path):
+                    seen = w["t_ns"]
+                    break
+        if seen is None:
+            if time.monotonic() >= deadline:
+                return out(res, f"the watcher of {os.path.dirname(path)} did not see {os.path.basename(path)}")
+            time.sleep(0.05)
+    try:
+        mtime = os.stat(path).st_mtime_ns
+    except OSError as e:
+        return out(res, f"the snapshot announced is not there: {e}")
+    try:
+        p = subprocess.run([a.tail, "--file", path, "--json"], capture_output=True, text=True,
+                           timeout=QUERY_TIMEOUT_S)
+        evs = [json.loads(l) for l in p.stdout.splitlines() if l.startswith("{")]
+    except (subprocess.TimeoutExpired, ValueError) as e:
+        return out(res, f"`recorder-tail --file {path}` failed: {e}")
+    if p.returncode != 0:
+        return out(res, f"`recorder-tail --file {path}` failed (status {p.returncode}): {p.stderr.strip()[:200]}")
+    errs = [e for e in evs if e.get("recording") == a.recording and e.get("level") == "ERROR"]
+    if len(errs) != 1:
+        return out(res, f"the snapshot holds {len(errs)} ERROR events of recording {a.recording}, expected 1 "
+                        f"({len(evs)} events in all)")
+    ev_ns = rfc3339_ns(errs[0]["time"])
+    res["event_time"] = errs[0]["time"]
+    res["latency_ms"] = (seen - ev_ns) / 1e6
+    res["mtime_latency_ms"] = (mtime - ev_ns) / 1e6
+    tr, why = query(a.tail, a.pid, "--triggers")
+    if tr is None:
+        return out(res, why)
+    res["triggers"] = tr
+    if [(r["fired"], r["saved"]) for r in tr] != [(1, 1)]:
+        return out(res, f"expected one rule, fired once and saved once: {tr}")
+    if res["latency_ms"] < 0:
+        return out(res, f"the snapshot was seen {-res['latency_ms']:.3f} ms before its event's time")
     return out(res)
 
 
@@ -259,6 +430,19 @@ def main():
     s.add_argument("--t-start", type=float, required=True)
     s.add_argument("--rate-asked", type=int, required=True)
     s.add_argument("--consumer-cpu-s", type=float, required=True)
+    s.add_argument("--triggers", type=int, default=None)
+    s.add_argument("--fire", choices=("never", "every"), default="never")
+    s.add_argument("--dump-dir", default=None)
+    s.add_argument("--cooldown-s", type=float, default=10)
+    s.add_argument("--cap", type=int, default=60)
+    s = sub.add_parser("watch")
+    s.add_argument("--dir", required=True)
+    s = sub.add_parser("trigger-latency")
+    s.add_argument("--tail", required=True)
+    s.add_argument("--pid", type=int, required=True)
+    s.add_argument("--attach-log", required=True)
+    s.add_argument("--watch-log", required=True)
+    s.add_argument("--recording", required=True)
     s = sub.add_parser("clients")
     s.add_argument("--tail", required=True)
     s.add_argument("--pid", type=int, required=True)
@@ -268,7 +452,7 @@ def main():
     s.add_argument("--n", type=int, required=True)
     a = p.parse_args()
     return {"attached": cmd_attached, "throughput": cmd_throughput, "clients": cmd_clients,
-            "idle": cmd_idle}[a.cmd](a)
+            "idle": cmd_idle, "watch": cmd_watch, "trigger-latency": cmd_trigger_latency}[a.cmd](a)
 
 
 if __name__ == "__main__":
