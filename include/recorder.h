@@ -856,6 +856,17 @@ static inline int rec_is_attached(void)
 	return REC__TRACER() != 0;
 }
 
+/*
+ * The "attached" probe's note in every image, whether or not the program calls
+ * rec_is_attached(): recorder-attach finds the image's attach block through
+ * it, and writes the tracer word without which the image never takes the batch
+ * path. Never called.
+ */
+static __attribute__((used, noinline, cold)) void rec__attach_block_note(void)
+{
+	REC__PROBE0(attached);
+}
+
 /* ---- events ---- */
 
 /* Field constructors: REC_I64(name, value) and so on; the name is an identifier. */
