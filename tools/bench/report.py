@@ -55,8 +55,19 @@ def selftest():
         tp("throughput_1m_clients", r, 1e6, 5 if r == 1 else 0)
         raw.append({"round": r, "config": "loader_rss", "kib": 1024, "recordings": 1})
     raw.extend({"round": r, "config": "attach_sites", "seconds": 0.1, "sites": 5} for r in (1, 3))
+    # The storm: +60 and -10 extra drops; round 3's run with the rule wrote too many snapshots.
+    tp("storm", 1, 5e6, 40, 0)
+    tp("storm_trigger", 1, 4e6, 100, 0)
+    tp("storm", 2, 5e6, 10, 0)
+    tp("storm_trigger", 2, 4e6, 0, 0)
+    tp("storm", 3, 5e6, 0, 0)
+    failed("storm_trigger", 3, "4 snapshot files written, the limiter allows 1")
+    for r, (b, p) in enumerate(((10, 50), (30, 150), (20, 120)), 1):
+        raw.append({"round": r, "config": "trigger_latency", "latency_ms": b, "mtime_latency_ms": b})
+        raw.append({"round": r, "config": "trigger_latency_per_event", "latency_ms": p, "mtime_latency_ms": p})
     ran = [{"round": r["round"], "config": r["config"]} for r in raw] + [{"round": 2, "config": "attach_sites"}]
-    skips = [{"config": c, "reason": "fast path not built yet "} for c in ("fast_event", "fast_span", "fast_throughput")]
+    skips = [{"config": c, "reason": "fast path not built yet "}
+             for c in ("fast_event", "fast_span", "fast_throughput", "fast_throughput_rules")]
     skips.append({"config": "lttng", "reason": "LTTng unavailable: test"})
     with tempfile.TemporaryDirectory() as d:
         for name, lines in (("raw", raw), ("ran", ran), ("skipped", skips)):
@@ -87,6 +98,14 @@ def selftest():
          {"1": 5, "2": 0, "3": 0}),
         ("fast_throughput_vs_per_event without the fast path", t["fast_throughput_vs_per_event"]["verdict"],
          "no result"),
+        ("rules / no rules without the fast path", t["trigger_rules_throughput_ratio"]["verdict"], "no result"),
+        ("storm: a failed round leaves no value", r["trigger_storm_extra_drops"], None),
+        ("... and its target without a result", t["trigger_storm_extra_drops"]["verdict"], "no result"),
+        ("... with the reason", "limiter allows 1" in t["trigger_storm_extra_drops"]["why"], True),
+        ("storm extra drops, per round", r["trigger_storm_extra_drops_per_round"], {"1": 60, "2": -10}),
+        ("trigger latency, median of rounds", r["trigger_latency_ms"], 20),
+        ("... met", t["trigger_latency_ms"]["verdict"], "met"),
+        ("per-event trigger latency 120 ms", t["trigger_latency_per_event_ms"]["verdict"], "missed"),
         ("no target met on a missing value", [k for k, v in t.items() if v["verdict"] == "met" and v["value"] is None],
          []),
     ]
@@ -113,6 +132,8 @@ p.add_argument("--per-event-flags", default="")
 p.add_argument("--fast-flags", default="")
 p.add_argument("--timed-flags", default="")
 p.add_argument("--load", default="")
+p.add_argument("--never-rules", default="")
+p.add_argument("--latency-target", default="")
 p.add_argument("--smoke", action="store_true")
 p.add_argument("--notes", default=None)
 a = p.parse_args()
@@ -239,7 +260,9 @@ def ratio_of(num, den, key="ns"):
 res = {"rounds": a.rounds, "smoke": a.smoke, "elapsed_s": round(a.elapsed, 1),
        "generated": time.strftime("%Y-%m-%d %H:%M:%S %z"), "work_bytes": a.work_bytes,
        "iterations": a.iters, "per_event_flags": a.per_event_flags, "fast_flags": a.fast_flags,
-       "timed_flags": a.timed_flags, "load_average_1min_start_end": a.load.split()}
+       "timed_flags": a.timed_flags, "load_average_1min_start_end": a.load.split(),
+       "trigger_never_rules": json.loads(a.never_rules) if a.never_rules.startswith("[") else a.never_rules,
+       "trigger_latency_target": a.latency_target}
 M = {}  # results key -> Result
 
 
@@ -311,6 +334,19 @@ put("clients_events_per_s", key_of("throughput_1m_clients", "achieved_per_s"))
 put("clients_dropped", key_of("throughput_1m_clients", "dropped"))
 put("clients_minus_paced_dropped", per_round(["throughput_1m_clients", "throughput_1m"],
                                              lambda c, p: c["dropped"] - p["dropped"]))
+
+# Incident triggers (issue 23): 4 rules that never fire, flat out on the batch path, over
+# the same without rules; an error storm with a rule that fires on every event, minus
+# the same without it; from an error to its snapshot on disk, each event path.
+put("fast_rules_events_per_s", key_of("fast_throughput_rules", "events_per_s"))
+put("trigger_rules_throughput_ratio", ratio_of("fast_throughput_rules", "fast_throughput", "events_per_s"))
+put("storm_dropped", key_of("storm", "dropped"))
+put("storm_trigger_dropped", key_of("storm_trigger", "dropped"))
+put("storm_events_per_s", key_of("storm", "events_per_s"))
+put("storm_trigger_events_per_s", key_of("storm_trigger", "events_per_s"))
+put("trigger_storm_extra_drops", per_round(["storm_trigger", "storm"], lambda t, n: t["dropped"] - n["dropped"]))
+put("trigger_latency_ms", key_of("trigger_latency", "latency_ms"))
+put("trigger_latency_per_event_ms", key_of("trigger_latency_per_event", "latency_ms"))
 
 put("attach_5000_s", key_of("attach_sites", "seconds"))
 res["attach_sites"] = next((r["sites"] for r in rows if r["config"] == "attach_sites" and "sites" in r), None)
@@ -418,31 +454,48 @@ def drops_at_rate():
     T.append(d)
 
 
-def drops_with_clients():
-    r = M["clients_minus_paced_dropped"]
-    c, p = M["clients_dropped"], M["paced_dropped"]
-    d = {"key": "clients_minus_paced_dropped",
-         "name": f"drops at 1 M events/s beside a stalled `--follow` reader and 10 idle connections, "
-                 "minus drops without clients, same round",
-         "goal": "≤ 0 (median of rounds)", "value": r.median if r.complete else None}
+def drops_minus(key, name, with_key, without_key, paced=()):
+    """A target on drops with something minus drops without it, per round: ≤ 0 on the
+    median of rounds; judged only if the paced configurations reached their rate."""
+    r = M[key]
+    c, p = M[with_key], M[without_key]
+    d = {"key": key, "name": name, "goal": "≤ 0 (median of rounds)", "value": r.median if r.complete else None}
     if r.per:
         pairs = ", ".join(f"{c.per[k]:,} vs {p.per[k]:,}" for k in sorted(r.per))
         d["measured"] = f"{r.median:+,.0f} (with vs without, per round: {pairs})"
         d["range"] = f"{r.lo:+,} – {r.hi:+,}"
     else:
         d["measured"], d["range"] = "—", "—"
-    low = rate_check(["throughput_1m", "throughput_1m_clients"])
+    low = rate_check(list(paced))
     if not r.complete:
         d["verdict"], d["why"] = no_result(r.why)
     elif low:
-        d["verdict"], d["why"] = "rate not reached", rate_why(low, 2 * len(r.per))
+        d["verdict"], d["why"] = "rate not reached", rate_why(low, len(paced) * len(r.per))
     else:
         d["verdict"], d["why"] = ("met", None) if r.median <= 0 else ("missed", None)
     T.append(d)
 
 
 drops_at_rate()
-drops_with_clients()
+drops_minus("clients_minus_paced_dropped", "drops at 1 M events/s beside a stalled `--follow` reader and 10 idle "
+            "connections, minus drops without clients, same round", "clients_dropped", "paced_dropped",
+            ("throughput_1m", "throughput_1m_clients"))
+target("trigger_rules_throughput_ratio", "events/s delivered, 2 threads flat out, batch path, with 4 incident rules "
+       "that never fire / without rules, same round", "≥ 0.95×", M["trigger_rules_throughput_ratio"],
+       lambda v: v >= 0.95, x3)
+drops_minus("trigger_storm_extra_drops", "error storm (every event REC_ERROR, 2 threads flat out): drops with "
+            "`--trigger 'level>=error'` minus drops without it, same round (snapshots written within "
+            "the limiter's allowance, or the round failed)", "storm_trigger_dropped", "storm_dropped")
+
+
+def ms(v):
+    return f"{v:.1f} ms"
+
+
+target("trigger_latency_ms", "from an error to its snapshot on disk, `--trigger-after 0`, batch path",
+       "≤ 100 ms", M["trigger_latency_ms"], lambda v: v <= 100, ms)
+target("trigger_latency_per_event_ms", "the same, per-event path", "≤ 100 ms", M["trigger_latency_per_event_ms"],
+       lambda v: v <= 100, ms)
 target("attach_5000_s", f"attach, {res['attach_sites'] or 5000} sites", "< 1 s", M["attach_5000_s"],
        lambda v: v < 1, lambda v: f"{v:.3f} s")
 target("loader_rss_mib", f"loader RSS, {rss_recs} recordings of cap 1,000",
@@ -483,7 +536,8 @@ L.append("Generated by `make bench` (`tools/bench/run.sh`); do not edit by hand.
 L.append("")
 L.append(f"- Run: {res['generated']}, {a.rounds} interleaved rounds (each round runs every "
          f"configuration once, in a fixed order, each in its own process; the baseline and detached "
-         f"loops share one), {res['elapsed_s']} s.")
+         f"loops share one; the two runs of each incident trigger pair swap places every other "
+         f"round), {res['elapsed_s']} s.")
 L.append("- Machine: Debian 12, 2 vCPUs, shared and noisy. Read the numbers as orders of magnitude "
          "and the ratios as the result: every ratio compares configurations of the same round."
          + (f" Load average (1 min) at the start and the end of the run: {' and '.join(a.load.split())}."
@@ -596,6 +650,47 @@ for cfg, label in (("throughput_1m", "Paced at 2 × 500,000 events/s, default se
                      f"{r.get('idle', {}).get('closed_by_recorder', '?')}, timed out "
                      f"{(r.get('clients') or {}).get('timed_out', '?')}, events not sent to the stalled "
                      f"reader {(r.get('clients') or {}).get('events_not_sent', '?')}" for r in per) + ".")
+
+
+def shell_words(args):
+    """A command line's words as one would type them: quoted where needed."""
+    out = []
+    for w in args:
+        if w and all(c.isalnum() or c in "-_=./:" for c in w):
+            out.append(w)
+        else:
+            out.append(f'"{w}"' if "'" in w else f"'{w}'")
+    return " ".join(out)
+
+
+try:
+    NEVER = shell_words(json.loads(a.never_rules)) if a.never_rules else "(the rules)"
+except ValueError:
+    NEVER = a.never_rules
+L += tp_line("fast_throughput_rules", "Throughput, flat out, batch path, with 4 incident rules that never fire",
+             f"{TPCMD} --rate 0`, recorder-attach `{NEVER}")
+rr = M["trigger_rules_throughput_ratio"]
+if rr.per:
+    L.append("  - Over the same without rules, per round: " + ", ".join(f"{v:.3f}×" for v in rr.vals())
+             + ". Each rule's counts are 0 in every round (checked), and no file was written.")
+L += tp_line("storm", "Error storm, no rule", f"{TPCMD} --level error --rate 0")
+L += tp_line("storm_trigger", "Error storm with `--trigger 'level>=error'`",
+             f"{TPCMD} --level error --rate 0`, recorder-attach `--trigger 'level>=error'")
+per = [row[(k, "storm_trigger")] for k in ROUNDS if (k, "storm_trigger") in row and "failed" not in row[(k, "storm_trigger")]]
+if per:
+    L.append("  - The rule, per round: " + "; ".join(
+        f"fired {r.get('fired', 0):,} (every event kept), snapshots saved {r.get('snapshots_saved', '?')}, "
+        f"files written {r.get('snapshot_files', '?')} (the limiter allows {r.get('snapshots_allowed', '?')})"
+        for r in per) + ".")
+for cfg, label in (("trigger_latency", "batch path"), ("trigger_latency_per_event", "per-event path")):
+    lat, mt = key_of(cfg, "latency_ms"), key_of(cfg, "mtime_latency_ms")
+    if not lat.per:
+        L.append(f"- **Trigger latency, {label}**: no result ({lat.why}).")
+        continue
+    L.append(f"- **Trigger latency, {label}** (`{a.latency_target or 'incident requests'}`, `--trigger 'level>=error' "
+             f"--trigger-after 0`): {ms(lat.median)}{partial(lat)} from the error's own time to the snapshot "
+             f"seen in the dump directory; per round {', '.join(ms(v) for v in lat.vals())} (by the file's "
+             f"mtime, a coarse clock: {', '.join(ms(v) for v in mt.vals())}).")
 at = M["attach_5000_s"]
 L.append(f"- **Attach time**, a generated binary with {res['attach_sites']} distinct REC_INFO sites: "
          f"{f(at.median, 3)} s median ({f(at.lo, 3)} – {f(at.hi, 3)} s), from starting recorder-attach to "

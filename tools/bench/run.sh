@@ -6,8 +6,10 @@
 #   tools/bench/run.sh            R rounds (default 5, env ROUNDS); every round runs
 #                                 every configuration once, in a fixed order, each as
 #                                 its own process (the detached cost's two loops share
-#                                 one: bench detached_ab). Writes build/bench/results.json,
-#                                 build/bench/raw.jsonl and docs/BENCHMARKS.md.
+#                                 one: bench detached_ab; the two runs of an incident
+#                                 trigger pair swap places every other round). Writes
+#                                 build/bench/results.json, build/bench/raw.jsonl and
+#                                 docs/BENCHMARKS.md.
 #   tools/bench/run.sh --smoke    1 round, tiny counts, quick peers only, results in a
 #                                 temp dir. Fails only if the harness itself breaks: a
 #                                 configuration that ran without a value (never because
@@ -21,8 +23,11 @@
 # A recorder-attached run checks (tools/bench/verify.py) that the recorder counted
 # exactly the events the bench loop ran, with nothing dropped and every error counter
 # 0; a throughput run, that produced = emitted and produced = kept + dropped for every
-# recording; a bpftrace count, that it counted every hit. A failed query is a failed
-# round, never a zero. report.py divides only numbers of the same round, and reports a
+# recording (with incident rules: that they fired as they must, and that the dump
+# directory holds only the snapshots they saved, within the limiter's allowance); a
+# trigger latency run, that exactly one snapshot was announced, for its one error; a
+# bpftrace count, that it counted every hit. A failed query is a failed round, never a
+# zero. report.py divides only numbers of the same round, and reports a
 # target with a missing round as "no result (why)".
 set -u
 cd "$(dirname "$0")/../.."
@@ -39,7 +44,7 @@ if [ "$SMOKE" = 1 ]; then
 	IT_WORK=20000 IT_EVENT=20000 IT_SDT=20000
 	# 0.2 s per paced run: long enough for the stalled --follow reader to stall in it.
 	TP_EVENTS=100000 SITES=300 RSS_RECS=10 RSS_EVENTS=100
-	FAST_TP_EVENTS=100000
+	FAST_TP_EVENTS=100000 STORM_EVENTS=100000
 else
 	OUT=$BUILD/bench
 	BIN=$BUILD/bench
@@ -50,6 +55,8 @@ else
 	# the issue's 5 s, so that what the ring holds at the end weighs the same in both.
 	TP_EVENTS=${TP_EVENTS:-3500000} SITES=5000 RSS_RECS=100 RSS_EVENTS=1000
 	FAST_TP_EVENTS=${FAST_TP_EVENTS:-35000000}
+	# The error storm: 2 threads flat out, about 2 – 4 s a run.
+	STORM_EVENTS=${STORM_EVENTS:-10000000}
 fi
 WORK_BYTES=${WORK_BYTES:-112}
 # The throughput runs: TP_THREADS producers; the paced ones at PACED_RATE events/s per
@@ -70,6 +77,19 @@ FAST_PATH=${FAST_PATH:-1}
 # fails the round (its handler returned early), and the drop targets are measured by
 # the throughput runs, with default settings.
 TIMED_FLAGS=(--ring-size $((256 << 20)))
+# Incident triggers (issue 23). The rules of fast_throughput_rules, which never fire on
+# the workload's INFO events: one of each kind (level, span, event with a condition,
+# code). The storm runs use recorder-attach's limiter defaults (--trigger-cooldown 10s,
+# --trigger-cap 60), which verify.py throughput holds the snapshots written to. The
+# latency runs: `incident requests LAT_REQUESTS LAT_BAD LAT_RATE`, quiet INFO requests
+# at LAT_RATE a second, request LAT_BAD logs one error.
+NEVER_RULES=(--trigger 'level>=error' --trigger 'span:never*>1h' --trigger "event:'never' status>=500"
+	--trigger 'code:never')
+LAT_REQUESTS=50 LAT_BAD=25 LAT_RATE=100
+# The throughput runs that hold incident rules, and what their rules must do (verify.py
+# throughput --fire): never fire, or fire on every event. Each gets a dump directory
+# of its own, which must hold only the snapshots the rules saved.
+declare -A TP_FIRE=([fast_throughput_rules]=never [storm]=never [storm_trigger]=every)
 # detached_ab: pairs of chunks per round; each chunk runs IT_WORK / AB_CHUNKS iterations.
 AB_CHUNKS=${AB_CHUNKS:-200}
 RAW=$OUT/raw.jsonl
@@ -92,7 +112,7 @@ note() { echo "bench: $*" >&2; echo "$*" | tr '\n' ' ' >>"$OUT/notes.txt"; echo 
 # The report on a made-up run with known answers first: a report that could show a pass
 # that did not happen is not worth a run.
 python3 tools/bench/report.py --selftest || die "report.py --selftest failed"
-for b in recorder-attach recorder-tail workload; do
+for b in recorder-attach recorder-tail workload tests/targets/incident; do
 	[ -x "$BUILD/$b" ] || die "$BUILD/$b is missing: run 'make all' first"
 done
 
@@ -299,7 +319,9 @@ elif ! r=$(ensure_pkgs lttng liblttng-ust-dev lttng-tools); then
 fi
 
 if [ "$FAST_PATH" != 1 ]; then
-	for c in fast_event fast_span fast_throughput; do skip $c "fast path not built yet"; done
+	for c in fast_event fast_span fast_throughput fast_throughput_rules trigger_latency; do
+		skip $c "fast path not built yet"
+	done
 fi
 
 # ---- build ----
@@ -525,8 +547,10 @@ run_lttng() {
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null; }
 
 # run_throughput CONFIG RATE CLIENTS [RECORDER-ATTACH FLAGS...]: TP_THREADS producer
-# threads, RATE events/s each (0 = flat out), TP_EVENTS each (fast_throughput:
-# FAST_TP_EVENTS). The workload is stopped
+# threads, RATE events/s each (0 = flat out), TP_EVENTS each (fast_throughput*:
+# FAST_TP_EVENTS; storm*: STORM_EVENTS, every event an error: workload --level error).
+# A configuration in TP_FIRE gets its own dump directory (--dump-dir) and verify.py
+# checks its rules (the --trigger flags) and the snapshot files. The workload is stopped
 # (SIGSTOP) from just after its start until recorder-attach has attached and, with
 # CLIENTS=1, until the clients are connected: IDLE_CLIENTS connections that never send
 # a byte (verify.py idle, which reconnects any the recorder closes) and a --follow
@@ -538,12 +562,28 @@ run_throughput() {
 	shift 3
 	local w=$LOG/$cfg.w.r$ROUND a=$LOG/$cfg.a.r$ROUND rep=$LOG/$cfg.report.r$ROUND.json
 	local fo=$LOG/$cfg.follow.r$ROUND io=$LOG/$cfg.idle.r$ROUND
-	local wp ap fp="" ip="" t1 c1 c2 v rc extra cpu events=$TP_EVENTS
-	[ "$cfg" = fast_throughput ] && events=$FAST_TP_EVENTS
+	local wp ap fp="" ip="" t1 c1 c2 v rc extra cpu events=$TP_EVENTS wl=() check=() x n=0
+	local fire=${TP_FIRE[$cfg]:-} dumps=$LOG/$cfg.dumps.r$ROUND
+	case $cfg in
+	fast_throughput*) events=$FAST_TP_EVENTS ;;
+	storm*) events=$STORM_EVENTS wl=(--level error) ;;
+	esac
 	begin "$cfg"
 	rm -f "$rep"
+	if [ -n "$fire" ]; then
+		for x in "$@"; do
+			case $x in --trigger | --trigger=*) n=$((n + 1)) ;; esac
+		done
+		rm -rf "$dumps"
+		if ! mkdir -m 0711 "$dumps"; then
+			fail "$cfg" "cannot make the dump directory $dumps"
+			return
+		fi
+		set -- "$@" --dump-dir "$dumps"
+		check=(--triggers "$n" --fire "$fire" --dump-dir "$dumps")
+	fi
 	spawn "$w" "$BUILD/workload" --wait-attach --threads "$TP_THREADS" --events "$events" --rate "$rate" \
-		--fields 3 --cap 1000 --report "$rep" --hold 30
+		--fields 3 --cap 1000 "${wl[@]}" --report "$rep" --hold 30
 	wp=$LP
 	if ! own_pid "$w" workload "$wp" 5; then
 		fail "$cfg" "$WHY"
@@ -607,19 +647,89 @@ run_throughput() {
 	fi
 	c2=$(ticks "$ap")
 	cpu=$(awk -v a="$c1" -v b="$c2" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.3f", (b - a) / hz }')
-	extra="{\"attach_flags\": $(jstr "$*"), \"attach\": $(jstr "$(head -1 "$a")")"
+	extra="{\"attach_flags\": $(jstr "$*"), \"attach\": $(jstr "$(head -1 "$a")"), \"workload_flags\": $(jstr "${wl[*]}")"
 	if [ "$clients" = 1 ]; then
 		stop "$ip" # it prints its tally at SIGTERM
 		extra+=", \"idle_clients\": $IDLE_CLIENTS, \"idle\": $(sed -n 's/^idle: {/{/p' "$io" | tail -1 | grep . || echo null), \"follow_stopped\": true"
 	fi
 	extra+="}"
 	v=$(python3 tools/bench/verify.py throughput --tail "$BUILD/recorder-tail" --pid "$wp" --report "$rep" \
-		--t-start "$t1" --rate-asked $((rate * TP_THREADS)) --consumer-cpu-s "$cpu" 2>>"$LOG/verify.err")
+		--t-start "$t1" --rate-asked $((rate * TP_THREADS)) --consumer-cpu-s "$cpu" "${check[@]}" \
+		2>>"$LOG/verify.err")
 	rc=$?
 	[ -n "$fp" ] && stop "$fp"
 	stop "$ap"
 	stop "$wp"
 	verified "$cfg" "$v" $rc "$extra"
+}
+
+# run_trigger_latency CONFIG [RECORDER-ATTACH FLAGS...]: from an error to its snapshot
+# on disk, with --trigger 'level>=error' --trigger-after 0. The target, `incident
+# requests LAT_REQUESTS LAT_BAD LAT_RATE`, runs quiet requests (INFO events, a
+# recording each) at LAT_RATE a second, and request LAT_BAD logs one error: on the
+# batch path its buffer is taken as a sleeping thread's is (every --collect-ms). The
+# snapshot is the one recorder-attach's stderr announces; verify.py trigger-latency
+# takes the event's own time from it and the time the snapshot appeared in the dump
+# directory from a watcher (inotify) started before the target.
+run_trigger_latency() {
+	local cfg=$1 t=$LOG/$1.t.r$ROUND a=$LOG/$1.a.r$ROUND wl=$LOG/$1.watch.r$ROUND dumps=$LOG/$1.dumps.r$ROUND
+	local tp ap wp n key v rc
+	shift
+	begin "$cfg"
+	rm -rf "$dumps"
+	if ! mkdir -m 0711 "$dumps"; then
+		fail "$cfg" "cannot make the dump directory $dumps"
+		return
+	fi
+	# The watcher starts while recorder-attach attaches; the target, stopped (SIGSTOP)
+	# until both are ready, runs its requests once attached.
+	spawn "$wl" python3 tools/bench/verify.py watch --dir "$dumps"
+	wp=$LP
+	spawn "$t" "$BUILD/tests/targets/incident" requests "$LAT_REQUESTS" "$LAT_BAD" "$LAT_RATE"
+	tp=$LP
+	wait_for "$t" '^pid [0-9]+$' 5 "$tp"
+	n=$(awk '$1 == "pid" { print $2; exit }' "$t")
+	if [ "$n" != "$tp" ]; then
+		fail "$cfg" "incident (pid $tp) printed no pid line of its own: $(head -c 300 "$t")"
+		stop "$tp"
+		stop "$wp"
+		return
+	fi
+	kill -STOP "$tp"
+	spawn "$a" "$BUILD/recorder-attach" -p "$tp" --dump-dir "$dumps" --trigger 'level>=error' \
+		--trigger-after 0 "$@"
+	ap=$LP
+	if ! wait_for "$a" "^attached to $tp:" 20 "$ap"; then
+		fail "$cfg" "recorder-attach $* did not attach: $(head -c 300 "$a")"
+		stop "$ap"
+		stop "$tp"
+		stop "$wp"
+		return
+	fi
+	if ! wait_for "$wl" '^watch: ready$' 10 "$wp"; then
+		fail "$cfg" "the watcher of $dumps did not start: $(head -c 300 "$wl")"
+		stop "$ap"
+		stop "$tp"
+		stop "$wp"
+		return
+	fi
+	kill -CONT "$tp"
+	if ! wait_for "$t" '^done$' 30 "$tp" || ! wait_for "$a" "fired in pid $tp" 10 "$ap"; then
+		fail "$cfg" "no snapshot announced: target: $(tr '\n' ' ' <"$t" | head -c 200); recorder-attach: $(tr '\n' ' ' <"$a" | tail -c 300)"
+		stop "$ap"
+		stop "$tp"
+		stop "$wp"
+		return
+	fi
+	key=$(awk '$1 == "bad" { print $2; exit }' "$t")
+	v=$(python3 tools/bench/verify.py trigger-latency --tail "$BUILD/recorder-tail" --pid "$tp" --attach-log "$a" \
+		--watch-log "$wl" --recording "$key" 2>>"$LOG/verify.err")
+	rc=$?
+	stop "$ap"
+	stop "$tp"
+	stop "$wp"
+	verified "$cfg" "$v" $rc "{\"attach_flags\": $(jstr "$*"), \"attach\": $(jstr "$(head -1 "$a")"),
+		\"target\": $(jstr "incident requests $LAT_REQUESTS $LAT_BAD $LAT_RATE")}"
 }
 
 run_attach_sites() {
@@ -714,7 +824,27 @@ for ((ROUND = 1; ROUND <= ROUNDS; ROUND++)); do
 	[ "$HAVE_LTTNG" = 1 ] && run_lttng
 	# Flat out, each event path: fast_throughput_vs_per_event.
 	run_throughput throughput 0 0 "${PER_EVENT_FLAGS[@]}"
-	[ "$FAST_PATH" = 1 ] && run_throughput fast_throughput 0 0 "${FAST_FLAGS[@]}"
+	# The batch path flat out, without and with 4 incident rules that never fire
+	# (trigger_rules_throughput_ratio): a pair, its order alternating by round.
+	if [ "$FAST_PATH" = 1 ] && ((ROUND % 2)); then
+		run_throughput fast_throughput 0 0 "${FAST_FLAGS[@]}"
+		run_throughput fast_throughput_rules 0 0 "${FAST_FLAGS[@]}" "${NEVER_RULES[@]}"
+	elif [ "$FAST_PATH" = 1 ]; then
+		run_throughput fast_throughput_rules 0 0 "${FAST_FLAGS[@]}" "${NEVER_RULES[@]}"
+		run_throughput fast_throughput 0 0 "${FAST_FLAGS[@]}"
+	fi
+	# An error storm, default settings, without and with a rule that fires on every
+	# event (trigger_storm_extra_drops); the same alternation.
+	if ((ROUND % 2)); then
+		run_throughput storm 0 0
+		run_throughput storm_trigger 0 0 --trigger 'level>=error'
+	else
+		run_throughput storm_trigger 0 0 --trigger 'level>=error'
+		run_throughput storm 0 0
+	fi
+	# From an error to its snapshot on disk, each event path (trigger_latency_ms).
+	[ "$FAST_PATH" = 1 ] && run_trigger_latency trigger_latency "${FAST_FLAGS[@]}"
+	run_trigger_latency trigger_latency_per_event "${PER_EVENT_FLAGS[@]}"
 	# The drop target, at 1 M events/s with default settings, without and with clients.
 	run_throughput throughput_1m "$PACED_RATE" 0
 	run_throughput throughput_1m_clients "$PACED_RATE" 1
@@ -727,19 +857,23 @@ cleanup
 
 ARGS=(--raw "$RAW" --ran "$RAN" --skipped "$SKIPS" --notes "$OUT/notes.txt" --json "$OUT/results.json"
 	--rounds "$ROUNDS" --elapsed "$(sub "$END" "$START")" --work-bytes "$WORK_BYTES"
-	--iters "work=$IT_WORK (detached_ab: $AB_CHUNKS pairs of chunks of $((IT_WORK / AB_CHUNKS))),event=$IT_EVENT,bpftrace=$IT_SDT,throughput_events_per_thread=$TP_EVENTS (batch path flat out: $FAST_TP_EVENTS),sites=$SITES,rss_recordings=$RSS_RECS"
+	--iters "work=$IT_WORK (detached_ab: $AB_CHUNKS pairs of chunks of $((IT_WORK / AB_CHUNKS))),event=$IT_EVENT,bpftrace=$IT_SDT,throughput_events_per_thread=$TP_EVENTS (batch path flat out: $FAST_TP_EVENTS; error storm: $STORM_EVENTS),sites=$SITES,rss_recordings=$RSS_RECS"
+	--never-rules="$(python3 -c 'import json, sys; print(json.dumps(sys.argv[1:]))' "${NEVER_RULES[@]}")" --latency-target="incident requests $LAT_REQUESTS $LAT_BAD $LAT_RATE"
 	--per-event-flags="${PER_EVENT_FLAGS[*]}" --fast-flags="${FAST_FLAGS[*]}" --timed-flags="${TIMED_FLAGS[*]}"
 	--load "$LOAD_START $LOAD_END")
 if [ "$SMOKE" = 1 ]; then
 	python3 tools/bench/report.py "${ARGS[@]}" --md "$OUT/BENCHMARKS.md" --smoke || die "report.py failed"
 	# The smoke checks the harness, never the numbers or the targets: every configuration
 	# that ran must have its value, in every round (a failed check is a failure here).
-	python3 - "$OUT/results.json" <<'EOF' || die "smoke: configurations without results (see $LOG)"
+	python3 - "$OUT/results.json" "$FAST_PATH" <<'EOF' || die "smoke: configurations without results (see $LOG)"
 import json, sys
 r = json.load(open(sys.argv[1]))
 bad = [f"round {f['round']}: {f['config']}: {f['why']}" for f in r["failures"]]
 need = ("baseline_ns", "detached_ns", "detached_ratio", "event_ns", "span_pair_ns", "nested_event_ns",
-        "events_per_s", "paced_events_per_s", "clients_dropped", "attach_5000_s", "loader_rss_mib")
+        "events_per_s", "paced_events_per_s", "clients_dropped", "attach_5000_s", "loader_rss_mib",
+        "trigger_storm_extra_drops", "trigger_latency_per_event_ms")
+if sys.argv[2] == "1":  # the batch path's (skipped with FAST_PATH=0)
+    need += ("trigger_rules_throughput_ratio", "trigger_latency_ms")
 bad += [f"{k}: no value" for k in need if r.get(k) is None]
 if bad:
     print("smoke: " + "\n       ".join(bad), file=sys.stderr)
