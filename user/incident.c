@@ -99,23 +99,24 @@ void rec_incident__fini(struct rec_incident *in)
 	in->rules = NULL;
 }
 
-bool rec_incident__fire(struct rec_incident *in, unsigned int i, uint64_t recording,
-			const char *what, int64_t now_ns, int64_t after_ns)
+struct rec_incident_pending *rec_incident__fire(struct rec_incident *in, unsigned int i,
+						uint64_t recording, int64_t now_ns,
+						int64_t after_ns)
 {
 	struct rec_incident_pending *p;
 	struct rec_trigger_entry *e;
 
 	if (!in->rules || i >= in->rules->n)
-		return false;
+		return NULL;
 	e = &in->rules->rules[i];
 	/* Too many waiting already: the cap of what recorder-attach holds at once. */
 	if (in->npending == REC_INCIDENT_PENDING_MAX) {
 		e->count.fired++;
 		e->count.capped++;
-		return false;
+		return NULL;
 	}
 	if (rec_trigger__admit(in->rules, i, now_ns) != REC_TRIGGER_ADMIT)
-		return false;
+		return NULL;
 	p = &in->pending[in->npending++];
 	p->rule = i;
 	p->rule_id = e->id;
@@ -123,8 +124,8 @@ bool rec_incident__fire(struct rec_incident *in, unsigned int i, uint64_t record
 	p->recording = recording;
 	p->fired_ns = now_ns;
 	p->due_ns = now_ns + after_ns;
-	snprintf(p->what, sizeof(p->what), "%s", what ? what : "");
-	return true;
+	p->what[0] = 0;
+	return p;
 }
 
 bool rec_incident__open_fired(struct rec_incident *in, uint64_t id, bool remember)
@@ -197,12 +198,15 @@ bool rec_incident__take_keep(struct rec_incident *in, int64_t now_ns, bool all, 
 }
 
 uint64_t rec_incident__event_rules(struct rec_incident *in, uint64_t meta,
-				   const struct rec_callsite *cs)
+				   const struct rec_callsite *cs, uint64_t *sure)
 {
 	uint64_t mask = 0;
 
-	if (meta && meta == in->cs_meta)
+	*sure = 0;
+	if (meta && meta == in->cs_meta) {
+		*sure = in->cs_sure;
 		return in->cs_mask;
+	}
 	for (unsigned int i = 0; in->rules && i < in->rules->n && i < 64; i++) {
 		const struct rec_trigger_rule *r = &in->rules->rules[i].rule;
 		bool may = false;
@@ -210,11 +214,17 @@ uint64_t rec_incident__event_rules(struct rec_incident *in, uint64_t meta,
 		/* Unreadable: no level, no message; nothing matches it. */
 		if (!cs)
 			break;
-		if (r->kind == REC_TRIGGER_LEVEL)
+		if (r->kind == REC_TRIGGER_LEVEL) {
+			/* A REC_EVENT_LEVEL event's level is its own: asked per event. */
 			may = cs->level == REC_LEVEL_RUNTIME || (int)cs->level >= (int)r->level;
-		else if (r->kind == REC_TRIGGER_EVENT)
+			if (cs->level != REC_LEVEL_RUNTIME && may)
+				*sure |= 1ULL << i;
+		} else if (r->kind == REC_TRIGGER_EVENT) {
 			/* A formatted message is the event's own: asked per event. */
 			may = !cs->message[0] || fnmatch(r->glob, cs->message, 0) == 0;
+			if (cs->message[0] && may && !r->has_cond)
+				*sure |= 1ULL << i;
+		}
 		if (may)
 			mask |= 1ULL << i;
 	}
@@ -222,6 +232,7 @@ uint64_t rec_incident__event_rules(struct rec_incident *in, uint64_t meta,
 	if (cs) {
 		in->cs_meta = meta;
 		in->cs_mask = mask;
+		in->cs_sure = *sure;
 	}
 	return mask;
 }

@@ -55,6 +55,7 @@ struct rec_incident {
 	/* The last callsite's events asked of (rec_incident__event_rules): most come in runs. */
 	uint64_t cs_meta;
 	uint64_t cs_mask;
+	uint64_t cs_sure;  /* of cs_mask, the rules its callsite alone fires */
 	/* --otlp-keep: recordings waiting to be exported, and the counts of the export. */
 	struct rec_incident_keep keep[REC_INCIDENT_KEEP_MAX];
 	size_t nkeep;
@@ -74,18 +75,23 @@ void rec_incident__fini(struct rec_incident *in);
  * The level and event rules that an event of callsite cs (at address meta; NULL
  * if it could not be read) may fire, as a mask of rule indexes: a rule whose
  * level or message glob its callsite rules out is left out, so that most
- * events cost one compare. Only a bit set asks for the event's own match.
+ * events cost one compare. *sure gets those of them that the callsite alone
+ * fires (a fixed level; a literal message and no condition): only the other
+ * bits ask for the event's own fields.
  */
 uint64_t rec_incident__event_rules(struct rec_incident *in, uint64_t meta,
-				   const struct rec_callsite *cs);
+				   const struct rec_callsite *cs, uint64_t *sure);
 
 /*
- * Rule i fired in recording (what says on what) at now_ns: asks its limiter
- * (and, with REC_INCIDENT_PENDING_MAX snapshots waiting, counts it capped).
- * Returns true if a snapshot is now pending, due after_ns later.
+ * Rule i fired in recording at now_ns: asks its limiter (and, with
+ * REC_INCIDENT_PENDING_MAX snapshots waiting, counts it capped). Returns the
+ * snapshot now pending, due after_ns later, for the caller to say in its what
+ * on what it fired; NULL if none is. A storm of firings costs a count each:
+ * only an admitted one is described.
  */
-bool rec_incident__fire(struct rec_incident *in, unsigned int i, uint64_t recording,
-			const char *what, int64_t now_ns, int64_t after_ns);
+struct rec_incident_pending *rec_incident__fire(struct rec_incident *in, unsigned int i,
+						uint64_t recording, int64_t now_ns,
+						int64_t after_ns);
 
 /* Whether the open span id fired already; with remember, it has from now on. */
 bool rec_incident__open_fired(struct rec_incident *in, uint64_t id, bool remember);

@@ -15,6 +15,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -396,18 +397,32 @@ static int64_t now_mono_ns(void)
 /* How often open spans are held against the span rules: a hung request is caught this late. */
 #define OPEN_CHECK_MS 100
 
-/* Rule i of t fired in recording: a snapshot, if its limiter admits it, pins the recording. */
-static void fired(struct rec_session *s, struct traced *t, unsigned int i, uint64_t recording,
-		  const char *what)
+/*
+ * Rule i of t fired in recording: a snapshot, if its limiter admits it, pins the
+ * recording, and fmt says on what it fired. In a storm most firings are only
+ * counted: the text is made for an admitted one alone.
+ */
+__attribute__((format(printf, 5, 6))) static void fired(struct rec_session *s, struct traced *t,
+							unsigned int i, uint64_t recording,
+							const char *fmt, ...)
 {
-	struct rec_rstate *rs = recording ? rec_proc__find(&t->proc, recording) : NULL;
+	struct rec_rstate *rs = NULL;
+	struct rec_incident_pending *p;
 	int64_t now = now_mono_ns();
+	va_list ap;
 
 	/* --otlp-keep: exported whatever the snapshots' cooldown and cap say. */
 	if (t->inc.rules->rules[i].keep && s->opts.on_keep && recording &&
-	    rec_incident__keep(&t->inc, recording, now, s->opts.trigger_after_ns) && rs)
+	    rec_incident__keep(&t->inc, recording, now, s->opts.trigger_after_ns) &&
+	    (rs = rec_proc__find(&t->proc, recording)))
 		rs->pinned++;
-	if (rec_incident__fire(&t->inc, i, recording, what, now, s->opts.trigger_after_ns) && rs)
+	p = rec_incident__fire(&t->inc, i, recording, now, s->opts.trigger_after_ns);
+	if (!p)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(p->what, sizeof(p->what), fmt, ap);
+	va_end(ap);
+	if (recording && (rs || (rs = rec_proc__find(&t->proc, recording))))
 		rs->pinned++;
 }
 
@@ -439,16 +454,16 @@ static void check_event(struct rec_session *s, struct traced *t)
 	struct rec_event_view ev = { 0 };
 	struct rec_decoded full, *d = &full;
 	const struct rec_callsite *cs;
-	uint64_t mask;
+	uint64_t mask, sure;
 
 	/* Its head is what ingesting read: the callsite rules out most events. */
 	rec_event__head(t->proc.norm, d);
 	cs = rec_proc__cached_callsite(&t->proc, d->meta);
-	mask = rec_incident__event_rules(&t->inc, d->meta, cs);
+	mask = rec_incident__event_rules(&t->inc, d->meta, cs, &sure);
 	if (!mask)
 		return;
 	/* Its fields are what a condition, or a formatted message, needs. */
-	if (rec_event__decode(t->proc.norm, t->proc.norm_len, d))
+	if ((mask & ~sure) && rec_event__decode(t->proc.norm, t->proc.norm_len, d))
 		return;
 	ev.from.recording = d->recording;
 	ev.seq = d->seq;
@@ -457,15 +472,12 @@ static void check_event(struct rec_session *s, struct traced *t)
 	ev.nfields = d->nfields;
 	ev.values = d->values;
 	ev.cs = cs;
-	for (unsigned int i = 0; i < rules->n; i++) {
-		char what[REC_INCIDENT_WHAT_MAX];
-
-		if ((i < 64 && !(mask & (1ULL << i))) ||
-		    !rec_trigger__match_event(&rules->rules[i].rule, &ev))
+	for (unsigned int i = 0; i < rules->n && i < 64; i++) {
+		if (!(mask & (1ULL << i)) ||
+		    (!(sure & (1ULL << i)) && !rec_trigger__match_event(&rules->rules[i].rule, &ev)))
 			continue;
-		snprintf(what, sizeof(what), "event seq %" PRIu64 ": %s", d->seq,
-			 ev.cs && ev.cs->message[0] ? ev.cs->message : "(formatted)");
-		fired(s, t, i, d->recording, what);
+		fired(s, t, i, d->recording, "event seq %" PRIu64 ": %s", d->seq,
+		      ev.cs && ev.cs->message[0] ? ev.cs->message : "(formatted)");
 	}
 }
 
@@ -483,15 +495,10 @@ static void check_span(struct rec_session *s, struct traced *t, const struct rec
 	if (rec_incident__open_fired(&t->inc, r->id, false))
 		return;
 	cs = rec_proc__callsite(&t->proc, r->meta);
-	for (unsigned int i = 0; i < rules->n; i++) {
-		char what[REC_INCIDENT_WHAT_MAX];
-
-		if (!rec_trigger__match_span(&rules->rules[i].rule, cs, took))
-			continue;
-		snprintf(what, sizeof(what), "span %s lasted %" PRId64 " ms", cs ? cs->name : "?",
-			 took / 1000000);
-		fired(s, t, i, r->recording, what);
-	}
+	for (unsigned int i = 0; i < rules->n; i++)
+		if (rec_trigger__match_span(&rules->rules[i].rule, cs, took))
+			fired(s, t, i, r->recording, "span %s lasted %" PRId64 " ms",
+			      cs ? cs->name : "?", took / 1000000);
 }
 
 /*
@@ -519,16 +526,11 @@ static void check_open(struct rec_session *s, struct traced *t)
 				continue;
 			age = now - (int64_t)fr->enter;
 			cs = rec_proc__callsite(&t->proc, fr->meta);
-			for (unsigned int i = 0; i < rules->n; i++) {
-				char what[REC_INCIDENT_WHAT_MAX];
-
-				if (!rec_trigger__match_span(&rules->rules[i].rule, cs, age) ||
-				    rec_incident__open_fired(&t->inc, fr->id, true))
-					continue;
-				snprintf(what, sizeof(what), "span %s open for %" PRId64 " ms",
-					 cs ? cs->name : "?", age / 1000000);
-				fired(s, t, i, fr->recording, what);
-			}
+			for (unsigned int i = 0; i < rules->n; i++)
+				if (rec_trigger__match_span(&rules->rules[i].rule, cs, age) &&
+				    !rec_incident__open_fired(&t->inc, fr->id, true))
+					fired(s, t, i, fr->recording, "span %s open for %" PRId64 " ms",
+					      cs ? cs->name : "?", age / 1000000);
 		}
 	}
 }
@@ -543,16 +545,10 @@ static void check_code(struct rec_session *s, struct traced *t, const struct rec
 		memcpy(reason, r->reason, sizeof(reason));
 		reason[sizeof(reason) - 1] = 0;
 	}
-	for (unsigned int i = 0; i < rules->n; i++) {
-		char what[REC_INCIDENT_WHAT_MAX];
-
-		if (!rec_trigger__match_code(&rules->rules[i].rule,
-					     r->reason_len > 0 ? reason : NULL))
-			continue;
-		snprintf(what, sizeof(what), "code: %s",
-			 r->reason_len > 0 ? reason : "(no reason)");
-		fired(s, t, i, r->recording, what);
-	}
+	for (unsigned int i = 0; i < rules->n; i++)
+		if (rec_trigger__match_code(&rules->rules[i].rule, r->reason_len > 0 ? reason : NULL))
+			fired(s, t, i, r->recording, "code: %s",
+			      r->reason_len > 0 ? reason : "(no reason)");
 }
 
 _Static_assert((int)REC_DUMP_TRIGGER_LEVEL == (int)REC_TRIGGER_LEVEL &&
