@@ -55,7 +55,7 @@ struct rec_incident {
 	/* The last callsite's events asked of (rec_incident__event_rules): most come in runs. */
 	uint64_t cs_meta;
 	uint64_t cs_mask;
-	uint64_t cs_sure;  /* of cs_mask, the rules its callsite alone fires */
+	uint64_t cs_sure; /* of cs_mask, the rules its callsite alone fires */
 	/* --otlp-keep: recordings waiting to be exported, and the counts of the export. */
 	struct rec_incident_keep keep[REC_INCIDENT_KEEP_MAX];
 	size_t nkeep;

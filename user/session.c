@@ -474,7 +474,8 @@ static void check_event(struct rec_session *s, struct traced *t)
 	ev.cs = cs;
 	for (unsigned int i = 0; i < rules->n && i < 64; i++) {
 		if (!(mask & (1ULL << i)) ||
-		    (!(sure & (1ULL << i)) && !rec_trigger__match_event(&rules->rules[i].rule, &ev)))
+		    (!(sure & (1ULL << i)) &&
+		     !rec_trigger__match_event(&rules->rules[i].rule, &ev)))
 			continue;
 		fired(s, t, i, d->recording, "event seq %" PRIu64 ": %s", d->seq,
 		      ev.cs && ev.cs->message[0] ? ev.cs->message : "(formatted)");
@@ -529,7 +530,8 @@ static void check_open(struct rec_session *s, struct traced *t)
 			for (unsigned int i = 0; i < rules->n; i++)
 				if (rec_trigger__match_span(&rules->rules[i].rule, cs, age) &&
 				    !rec_incident__open_fired(&t->inc, fr->id, true))
-					fired(s, t, i, fr->recording, "span %s open for %" PRId64 " ms",
+					fired(s, t, i, fr->recording,
+					      "span %s open for %" PRId64 " ms",
 					      cs ? cs->name : "?", age / 1000000);
 		}
 	}
@@ -546,7 +548,8 @@ static void check_code(struct rec_session *s, struct traced *t, const struct rec
 		reason[sizeof(reason) - 1] = 0;
 	}
 	for (unsigned int i = 0; i < rules->n; i++)
-		if (rec_trigger__match_code(&rules->rules[i].rule, r->reason_len > 0 ? reason : NULL))
+		if (rec_trigger__match_code(&rules->rules[i].rule,
+					    r->reason_len > 0 ? reason : NULL))
 			fired(s, t, i, r->recording, "code: %s",
 			      r->reason_len > 0 ? reason : "(no reason)");
 }
@@ -1356,6 +1359,7 @@ static void ingest_event(struct rec_session *s, struct traced *t, const void *da
 	struct rec_decoded d;
 	int err, retried = 0;
 
+	t->proc.single_events++;
 	do {
 		err = rec_proc__ingest_event(&t->proc, data, size, &d, &rs);
 	} while (ingested(s, t, err, &d, rs, retried++, rec_clients__following(s->clients)));
@@ -1380,7 +1384,9 @@ static void ingest_batch(struct rec_session *s, struct traced *t, const void *da
 		t->proc.malformed++;
 		return;
 	}
+	t->proc.batches++;
 	for (at = it.pos; (n = rec_batch__next(&it, &ev, &strings, &area)) > 0; at = it.pos) {
+		t->proc.batched_events++;
 		retried = 0;
 		for (;;) {
 			if (ev.hdr.flags & REC_HF_TSC)

@@ -185,6 +185,35 @@ test_events_of_a_sleeping_thread_are_read() {
 		"$($B/recorder-tail --file "$dump" --json | jq -r .fields.n | tr '\n' ' ' | sed 's/ $//')"
 }
 
+# A program that never calls rec_is_attached() (a real server does not) still
+# takes the batch path once attached: recorder-attach finds its attach block
+# through the note every image carries, and writes the tracer word once every
+# probe is attached (events of the attach itself come one by one). --stats says
+# how the events came; on the per-event path, none come in batches.
+test_a_program_that_never_asks_takes_its_path() {
+	start_target $B/tests/targets/never_asks || return 1
+	attach "$TARGET_PID" || return 1
+	local i n0= n= now want
+	taken() { rtail --stats --json | jq -r '.events_taken | "\(.batches) \(.batched) \(.single)"'; }
+	for ((i = 0; i < 500; i++)); do
+		read -r -a n0 <<<"$(taken)"
+		[ $((n0[1] + n0[2])) -ge 100 ] && break
+		sleep 0.05
+	done
+	for ((i = 0; i < 500; i++)); do
+		read -r -a n <<<"$(taken)"
+		[ $((n[1] + n[2])) -ge $((n0[1] + n0[2] + 300)) ] && break
+		sleep 0.05
+	done
+	[ $((n[1] + n[2])) -ge $((n0[1] + n0[2] + 300)) ] ||
+		fail "events taken: ${n0[*]} (batches, batched, single), then ${n[*]} 25 s later" || return 1
+	now="batches $((n[0] > n0[0])), batched $((n[1] > n0[1])), single $((n[2] > n0[2]))"
+	want="batches 1, batched 1, single 0"
+	case " $RECORDER_ATTACH_FLAGS " in *" --per-event "*) want="batches 0, batched 0, single 1" ;; esac
+	expect "what grew once attached, from ${n0[*]} to ${n[*]} ($RECORDER_ATTACH_FLAGS)" "$want" "$now" || return 1
+	expect "the text says it too" 1 "$(rtail --stats | grep -cE '^events taken: [0-9]+ in [0-9]+ batches, [0-9]+ one by one')"
+}
+
 test_errors_name_what_failed() {
 	local out dead
 	sleep 30 &

@@ -283,8 +283,15 @@ static void jsonl_stats(struct rec_output *o, const struct rec_stats_view *s)
 	rec_json__member_u64(w, "orphans", p->span_orphans);
 	rec_json__end_object(w);
 	/* A live recorder-attach's table: nothing in a dump. */
-	if (s->clients)
+	if (s->clients) {
 		rec_json__member_u64(w, "bpf_recordings", p->bpf_recordings);
+		rec_json__key(w, "events_taken");
+		rec_json__begin_object(w);
+		rec_json__member_u64(w, "batches", p->batches);
+		rec_json__member_u64(w, "batched", p->batched_events);
+		rec_json__member_u64(w, "single", p->single_events);
+		rec_json__end_object(w);
+	}
 	if (p->dump_omitted_recordings || p->dump_omitted_stacks) {
 		rec_json__member_u64(w, "recordings_omitted", p->dump_omitted_recordings);
 		rec_json__member_u64(w, "stacks_omitted", p->dump_omitted_stacks);

@@ -384,6 +384,12 @@ static void text_stats(struct rec_output *o, const struct rec_stats_view *s)
 		"spans: %" PRIu64 " seen, %" PRIu64 " kept, %" PRIu64
 		" dropped; orphan spans: %" PRIu64 "\n",
 		sp.seen, sp.kept, sp.dropped, p->span_orphans);
+	/* How the events came: a live recorder-attach's, nothing in a dump. */
+	if (s->clients)
+		fprintf(out,
+			"events taken: %" PRIu64 " in %" PRIu64 " batches, %" PRIu64
+			" one by one (the per-event path)\n",
+			p->batched_events, p->batches, p->single_events);
 	/* An internal size, and of a live recorder-attach only: nothing in a dump. */
 	if (s->verbose && s->clients)
 		fprintf(out, "entries in the BPF recordings table: %" PRIu64 "\n",
