@@ -202,11 +202,9 @@ uint64_t rec_incident__event_rules(struct rec_incident *in, uint64_t meta,
 {
 	uint64_t mask = 0;
 
+	if (rec_incident__cached_rules(in, meta, &mask, sure))
+		return mask;
 	*sure = 0;
-	if (meta && meta == in->cs_meta) {
-		*sure = in->cs_sure;
-		return in->cs_mask;
-	}
 	for (unsigned int i = 0; in->rules && i < in->rules->n && i < 64; i++) {
 		const struct rec_trigger_rule *r = &in->rules->rules[i].rule;
 		bool may = false;

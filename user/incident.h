@@ -46,16 +46,17 @@ struct rec_incident_keep {
 };
 
 struct rec_incident {
+	/* What every event touches first, together. */
 	struct rec_trigger_set *rules; /* NULL: no rules */
-	struct rec_incident_pending pending[REC_INCIDENT_PENDING_MAX];
-	size_t npending;
-	uint64_t open_fired[REC_INCIDENT_OPEN_FIRED_MAX]; /* span ids, a ring */
-	size_t open_next;
 	bool span_rules, event_rules, code_rules;
 	/* The last callsite's events asked of (rec_incident__event_rules): most come in runs. */
 	uint64_t cs_meta;
 	uint64_t cs_mask;
 	uint64_t cs_sure; /* of cs_mask, the rules its callsite alone fires */
+	size_t npending;
+	struct rec_incident_pending pending[REC_INCIDENT_PENDING_MAX];
+	uint64_t open_fired[REC_INCIDENT_OPEN_FIRED_MAX]; /* span ids, a ring */
+	size_t open_next;
 	/* --otlp-keep: recordings waiting to be exported, and the counts of the export. */
 	struct rec_incident_keep keep[REC_INCIDENT_KEEP_MAX];
 	size_t nkeep;
@@ -81,6 +82,21 @@ void rec_incident__fini(struct rec_incident *in);
  */
 uint64_t rec_incident__event_rules(struct rec_incident *in, uint64_t meta,
 				   const struct rec_callsite *cs, uint64_t *sure);
+
+/*
+ * The answer rec_incident__event_rules() gave for the callsite at meta, if it
+ * was the last one asked of (most events come in runs of one callsite): then
+ * *mask and *sure get it without a look at the callsite, and it returns true.
+ */
+static inline bool rec_incident__cached_rules(const struct rec_incident *in, uint64_t meta,
+					      uint64_t *mask, uint64_t *sure)
+{
+	if (!meta || meta != in->cs_meta)
+		return false;
+	*mask = in->cs_mask;
+	*sure = in->cs_sure;
+	return true;
+}
 
 /*
  * Rule i fired in recording at now_ns: asks its limiter (and, with

@@ -15,7 +15,6 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,6 +127,7 @@ struct rec_session {
 	struct rec_clock clock;	 /* the targets' TSC stamps (batch path) */
 	int64_t last_collect_ms; /* when the batch buffers were last collected */
 	uint32_t tracer;	 /* the tracer word this session writes (tell_attached) */
+	int64_t record_now_ns;	 /* coarse_mono_ns() as the current ring record was taken */
 };
 
 /* How often the sleeping threads' pending batches are collected by default: --follow's delay. */
@@ -394,22 +394,40 @@ static int64_t now_mono_ns(void)
 	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/*
+ * CLOCK_MONOTONIC to the tick (a few ms): what the trigger limiters ask per
+ * firing. It costs a few ns where the precise clock costs tens (kvm-clock),
+ * and in a storm every event fires.
+ */
+static int64_t coarse_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
 /* How often open spans are held against the span rules: a hung request is caught this late. */
 #define OPEN_CHECK_MS 100
 
 /*
  * Rule i of t fired in recording: a snapshot, if its limiter admits it, pins the
- * recording, and fmt says on what it fired. In a storm most firings are only
- * counted: the text is made for an admitted one alone.
+ * recording. Returns it, for the caller to say in its what on what it fired; NULL
+ * if none was admitted. In a storm most firings are only counted: the limiters
+ * ask the coarse clock, and only an admitted firing takes the precise time and
+ * is described.
  */
-__attribute__((format(printf, 5, 6))) static void fired(struct rec_session *s, struct traced *t,
-							unsigned int i, uint64_t recording,
-							const char *fmt, ...)
+static struct rec_incident_pending *fired(struct rec_session *s, struct traced *t, unsigned int i,
+					  uint64_t recording)
 {
 	struct rec_rstate *rs = NULL;
 	struct rec_incident_pending *p;
-	int64_t now = now_mono_ns();
-	va_list ap;
+	/* A batch's events fire in one instant: the limiters' clock is read once a record. */
+	int64_t now = s->record_now_ns ? s->record_now_ns : coarse_mono_ns();
+
+	/* A storm's every event but one a cooldown: counted here, inline. */
+	if (!t->inc.rules->rules[i].keep && rec_trigger__cooling(t->inc.rules, i, now))
+		return NULL;
 
 	/* --otlp-keep: exported whatever the snapshots' cooldown and cap say. */
 	if (t->inc.rules->rules[i].keep && s->opts.on_keep && recording &&
@@ -418,12 +436,12 @@ __attribute__((format(printf, 5, 6))) static void fired(struct rec_session *s, s
 		rs->pinned++;
 	p = rec_incident__fire(&t->inc, i, recording, now, s->opts.trigger_after_ns);
 	if (!p)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(p->what, sizeof(p->what), fmt, ap);
-	va_end(ap);
+		return NULL;
+	p->fired_ns = now_mono_ns();
+	p->due_ns = p->fired_ns + s->opts.trigger_after_ns;
 	if (recording && (rs || (rs = rec_proc__find(&t->proc, recording))))
 		rs->pinned++;
+	return p;
 }
 
 /* --otlp-keep: recording of t, its events and spans as OTLP lines, to on_keep. */
@@ -447,44 +465,58 @@ static void export_kept(struct rec_session *s, struct traced *t, uint64_t record
 		rec_proc__unpin(&t->proc, rs);
 }
 
-/* The event just ingested (t->proc.norm) against t's level and event rules. */
-static void check_event(struct rec_session *s, struct traced *t)
+/*
+ * The event just ingested (t->proc.norm; head, its head as ingesting read it)
+ * against t's level and event rules. Its callsite rules out most events at
+ * the cost of a compare; the fields are decoded only for a rule that asks them.
+ */
+static void check_event(struct rec_session *s, struct traced *t, const struct rec_decoded *head)
 {
 	const struct rec_trigger_set *rules = t->inc.rules;
-	struct rec_event_view ev = { 0 };
-	struct rec_decoded full, *d = &full;
-	const struct rec_callsite *cs;
+	const struct rec_callsite *cs = NULL;
+	struct rec_event_view ev; /* set, and asked, only for a rule its callsite is not sure of */
+	struct rec_incident_pending *p;
+	struct rec_decoded full;
 	uint64_t mask, sure;
 
-	/* Its head is what ingesting read: the callsite rules out most events. */
-	rec_event__head(t->proc.norm, d);
-	cs = rec_proc__cached_callsite(&t->proc, d->meta);
-	mask = rec_incident__event_rules(&t->inc, d->meta, cs, &sure);
+	if (!rec_incident__cached_rules(&t->inc, head->meta, &mask, &sure)) {
+		cs = rec_proc__cached_callsite(&t->proc, head->meta);
+		mask = rec_incident__event_rules(&t->inc, head->meta, cs, &sure);
+	}
 	if (!mask)
 		return;
-	/* Its fields are what a condition, or a formatted message, needs. */
-	if ((mask & ~sure) && rec_event__decode(t->proc.norm, t->proc.norm_len, d))
-		return;
-	ev.from.recording = d->recording;
-	ev.seq = d->seq;
-	ev.meta = d->meta;
-	ev.level = d->level;
-	ev.nfields = d->nfields;
-	ev.values = d->values;
-	ev.cs = cs;
+	if (mask & ~sure) {
+		/* A condition, or a formatted message: the event's own fields. */
+		if (rec_event__decode(t->proc.norm, t->proc.norm_len, &full))
+			return;
+		ev = (struct rec_event_view){
+			.from.recording = full.recording,
+			.seq = full.seq,
+			.meta = full.meta,
+			.level = full.level,
+			.nfields = full.nfields,
+			.values = full.values,
+			.cs = cs ? cs : rec_proc__cached_callsite(&t->proc, head->meta),
+		};
+	}
 	for (unsigned int i = 0; i < rules->n && i < 64; i++) {
 		if (!(mask & (1ULL << i)) ||
 		    (!(sure & (1ULL << i)) &&
 		     !rec_trigger__match_event(&rules->rules[i].rule, &ev)))
 			continue;
-		fired(s, t, i, d->recording, "event seq %" PRIu64 ": %s", d->seq,
-		      ev.cs && ev.cs->message[0] ? ev.cs->message : "(formatted)");
+		p = fired(s, t, i, head->recording);
+		if (!p)
+			continue;
+		cs = cs ? cs : rec_proc__cached_callsite(&t->proc, head->meta);
+		snprintf(p->what, sizeof(p->what), "event seq %" PRIu64 ": %s", head->seq,
+			 cs && cs->message[0] ? cs->message : "(formatted)");
 	}
 }
 
 /* A span left (r, its times in CLOCK_MONOTONIC) against t's span rules. */
 static void check_span(struct rec_session *s, struct traced *t, const struct rec_span_rec *r)
 {
+	struct rec_incident_pending *p;
 	const struct rec_trigger_set *rules = t->inc.rules;
 	const struct rec_callsite *cs;
 	int64_t took;
@@ -497,9 +529,10 @@ static void check_span(struct rec_session *s, struct traced *t, const struct rec
 		return;
 	cs = rec_proc__callsite(&t->proc, r->meta);
 	for (unsigned int i = 0; i < rules->n; i++)
-		if (rec_trigger__match_span(&rules->rules[i].rule, cs, took))
-			fired(s, t, i, r->recording, "span %s lasted %" PRId64 " ms",
-			      cs ? cs->name : "?", took / 1000000);
+		if (rec_trigger__match_span(&rules->rules[i].rule, cs, took) &&
+		    (p = fired(s, t, i, r->recording)))
+			snprintf(p->what, sizeof(p->what), "span %s lasted %" PRId64 " ms",
+				 cs ? cs->name : "?", took / 1000000);
 }
 
 /*
@@ -508,6 +541,7 @@ static void check_span(struct rec_session *s, struct traced *t, const struct rec
  */
 static void check_open(struct rec_session *s, struct traced *t)
 {
+	struct rec_incident_pending *p;
 	const struct rec_trigger_set *rules = t->inc.rules;
 	int64_t now = now_mono_ns();
 
@@ -529,10 +563,11 @@ static void check_open(struct rec_session *s, struct traced *t)
 			cs = rec_proc__callsite(&t->proc, fr->meta);
 			for (unsigned int i = 0; i < rules->n; i++)
 				if (rec_trigger__match_span(&rules->rules[i].rule, cs, age) &&
-				    !rec_incident__open_fired(&t->inc, fr->id, true))
-					fired(s, t, i, fr->recording,
-					      "span %s open for %" PRId64 " ms",
-					      cs ? cs->name : "?", age / 1000000);
+				    !rec_incident__open_fired(&t->inc, fr->id, true) &&
+				    (p = fired(s, t, i, fr->recording)))
+					snprintf(p->what, sizeof(p->what),
+						 "span %s open for %" PRId64 " ms",
+						 cs ? cs->name : "?", age / 1000000);
 		}
 	}
 }
@@ -540,6 +575,7 @@ static void check_open(struct rec_session *s, struct traced *t)
 /* A rec_trigger() record against t's code rules. */
 static void check_code(struct rec_session *s, struct traced *t, const struct rec_trigger_rec *r)
 {
+	struct rec_incident_pending *p;
 	const struct rec_trigger_set *rules = t->inc.rules;
 	char reason[REC_TRIGGER_REASON_MAX] = "";
 
@@ -549,9 +585,10 @@ static void check_code(struct rec_session *s, struct traced *t, const struct rec
 	}
 	for (unsigned int i = 0; i < rules->n; i++)
 		if (rec_trigger__match_code(&rules->rules[i].rule,
-					    r->reason_len > 0 ? reason : NULL))
-			fired(s, t, i, r->recording, "code: %s",
-			      r->reason_len > 0 ? reason : "(no reason)");
+					    r->reason_len > 0 ? reason : NULL) &&
+		    (p = fired(s, t, i, r->recording)))
+			snprintf(p->what, sizeof(p->what), "code: %s",
+				 r->reason_len > 0 ? reason : "(no reason)");
 }
 
 _Static_assert((int)REC_DUMP_TRIGGER_LEVEL == (int)REC_TRIGGER_LEVEL &&
@@ -1348,7 +1385,7 @@ static int ingested(struct rec_session *s, struct traced *t, int err, const stru
 	if (err == 0 && following)
 		rec_clients__follow_event(s->clients, t, rs, t->proc.norm, t->proc.norm_len);
 	if (err == 0 && t->inc.event_rules)
-		check_event(s, t);
+		check_event(s, t, d);
 	return 0;
 }
 
@@ -1435,6 +1472,7 @@ static int on_record(void *ctx, void *data, size_t size)
 		t->proc.malformed++;
 		return 0;
 	}
+	s->record_now_ns = t->inc.rules ? coarse_mono_ns() : 0;
 	if (h.type == REC_RT_EVENT) {
 		ingest_event(s, t, data, size);
 	} else if (h.type == REC_RT_BATCH) {
@@ -1473,6 +1511,7 @@ static int on_record(void *ctx, void *data, size_t size)
 	} else {
 		t->proc.malformed++;
 	}
+	s->record_now_ns = 0;
 	return 0;
 }
 

@@ -514,11 +514,9 @@ enum rec_trigger_verdict rec_trigger__admit(struct rec_trigger_set *s, unsigned 
 {
 	struct rec_trigger_entry *e = &s->rules[rule_index];
 
-	e->count.fired++;
-	if (s->cooldown_ns && e->admitted_before && now_ns - e->last_admitted_ns < s->cooldown_ns) {
-		e->count.cooldown++;
+	if (rec_trigger__cooling(s, rule_index, now_ns))
 		return REC_TRIGGER_COOLDOWN;
-	}
+	e->count.fired++;
 	if (s->per_hour) {
 		/* Those admitted an hour ago or more have left the window. */
 		while (s->nadmitted && now_ns - s->admitted[s->head] >= REC_TRIGGER_WINDOW_NS) {

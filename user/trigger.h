@@ -127,26 +127,27 @@ struct rec_trigger_counts {
 
 /* One rule of a set. */
 struct rec_trigger_entry {
-	uint32_t id; /* 1, 2, 3... in the order added; never reused in the set */
-	char text[REC_TRIGGER_TEXT_MAX]; /* canonical */
-	struct rec_trigger_rule rule;
+	/* What a firing touches first, together: a storm fires on every event. */
 	struct rec_trigger_counts count;
 	bool admitted_before;
-	int64_t last_admitted_ns; /* if admitted_before */
 	bool keep; /* recorder-attach --otlp-keep: the recordings it fires on are exported */
+	int64_t last_admitted_ns; /* if admitted_before */
+	uint32_t id;		  /* 1, 2, 3... in the order added; never reused in the set */
+	struct rec_trigger_rule rule;
+	char text[REC_TRIGGER_TEXT_MAX]; /* canonical */
 };
 
 /* The rules of a recorder-attach and their limiter. Set up by rec_trigger__init(). */
 struct rec_trigger_set {
-	struct rec_trigger_entry rules[REC_TRIGGER_MAX_RULES];
 	unsigned int n;
 	uint32_t last_id;
 	int64_t cooldown_ns;
 	unsigned int per_hour;
-	/* The times admitted in the last hour, oldest at head: a ring of per_hour. */
-	int64_t admitted[REC_TRIGGER_PER_HOUR_MAX];
 	unsigned int head;
 	unsigned int nadmitted;
+	struct rec_trigger_entry rules[REC_TRIGGER_MAX_RULES];
+	/* The times admitted in the last hour, oldest at head: a ring of per_hour. */
+	int64_t admitted[REC_TRIGGER_PER_HOUR_MAX];
 };
 
 enum rec_trigger_verdict {
@@ -192,6 +193,24 @@ int rec_trigger__find(const struct rec_trigger_set *s, uint32_t id);
  */
 enum rec_trigger_verdict rec_trigger__admit(struct rec_trigger_set *s, unsigned int rule_index,
 					    int64_t now_ns);
+
+/*
+ * rec_trigger__admit()'s first step alone, inline for a storm's every event:
+ * if rule rule_index is in its cooldown at now_ns, counts it fired and
+ * suppressed by the cooldown and returns true; otherwise counts nothing.
+ */
+static inline bool rec_trigger__cooling(struct rec_trigger_set *s, unsigned int rule_index,
+					int64_t now_ns)
+{
+	struct rec_trigger_entry *e = &s->rules[rule_index];
+
+	if (!s->cooldown_ns || !e->admitted_before ||
+	    now_ns - e->last_admitted_ns >= s->cooldown_ns)
+		return false;
+	e->count.fired++;
+	e->count.cooldown++;
+	return true;
+}
 /*
  * The caller's word on the snapshot that rule rule_index (< s->n) was admitted: err 0
  * counts it saved, anything else failed.
