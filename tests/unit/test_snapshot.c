@@ -610,6 +610,21 @@ static char *edited(const char *from, const char *to)
 	return out;
 }
 
+/* The snapshot with from replaced by fmt around a string of n bytes: refused, as expect says. */
+static void check_too_long(const char *from, const char *fmt, size_t n, const char *expect)
+{
+	char *big = calloc(1, n + 1), *to, *text;
+
+	assert_non_null(big);
+	memset(big, 'x', n);
+	assert_true(asprintf(&to, fmt, big) > 0);
+	text = edited(from, to);
+	check_bad(text, expect);
+	free(text);
+	free(to);
+	free(big);
+}
+
 static char *repeat(const char *s, size_t n)
 {
 	char *buf = NULL;
@@ -625,7 +640,7 @@ static char *repeat(const char *s, size_t n)
 static void test_reader_names_the_bad_member(void **state)
 {
 	struct rec_proc p;
-	char *text, *to, *many, *big;
+	char *text, *to, *many;
 
 	(void)state;
 	/* The good one reads, and what it is written back as reads back the same. */
@@ -666,22 +681,10 @@ static void test_reader_names_the_bad_member(void **state)
 	free(text);
 	free(to);
 	free(many);
-	big = calloc(1, REC_DUMP_WHAT_MAX + 1);
-	memset(big, 'w', REC_DUMP_WHAT_MAX);
-	assert_true(asprintf(&to, "\"what\":\"%s\"", big) > 0);
-	text = edited("\"what\":\"event seq 1: x\"", to);
-	check_bad(text, "trigger.what: longer than 511 bytes");
-	free(text);
-	free(to);
-	free(big);
-	big = calloc(1, REC_DUMP_RULE_MAX + 1);
-	memset(big, 'r', REC_DUMP_RULE_MAX);
-	assert_true(asprintf(&to, "\"rule\":\"%s\",\"rule_id\"", big) > 0);
-	text = edited("\"rule\":\"level>=error\",\"rule_id\"", to);
-	check_bad(text, "trigger.rule: longer than 1023 bytes");
-	free(text);
-	free(to);
-	free(big);
+	check_too_long("\"what\":\"event seq 1: x\"", "\"what\":\"%s\"", REC_DUMP_WHAT_MAX,
+		       "trigger.what: longer than 511 bytes");
+	check_too_long("\"rule\":\"level>=error\",\"rule_id\"", "\"rule\":\"%s\",\"rule_id\"",
+		       REC_DUMP_RULE_MAX, "trigger.rule: longer than 1023 bytes");
 	text = edited(
 		"\"subject\":\"s\"",
 		"\"subject\":\"0123456789012345678901234567890123456789012345678901234567890123\"");
