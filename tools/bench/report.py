@@ -55,13 +55,17 @@ def selftest():
         tp("throughput_1m_clients", r, 1e6, 5 if r == 1 else 0)
         raw.append({"round": r, "config": "loader_rss", "kib": 1024, "recordings": 1})
     raw.extend({"round": r, "config": "attach_sites", "seconds": 0.1, "sites": 5} for r in (1, 3))
-    # The storm: +60 and -10 extra drops; round 3's run with the rule wrote too many snapshots.
-    tp("storm", 1, 5e6, 40, 0)
-    tp("storm_trigger", 1, 4e6, 100, 0)
-    tp("storm", 2, 5e6, 10, 0)
-    tp("storm_trigger", 2, 4e6, 0, 0)
-    tp("storm", 3, 5e6, 0, 0)
+    # The storm at 1 M/s: +60 and -10 extra drops; round 3's run with the rule wrote too
+    # many snapshots. Flat out: +5 in each round, a figure with no target.
+    tp("storm", 1, 1e6, 40)
+    tp("storm_trigger", 1, 1e6, 100)
+    tp("storm", 2, 1e6, 10)
+    tp("storm_trigger", 2, 1e6, 0)
+    tp("storm", 3, 1e6, 0)
     failed("storm_trigger", 3, "4 snapshot files written, the limiter allows 1")
+    for r in (1, 2, 3):
+        tp("storm_flat", r, 5e6, 10, 0)
+        tp("storm_flat_trigger", r, 4e6, 15, 0)
     for r, (b, p) in enumerate(((10, 50), (30, 150), (20, 120)), 1):
         raw.append({"round": r, "config": "trigger_latency", "latency_ms": b, "mtime_latency_ms": b})
         raw.append({"round": r, "config": "trigger_latency_per_event", "latency_ms": p, "mtime_latency_ms": p})
@@ -103,6 +107,8 @@ def selftest():
         ("... and its target without a result", t["trigger_storm_extra_drops"]["verdict"], "no result"),
         ("... with the reason", "limiter allows 1" in t["trigger_storm_extra_drops"]["why"], True),
         ("storm extra drops, per round", r["trigger_storm_extra_drops_per_round"], {"1": 60, "2": -10}),
+        ("flat-out storm extra drops: a figure", r["trigger_storm_flat_out_extra_drops"], 5),
+        ("... with no target", "trigger_storm_flat_out_extra_drops" in t, False),
         ("trigger latency, median of rounds", r["trigger_latency_ms"], 20),
         ("... met", t["trigger_latency_ms"]["verdict"], "met"),
         ("per-event trigger latency 120 ms", t["trigger_latency_per_event_ms"]["verdict"], "missed"),
@@ -336,8 +342,9 @@ put("clients_minus_paced_dropped", per_round(["throughput_1m_clients", "throughp
                                              lambda c, p: c["dropped"] - p["dropped"]))
 
 # Incident triggers (issue 23): 4 rules that never fire, flat out on the batch path, over
-# the same without rules; an error storm with a rule that fires on every event, minus
-# the same without it; from an error to its snapshot on disk, each event path.
+# the same without rules; an error storm at 1 M events/s with a rule that fires on every
+# event, minus the same without it (and the same flat out, a figure); from an error to
+# its snapshot on disk, each event path.
 put("fast_rules_events_per_s", key_of("fast_throughput_rules", "events_per_s"))
 put("trigger_rules_throughput_ratio", ratio_of("fast_throughput_rules", "fast_throughput", "events_per_s"))
 put("storm_dropped", key_of("storm", "dropped"))
@@ -345,6 +352,10 @@ put("storm_trigger_dropped", key_of("storm_trigger", "dropped"))
 put("storm_events_per_s", key_of("storm", "events_per_s"))
 put("storm_trigger_events_per_s", key_of("storm_trigger", "events_per_s"))
 put("trigger_storm_extra_drops", per_round(["storm_trigger", "storm"], lambda t, n: t["dropped"] - n["dropped"]))
+put("storm_flat_dropped", key_of("storm_flat", "dropped"))
+put("storm_flat_trigger_dropped", key_of("storm_flat_trigger", "dropped"))
+put("trigger_storm_flat_out_extra_drops", per_round(["storm_flat_trigger", "storm_flat"],
+                                                    lambda t, n: t["dropped"] - n["dropped"]))
 put("trigger_latency_ms", key_of("trigger_latency", "latency_ms"))
 put("trigger_latency_per_event_ms", key_of("trigger_latency_per_event", "latency_ms"))
 
@@ -483,9 +494,10 @@ drops_minus("clients_minus_paced_dropped", "drops at 1 M events/s beside a stall
 target("trigger_rules_throughput_ratio", "events/s delivered, 2 threads flat out, batch path, with 4 incident rules "
        "that never fire / without rules, same round", "≥ 0.95×", M["trigger_rules_throughput_ratio"],
        lambda v: v >= 0.95, x3)
-drops_minus("trigger_storm_extra_drops", "error storm (every event REC_ERROR, 2 threads flat out): drops with "
-            "`--trigger 'level>=error'` minus drops without it, same round (snapshots written within "
-            "the limiter's allowance, or the round failed)", "storm_trigger_dropped", "storm_dropped")
+drops_minus("trigger_storm_extra_drops", "error storm at 1 M events/s (every event REC_ERROR, 2 × 500,000/s, "
+            "`--trigger-cooldown 1s`): drops with `--trigger 'level>=error'` minus drops without it, same "
+            "round (snapshots written within the limiter's allowance, or the round failed)",
+            "storm_trigger_dropped", "storm_dropped", ("storm", "storm_trigger"))
 
 
 def ms(v):
@@ -673,15 +685,30 @@ rr = M["trigger_rules_throughput_ratio"]
 if rr.per:
     L.append("  - Over the same without rules, per round: " + ", ".join(f"{v:.3f}×" for v in rr.vals())
              + ". Each rule's counts are 0 in every round (checked), and no file was written.")
-L += tp_line("storm", "Error storm, no rule", f"{TPCMD} --level error --rate 0")
-L += tp_line("storm_trigger", "Error storm with `--trigger 'level>=error'`",
-             f"{TPCMD} --level error --rate 0`, recorder-attach `--trigger 'level>=error'")
-per = [row[(k, "storm_trigger")] for k in ROUNDS if (k, "storm_trigger") in row and "failed" not in row[(k, "storm_trigger")]]
-if per:
-    L.append("  - The rule, per round: " + "; ".join(
-        f"fired {r.get('fired', 0):,} (every event kept), snapshots saved {r.get('snapshots_saved', '?')}, "
-        f"files written {r.get('snapshot_files', '?')} (the limiter allows {r.get('snapshots_allowed', '?')})"
-        for r in per) + ".")
+STORMS = (
+    ("storm", "Error storm at 1 M events/s, no rule", "--rate 500000", "--trigger-cooldown 1s"),
+    ("storm_trigger", "Error storm at 1 M events/s with `--trigger 'level>=error'`", "--rate 500000",
+     "--trigger-cooldown 1s --trigger 'level>=error'"),
+    ("storm_flat", "Error storm flat out, no rule", "--rate 0", ""),
+    ("storm_flat_trigger", "Error storm flat out with `--trigger 'level>=error'` (default limiter)", "--rate 0",
+     "--trigger 'level>=error'"),
+)
+for cfg, label, rate, flags in STORMS:
+    L += tp_line(cfg, label, f"{TPCMD} --level error {rate}" + (f"`, recorder-attach `{flags}" if flags else ""))
+    per = [row[(k, cfg)] for k in ROUNDS if (k, cfg) in row and "failed" not in row[(k, cfg)]]
+    if per and rate != "--rate 0":
+        L.append("  - Dropped per round: " + ", ".join(f"{r['dropped']:,}" for r in per) + "; achieved "
+                 + ", ".join(f"{f(r['achieved_per_s'] / 1e6, 3)}" for r in per) + " M events/s.")
+    if per and cfg.endswith("_trigger"):
+        L.append("  - The rule, per round: " + "; ".join(
+            f"fired {r.get('fired', 0):,} (every event kept), snapshots saved {r.get('snapshots_saved', '?')}, "
+            f"files written {r.get('snapshot_files', '?')} (the limiter allows {r.get('snapshots_allowed', '?')})"
+            for r in per) + ".")
+fo = M["trigger_storm_flat_out_extra_drops"]
+if fo.per:
+    L.append("  - Flat out, drops with the rule minus drops without it, per round (a figure, no target: "
+             "flat out the ring overflows with or without a rule): "
+             + ", ".join(f"{v:+,}" for v in fo.vals()) + ".")
 for cfg, label in (("trigger_latency", "batch path"), ("trigger_latency_per_event", "per-event path")):
     lat, mt = key_of(cfg, "latency_ms"), key_of(cfg, "mtime_latency_ms")
     if not lat.per:

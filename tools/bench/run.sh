@@ -44,7 +44,7 @@ if [ "$SMOKE" = 1 ]; then
 	IT_WORK=20000 IT_EVENT=20000 IT_SDT=20000
 	# 0.2 s per paced run: long enough for the stalled --follow reader to stall in it.
 	TP_EVENTS=100000 SITES=300 RSS_RECS=10 RSS_EVENTS=100
-	FAST_TP_EVENTS=100000 STORM_EVENTS=100000
+	FAST_TP_EVENTS=100000 STORM_EVENTS=100000 STORM_FLAT_EVENTS=100000
 else
 	OUT=$BUILD/bench
 	BIN=$BUILD/bench
@@ -55,8 +55,10 @@ else
 	# the issue's 5 s, so that what the ring holds at the end weighs the same in both.
 	TP_EVENTS=${TP_EVENTS:-3500000} SITES=5000 RSS_RECS=100 RSS_EVENTS=1000
 	FAST_TP_EVENTS=${FAST_TP_EVENTS:-35000000}
-	# The error storm: 2 threads flat out, about 2 – 4 s a run.
-	STORM_EVENTS=${STORM_EVENTS:-10000000}
+	# The error storm at 1 M events/s (PACED_RATE a thread): 8 s a run, long enough
+	# for several snapshots at STORM_COOLDOWN. The same flat out: about 2 – 4 s a run.
+	STORM_EVENTS=${STORM_EVENTS:-4000000}
+	STORM_FLAT_EVENTS=${STORM_FLAT_EVENTS:-10000000}
 fi
 WORK_BYTES=${WORK_BYTES:-112}
 # The throughput runs: TP_THREADS producers; the paced ones at PACED_RATE events/s per
@@ -79,8 +81,12 @@ FAST_PATH=${FAST_PATH:-1}
 TIMED_FLAGS=(--ring-size $((256 << 20)))
 # Incident triggers (issue 23). The rules of fast_throughput_rules, which never fire on
 # the workload's INFO events: one of each kind (level, span, event with a condition,
-# code). The storm runs use recorder-attach's limiter defaults (--trigger-cooldown 10s,
-# --trigger-cap 60), which verify.py throughput holds the snapshots written to. The
+# code). The storm runs (every event an error) fire on every event: the one the issue
+# names at 1 M events/s (storm, storm_trigger), with a cooldown of STORM_COOLDOWN
+# rather than the default 10 s so that a run writes a snapshot every second while the
+# events come, and the same flat out (storm_flat*, default limiter: a figure, no
+# target). verify.py throughput holds the snapshots written to what the limiter
+# allows (the --trigger-cooldown it is given, --trigger-cap 60). The
 # latency runs: `incident requests LAT_REQUESTS LAT_BAD LAT_RATE`, quiet INFO requests
 # at LAT_RATE a second, request LAT_BAD logs one error.
 NEVER_RULES=(--trigger 'level>=error' --trigger 'span:never*>1h' --trigger "event:'never' status>=500"
@@ -89,7 +95,9 @@ LAT_REQUESTS=50 LAT_BAD=25 LAT_RATE=100
 # The throughput runs that hold incident rules, and what their rules must do (verify.py
 # throughput --fire): never fire, or fire on every event. Each gets a dump directory
 # of its own, which must hold only the snapshots the rules saved.
-declare -A TP_FIRE=([fast_throughput_rules]=never [storm]=never [storm_trigger]=every)
+declare -A TP_FIRE=([fast_throughput_rules]=never [storm]=never [storm_trigger]=every [storm_flat]=never
+	[storm_flat_trigger]=every)
+STORM_COOLDOWN=1s
 # detached_ab: pairs of chunks per round; each chunk runs IT_WORK / AB_CHUNKS iterations.
 AB_CHUNKS=${AB_CHUNKS:-200}
 RAW=$OUT/raw.jsonl
@@ -548,9 +556,10 @@ ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null; }
 
 # run_throughput CONFIG RATE CLIENTS [RECORDER-ATTACH FLAGS...]: TP_THREADS producer
 # threads, RATE events/s each (0 = flat out), TP_EVENTS each (fast_throughput*:
-# FAST_TP_EVENTS; storm*: STORM_EVENTS, every event an error: workload --level error).
-# A configuration in TP_FIRE gets its own dump directory (--dump-dir) and verify.py
-# checks its rules (the --trigger flags) and the snapshot files. The workload is stopped
+# FAST_TP_EVENTS; storm*: STORM_EVENTS or STORM_FLAT_EVENTS, every event an error:
+# workload --level error). A configuration in TP_FIRE gets its own dump directory
+# (--dump-dir) and verify.py checks its rules (the --trigger flags, and the
+# --trigger-cooldown in whole seconds, "Ns", if one is given) and the snapshot files. The workload is stopped
 # (SIGSTOP) from just after its start until recorder-attach has attached and, with
 # CLIENTS=1, until the clients are connected: IDLE_CLIENTS connections that never send
 # a byte (verify.py idle, which reconnects any the recorder closes) and a --follow
@@ -563,9 +572,10 @@ run_throughput() {
 	local w=$LOG/$cfg.w.r$ROUND a=$LOG/$cfg.a.r$ROUND rep=$LOG/$cfg.report.r$ROUND.json
 	local fo=$LOG/$cfg.follow.r$ROUND io=$LOG/$cfg.idle.r$ROUND
 	local wp ap fp="" ip="" t1 c1 c2 v rc extra cpu events=$TP_EVENTS wl=() check=() x n=0
-	local fire=${TP_FIRE[$cfg]:-} dumps=$LOG/$cfg.dumps.r$ROUND
+	local fire=${TP_FIRE[$cfg]:-} dumps=$LOG/$cfg.dumps.r$ROUND prev="" cool=()
 	case $cfg in
 	fast_throughput*) events=$FAST_TP_EVENTS ;;
+	storm_flat*) events=$STORM_FLAT_EVENTS wl=(--level error) ;;
 	storm*) events=$STORM_EVENTS wl=(--level error) ;;
 	esac
 	begin "$cfg"
@@ -573,6 +583,8 @@ run_throughput() {
 	if [ -n "$fire" ]; then
 		for x in "$@"; do
 			case $x in --trigger | --trigger=*) n=$((n + 1)) ;; esac
+			[ "$prev" = --trigger-cooldown ] && cool=(--cooldown-s "${x%s}")
+			prev=$x
 		done
 		rm -rf "$dumps"
 		if ! mkdir -m 0711 "$dumps"; then
@@ -580,7 +592,7 @@ run_throughput() {
 			return
 		fi
 		set -- "$@" --dump-dir "$dumps"
-		check=(--triggers "$n" --fire "$fire" --dump-dir "$dumps")
+		check=(--triggers "$n" --fire "$fire" --dump-dir "$dumps" "${cool[@]}")
 	fi
 	spawn "$w" "$BUILD/workload" --wait-attach --threads "$TP_THREADS" --events "$events" --rate "$rate" \
 		--fields 3 --cap 1000 "${wl[@]}" --report "$rep" --hold 30
@@ -833,14 +845,21 @@ for ((ROUND = 1; ROUND <= ROUNDS; ROUND++)); do
 		run_throughput fast_throughput_rules 0 0 "${FAST_FLAGS[@]}" "${NEVER_RULES[@]}"
 		run_throughput fast_throughput 0 0 "${FAST_FLAGS[@]}"
 	fi
-	# An error storm, default settings, without and with a rule that fires on every
-	# event (trigger_storm_extra_drops); the same alternation.
+	# An error storm at 1 M events/s, without and with a rule that fires on every
+	# event (trigger_storm_extra_drops), and the same flat out with the default limiter
+	# (a figure); the same alternation.
 	if ((ROUND % 2)); then
-		run_throughput storm 0 0
-		run_throughput storm_trigger 0 0 --trigger 'level>=error'
+		run_throughput storm "$PACED_RATE" 0 --trigger-cooldown "$STORM_COOLDOWN"
+		run_throughput storm_trigger "$PACED_RATE" 0 --trigger-cooldown "$STORM_COOLDOWN" \
+			--trigger 'level>=error'
+		run_throughput storm_flat 0 0
+		run_throughput storm_flat_trigger 0 0 --trigger 'level>=error'
 	else
-		run_throughput storm_trigger 0 0 --trigger 'level>=error'
-		run_throughput storm 0 0
+		run_throughput storm_trigger "$PACED_RATE" 0 --trigger-cooldown "$STORM_COOLDOWN" \
+			--trigger 'level>=error'
+		run_throughput storm "$PACED_RATE" 0 --trigger-cooldown "$STORM_COOLDOWN"
+		run_throughput storm_flat_trigger 0 0 --trigger 'level>=error'
+		run_throughput storm_flat 0 0
 	fi
 	# From an error to its snapshot on disk, each event path (trigger_latency_ms).
 	[ "$FAST_PATH" = 1 ] && run_trigger_latency trigger_latency "${FAST_FLAGS[@]}"
@@ -857,7 +876,7 @@ cleanup
 
 ARGS=(--raw "$RAW" --ran "$RAN" --skipped "$SKIPS" --notes "$OUT/notes.txt" --json "$OUT/results.json"
 	--rounds "$ROUNDS" --elapsed "$(sub "$END" "$START")" --work-bytes "$WORK_BYTES"
-	--iters "work=$IT_WORK (detached_ab: $AB_CHUNKS pairs of chunks of $((IT_WORK / AB_CHUNKS))),event=$IT_EVENT,bpftrace=$IT_SDT,throughput_events_per_thread=$TP_EVENTS (batch path flat out: $FAST_TP_EVENTS; error storm: $STORM_EVENTS),sites=$SITES,rss_recordings=$RSS_RECS"
+	--iters "work=$IT_WORK (detached_ab: $AB_CHUNKS pairs of chunks of $((IT_WORK / AB_CHUNKS))),event=$IT_EVENT,bpftrace=$IT_SDT,throughput_events_per_thread=$TP_EVENTS (batch path flat out: $FAST_TP_EVENTS; error storm at 1 M/s: $STORM_EVENTS, flat out: $STORM_FLAT_EVENTS),sites=$SITES,rss_recordings=$RSS_RECS"
 	--never-rules="$(python3 -c 'import json, sys; print(json.dumps(sys.argv[1:]))' "${NEVER_RULES[@]}")" --latency-target="incident requests $LAT_REQUESTS $LAT_BAD $LAT_RATE"
 	--per-event-flags="${PER_EVENT_FLAGS[*]}" --fast-flags="${FAST_FLAGS[*]}" --timed-flags="${TIMED_FLAGS[*]}"
 	--load "$LOAD_START $LOAD_END")
