@@ -132,6 +132,7 @@ p.add_argument("--json", required=True)
 p.add_argument("--md", required=True)
 p.add_argument("--rounds", type=int, required=True)
 p.add_argument("--elapsed", type=float, default=0)
+p.add_argument("--generated", default="", help="when the run ended (run.sh --report: the run's, not now)")
 p.add_argument("--work-bytes", type=int, default=0)
 p.add_argument("--iters", default="")
 p.add_argument("--per-event-flags", default="")
@@ -264,7 +265,7 @@ def ratio_of(num, den, key="ns"):
 
 
 res = {"rounds": a.rounds, "smoke": a.smoke, "elapsed_s": round(a.elapsed, 1),
-       "generated": time.strftime("%Y-%m-%d %H:%M:%S %z"), "work_bytes": a.work_bytes,
+       "generated": a.generated or time.strftime("%Y-%m-%d %H:%M:%S %z"), "work_bytes": a.work_bytes,
        "iterations": a.iters, "per_event_flags": a.per_event_flags, "fast_flags": a.fast_flags,
        "timed_flags": a.timed_flags, "load_average_1min_start_end": a.load.split(),
        "trigger_never_rules": json.loads(a.never_rules) if a.never_rules.startswith("[") else a.never_rules,

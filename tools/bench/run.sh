@@ -10,6 +10,9 @@
 #                                 trigger pair swap places every other round). Writes
 #                                 build/bench/results.json, build/bench/raw.jsonl and
 #                                 docs/BENCHMARKS.md.
+#   tools/bench/run.sh --report   docs/BENCHMARKS.md again from the last full run's
+#                                 raw rows (build/bench), as report.py was called then:
+#                                 for an edit of tools/bench/ANALYSIS.md or report.py.
 #   tools/bench/run.sh --smoke    1 round, tiny counts, quick peers only, results in a
 #                                 temp dir. Fails only if the harness itself breaks: a
 #                                 configuration that ran without a value (never because
@@ -36,6 +39,15 @@ BUILD=$ROOT/build
 
 SMOKE=0
 [ "${1:-}" = "--smoke" ] && SMOKE=1
+# report.py's arguments of the last full run, one a line, for --report.
+REPORT_ARGS=$BUILD/bench/report-args
+if [ "${1:-}" = "--report" ]; then
+	[ -s "$REPORT_ARGS" ] || { echo "bench: no full run to report ($REPORT_ARGS is missing)" >&2; exit 1; }
+	mapfile -t ARGS <"$REPORT_ARGS"
+	python3 tools/bench/report.py "${ARGS[@]}" --md docs/BENCHMARKS.md || { echo "bench: report.py failed" >&2; exit 1; }
+	echo "bench: wrote docs/BENCHMARKS.md from $BUILD/bench/raw.jsonl"
+	exit 0
+fi
 
 if [ "$SMOKE" = 1 ]; then
 	OUT=$(mktemp -d /tmp/recorder-bench-smoke.XXXXXX)
@@ -879,7 +891,7 @@ ARGS=(--raw "$RAW" --ran "$RAN" --skipped "$SKIPS" --notes "$OUT/notes.txt" --js
 	--iters "work=$IT_WORK (detached_ab: $AB_CHUNKS pairs of chunks of $((IT_WORK / AB_CHUNKS))),event=$IT_EVENT,bpftrace=$IT_SDT,throughput_events_per_thread=$TP_EVENTS (batch path flat out: $FAST_TP_EVENTS; error storm at 1 M/s: $STORM_EVENTS, flat out: $STORM_FLAT_EVENTS),sites=$SITES,rss_recordings=$RSS_RECS"
 	--never-rules="$(python3 -c 'import json, sys; print(json.dumps(sys.argv[1:]))' "${NEVER_RULES[@]}")" --latency-target="incident requests $LAT_REQUESTS $LAT_BAD $LAT_RATE"
 	--per-event-flags="${PER_EVENT_FLAGS[*]}" --fast-flags="${FAST_FLAGS[*]}" --timed-flags="${TIMED_FLAGS[*]}"
-	--load "$LOAD_START $LOAD_END")
+	--load "$LOAD_START $LOAD_END" --generated "$(date '+%Y-%m-%d %H:%M:%S %z')")
 if [ "$SMOKE" = 1 ]; then
 	python3 tools/bench/report.py "${ARGS[@]}" --md "$OUT/BENCHMARKS.md" --smoke || die "report.py failed"
 	# The smoke checks the harness, never the numbers or the targets: every configuration
@@ -900,6 +912,7 @@ if bad:
 EOF
 	echo "bench smoke: ok ($OUT)"
 else
+	printf '%s\n' "${ARGS[@]}" >"$REPORT_ARGS"
 	python3 tools/bench/report.py "${ARGS[@]}" --md docs/BENCHMARKS.md || die "report.py failed"
 	echo "bench: wrote $OUT/results.json and docs/BENCHMARKS.md"
 fi
