@@ -1824,6 +1824,16 @@ int on_attached(struct pt_regs *ctx)
 	return 0;
 }
 
+/*
+ * Does nothing: recorder-attach -v and --machine time a hit of it on a nop of
+ * their own (user/machine.c), what a probe site costs on this machine.
+ */
+SEC("usdt")
+int uprobe_cost(struct pt_regs *ctx)
+{
+	return 0;
+}
+
 /* Reports the span stack of every thread of iter_tgid that has one. */
 SEC("iter/task")
 int dump_stacks(struct bpf_iter__task *ctx)

@@ -36,6 +36,7 @@
 #include "control.h"
 #include "dump.h"
 #include "incident.h"
+#include "machine.h"
 #include "output/names.h"
 #include "output/text.h"
 #include "output/triggers.h"
@@ -1125,6 +1126,13 @@ static void traced_end(struct rec_session *s, struct traced *t, bool report)
 		s->on_exit(&info, s->on_exit_ctx);
 	/* Drained and reported: now its links may go (detaching takes a while). */
 	rec_attach__detach(&t->att);
+}
+
+int rec_session__machine(struct rec_session *s, struct rec_machine *m)
+{
+	rec_machine__read(m, NULL);
+	rec_machine__time_syscall(m);
+	return rec_machine__time_uprobe(m, rec_bpfstate__object(s->bs));
 }
 
 int rec_session__attach(struct rec_session *s, pid_t pid, struct rec_attach_info *info)

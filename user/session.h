@@ -101,6 +101,15 @@ struct rec_attach_info {
 /* Opens and loads the BPF programs. Returns 0 or a negative errno. */
 int rec_session__open(struct rec_session **sp, const struct rec_session_opts *opts);
 
+struct rec_machine;
+/*
+ * What decides the cost of recording here (machine.h): reads the clocksource
+ * and pti, and times a system call and a hit of s's uprobe_cost program. Call
+ * it before the first attach. Returns 0, or the uprobe timing's negative errno
+ * (the rest of *m is filled all the same).
+ */
+int rec_session__machine(struct rec_session *s, struct rec_machine *m);
+
 /*
  * Attaches to every recorder probe in pid's executable and loaded libraries and
  * serves its control socket. Returns 0, -ESRCH if there is no such process,

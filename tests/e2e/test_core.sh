@@ -282,3 +282,25 @@ DMMDD hh:mm:ss.us TID scenario.c:L] <levels> request done, status: 100
 	expect "the black box keeps each level" "INFO WARN ERROR DEBUG" \
 		"$($B/recorder-tail --file "$dump" --json | jq -r .level | tr '\n' ' ' | sed 's/ $//')"
 }
+
+test_machine_facts_are_measured() {
+	local m cs want_pti
+	m=$($B/recorder-attach --machine) || return 1
+	cs=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)
+	case $(cat /sys/devices/system/cpu/vulnerabilities/meltdown) in
+	*PTI*) want_pti=on ;;
+	"Not affected"*) want_pti="not needed" ;;
+	Vulnerable*) want_pti=off ;;
+	*) want_pti=unknown ;;
+	esac
+	expect "--machine names the kernel's clocksource and pti" "$cs $want_pti" \
+		"$(jq -r '"\(.clocksource) \(.pti)"' <<<"$m")" || return 1
+	# A uprobe hit traps into the kernel: never the ~1 ns of the nop alone, as
+	# it would be if the site were timed unattached.
+	expect "--machine timed a system call and a uprobe hit" "true true" \
+		"$(jq -r '"\(.syscall_ns > 0) \(.uprobe_ns >= 50)"' <<<"$m")" || return 1
+	start_target $SCENARIO attach_mid_span || return 1
+	wait_for "$T/target.out" '^inside' || return 1
+	RECORDER_ATTACH_FLAGS="$RECORDER_ATTACH_FLAGS -v" attach "$TARGET_PID" || return 1
+	wait_for "$T/attach.err" "^recorder-attach: this machine: clocksource $cs \(available: .*\), pti $want_pti, system call [0-9]+ ns, uprobe hit [0-9]+ ns$"
+}

@@ -139,6 +139,7 @@ p.add_argument("--per-event-flags", default="")
 p.add_argument("--fast-flags", default="")
 p.add_argument("--timed-flags", default="")
 p.add_argument("--load", default="")
+p.add_argument("--machine", default="", help="recorder-attach --machine's JSON line, a file")
 p.add_argument("--never-rules", default="")
 p.add_argument("--latency-target", default="")
 p.add_argument("--smoke", action="store_true")
@@ -555,6 +556,29 @@ L.append("- Machine: Debian 12, 2 vCPUs, shared and noisy. Read the numbers as o
          "and the ratios as the result: every ratio compares configurations of the same round."
          + (f" Load average (1 min) at the start and the end of the run: {' and '.join(a.load.split())}."
             if a.load else ""))
+MACHINE = {}
+if a.machine:
+    try:
+        MACHINE = json.load(open(a.machine))
+    except (OSError, ValueError):
+        MACHINE = {}
+res["machine"] = MACHINE
+
+
+def machine_ns(k):
+    v = MACHINE.get(k)
+    return "not measured" if v is None else f"{v:,.0f} ns"
+
+
+if MACHINE:
+    L.append(f"- What decides the costs here (`recorder-attach --machine`, at the start of the run): "
+             f"clocksource `{MACHINE.get('clocksource') or 'unknown'}` (available: "
+             f"{MACHINE.get('clocksources') or 'unknown'}), pti {MACHINE.get('pti', 'unknown')}, a system "
+             f"call {machine_ns('syscall_ns')}, a uprobe hit {machine_ns('uprobe_ns')}. A per-event probe "
+             f"pays about one uprobe hit; the batch path pays one per batch, and stamps events with the "
+             f"TSC only where the clocksource is `tsc`.")
+else:
+    L.append("- What decides the costs here: not known (`recorder-attach --machine` was not run or failed).")
 L.append(f"- Iterations per configuration and round: {a.iters}.")
 L.append(f"- recorder-attach flags: per-event path `{a.per_event_flags or '(none: the default)'}`, "
          f"batch path `{a.fast_flags or '(none: the default)'}`; the timed (ns) configurations add "

@@ -827,6 +827,13 @@ run_rss() {
 	stop "$wp"
 }
 
+# ---- the machine: what decides the costs here (recorder-attach --machine) ----
+MACHINE=$OUT/machine.json
+if ! "$BUILD/recorder-attach" --machine >"$MACHINE" 2>"$LOG/machine.err"; then
+	note "recorder-attach --machine failed: $(head -c 300 "$LOG/machine.err")"
+	[ -s "$MACHINE" ] || echo '{}' >"$MACHINE"
+fi
+
 # ---- the rounds ----
 START=$(now)
 LOAD_START=$(cut -d' ' -f1 /proc/loadavg)
@@ -891,7 +898,7 @@ ARGS=(--raw "$RAW" --ran "$RAN" --skipped "$SKIPS" --notes "$OUT/notes.txt" --js
 	--iters "work=$IT_WORK (detached_ab: $AB_CHUNKS pairs of chunks of $((IT_WORK / AB_CHUNKS))),event=$IT_EVENT,bpftrace=$IT_SDT,throughput_events_per_thread=$TP_EVENTS (batch path flat out: $FAST_TP_EVENTS; error storm at 1 M/s: $STORM_EVENTS, flat out: $STORM_FLAT_EVENTS),sites=$SITES,rss_recordings=$RSS_RECS"
 	--never-rules="$(python3 -c 'import json, sys; print(json.dumps(sys.argv[1:]))' "${NEVER_RULES[@]}")" --latency-target="incident requests $LAT_REQUESTS $LAT_BAD $LAT_RATE"
 	--per-event-flags="${PER_EVENT_FLAGS[*]}" --fast-flags="${FAST_FLAGS[*]}" --timed-flags="${TIMED_FLAGS[*]}"
-	--load "$LOAD_START $LOAD_END" --generated "$(date '+%Y-%m-%d %H:%M:%S %z')")
+	--load "$LOAD_START $LOAD_END" --machine "$MACHINE" --generated "$(date '+%Y-%m-%d %H:%M:%S %z')")
 if [ "$SMOKE" = 1 ]; then
 	python3 tools/bench/report.py "${ARGS[@]}" --md "$OUT/BENCHMARKS.md" --smoke || die "report.py failed"
 	# The smoke checks the harness, never the numbers or the targets: every configuration

@@ -25,6 +25,7 @@
 #include "http.h"
 #include "otlp.h"
 #include "retention.h"
+#include "machine.h"
 #include "session.h"
 #include "trigger.h"
 
@@ -45,7 +46,8 @@ static struct {
 	const char *binaries[REC_MAX_BINARIES];
 	int nbinaries;
 	struct rec_session_opts opts;
-	int lost; /* black boxes that could not be written */
+	int machine; /* --machine */
+	int lost;    /* black boxes that could not be written */
 	pid_t lost_pids[MAX_LOST_NAMED];
 	const char *otlp_url;		 /* --otlp: every traced process's events go there too */
 	struct otlp_job *otlp_jobs;	 /* one a traced process */
@@ -146,6 +148,7 @@ enum {
 	OPT_KEEP_SNAPSHOTS,
 	OPT_MAX_SNAPSHOT_BYTES,
 	OPT_OTLP_KEEP,
+	OPT_MACHINE,
 };
 
 static const struct argp_option options[] = {
@@ -206,7 +209,15 @@ static const struct argp_option options[] = {
 	  "or G), removing the oldest; the one just written always stays "
 	  "(default 1G; 0: no limit)",
 	  0 },
-	{ "verbose", 'v', NULL, 0, "Show libbpf's messages", 0 },
+	{ "verbose", 'v', NULL, 0,
+	  "Show libbpf's messages, and at start what decides the cost of recording "
+	  "here (see --machine)",
+	  0 },
+	{ "machine", OPT_MACHINE, NULL, 0,
+	  "Print what decides the cost of recording on this machine as one JSON line "
+	  "(the clocksource, pti, a system call's and a uprobe hit's cost, measured now), "
+	  "and exit: no process is needed",
+	  0 },
 	{ NULL, 0, NULL, 0,
 	  "Incidents (a rule that fires saves a snapshot into the dump directory):", 2 },
 	{ "trigger", OPT_TRIGGER, "RULE", 0,
@@ -426,6 +437,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case 'v':
 		env.opts.verbose = 1;
 		break;
+	case OPT_MACHINE:
+		env.machine = 1;
+		break;
 	case OPT_TRIGGER: {
 		char err[256];
 
@@ -523,7 +537,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		argp_error(state, "unexpected argument '%s'", arg);
 		break;
 	case ARGP_KEY_END:
-		if (env.npids == 0 && env.nbinaries == 0)
+		if (env.machine && (env.npids || env.nbinaries))
+			argp_error(state,
+				   "--machine measures this machine and exits: give no -p or "
+				   "--binary with it");
+		if (env.npids == 0 && env.nbinaries == 0 && !env.machine)
 			argp_error(state, "no process given: use -p PID or --binary PATH");
 		if (env.otlp_keep && !env.otlp_url)
 			argp_error(state, "--otlp-keep chooses what --otlp sends: give --otlp URL");
@@ -945,6 +963,30 @@ static void report_lost(void)
 	fprintf(stderr, "%s\n", env.lost > MAX_LOST_NAMED ? ", ..." : "");
 }
 
+/* --machine: the facts as one JSON line, from a session that attaches nothing. */
+static int print_machine(void)
+{
+	struct rec_session_opts o = env.opts;
+	struct rec_session *s = NULL;
+	struct rec_machine m;
+	int err;
+
+	o.dump_dir = NULL;
+	err = rec_session__open(&s, &o);
+	if (err) {
+		fprintf(stderr, "recorder-attach: failed to load the BPF programs: %s\n",
+			strerror(-err));
+		return 1;
+	}
+	err = rec_session__machine(s, &m);
+	rec_session__free(s);
+	if (err)
+		fprintf(stderr, "recorder-attach: could not time a uprobe hit: %s\n",
+			strerror(-err));
+	rec_machine__write_json(&m, stdout);
+	return err ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct argp argp = { options, parse_arg, NULL, doc, NULL, NULL, NULL };
@@ -961,6 +1003,8 @@ int main(int argc, char **argv)
 				"attaching uprobes needs CAP_BPF and CAP_PERFMON)\n");
 		return 1;
 	}
+	if (env.machine)
+		return print_machine();
 	if (prepare_sock_dir())
 		return 1;
 	/* Found now, not when a process dies and its black box is lost. */
@@ -989,6 +1033,14 @@ int main(int argc, char **argv)
 			"libbpf's messages)\n",
 			strerror(-err));
 		return 1;
+	}
+	if (env.opts.verbose) {
+		struct rec_machine m;
+		char line[512];
+
+		rec_session__machine(s, &m);
+		rec_machine__format(&m, line, sizeof(line));
+		fprintf(stderr, "recorder-attach: this machine: %s\n", line);
 	}
 	for (int i = 0; i < env.npids; i++) {
 		struct rec_attach_info info;
