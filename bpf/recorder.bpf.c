@@ -145,6 +145,15 @@ struct {
  * sleeps and which user space runs once at a time.
  */
 #define BATCH_SLACK 1024
+/*
+ * find_recording_of()'s room for what it reads and creates: on a probe's
+ * stack, or in a batch's scratch (the walk's call chain has no stack to spare).
+ */
+struct find_room {
+	struct rec_rval nv;
+	struct rec_target_recording tr;
+};
+
 struct batch_buf {
 	/*
 	 * Where the bpf_loop callback is, kept here rather than on the stack:
@@ -156,9 +165,13 @@ struct batch_buf {
 	__u32 end;   /* bytes of records in data */
 	__u32 flags; /* of each event's header: REC_HF_TSC or 0 */
 	__u32 bad;
-	__u32 taken;  /* events numbered (REC_BREC_TAKEN) */
-	__u32 drop;   /* the ring refused the record: the second walk counts them dropped */
-	__u32 seen;   /* the thread's stack was looked up (and so seeded) in this batch */
+	__u32 taken; /* marked REC_BREC_TAKEN: events numbered, recordings' records filled */
+	__u32 drop;  /* the ring refused the record: the second walk counts them dropped */
+	__u32 seen;  /* the thread's stack was looked up (and so seeded) in this batch */
+	/* A recording of another thread's found alive in the target in this batch (rec_rval.owner). */
+	__u64 alive_key;
+	/* find_recording_of()'s and batch_recording()'s room: the walk has no stack to spare. */
+	struct find_room room;
 	__u32 nspans; /* spans left in this batch, held in spans until it ends */
 	/* spans_lost()'s lookups take their keys here: the walk has no stack to spare. */
 	__u32 lost_slot;
@@ -549,9 +562,8 @@ static __always_inline void count_untracked_event(__u32 tgid, struct rec_untrack
  * it, with events (0 or 1) of its events. A recording that cannot be listed
  * either (the untracked table is full) is counted again at its next event.
  */
-static __always_inline void refuse_recording(struct task_struct *task, __u32 tgid, __u64 key,
-					     const struct rec_rval *nv, __u32 reason, __u64 subject,
-					     __u64 events)
+static __always_inline bool list_refused(__u32 tgid, __u64 key, const struct rec_rval *nv,
+					 __u32 reason, __u64 events)
 {
 	struct rec_rkey k = { .tgid = tgid, .key = key };
 	struct rec_untracked u = {
@@ -560,18 +572,26 @@ static __always_inline void refuse_recording(struct task_struct *task, __u32 tgi
 		.seen = events,
 		.reason = reason,
 	};
-	struct rec_rval a = { .recorder = nv->recorder,
-			      .cap = nv->cap,
-			      .seq = events,
-			      .dropped = events,
-			      .state = REC_RS_LIVE };
 	bool listed = bpf_map_update_elem(&untracked, &k, &u, BPF_NOEXIST) == 0;
 
 	count(reason == REC_UT_OVER_QUOTA ? REC_C_OVER_QUOTA : REC_C_TABLE_FULL);
 	if (events)
 		count(REC_C_UNTRACKED_EVENTS);
 	count_refused(tgid, reason, listed, events);
-	if (listed)
+	return listed;
+}
+
+static __always_inline void refuse_recording(struct task_struct *task, __u32 tgid, __u64 key,
+					     const struct rec_rval *nv, __u32 reason, __u64 subject,
+					     __u64 events)
+{
+	struct rec_rval a = { .recorder = nv->recorder,
+			      .cap = nv->cap,
+			      .seq = events,
+			      .dropped = events,
+			      .state = REC_RS_LIVE };
+
+	if (list_refused(tgid, key, nv, reason, events))
 		emit_recording_of(task, key, &a, subject, reason);
 }
 
@@ -652,11 +672,12 @@ static __always_inline struct rec_rval *tracked_recording(__u32 tgid, __u64 key)
  */
 static __always_inline struct rec_rval *find_recording_of(struct task_struct *task, __u32 tgid,
 							  __u64 key, __u64 recp, __u64 span,
-							  const bool event)
+							  const bool event, const bool batch,
+							  struct find_room *room)
 {
 	struct rec_rkey k = { .tgid = tgid, .key = key };
-	struct rec_target_recording tr;
-	struct rec_rval nv = {}, *v;
+	struct rec_target_recording *tr = &room->tr;
+	struct rec_rval *nv = &room->nv, *v;
 	struct rec_untracked *u;
 	__u8 one = 1;
 	int err;
@@ -684,23 +705,26 @@ static __always_inline struct rec_rval *find_recording_of(struct task_struct *ta
 			task))
 		recp = 0;
 	/* A failed read may be transient (page out); try again on the next event. */
-	if (!recp || read_target(&tr, sizeof(tr), recp, task)) {
+	if (!recp || read_target(tr, sizeof(*tr), recp, task)) {
 		count(REC_C_UNKNOWN_RECORDING);
 		return NULL;
 	}
-	if (tr.magic != REC_RECORDING_MAGIC || tr.key != key || tr.cap < 2) {
+	if (tr->magic != REC_RECORDING_MAGIC || tr->key != key || tr->cap < 2) {
 		bpf_map_update_elem(&retired, &k, &one, BPF_ANY);
 		count(REC_C_RETIRED_EVENTS);
 		return NULL;
 	}
-	nv.recorder = tr.recorder_key;
-	nv.cap = tr.cap;
-	nv.state = REC_RS_LIVE;
-	err = create_recording(tgid, key, &nv);
+	__builtin_memset(nv, 0, sizeof(*nv));
+	nv->recorder = tr->recorder_key;
+	nv->cap = tr->cap;
+	nv->state = REC_RS_LIVE;
+	/* Learnt from a batch: its free may come in another thread's batch. */
+	nv->owner = batch ? REC_OWNER_UNKNOWN : 0;
+	err = create_recording(tgid, key, nv);
 	if (err == 0) {
-		emit_recording_of(task, key, &nv, recp + REC_TARGET_SUBJECT_OFF, 0);
+		emit_recording_of(task, key, nv, recp + REC_TARGET_SUBJECT_OFF, 0);
 	} else if (err > 0) {
-		refuse_recording(task, tgid, key, &nv, err, recp + REC_TARGET_SUBJECT_OFF, event);
+		refuse_recording(task, tgid, key, nv, err, recp + REC_TARGET_SUBJECT_OFF, event);
 		return NULL;
 	}
 	v = bpf_map_lookup_elem(&recordings, &k);
@@ -721,7 +745,64 @@ found:
 static __always_inline struct rec_rval *find_recording(__u32 tgid, __u64 key, __u64 recp,
 						       __u64 span, const bool event)
 {
-	return find_recording_of(NULL, tgid, key, recp, span, event);
+	struct find_room room;
+
+	return find_recording_of(NULL, tgid, key, recp, span, event, false, &room);
+}
+
+/*
+ * Whether the target's struct rec_recording at recp still holds key: false
+ * once the program has freed it (its magic is cleared first). A read that
+ * fails says nothing: true.
+ */
+static __always_inline bool recording_alive_in(struct rec_target_recording *tr,
+					       struct task_struct *task, __u64 key, __u64 recp)
+{
+	if (!recp || read_target(tr, sizeof(*tr), recp, task))
+		return true;
+	return tr->magic == REC_RECORDING_MAGIC && tr->key == key;
+}
+
+static __always_inline bool recording_alive(struct task_struct *task, __u64 key, __u64 recp)
+{
+	struct rec_target_recording tr;
+
+	return recording_alive_in(&tr, task, key, recp);
+}
+
+/* As recording_alive(), for the recording of this thread's span at span. */
+static __always_inline bool span_recording_alive(__u64 key, __u64 span)
+{
+	__u64 recp = 0;
+
+	if (!span || read_target(&recp, sizeof(recp),
+				 span + offsetof(struct rec_target_span, recording), NULL))
+		return true;
+	return recording_alive(NULL, key, recp);
+}
+
+/* What the recording probes send of an entry: its values, with state. */
+static __always_inline void recording_values(struct rec_rval *out, const struct rec_rval *v,
+					     __u32 state)
+{
+	out->recorder = v->recorder;
+	out->cap = v->cap;
+	out->seq = v->seq;
+	out->dropped = v->dropped;
+	out->spans_lost = v->spans_lost;
+	out->state = state;
+}
+
+/* The same for an untracked recording: every event of it seen was dropped. */
+static __always_inline void untracked_values(struct rec_rval *out, const struct rec_untracked *u,
+					     __u32 state)
+{
+	out->recorder = u->recorder;
+	out->cap = u->cap;
+	out->seq = u->seen;
+	out->dropped = u->seen;
+	out->spans_lost = u->spans_lost;
+	out->state = state;
 }
 
 /* The recording probes are rare: the same argument reader as the hot ones, for one ABI. */
@@ -779,60 +860,66 @@ int on_recording_span(struct pt_regs *ctx)
 	/* Untracked: its subject still names it in the list. */
 	u = bpf_map_lookup_elem(&untracked, &k);
 	if (u) {
-		struct rec_rval a = { .recorder = u->recorder,
-				      .cap = u->cap,
-				      .seq = u->seen,
-				      .dropped = u->seen,
-				      .spans_lost = u->spans_lost,
-				      .state = REC_RS_LIVE };
+		struct rec_rval a = {};
 
+		untracked_values(&a, u, REC_RS_LIVE);
 		emit_recording(key, &a, subject, u->reason);
 	}
 	return 0;
 }
 
-SEC("usdt")
-int on_recording_free(struct pt_regs *ctx)
+/*
+ * A recording freed ({tgid, key}): its later events are ignored. Returns true,
+ * with the record to send in *out and *reason (0, or why it was untracked), if
+ * BPF knew it: user space then forgets its entry once it has read it.
+ */
+static __always_inline bool retire_recording(__u32 tgid, __u64 key, struct rec_rval *out,
+					     __u32 *reason)
 {
-	struct rec_rkey k = { .tgid = bpf_get_current_pid_tgid() >> 32 };
+	struct rec_rkey k = { .tgid = tgid, .key = key };
 	struct rec_untracked *u;
 	struct rec_rval *v;
 	__u8 one = 1;
+
+	bpf_map_update_elem(&retired, &k, &one, BPF_ANY);
+	v = bpf_map_lookup_elem(&recordings, &k);
+	if (!v) {
+		u = bpf_map_lookup_elem(&untracked, &k);
+		if (!u)
+			return false;
+		/*
+		 * Its final count goes with the record, and its place in the
+		 * untracked table is free at once: no slot to hand over, and its
+		 * later events find it in retired.
+		 */
+		untracked_values(out, u, REC_RS_RETIRED);
+		*reason = u->reason;
+		bpf_map_delete_elem(&untracked, &k);
+		return true;
+	}
+	v = counters_of(tgid, v);
+	if (!v)
+		return false;
+	/* User space deletes the entry once it has read the final counters. */
+	v->state = REC_RS_RETIRED;
+	recording_values(out, v, REC_RS_RETIRED);
+	*reason = 0;
+	return true;
+}
+
+SEC("usdt")
+int on_recording_free(struct pt_regs *ctx)
+{
+	struct rec_rval out = {};
+	__u32 reason = 0;
 	long a[2];
 
 	if (!adopt_process())
 		return 0;
 	if (read_args(ctx, a, 2))
 		return 0;
-	k.key = a[0];
-	bpf_map_update_elem(&retired, &k, &one, BPF_ANY);
-	v = bpf_map_lookup_elem(&recordings, &k);
-	if (!v) {
-		u = bpf_map_lookup_elem(&untracked, &k);
-		if (u) {
-			struct rec_rval r = { .recorder = u->recorder,
-					      .cap = u->cap,
-					      .seq = u->seen,
-					      .dropped = u->seen,
-					      .spans_lost = u->spans_lost,
-					      .state = REC_RS_RETIRED };
-
-			/*
-			 * Its final count goes with the record, and its place in
-			 * the untracked table is free at once: no slot to hand
-			 * over, and its later events find it in retired.
-			 */
-			emit_recording(k.key, &r, 0, u->reason);
-			bpf_map_delete_elem(&untracked, &k);
-		}
-		return 0;
-	}
-	v = counters_of(k.tgid, v);
-	if (!v)
-		return 0;
-	/* User space deletes the entry once it has read the final counters. */
-	v->state = REC_RS_RETIRED;
-	emit_recording(k.key, v, 0, 0);
+	if (retire_recording(bpf_get_current_pid_tgid() >> 32, a[0], &out, &reason))
+		emit_recording(a[0], &out, 0, reason);
 	return 0;
 }
 
@@ -950,6 +1037,11 @@ int on_event(struct pt_regs *ctx)
 	}
 	id = bpf_get_current_pid_tgid();
 	v = find_recording(id >> 32, key, 0, span, true);
+	/* Its free may be pending in its owner's batch (struct rec_rval): rare here. */
+	if (v && v->owner && v->owner != (__u32)id && !span_recording_alive(key, span)) {
+		count(REC_C_RETIRED_EVENTS);
+		return 0;
+	}
 	if (!v)
 		return 0;
 	/* A thread that was inside spans at attach time gets its stack now. */
@@ -1355,6 +1447,91 @@ struct batch_ctx {
 };
 
 /* One record of a batch, taken as its probe would have been. Returns 1 to stop. */
+/* The values a recording's probe would have sent, into its batch record r. */
+static __always_inline void fill_brec_rec(struct rec_brec_rec *r, const struct rec_rval *v,
+					  __u32 untracked)
+{
+	r->recorder = v->recorder;
+	r->cap = v->cap;
+	r->seq = v->seq;
+	r->dropped = v->dropped;
+	r->spans_lost = v->spans_lost;
+	r->state = v->state;
+	r->untracked = untracked;
+}
+
+/*
+ * A recording's new, span or free in a batch (struct rec_brec_rec r): what
+ * on_recording_new, _span or _free does, with what it would have sent written
+ * into r. Returns true if it would have sent one.
+ */
+static __always_inline bool batch_recording(struct batch_buf *b, struct rec_brec_rec *r)
+{
+	__u32 tgid, reason = 0;
+	struct rec_rval *nv, *v;
+	struct rec_untracked *u;
+	struct rec_rkey k;
+	int err;
+
+	tgid = b->id >> 32;
+	nv = &b->room.nv;
+	__builtin_memset(nv, 0, sizeof(*nv));
+	switch (r->h.kind) {
+	case REC_BK_REC_NEW:
+		if (r->cap < 2)
+			return false;
+		nv->recorder = r->recorder;
+		nv->cap = r->cap;
+		nv->state = REC_RS_LIVE;
+		/* Its free comes in this thread's batches too. */
+		nv->owner = (__u32)b->id;
+		err = create_recording(tgid, r->key, nv);
+		if (err == -EEXIST) {
+			/* Learnt first from another thread's event: whose it is is known now. */
+			v = tracked_recording(tgid, r->key);
+			if (v && v->owner == REC_OWNER_UNKNOWN)
+				v->owner = (__u32)b->id;
+			return false;
+		}
+		if (err > 0) {
+			if (!list_refused(tgid, r->key, nv, err, 0))
+				return false;
+			reason = err;
+		} else if (err) {
+			return false;
+		}
+		fill_brec_rec(r, nv, reason);
+		return true;
+	case REC_BK_REC_SPAN:
+		/*
+		 * Known from its new (this thread's, earlier) or an event: one
+		 * learnt from neither is told by its next event's (lazily), with
+		 * no subject.
+		 */
+		v = tracked_recording(tgid, r->key);
+		if (v && v->state == REC_RS_LIVE) {
+			fill_brec_rec(r, v, 0);
+			return true;
+		}
+		/* Untracked: its subject still names it in the list. */
+		k.tgid = tgid;
+		k.pad = 0;
+		k.key = r->key;
+		u = bpf_map_lookup_elem(&untracked, &k);
+		if (!u)
+			return false;
+		untracked_values(nv, u, REC_RS_LIVE);
+		fill_brec_rec(r, nv, u->reason);
+		return true;
+	case REC_BK_REC_FREE:
+		if (!retire_recording(tgid, r->key, nv, &reason))
+			return false;
+		fill_brec_rec(r, nv, reason);
+		return true;
+	}
+	return false;
+}
+
 static __always_inline long batch_step(struct batch_buf *b, struct task_struct *task)
 {
 	struct rec_brec *h;
@@ -1407,9 +1584,17 @@ static __always_inline long batch_step(struct batch_buf *b, struct task_struct *
 			break;
 		}
 		h->pad = 0;
-		v = find_recording_of(task, b->id >> 32, w[2], w[4], 0, true);
+		v = find_recording_of(task, b->id >> 32, w[2], w[4], 0, true, true, &b->room);
 		if (!v)
 			break;
+		/* Its free may be pending in its owner's batch: once a batch, ask the target. */
+		if (v->owner && v->owner != (__u32)b->id && b->alive_key != w[2]) {
+			if (!recording_alive_in(&b->room.tr, task, w[2], w[4])) {
+				count(REC_C_RETIRED_EVENTS);
+				break;
+			}
+			b->alive_key = w[2];
+		}
 		/*
 		 * Its stack seeded from the event's span if nothing seeded it yet:
 		 * once per batch is enough (the per-event path's event count only
@@ -1424,6 +1609,11 @@ static __always_inline long batch_step(struct batch_buf *b, struct task_struct *
 		h->pad = REC_BREC_TAKEN;
 		b->taken++;
 		break;
+	case REC_BK_REC_NEW:
+	case REC_BK_REC_SPAN:
+	case REC_BK_REC_FREE:
+		/* For the loop's callback to call batch_step_rec(): the chain has no room here. */
+		return 3;
 	default:
 		goto bad;
 	}
@@ -1432,6 +1622,40 @@ static __always_inline long batch_step(struct batch_buf *b, struct task_struct *
 bad:
 	b->bad = 1;
 	return 1;
+}
+
+/*
+ * The recording's record at b->off (batch_step() returned 3 for it): checked,
+ * applied (batch_recording()), marked and passed. Returns 0, or 1 to stop. A
+ * global function called from the loop's callback itself: under
+ * batch_step_slow() the call chain would have no stack to spare.
+ */
+__attribute__((noinline)) int batch_step_rec(struct batch_buf *b)
+{
+	struct rec_brec *h;
+	__u32 off, size;
+
+	if (!b)
+		return 1;
+	off = b->off;
+	if (off >= b->end || off >= REC_TBUF_DATA)
+		return 1;
+	h = (struct rec_brec *)&b->data[off];
+	size = h->size;
+	if ((h->kind != REC_BK_REC_NEW && h->kind != REC_BK_REC_SPAN &&
+	     h->kind != REC_BK_REC_FREE) ||
+	    size != REC_BREC_REC_SIZE(h->kind) || size > b->end - off) {
+		b->bad = 1;
+		return 1;
+	}
+	h->pad = 0;
+	/* In the ring's second walk its effect stays; refresh tells user space. */
+	if (!b->drop && batch_recording(b, (struct rec_brec_rec *)h)) {
+		h->pad = REC_BREC_TAKEN;
+		b->taken++;
+	}
+	b->off = off + size;
+	return 0;
 }
 
 /*
@@ -1467,7 +1691,8 @@ static __always_inline int batch_step_fast(struct batch_buf *b)
 	    size > b->end - off || size != REC_BREC_EVENT_SIZE(h->nvals, h->strbytes))
 		return 2;
 	v = slot_of(b->id >> 32, w[2]);
-	if (!v || v->state != REC_RS_LIVE)
+	if (!v || v->state != REC_RS_LIVE ||
+	    (v->owner && v->owner != (__u32)b->id && b->alive_key != w[2]))
 		return 2;
 	/* As batch_step: the span slot carries the seq. */
 	w[3] = __sync_fetch_and_add(&v->seq, 1);
@@ -1492,6 +1717,8 @@ static long batch_step_current(__u64 i, void *ctx)
 		r = batch_step_fast(b);
 		if (r == 2)
 			r = batch_step_slow(b);
+		if (r == 3)
+			r = batch_step_rec(b);
 		if (r)
 			return 1;
 	}
@@ -1501,8 +1728,11 @@ static long batch_step_current(__u64 i, void *ctx)
 static long batch_step_task(__u64 i, void *ctx)
 {
 	struct batch_ctx *c = ctx;
+	long r = batch_step(c->buf, c->task);
 
-	return batch_step(c->buf, c->task);
+	if (r == 3)
+		r = batch_step_rec(c->buf);
+	return r ? 1 : 0;
 }
 
 static __always_inline void walk_batch(struct batch_ctx *c, const bool other)
@@ -1614,6 +1844,7 @@ take:
 	buf->taken = 0;
 	buf->drop = 0;
 	buf->seen = 0;
+	buf->alive_key = 0;
 	buf->nspans = 0;
 	walk_batch(&c, other);
 	if (buf->bad)

@@ -178,8 +178,15 @@ enum rec_batch_clock {
  */
 #define REC_TRACER_ON 1u
 #define REC_TRACER_BATCH 2u
-/* The marker after the "attached" semaphore of an image that has the word. */
+/*
+ * The marker after the "attached" semaphore of an image that has the word.
+ * REC_ATTACH_MARKER_REC: the image also writes its recordings' lives into its
+ * batches (REC_BK_REC_NEW, _SPAN, _FREE), so that a request's recording costs
+ * no kernel entry of its own; only a recorder-attach that reads those records
+ * writes its tracer word.
+ */
 #define REC_ATTACH_MARKER 0x5242
+#define REC_ATTACH_MARKER_REC 0x5243
 
 struct rec_tbuf_hdr {
 	__u64 magic;
@@ -196,6 +203,9 @@ enum rec_brec_kind {
 	REC_BK_EVENT = 1,
 	REC_BK_ENTER = 2,
 	REC_BK_EXIT = 3,
+	REC_BK_REC_NEW = 4,  /* rec_recording_new(): struct rec_brec_rec */
+	REC_BK_REC_SPAN = 5, /* rec_recording_span(): struct rec_brec_rec, then the subject */
+	REC_BK_REC_FREE = 6, /* rec_recording_free(): struct rec_brec_rec */
 };
 
 /* The head of every record in a batch; size is a multiple of 8. */
@@ -212,8 +222,34 @@ struct rec_brec {
  * In a REC_RT_BATCH record, an event the BPF side numbered: its recording is
  * tracked and its span slot holds its seq. Any other event of the record was
  * counted where it was refused (untracked, retired, unknown) and is skipped.
+ * A recording's record (struct rec_brec_rec) so marked is one the recording
+ * probe would have sent, filled in.
  */
 #define REC_BREC_TAKEN 1
+
+/*
+ * A recording's new, span or free in a batch (images with
+ * REC_ATTACH_MARKER_REC), the recording probes' arguments: the target fills
+ * key, recorder, cap and recording (the struct's address), and for
+ * REC_BK_REC_SPAN the REC_SUBJECT_MAX bytes of its subject after the record.
+ * In a REC_RT_BATCH record the BPF side fills the rest as the
+ * struct rec_recording_rec that probe would have sent: the counts, state
+ * (enum rec_recording_state) and untracked (0 or enum rec_untracked_reason).
+ */
+struct rec_brec_rec {
+	struct rec_brec h;
+	__u64 key;
+	__u64 recorder;
+	__u64 cap;
+	__u64 recording;
+	__u64 seq;
+	__u64 dropped;
+	__u64 spans_lost;
+	__u32 state;
+	__u32 untracked;
+};
+#define REC_BREC_REC_SIZE(kind)                                                                    \
+	(sizeof(struct rec_brec_rec) + ((kind) == REC_BK_REC_SPAN ? REC_SUBJECT_MAX : 0))
 
 /*
  * The events of one batch as taken (from a flush, a dying or exec'ing thread,
@@ -342,7 +378,17 @@ struct rec_rval {
 	__u64 spans_lost; /* spans of it refused by a full ring (its threads left them) */
 	__u32 state;
 	__u32 slot; /* 0: the counters are these; n: those of rslots[n - 1] */
+	/*
+	 * Whose batch will say it was freed: 0 its own probe (at once), a tid
+	 * (REC_BK_REC_NEW came in that thread's batch), or REC_OWNER_UNKNOWN
+	 * (learnt from an event of a batch). Another thread's events of it are
+	 * taken only while the target's struct still holds its key: the free may
+	 * be pending in the owner's batch.
+	 */
+	__u32 owner;
+	__u32 pad;
 };
+#define REC_OWNER_UNKNOWN 0xffffffffu
 
 /*
  * Value of the BPF traced table: a traced process's use of the recordings

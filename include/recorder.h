@@ -123,9 +123,10 @@ REC__DECLARE_SEMA(trigger);
  * and which event path it takes. marker tells recorder-attach that this image
  * has the block; tracer is 0 while no recorder-attach is attached.
  */
-#define REC__ATTACH_MARKER 0x5242 /* "BR" */
-#define REC__TRACER_ON 1u	  /* a recorder-attach is attached to this image */
-#define REC__TRACER_BATCH 2u	  /* and takes the batch path */
+/* "CR": this image also writes its recordings' lives into its batches (docs/probe-abi.md). */
+#define REC__ATTACH_MARKER 0x5243
+#define REC__TRACER_ON 1u    /* a recorder-attach is attached to this image */
+#define REC__TRACER_BATCH 2u /* and takes the batch path */
 struct rec__attach_block {
 	volatile unsigned short sema;
 	unsigned short marker;
@@ -255,6 +256,11 @@ __attribute__((weak)) uint64_t rec__key_counter;
 #define REC__BK_EVENT 1
 #define REC__BK_ENTER 2
 #define REC__BK_EXIT 3
+#define REC__BK_REC_NEW 4
+#define REC__BK_REC_SPAN 5
+#define REC__BK_REC_FREE 6
+/* A recording's record: the head, then 8 words (4 the target's, 4 the BPF side's). */
+#define REC__BREC_REC 80
 #define REC__STR_MAX 256
 #define REC__STR_AREA 768
 /* The smallest page size: a readable byte's whole page of this size is readable. */
@@ -478,6 +484,38 @@ static inline int rec__batch_span(struct rec__tbuf *b, int kind, uint64_t w0, ui
 }
 
 /*
+ * Appends a recording's new, span or free (kind): the recording probe's
+ * arguments, and for a span the subject's REC_SUBJECT_MAX bytes; the BPF side
+ * fills in the rest. Returns 0, and writes nothing, if there is no buffer.
+ */
+static inline int rec__batch_rec(struct rec__tbuf *b, int kind, const struct rec_recording *rec)
+{
+	uint32_t size = REC__BREC_REC + (kind == REC__BK_REC_SPAN ? REC_SUBJECT_MAX : 0);
+	struct rec__brec *r;
+	uint64_t *w;
+
+	if (!b)
+		return 0;
+	r = rec__tbuf_reserve(b, size);
+	r->kind = (uint16_t)kind;
+	r->size = (uint16_t)size;
+	r->strbytes = 0;
+	r->nvals = 0;
+	r->pad = 0;
+	r->time = rec__batch_time(b);
+	w = (uint64_t *)(void *)(r + 1);
+	w[0] = rec->key;
+	w[1] = rec->recorder_key;
+	w[2] = rec->cap;
+	w[3] = REC__U(rec);
+	w[4] = w[5] = w[6] = w[7] = 0;
+	if (kind == REC__BK_REC_SPAN)
+		__builtin_memcpy(w + 8, rec->subject, REC_SUBJECT_MAX);
+	rec__tbuf_commit(b, size);
+	return 1;
+}
+
+/*
  * Appends an event: the event probe's arguments, with each copied string
  * (REC__TYPE_STR) moved into the record as the BPF side would have read it
  * (at most REC__STR_MAX - 1 bytes, truncation and NULL marked in its slot).
@@ -629,7 +667,9 @@ static inline struct rec_recording *rec_recording_new(struct rec_recorder *r, si
 	rec->recorder_key = r->key;
 	rec->cap = cap;
 	__atomic_store_n(&rec->magic, REC_RECORDING_MAGIC, __ATOMIC_RELEASE);
-	if (REC__ARMED(recording_new)) {
+	if (REC__ARMED(recording_new) &&
+	    !rec__batch_rec(REC__BATCH_ON() ? rec__tbuf_get(rec__current) : NULL, REC__BK_REC_NEW,
+			    rec)) {
 		rec__batch_sync();
 		REC__PROBE4(recording_new, rec->key, rec->recorder_key, rec->cap, rec);
 	}
@@ -644,8 +684,11 @@ static inline void rec_recording_free(struct rec_recording *rec)
 {
 	if (!rec)
 		return;
+	/* Cleared first: another thread's events of it, read later, are of a freed one. */
 	__atomic_store_n(&rec->magic, 0, __ATOMIC_RELEASE);
-	if (REC__ARMED(recording_free)) {
+	if (REC__ARMED(recording_free) &&
+	    !rec__batch_rec(REC__BATCH_ON() ? rec__tbuf_get(rec__current) : NULL, REC__BK_REC_FREE,
+			    rec)) {
 		/* Its events this thread has pending go first, while it lives. */
 		rec__batch_sync();
 		REC__PROBE2(recording_free, rec->key, rec);
@@ -720,7 +763,9 @@ static inline void rec_recording_span(struct rec_span *s, struct rec_recording *
 	s->entered = 0;
 	s->recording_key = rec->key;
 	s->recording = rec;
-	if (REC__ARMED(recording_span)) {
+	if (REC__ARMED(recording_span) &&
+	    !rec__batch_rec(REC__BATCH_ON() ? rec__tbuf_get(rec__current) : NULL, REC__BK_REC_SPAN,
+			    rec)) {
 		rec__batch_sync();
 		REC__PROBE4(recording_span, rec->key, rec, rec->subject, s);
 	}

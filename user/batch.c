@@ -55,6 +55,44 @@ static int to_event(const struct rec_batch_iter *it, const unsigned char *p, uin
 	return 1;
 }
 
+/*
+ * The recording's record at p (size bytes, checked against its kind) as the
+ * REC_RT_RECORDING record its probe would have written, into it->recording.
+ */
+static int to_recording(struct rec_batch_iter *it, const unsigned char *p, uint32_t size)
+{
+	struct rec_recording_rec *r = &it->recording;
+	struct rec_brec_rec b;
+
+	if (size != REC_BREC_REC_SIZE(((const struct rec_brec *)(const void *)p)->kind))
+		return -EINVAL;
+	memcpy(&b, p, sizeof(b));
+	memset(r, 0, sizeof(*r));
+	r->hdr = it->hdr;
+	r->hdr.type = REC_RT_RECORDING;
+	r->hdr.size = sizeof(*r);
+	r->hdr.time_ns = b.h.time;
+	r->key = b.key;
+	r->recorder = b.recorder;
+	r->cap = b.cap;
+	r->seq = b.seq;
+	r->dropped = b.dropped;
+	r->spans_lost = b.spans_lost;
+	r->state = b.state;
+	r->untracked = b.untracked;
+	if (b.h.kind == REC_BK_REC_SPAN) {
+		memcpy(r->subject, p + sizeof(b), REC_SUBJECT_MAX);
+		r->subject[REC_SUBJECT_MAX - 1] = '\0';
+		r->has_subject = 1;
+	}
+	return REC_BATCH_RECORDING;
+}
+
+static int is_recording_kind(uint16_t kind)
+{
+	return kind == REC_BK_REC_NEW || kind == REC_BK_REC_SPAN || kind == REC_BK_REC_FREE;
+}
+
 int rec_batch__next(struct rec_batch_iter *it, struct rec_event_rec *ev, const char **strings,
 		    uint32_t *area)
 {
@@ -74,7 +112,14 @@ int rec_batch__next(struct rec_batch_iter *it, struct rec_event_rec *ev, const c
 			it->pos += size;
 			return to_event(it, p, size, ev, strings, area);
 		}
-		if (h.kind != REC_BK_EVENT && h.kind != REC_BK_ENTER && h.kind != REC_BK_EXIT)
+		if (is_recording_kind(h.kind) && h.pad == REC_BREC_TAKEN) {
+			const unsigned char *p = it->data + it->pos;
+
+			it->pos += size;
+			return to_recording(it, p, size);
+		}
+		if (h.kind != REC_BK_EVENT && h.kind != REC_BK_ENTER && h.kind != REC_BK_EXIT &&
+		    !is_recording_kind(h.kind))
 			return -EINVAL;
 		it->pos += size;
 	}

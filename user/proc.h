@@ -156,6 +156,8 @@ struct rec_proc {
 	uint64_t span_orphans; /* spans of recordings we know nothing of */
 	/* How events came, live only: in batch records (and how many), or one a record. */
 	uint64_t batches, batched_events, single_events;
+	/* How recordings' records (new, subject, free) came, live only: in batches, or one a record. */
+	uint64_t batched_recordings, single_recordings;
 	struct rec_thread_stack *stacks; /* last snapshot, see rec_proc__set_stacks */
 	size_t nstacks;
 	/*

@@ -1431,6 +1431,14 @@ static void ingest_batch(struct rec_session *s, struct traced *t, const void *da
 	}
 	t->proc.batches++;
 	for (at = it.pos; (n = rec_batch__next(&it, &ev, &strings, &area)) > 0; at = it.pos) {
+		if (n == REC_BATCH_RECORDING) {
+			/* A recording's new, span or free, where the thread wrote it. */
+			if (it.recording.hdr.flags & REC_HF_TSC)
+				tsc_to_mono(s, &it.recording.hdr);
+			t->proc.batched_recordings++;
+			rec_bpfstate__take_recording(s->bs, &t->proc, &it.recording);
+			continue;
+		}
 		t->proc.batched_events++;
 		retried = 0;
 		for (;;) {
@@ -1515,6 +1523,7 @@ static int on_record(void *ctx, void *data, size_t size)
 		struct rec_recording_rec r;
 
 		memcpy(&r, data, sizeof(r));
+		t->proc.single_recordings++;
 		rec_bpfstate__take_recording(s->bs, &t->proc, &r);
 	} else {
 		t->proc.malformed++;

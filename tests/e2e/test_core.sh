@@ -304,3 +304,39 @@ test_machine_facts_are_measured() {
 	RECORDER_ATTACH_FLAGS="$RECORDER_ATTACH_FLAGS -v" attach "$TARGET_PID" || return 1
 	wait_for "$T/attach.err" "^recorder-attach: this machine: clocksource $cs \(available: .*\), pti $want_pti, system call [0-9]+ ns, uprobe hit [0-9]+ ns$"
 }
+
+test_retired_elsewhere_ignores_events_after_the_free() {
+	start_target $SCENARIO retired_elsewhere || return 1
+	attach "$TARGET_PID" || return 1
+	wait_for "$T/target.out" '^ready' || return 1
+	expect "the worker's events before the free are kept, none after it" \
+'{"subject":"shared","seq":0,"message":"before the free","n":0}
+{"subject":"shared","seq":1,"message":"before the free","n":1}
+{"subject":"shared","seq":2,"message":"before the free","n":2}' \
+		"$(rtail --json | jq -c '{subject, seq, message: .fields.message, n: .fields.n}')" || return 1
+	expect "the list shows it retired with the 3 events" '{"subject":"shared","seen":3,"state":"retired"}' \
+		"$(rtail --list --json | jq -c '{subject, seen, state}')"
+}
+
+# A request's recording (new, subject, free) costs no probe hit of its own on
+# the batch path: its records come in the thread's batches. Each of the 200
+# requests is whole, in order, and retired.
+test_a_request_s_recording_costs_no_probe_hit() {
+	local n=200 want_batched want_single
+	start_target $B/tests/targets/incident requests $n 0 || return 1
+	RECORDER_ATTACH_FLAGS="$RECORDER_ATTACH_FLAGS --keep-retired $n" attach "$TARGET_PID" || return 1
+	wait_for "$T/target.out" '^done' || return 1
+	expect "every request's 5 steps, kept, its recording retired" \
+		"$(for i in $(seq 1 $n); do echo "req[$i] 5 5 retired"; done)" \
+		"$(rtail --list --json | jq -r '"\(.subject) \(.seen) \(.kept) \(.state)"' | sort -t'[' -k2 -n)" || return 1
+	expect "the steps in order" "$(for i in $(seq 1 $n); do echo "req[$i] 0 1 2 3 4"; done)" \
+		"$(rtail --json | jq -r '"\(.subject) \(.fields.i)"' | awk '{a[$1] = a[$1] " " $2} END {for (k in a) print k a[k]}' | sort -t'[' -k2 -n)" || return 1
+	# new, span and free of each request: 3 records a request.
+	if [ -z "$RECORDER_ATTACH_FLAGS" ] || [ "${RECORDER_ATTACH_FLAGS#*--per-event}" = "$RECORDER_ATTACH_FLAGS" ]; then
+		want_batched=$((3 * n)) want_single=0
+	else
+		want_batched=0 want_single=$((3 * n))
+	fi
+	expect "how the recordings' records came (batched, single)" "$want_batched $want_single" \
+		"$(rtail --stats --json | jq -r '.recordings_taken | "\(.batched) \(.single)"')"
+}

@@ -2,13 +2,15 @@
 # SPDX-License-Identifier: MIT
 # Writes seed REC_RT_BATCH records (bpf/recorder_abi.h, struct rec_batch_rec) for
 # the batch fuzzer into the directory given: numbered and skipped events, span
-# records, string areas, a start past the first record, an empty batch.
+# records, string areas, a start past the first record, an empty batch, a
+# recording's new, subject and free.
 import os
 import struct
 import sys
 
 RT_BATCH, RT_EVENT = 6, 1
 BK_EVENT, BK_ENTER, BK_EXIT = 1, 2, 3
+BK_REC_NEW, BK_REC_SPAN, BK_REC_FREE = 4, 5, 6
 TAKEN = 1
 
 
@@ -30,6 +32,12 @@ def enter():
 
 def leave():
     return brec(BK_EXIT, 32) + struct.pack("<2Q", 0x7000, 0)
+
+
+def rec(kind, state=1, taken=True, subject=b"req[1]"):
+    tail = subject.ljust(64, b"\0") if kind == BK_REC_SPAN else b""
+    return (brec(kind, 80 + len(tail), pad=TAKEN if taken else 0) +
+            struct.pack("<7QII", 77, 1, 16, 0x6000, 3, 0, 0, state, 0) + tail)
 
 
 def batch(records, start=0, flags=1):
@@ -55,6 +63,8 @@ seeds = {
     "start": batch([event(0, [1], i64), event(1, [2], i64)], start=64),
     "eight-fields": batch([event(5, list(range(8)), 0x22222222)]),
     "monotonic": batch([event(0, [1], i64)], flags=0),
+    "recording": batch([rec(BK_REC_NEW), rec(BK_REC_SPAN), enter(), event(0, [1], i64), leave(),
+                        rec(BK_REC_FREE, state=2), rec(BK_REC_NEW, taken=False)]),
 }
 for name, data in seeds.items():
     with open(os.path.join(out, name), "wb") as f:

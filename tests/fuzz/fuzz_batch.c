@@ -7,7 +7,8 @@
  *  - rec_batch__begin() refuses a record whose header disagrees with its length;
  *  - every event rec_batch__next() gives out is a REC_RT_EVENT record of the
  *    size its header says, with the batch's thread, whose string area lies
- *    inside the batch record;
+ *    inside the batch record; every recording a REC_RT_RECORDING record of
+ *    the batch's thread, its subject NUL-terminated;
  *  - it ends (0 or -EINVAL) within as many calls as the batch has 8-byte words;
  *  - rec_event__normalize_parts() takes each event (and rec_event__decode()
  *    what it makes) or refuses it with -EINVAL.
@@ -54,8 +55,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	while ((n = rec_batch__next(&it, &ev, &strings, &area)) > 0) {
 		ssize_t len;
 
-		FUZZ_CHECK(n == 1, "next returned %d", n);
+		FUZZ_CHECK(n == REC_BATCH_EVENT || n == REC_BATCH_RECORDING, "next returned %d", n);
 		FUZZ_CHECK(++calls <= size / 8, "more events than the batch has words");
+		if (n == REC_BATCH_RECORDING) {
+			FUZZ_CHECK(it.recording.hdr.type == REC_RT_RECORDING &&
+					   it.recording.hdr.size == sizeof(it.recording) &&
+					   it.recording.hdr.tgid == b.hdr.tgid &&
+					   it.recording.hdr.tid == b.hdr.tid,
+				   "a recording whose header is not the batch's");
+			FUZZ_CHECK(!it.recording.has_subject ||
+					   memchr(it.recording.subject, 0, REC_SUBJECT_MAX),
+				   "a subject without its NUL");
+			continue;
+		}
 		FUZZ_CHECK(ev.hdr.type == REC_RT_EVENT && ev.hdr.size == sizeof(ev) + area &&
 				   ev.hdr.tgid == b.hdr.tgid && ev.hdr.tid == b.hdr.tid,
 			   "an event whose header is not the batch's");

@@ -70,7 +70,13 @@ int main(void)
 /* The batch path: the thread's buffer and its records. */
 _Static_assert(REC__TBUF_SIZE == REC_TBUF_SIZE && REC__TBUF_HDR == REC_TBUF_HDR, "tbuf size");
 _Static_assert(REC__TBUF_MAGIC == REC_TBUF_MAGIC, "tbuf magic");
-_Static_assert(REC__ATTACH_MARKER == REC_ATTACH_MARKER, "attach block marker");
+_Static_assert(REC__ATTACH_MARKER == REC_ATTACH_MARKER_REC, "attach block marker");
+_Static_assert(REC__BK_REC_NEW == REC_BK_REC_NEW && REC__BK_REC_SPAN == REC_BK_REC_SPAN &&
+		       REC__BK_REC_FREE == REC_BK_REC_FREE,
+	       "recording record kinds");
+_Static_assert(REC__BREC_REC == sizeof(struct rec_brec_rec), "recording record size");
+_Static_assert(REC__BREC_REC + REC_SUBJECT_MAX == REC_BREC_REC_SIZE(REC_BK_REC_SPAN),
+	       "recording span record size");
 _Static_assert(REC__TRACER_ON == REC_TRACER_ON && REC__TRACER_BATCH == REC_TRACER_BATCH,
 	       "tracer word bits");
 _Static_assert(offsetof(struct rec__attach_block, marker) == 2 &&

@@ -354,6 +354,72 @@ static void sc_retired(struct scenario *sc)
 	rec_span_exit(&s2);
 }
 
+/* sc_retired_elsewhere: the worker's half, in lockstep with the main thread's. */
+struct elsewhere {
+	struct rec_span *span;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int step; /* 1: the worker logged before the free; 2: the main thread freed it */
+};
+
+static void elsewhere_step(struct elsewhere *e, int step, int wait_for)
+{
+	pthread_mutex_lock(&e->lock);
+	if (step) {
+		e->step = step;
+		pthread_cond_broadcast(&e->cond);
+	}
+	while (wait_for && e->step < wait_for)
+		pthread_cond_wait(&e->cond, &e->lock);
+	pthread_mutex_unlock(&e->lock);
+}
+
+static void *elsewhere_worker(void *arg)
+{
+	struct elsewhere *e = arg;
+
+	rec_span_enter(e->span);
+	for (int i = 0; i < 3; i++)
+		REC_INFO("before the free", REC_I64(n, i));
+	/* rec_trigger() hands this thread's pending events over first: they are taken now. */
+	rec_trigger(NULL, NULL);
+	elsewhere_step(e, 1, 2);
+	for (int i = 0; i < 3; i++)
+		REC_INFO("after the free, ignored", REC_I64(n, i));
+	/* Handed over now, while the free is still pending in the main thread's batch. */
+	rec_trigger(NULL, NULL);
+	rec_span_exit(e->span);
+	return NULL;
+}
+
+/*
+ * Rule 8 across threads: a recording made on this thread, its span entered on
+ * a worker, freed here while the worker is still inside it. The worker's
+ * events before the free are kept; those after it are ignored, even when the
+ * worker hands them over before this thread's batch (which holds the free)
+ * reaches recorder-attach.
+ */
+static void sc_retired_elsewhere(struct scenario *sc)
+{
+	struct rec_recording *rec = new_recording(sc, new_recorder(sc), 10, "shared");
+	struct elsewhere e = { .lock = PTHREAD_MUTEX_INITIALIZER,
+			       .cond = PTHREAD_COND_INITIALIZER };
+	struct rec_span span;
+	pthread_t th;
+
+	rec_recording_span(&span, rec, "shared");
+	e.span = &span;
+	/* Its new and its subject go over now: the worker's first events find it. */
+	rec_trigger(NULL, NULL);
+	if (pthread_create(&th, NULL, elsewhere_worker, &e))
+		die_oom();
+	elsewhere_step(&e, 0, 1);
+	free_recording_early(sc, rec);
+	elsewhere_step(&e, 2, 0);
+	if (pthread_join(th, NULL))
+		die_oom();
+}
+
 /* 300 bytes: longer than the 255 a string field keeps. */
 #define LONG_LITERAL_10 "0123456789"
 #define LONG_LITERAL_100                                                                           \
@@ -935,6 +1001,7 @@ static const struct {
 	{ "threads", sc_threads, false },
 	{ "shared_library", sc_shared_library, false },
 	{ "retired", sc_retired, false },
+	{ "retired_elsewhere", sc_retired_elsewhere, false },
 	{ "all_fields", sc_all_fields, false },
 	{ "runtime_level", sc_runtime_level, false },
 	{ "recorders", sc_recorders, false },

@@ -291,6 +291,11 @@ static void jsonl_stats(struct rec_output *o, const struct rec_stats_view *s)
 		rec_json__member_u64(w, "batched", p->batched_events);
 		rec_json__member_u64(w, "single", p->single_events);
 		rec_json__end_object(w);
+		rec_json__key(w, "recordings_taken");
+		rec_json__begin_object(w);
+		rec_json__member_u64(w, "batched", p->batched_recordings);
+		rec_json__member_u64(w, "single", p->single_recordings);
+		rec_json__end_object(w);
 	}
 	if (p->dump_omitted_recordings || p->dump_omitted_stacks) {
 		rec_json__member_u64(w, "recordings_omitted", p->dump_omitted_recordings);

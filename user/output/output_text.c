@@ -388,8 +388,11 @@ static void text_stats(struct rec_output *o, const struct rec_stats_view *s)
 	if (s->clients)
 		fprintf(out,
 			"events taken: %" PRIu64 " in %" PRIu64 " batches, %" PRIu64
-			" one by one (the per-event path)\n",
-			p->batched_events, p->batches, p->single_events);
+			" one by one (the per-event path)\n"
+			"recordings' new, subject and free taken: %" PRIu64 " in batches, %" PRIu64
+			" one by one\n",
+			p->batched_events, p->batches, p->single_events, p->batched_recordings,
+			p->single_recordings);
 	/* An internal size, and of a live recorder-attach only: nothing in a dump. */
 	if (s->verbose && s->clients)
 		fprintf(out, "entries in the BPF recordings table: %" PRIu64 "\n",
