@@ -132,7 +132,12 @@ static void conn_close(struct conn *c, const char *why)
 	rec_span_exit(&c->span);
 	epoll_ctl(epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	conns[c->slot] = NULL;
-	/* Free the recording first: once closed, the fd is anyone's. */
+	/*
+	 * Free the recording, then close: from close() on, accept() may give
+	 * the fd to a new connection (in another thread's loop too), and a
+	 * server that keeps its connections by fd (memcached does) hands it
+	 * this one's slot, recording and all.
+	 */
 	rec_recording_free(c->rec);
 	close(c->fd);
 	free(c);
