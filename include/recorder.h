@@ -1038,7 +1038,7 @@ rec__event_strn(const char *meta, uint64_t types, uint64_t key, const struct rec
 				if (REC__BATCH_ON() &&                                             \
 				    rec__batch_event(rec__tbuf_get(rec__s), rec__m, rec__t,        \
 						     rec__s->recording_key, rec__s, nf, rec__v,    \
-						     rec__sn, rec__n))                             \
+						     rec__sn, rec__sn ? rec__n : NULL))            \
 					break;                                                     \
 				if (rec__sn)                                                       \
 					rec__event_strn(rec__m, rec__t, rec__s->recording_key,     \
