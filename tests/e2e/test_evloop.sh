@@ -101,3 +101,22 @@ test_evloop_kill_9_leaves_the_open_connections_in_the_black_box() {
 	# Its held connections closed by the kernel, the client ends by itself.
 	wait_gone "$CLIENT_PID" || fail "the client still holds its connections"
 }
+
+# The plain build (-DEVLOOP_PLAIN, tests/targets/evloop_plain.h) is the same
+# server without a probe: it serves the same client, and has no recorder note.
+test_evloop_plain_build_serves_without_recorder() {
+	readelf -n "$EVLOOP" | grep -q 'Provider: recorder' ||
+		fail "the instrumented build has no recorder probe" || return 1
+	if readelf -n "$EVLOOP-plain" | grep -q stapsdt; then
+		fail "the plain build has probes"
+		return 1
+	fi
+	start_target "$EVLOOP-plain" 120 || return 1
+	wait_for "$T/target.out" '^ready' || return 1
+	timeout 60 python3 "$EVLOOP_CLIENT" "$(sed -n 's/^port //p' "$T/target.out")" \
+		$EVLOOP_CONNS $EVLOOP_REQS $EVLOOP_CONNS >"$T/client.out" 2>"$T/client.err" ||
+		{ fail "the client of the plain build: $(cat "$T/client.err")"; return 1; }
+	kill -TERM "$TARGET_PID"
+	wait "$TARGET_PID"
+	expect "it stops on SIGTERM" "0 stopped" "$? $(tail -1 "$T/target.out")"
+}
