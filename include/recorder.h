@@ -921,9 +921,12 @@ static __attribute__((used, noinline, cold)) void rec__attach_block_note(void)
  * A string of at most len bytes at p, which need not be NUL-terminated (a
  * key inside a protocol buffer): its bytes up to the first NUL among them, as
  * printf's "%.*s" prints. No byte past the len-th is read, on either event
- * path. Like REC_STR it is copied when the event fires (at most 255 bytes;
- * longer is cut there and marked truncated); a NULL p, or a negative len (a
- * failed read()'s -1), records a NULL string and reads nothing.
+ * path. Like REC_STR it is copied when the event fires, once every field's
+ * expression has been evaluated (so fields that point at one buffer those
+ * expressions reuse all hold its last bytes), at most 255 bytes: longer is
+ * cut there and marked truncated, as a REC_STR is; one cut at len is not. A
+ * NULL p, or a negative len (a failed read()'s -1), records a NULL string and
+ * reads nothing.
  */
 #define REC_STRN(name, p, len) (STRN, name, (p, len))
 

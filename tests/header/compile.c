@@ -86,6 +86,11 @@ int main(void)
 
 		REC_INFO("strn", REC_STRN(key, key, n), REC_STRN(k2, key + 1, sizeof(key) - 1),
 			 REC_STRN(none, none, 0), REC_STR(lit, "x"), REC_I64(i, 1));
+		const unsigned char ukey[2] = { 'u', 'k' };
+		const void *vkey = key;
+
+		/* Any pointer: protocol buffers are often unsigned char or void. */
+		REC_INFO("pointers", REC_STRN(u, ukey, sizeof(ukey)), REC_STRN(v, vkey, 2));
 		REC_ERROR("eight", REC_STRN(a, key, 1), REC_U64(b, 2), REC_F64(c, 3.0),
 			  REC_BOOL(d, 0), REC_STR(e, "5"), REC_ERR(f, "6"), REC_I64(g, 7),
 			  REC_STRN(h, key, 4u));
