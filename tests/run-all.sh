@@ -229,14 +229,14 @@ format_check() {
 }
 
 readme_excerpts() {
-	# The README's code excerpts (the event-loop guide) are their files' lines.
+	# The README's code excerpts and output samples (the event-loop guide) match their files.
 	local log
 	log=$(mktemp)
 	python3 tests/readme_excerpts.py README.md >"$log" 2>&1
 	local rc=$?
 	[ $rc -ne 0 ] && sed 's/^/    /' "$log"
 	rm -f "$log"
-	record "docs: README excerpts are their files' code (tests/readme_excerpts.py)" $rc
+	record "docs: README excerpts and output samples match their files (tests/readme_excerpts.py)" $rc
 }
 
 golden_tests() {

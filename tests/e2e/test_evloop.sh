@@ -102,6 +102,31 @@ test_evloop_kill_9_leaves_the_open_connections_in_the_black_box() {
 	wait_gone "$CLIENT_PID" || fail "the client still holds its connections"
 }
 
+# A request that hangs shows in --stacks as its request span in its
+# connection's recording; while the loop waits, its thread is in no span.
+test_evloop_stacks_show_a_hung_request_in_its_connection() {
+	start_target "$EVLOOP" 120 || return 1
+	attach "$TARGET_PID" || return 1
+	wait_for "$T/target.out" '^ready' || return 1
+	expect "waiting in epoll_wait: in no span" "" "$(rtail --stacks --json)" || return 1
+	exec 3<>"/dev/tcp/127.0.0.1/$(sed -n 's/^port //p' "$T/target.out")" || return 1
+	printf 'GET k\nHANG\n' >&3
+	wait_for "$T/target.out" '^hanging ' || return 1
+	local peer
+	peer=$(sed -n 's/^hanging //p' "$T/target.out")
+	expect "the hung request, inside its connection's recording span" \
+		"{\"subject\":\"$peer\",\"stack\":[\"request\",\"recording\"]}" \
+		"$(rtail --stacks --json | jq -c '{subject, stack: [.stack[].name]}')" || return 1
+	expect "its events so far" "accepted get hanging" \
+		"$(rtail --subject "$peer" --json | jq -r .fields.message | tr '\n' ' ' | sed 's/ $//')" ||
+		return 1
+	exec 3>&-
+	kill -TERM "$TARGET_PID"
+	wait "$TARGET_PID"
+	expect "SIGTERM ends the hang, and the server stops" "0 stopped" \
+		"$? $(tail -1 "$T/target.out")"
+}
+
 # The plain build (-DEVLOOP_PLAIN, tests/targets/evloop_plain.h) is the same
 # server without a probe: it serves the same client, and has no recorder note.
 test_evloop_plain_build_serves_without_recorder() {

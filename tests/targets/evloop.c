@@ -7,13 +7,16 @@
  *
  * One thread, one epoll loop, on 127.0.0.1 only, on a port the kernel picks.
  * A request is a line "GET <key>", answered "VALUE <key> <n>" (n: the
- * connection's requests so far); "QUIT" closes the connection. The server
- * stops by itself after SECONDS (60 by default), or on SIGTERM or SIGINT,
- * and then closes every connection still open.
+ * connection's requests so far); "QUIT" closes the connection; "HANG" hangs
+ * the server inside the request until SIGTERM or SIGINT (30 s at most), to
+ * show what recorder-tail --stacks shows then. The server stops by itself
+ * after SECONDS (60 by default), or on SIGTERM or SIGINT, and then closes
+ * every connection still open.
  *
  *	evloop [SECONDS]
  *	  -> "pid N", "port P", "ready"
  *	  -> "conn 127.0.0.1:PORT" per connection accepted (its recording's subject)
+ *	  -> "hanging 127.0.0.1:PORT" when a HANG request hangs
  *	  -> "stopped"
  *
  * The instrumentation is recorder.h's API alone: -DEVLOOP_PLAIN builds the
@@ -62,6 +65,9 @@ static struct rec_recording *loop_rec;
 static struct rec_span loop_span;
 static struct conn *conns[MAX_CONNS];
 static int epfd;
+/* SIGTERM and SIGINT, blocked: the loop takes them from a signalfd. */
+static sigset_t stop_signals;
+static int stopping;
 
 static uint64_t now_ms(void)
 {
@@ -143,6 +149,16 @@ static void conn_close(struct conn *c, const char *why)
 	free(c);
 }
 
+/* A request stuck (until SIGTERM or SIGINT, 30 s at most): then the server stops. */
+static void hang(struct conn *c)
+{
+	struct timespec most = { .tv_sec = 30 };
+
+	printf("hanging %s\n", c->peer);
+	sigtimedwait(&stop_signals, NULL, &most);
+	stopping = 1;
+}
+
 /* Serves one request line (without its newline). Returns 1 if it asked to close. */
 static int serve(struct conn *c, const char *line, size_t n)
 {
@@ -169,6 +185,9 @@ static int serve(struct conn *c, const char *line, size_t n)
 			quit = 1;
 	} else if (n == 4 && memcmp(line, "QUIT", 4) == 0) {
 		quit = 1;
+	} else if (n == 4 && memcmp(line, "HANG", 4) == 0) {
+		REC_WARN("hanging");
+		hang(c);
 	} else {
 		REC_WARN("bad request", REC_STRN(line, line, n));
 		if (write_all(c->fd, "ERROR\n", 6))
@@ -277,7 +296,6 @@ int main(int argc, char **argv)
 	long seconds = argc > 1 ? strtol(argv[1], NULL, 10) : 60;
 	uint64_t deadline;
 	unsigned int port = 0;
-	sigset_t stop;
 	int lfd, sfd;
 
 	if (argc > 2 || seconds <= 0) {
@@ -285,15 +303,15 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	sigemptyset(&stop);
-	sigaddset(&stop, SIGTERM);
-	sigaddset(&stop, SIGINT);
-	sigprocmask(SIG_BLOCK, &stop, NULL);
+	sigemptyset(&stop_signals);
+	sigaddset(&stop_signals, SIGTERM);
+	sigaddset(&stop_signals, SIGINT);
+	sigprocmask(SIG_BLOCK, &stop_signals, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	recorder = rec_recorder_new();
 	loop_rec = rec_recording_new(recorder, CONN_CAP);
 	epfd = epoll_create1(EPOLL_CLOEXEC);
-	sfd = signalfd(-1, &stop, SFD_CLOEXEC);
+	sfd = signalfd(-1, &stop_signals, SFD_CLOEXEC);
 	lfd = listen_loopback(&port);
 	if (!recorder || !loop_rec || epfd < 0 || sfd < 0 || lfd < 0)
 		return 1;
@@ -305,7 +323,7 @@ int main(int argc, char **argv)
 	printf("pid %d\nport %u\nready\n", (int)getpid(), port);
 
 	deadline = now_ms() + (uint64_t)seconds * 1000;
-	for (int running = 1; running;) {
+	while (!stopping) {
 		struct epoll_event events[16];
 		uint64_t now = now_ms();
 		int n;
@@ -313,11 +331,11 @@ int main(int argc, char **argv)
 		if (now >= deadline)
 			break;
 		n = epoll_wait(epfd, events, 16, (int)(deadline - now));
-		for (int i = 0; i < n; i++) {
+		for (int i = 0; i < n && !stopping; i++) {
 			if (events[i].data.ptr == &lfd)
 				on_accept(lfd);
 			else if (events[i].data.ptr == &sfd)
-				running = 0;
+				stopping = 1;
 			else
 				on_readable(events[i].data.ptr);
 		}
