@@ -926,7 +926,8 @@ static __attribute__((used, noinline, cold)) void rec__attach_block_note(void)
  * expressions reuse all hold its last bytes), at most 255 bytes: longer is
  * cut there and marked truncated, as a REC_STR is; one cut at len is not. A
  * NULL p, or a negative len (a failed read()'s -1), records a NULL string and
- * reads nothing.
+ * reads nothing. The bytes are read in the program, as memcpy would: p must
+ * have len readable bytes, or a NUL before the first that is not.
  */
 #define REC_STRN(name, p, len) (STRN, name, (p, len))
 
