@@ -672,8 +672,8 @@ static const char *reused_label(int i)
 /*
  * REC_STRN: keys that are not NUL-terminated, one at the very end of a page
  * followed by an unmapped one, one followed by other bytes; a NUL among the
- * len bytes; 255 and 256 bytes; NULL, a negative and a zero length. Then two
- * fields of one reused buffer.
+ * len bytes; 255 and 256 bytes; NULL, a negative and a zero length; beside a
+ * REC_STR that cannot be read. Then fields of one reused buffer.
  */
 static void sc_strn(struct scenario *sc)
 {
@@ -702,6 +702,11 @@ static void sc_strn(struct scenario *sc)
 	REC_INFO("edges", REC_STRN(exact, end - 300, 255), REC_STRN(over, end - 300, 256));
 	REC_INFO("nothing", REC_STRN(null, (const char *)NULL, 4),
 		 REC_STRN(negative, request, failed), REC_STRN(empty, request, 0));
+	/*
+	 * The same key read as a REC_STR runs into the unmapped page: on the batch
+	 * path that event falls back to its own probe, REC_STRN and all.
+	 */
+	REC_INFO("mixed", REC_STR(unterminated, end - 7), REC_STRN(key, end - 7, 7));
 	/* Four fields, one buffer: each holds what the buffer holds when the event fires. */
 	REC_INFO("reused", REC_STR(a, reused_label(1)), REC_STR(b, reused_label(2)),
 		 REC_STRN(c, reused_label(3), 6), REC_STRN(d, reused_label(4), 6));
