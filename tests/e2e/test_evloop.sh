@@ -143,5 +143,7 @@ test_evloop_plain_build_serves_without_recorder() {
 		{ fail "the client of the plain build: $(cat "$T/client.err")"; return 1; }
 	kill -TERM "$TARGET_PID"
 	wait "$TARGET_PID"
-	expect "it stops on SIGTERM" "0 stopped" "$? $(tail -1 "$T/target.out")"
+	expect "it stops on SIGTERM" "0 stopped" "$? $(tail -1 "$T/target.out")" || return 1
+	expect "and by itself after its SECONDS" "0 stopped" \
+		"$(timeout 30 "$EVLOOP-plain" 1 >"$T/bounded.out"; echo "$? $(tail -1 "$T/bounded.out")")"
 }

@@ -330,7 +330,8 @@ int main(int argc, char **argv)
 
 		if (now >= deadline)
 			break;
-		n = epoll_wait(epfd, events, 16, (int)(deadline - now));
+		n = epoll_wait(epfd, events, 16,
+			       deadline - now > 1000 ? 1000 : (int)(deadline - now));
 		for (int i = 0; i < n && !stopping; i++) {
 			if (events[i].data.ptr == &lfd)
 				on_accept(lfd);
