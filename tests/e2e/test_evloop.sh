@@ -22,7 +22,7 @@ evloop_run() {
 	python3 "$EVLOOP_CLIENT" "$port" $EVLOOP_CONNS $EVLOOP_REQS $EVLOOP_QUIT \
 		>"$T/client.out" 2>"$T/client.err" &
 	CLIENT_PID=$!
-	BG_PIDS+=($CLIENT_PID)
+	BG_PIDS+=("$CLIENT_PID")
 	wait_for "$T/client.out" '^done' 30 || { cat "$T/client.err"; return 1; }
 	mapfile -t EVLOOP_SUBJECTS < <(awk '$1 == "conn" {print $3}' "$T/client.out")
 	[ ${#EVLOOP_SUBJECTS[@]} -eq $EVLOOP_CONNS ] || fail "client connections: $(cat "$T/client.out")"
@@ -97,7 +97,7 @@ test_evloop_kill_9_leaves_the_open_connections_in_the_black_box() {
 	kill -KILL "$TARGET_PID"
 	local dump
 	dump=$(dump_of "$TARGET_PID") || return 1
-	check_connections $B/recorder-tail --file "$dump" || return 1
+	check_connections "$B"/recorder-tail --file "$dump" || return 1
 	# Its held connections closed by the kernel, the client ends by itself.
 	wait_gone "$CLIENT_PID" || fail "the client still holds its connections"
 }

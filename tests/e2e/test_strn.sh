@@ -11,7 +11,7 @@ strn_event() {
 }
 
 test_strn_reads_its_length_and_never_past_it() {
-	start_target $SCENARIO strn || return 1
+	start_target "$SCENARIO" strn || return 1
 	attach "$TARGET_PID" || return 1
 	wait_for "$T/target.out" '^ready' || return 1
 	# A key in the last 7 bytes of a page whose next page is unmapped: a
@@ -49,7 +49,7 @@ nothing, null: (null), negative: (null), empty: " \
 # every field's expression has run (in an order C leaves unspecified), on
 # both paths; a write after the event does not show.
 test_strn_fields_of_one_reused_buffer_hold_what_it_held_at_the_event() {
-	start_target $SCENARIO strn || return 1
+	start_target "$SCENARIO" strn || return 1
 	attach "$TARGET_PID" || return 1
 	wait_for "$T/target.out" '^ready' || return 1
 	local f
