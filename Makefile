@@ -46,6 +46,9 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRCS))
 # Instrumented programs: the workload and the end-to-end test targets.
 TARGET_SRCS := $(wildcard tests/targets/*.c)
 TARGET_BINS := $(patsubst tests/targets/%.c,$(BUILD)/tests/targets/%,$(TARGET_SRCS))
+# The event-loop example built without recorder (tests/targets/evloop_plain.h): a baseline.
+# Its events' fields are not evaluated there, so a parameter used only in one is unused.
+TARGET_BINS += $(BUILD)/tests/targets/evloop-plain
 SHLIB_SRCS := $(wildcard tests/targets/lib/*.c)
 SHLIB := $(BUILD)/tests/targets/librecshared.so
 # Loaded with dlopen after the attach, never linked.
@@ -167,6 +170,10 @@ $(LATELIB): $(wildcard tests/targets/dlopen/*.c) include/recorder.h | $(BUILD)/t
 $(BUILD)/tests/targets/%: tests/targets/%.c include/recorder.h $(SHLIB) $(LATELIB) | $(BUILD)/tests/targets
 	$(CC) $(TARGET_CFLAGS) $< -L$(BUILD)/tests/targets -Wl,--no-as-needed -lrecshared \
 		-Wl,--as-needed -Wl,-rpath,'$$ORIGIN' -ldl -o $@
+
+$(BUILD)/tests/targets/evloop-plain: tests/targets/evloop.c tests/targets/evloop_plain.h \
+		| $(BUILD)/tests/targets
+	$(CC) $(TARGET_CFLAGS) -Wno-unused-parameter -DEVLOOP_PLAIN $< -o $@
 
 $(ASAN)/user $(ASAN)/tests/unit $(FUZZ)/user:
 	@mkdir -p $@

@@ -516,16 +516,45 @@ static inline int rec__batch_rec(struct rec__tbuf *b, int kind, const struct rec
 }
 
 /*
+ * The string of a REC_STRN field: s, of which len bytes may be read. True if
+ * there is nothing to read: s is NULL, or len is negative (as signed: a
+ * failed read()'s -1), which records a NULL string.
+ */
+static inline int rec__strn_null(const char *s, uint64_t len)
+{
+	return !s || (int64_t)len < 0;
+}
+
+/*
+ * Copies the string of a REC_STRN field into dst: its bytes up to the first
+ * NUL, at most len of them and at most max. Reads no byte of s past the
+ * len-th, nor past the one after the last it copies. Returns the bytes
+ * copied; writes no NUL.
+ */
+static inline size_t rec__strn_copy(char *dst, const char *s, uint64_t len, size_t max)
+{
+	size_t n = 0;
+
+	while (n < max && n < len && s[n]) {
+		dst[n] = s[n];
+		n++;
+	}
+	return n;
+}
+
+/*
  * Appends an event: the event probe's arguments, with each copied string
  * (REC__TYPE_STR) moved into the record as the BPF side would have read it
  * (at most REC__STR_MAX - 1 bytes, truncation and NULL marked in its slot).
- * Returns 0, and writes nothing, if there is no buffer or a string goes on
- * past the page of its first byte (then the pending records are handed over:
- * the caller's probe comes after them).
+ * A field whose bit is set in strn is a REC_STRN: at most lens[i] bytes of
+ * it are read, whatever page they are in. Returns 0, and writes nothing, if
+ * there is no buffer or a string goes on past the page of its first byte
+ * (then the pending records are handed over: the caller's probe comes after
+ * them).
  */
 static inline int rec__batch_event(struct rec__tbuf *b, const char *meta, uint64_t types,
 				   uint64_t key, const struct rec_span *span, int nf,
-				   const uint64_t *v)
+				   const uint64_t *v, unsigned int strn, const uint64_t *lens)
 {
 	uint32_t nstr = 0, size, strbytes = 0;
 	struct rec__brec *r;
@@ -560,24 +589,35 @@ static inline int rec__batch_event(struct rec__tbuf *b, const char *meta, uint64
 			w[5 + i] = (uint64_t)4 << 32; /* REC_STR_NOSPACE */
 			continue;
 		}
-		/*
-		 * Read only in the page of its first byte, which the caller has
-		 * touched: a string that goes on into the next page may run into
-		 * an unmapped one, which only the kernel can read without a
-		 * crash. Such an event fires its own probe, once this thread's
-		 * pending records are handed over.
-		 */
-		room = REC__PAGE_MIN - (REC__U(s) & (REC__PAGE_MIN - 1));
-		while (n < REC__STR_MAX - 1 && n < room && s[n])
-			n++;
-		if (n == room) {
-			if (b->len)
-				rec__tbuf_flush(b);
-			return 0;
+		if ((strn >> i) & 1) {
+			/* Its len bytes are the program's to vouch for: no page limit. */
+			if (rec__strn_null(s, lens[i])) {
+				w[5 + i] = (uint64_t)3 << 32; /* REC_STR_NULL */
+				continue;
+			}
+			n = rec__strn_copy(area + strbytes, s, lens[i], REC__STR_MAX - 1);
+			if (n == REC__STR_MAX - 1 && lens[i] > n && s[n])
+				st = 1; /* REC_STR_TRUNCATED */
+		} else {
+			/*
+			 * Read only in the page of its first byte, which the
+			 * caller has touched: a string that goes on into the next
+			 * page may run into an unmapped one, which only the kernel
+			 * can read without a crash. Such an event fires its own
+			 * probe, once this thread's pending records are handed over.
+			 */
+			room = REC__PAGE_MIN - (REC__U(s) & (REC__PAGE_MIN - 1));
+			while (n < REC__STR_MAX - 1 && n < room && s[n])
+				n++;
+			if (n == room) {
+				if (b->len)
+					rec__tbuf_flush(b);
+				return 0;
+			}
+			if (n == REC__STR_MAX - 1 && s[n])
+				st = 1; /* REC_STR_TRUNCATED */
+			__builtin_memcpy(area + strbytes, s, n);
 		}
-		if (n == REC__STR_MAX - 1 && s[n])
-			st = 1; /* REC_STR_TRUNCATED */
-		__builtin_memcpy(area + strbytes, s, n);
 		area[strbytes + n] = '\0';
 		w[5 + i] = (uint64_t)strbytes | ((uint64_t)n << 16) | (st << 32);
 		strbytes += (uint32_t)n + 1;
@@ -922,6 +962,19 @@ static __attribute__((used, noinline, cold)) void rec__attach_block_note(void)
 #define REC_BOOL(name, v) (BOOL, name, v)
 /* Errors and debug text are strings. */
 #define REC_ERR(name, v) (STR, name, v)
+/*
+ * A string of at most len bytes at p, which need not be NUL-terminated (a
+ * key inside a protocol buffer): its bytes up to the first NUL among them, as
+ * printf's "%.*s" prints. No byte past the len-th is read, on either event
+ * path. Like REC_STR it is copied when the event fires, once every field's
+ * expression has been evaluated (so fields that point at one buffer those
+ * expressions reuse all hold its last bytes), at most 255 bytes: longer is
+ * cut there and marked truncated, as a REC_STR is; one cut at len is not. A
+ * NULL p, or a negative len (a failed read()'s -1), records a NULL string and
+ * reads nothing. The bytes are read in the program, as memcpy would: p must
+ * have len readable bytes, or a NUL before the first that is not.
+ */
+#define REC_STRN(name, p, len) (STRN, name, (p, len))
 
 static inline uint64_t rec__str(const char *s)
 {
@@ -939,23 +992,78 @@ static inline uint64_t rec__f64(double d)
 	return u;
 }
 
-#define REC__CONV_STR(v) (REC__IS_LITERAL(v) ? REC__U(v) : rec__str(v))
-#define REC__CONV_I64(v) ((uint64_t)(int64_t)(v))
-#define REC__CONV_U64(v) ((uint64_t)(v))
-#define REC__CONV_F64(v) rec__f64(v)
-#define REC__CONV_BOOL(v) ((uint64_t) !!(v))
+/*
+ * The event probe of an event with REC_STRN fields (bits of strn), on the
+ * per-event path: each is copied here, when the event fires, into a
+ * NUL-terminated string on this stack (256 bytes at most: one more than the
+ * BPF side reads, so that it marks a longer one truncated, as a REC_STR), and
+ * the probe sees a copied string (REC__TYPE_STR) like any other.
+ */
+static __attribute__((noinline, unused)) void
+rec__event_strn(const char *meta, uint64_t types, uint64_t key, const struct rec_span *span,
+		const uint64_t *v, unsigned int strn, const uint64_t *lens)
+{
+	char copies[REC_MAX_FIELDS][REC__STR_MAX + 1];
+	uint64_t w[REC_MAX_FIELDS];
+	int i;
+
+	for (i = 0; i < REC_MAX_FIELDS; i++) {
+		const char *s = (const char *)(uintptr_t)v[i];
+
+		w[i] = v[i];
+		if (!((strn >> i) & 1))
+			continue;
+		w[i] = 0;
+		if (rec__strn_null(s, lens[i]))
+			continue;
+		copies[i][rec__strn_copy(copies[i], s, lens[i], REC__STR_MAX)] = '\0';
+		w[i] = REC__U(copies[i]);
+	}
+	/* The probe reads the copies: no store may move across it. */
+	__asm__ __volatile__("" ::: "memory");
+	REC__PROBE12(event, meta, types, key, span, w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]);
+	__asm__ __volatile__("" ::: "memory");
+}
+
+#define REC__CONV_STR(v, i) (REC__IS_LITERAL(v) ? REC__U(v) : rec__str(v))
+/* A REC_STRN's pointer is its value; its length goes to the event's lens. */
+#define REC__CONV_STRN(v, i) (rec__n[i] = (uint64_t)(REC__STRN_LEN v), REC__U(REC__STRN_PTR v))
+#define REC__STRN_PTR(p, len) (p)
+#define REC__STRN_LEN(p, len) (len)
+#define REC__CONV_I64(v, i) ((uint64_t)(int64_t)(v))
+#define REC__CONV_U64(v, i) ((uint64_t)(v))
+#define REC__CONV_F64(v, i) rec__f64(v)
+#define REC__CONV_BOOL(v, i) ((uint64_t) !!(v))
 
 #define REC__F_TYPE(t, n, v) REC__TYPEOF_##t(v)
 #define REC__TYPEOF_STR(v) (REC__IS_LITERAL(v) ? REC__TYPE_STR_LIT : REC__TYPE_STR)
+/* On the wire (the probe, a batch) a REC_STRN is a copied string. */
+#define REC__TYPEOF_STRN(v) REC__TYPE_STR
 #define REC__TYPEOF_I64(v) REC__TYPE_I64
 #define REC__TYPEOF_U64(v) REC__TYPE_U64
 #define REC__TYPEOF_F64(v) REC__TYPE_F64
 #define REC__TYPEOF_BOOL(v) REC__TYPE_BOOL
+/*
+ * Which fields are REC_STRN: one bit each from REC__STRN_SHIFT in the types
+ * the macros build, taken off before the types go out.
+ */
+#define REC__STRN_SHIFT 40
+#define REC__F_ISSTRN(t, n, v) REC__ISSTRN_##t
+#define REC__ISSTRN_STR 0
+#define REC__ISSTRN_STRN 1
+#define REC__ISSTRN_I64 0
+#define REC__ISSTRN_U64 0
+#define REC__ISSTRN_F64 0
+#define REC__ISSTRN_BOOL 0
 #define REC__F_NAME(t, n, v) #n "\0"
-#define REC__F_VAL(t, n, v) REC__CONV_##t(v)
+#define REC__F_VAL(i, t, n, v) REC__CONV_##t(v, i)
 #define REC__TYPE(f) REC__F_TYPE f
+#define REC__ISSTRN(f) REC__F_ISSTRN f
 #define REC__NAME(f) REC__F_NAME f
-#define REC__VAL(f) REC__F_VAL f
+/* Field f's value, the i-th of its event. */
+#define REC__VAL(f, i) REC__VAL_(i, REC__UNPACK f)
+#define REC__VAL_(i, ...) REC__F_VAL(i, __VA_ARGS__)
+#define REC__UNPACK(t, n, v) t, n, v
 
 #define REC__NARG(...) REC__NARG_(__VA_ARGS__, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
 #define REC__NARG_(_1, _2, _3, _4, _5, _6, _7, _8, _9, n, ...) n
@@ -969,63 +1077,77 @@ static inline uint64_t rec__f64(double d)
 			if (rec__s && rec__s->recording_key) {                                     \
 				const char *rec__m =                                               \
 					REC__META("E", lvl, REC__EVENT_NAME, msg, nf, names);      \
+				const uint64_t rec__t =                                            \
+					((uint64_t)(types) & ((1ULL << REC__STRN_SHIFT) - 1)) |    \
+					(rl);                                                      \
+				const unsigned int rec__sn =                                       \
+					(unsigned int)((uint64_t)(types) >> REC__STRN_SHIFT);      \
+				uint64_t rec__n[8] = { 0, 0, 0, 0, 0, 0, 0, 0 };                   \
 				uint64_t rec__v[8] = { v0, v1, v2, v3, v4, v5, v6, v7 };           \
-				if (!(REC__BATCH_ON() &&                                           \
-				      rec__batch_event(rec__tbuf_get(rec__s), rec__m,              \
-						       (uint64_t)(types) | (rl),                   \
-						       rec__s->recording_key, rec__s, nf,          \
-						       rec__v)))                                   \
-					REC__PROBE12(event, rec__m, (uint64_t)(types) | (rl),      \
-						     rec__s->recording_key, rec__s, rec__v[0],     \
-						     rec__v[1], rec__v[2], rec__v[3], rec__v[4],   \
-						     rec__v[5], rec__v[6], rec__v[7]);             \
+				if (REC__BATCH_ON() &&                                             \
+				    rec__batch_event(rec__tbuf_get(rec__s), rec__m, rec__t,        \
+						     rec__s->recording_key, rec__s, nf, rec__v,    \
+						     rec__sn, rec__sn ? rec__n : NULL))            \
+					break;                                                     \
+				if (rec__sn)                                                       \
+					rec__event_strn(rec__m, rec__t, rec__s->recording_key,     \
+							rec__s, rec__v, rec__sn, rec__n);          \
+				else                                                               \
+					REC__PROBE12(event, rec__m, rec__t, rec__s->recording_key, \
+						     rec__s, rec__v[0], rec__v[1], rec__v[2],      \
+						     rec__v[3], rec__v[4], rec__v[5], rec__v[6],   \
+						     rec__v[7]);                                   \
 			}                                                                          \
 		}                                                                                  \
 	} while (0)
 
 /* Laid out by hand: one field a column. */
 /* clang-format off */
-#define REC__T(f, i) ((uint64_t)REC__TYPE(f) << (4 * (i)))
+#define REC__T(f, i)                                                                               \
+	(((uint64_t)REC__TYPE(f) << (4 * (i))) |                                                   \
+	 ((uint64_t)REC__ISSTRN(f) << (REC__STRN_SHIFT + (i))))
 #define REC__EV1(l, r, m) REC__EMIT(l, r, m, 0, "", 0, 0, 0, 0, 0, 0, 0, 0, 0)
-#define REC__EV2(l, r, m, a) REC__EMIT(l, r, m, 1, REC__NAME(a), REC__T(a, 0), REC__VAL(a), 0, 0, 0, 0, 0, 0, 0)
-#define REC__EV3(l, r, m, a, b)                                                                      \
-	REC__EMIT(l, r, m, 2, REC__NAME(a) REC__NAME(b), REC__T(a, 0) | REC__T(b, 1), REC__VAL(a),   \
-		  REC__VAL(b), 0, 0, 0, 0, 0, 0)
-#define REC__EV4(l, r, m, a, b, c)                                                                   \
-	REC__EMIT(l, r, m, 3, REC__NAME(a) REC__NAME(b) REC__NAME(c),                                \
-		  REC__T(a, 0) | REC__T(b, 1) | REC__T(c, 2), REC__VAL(a), REC__VAL(b), REC__VAL(c), \
-		  0, 0, 0, 0, 0)
-#define REC__EV5(l, r, m, a, b, c, d)                                                                \
-	REC__EMIT(l, r, m, 4, REC__NAME(a) REC__NAME(b) REC__NAME(c) REC__NAME(d),                   \
-		  REC__T(a, 0) | REC__T(b, 1) | REC__T(c, 2) | REC__T(d, 3), REC__VAL(a),          \
-		  REC__VAL(b), REC__VAL(c), REC__VAL(d), 0, 0, 0, 0)
-#define REC__EV6(l, r, m, a, b, c, d, e)                                                             \
-	REC__EMIT(l, r, m, 5, REC__NAME(a) REC__NAME(b) REC__NAME(c) REC__NAME(d) REC__NAME(e),      \
+#define REC__EV2(l, r, m, a)                                                                       \
+	REC__EMIT(l, r, m, 1, REC__NAME(a), REC__T(a, 0), REC__VAL(a, 0), 0, 0, 0, 0, 0, 0, 0)
+#define REC__EV3(l, r, m, a, b)                                                                    \
+	REC__EMIT(l, r, m, 2, REC__NAME(a) REC__NAME(b), REC__T(a, 0) | REC__T(b, 1),              \
+		  REC__VAL(a, 0), REC__VAL(b, 1), 0, 0, 0, 0, 0, 0)
+#define REC__EV4(l, r, m, a, b, c)                                                                 \
+	REC__EMIT(l, r, m, 3, REC__NAME(a) REC__NAME(b) REC__NAME(c),                              \
+		  REC__T(a, 0) | REC__T(b, 1) | REC__T(c, 2),                                      \
+		  REC__VAL(a, 0), REC__VAL(b, 1), REC__VAL(c, 2), 0, 0, 0, 0, 0)
+#define REC__EV5(l, r, m, a, b, c, d)                                                              \
+	REC__EMIT(l, r, m, 4, REC__NAME(a) REC__NAME(b) REC__NAME(c) REC__NAME(d),                 \
+		  REC__T(a, 0) | REC__T(b, 1) | REC__T(c, 2) | REC__T(d, 3),                       \
+		  REC__VAL(a, 0), REC__VAL(b, 1), REC__VAL(c, 2), REC__VAL(d, 3), 0, 0, 0, 0)
+#define REC__EV6(l, r, m, a, b, c, d, e)                                                           \
+	REC__EMIT(l, r, m, 5, REC__NAME(a) REC__NAME(b) REC__NAME(c) REC__NAME(d) REC__NAME(e),    \
 		  REC__T(a, 0) | REC__T(b, 1) | REC__T(c, 2) | REC__T(d, 3) | REC__T(e, 4),        \
-		  REC__VAL(a), REC__VAL(b), REC__VAL(c), REC__VAL(d), REC__VAL(e), 0, 0, 0)
-#define REC__EV7(l, r, m, a, b, c, d, e, f)                                                          \
-	REC__EMIT(l, r, m, 6,                                                                        \
-		  REC__NAME(a) REC__NAME(b) REC__NAME(c) REC__NAME(d) REC__NAME(e) REC__NAME(f),  \
+		  REC__VAL(a, 0), REC__VAL(b, 1), REC__VAL(c, 2), REC__VAL(d, 3), REC__VAL(e, 4),  \
+		  0, 0, 0)
+#define REC__EV7(l, r, m, a, b, c, d, e, f)                                                        \
+	REC__EMIT(l, r, m, 6,                                                                      \
+		  REC__NAME(a) REC__NAME(b) REC__NAME(c) REC__NAME(d) REC__NAME(e) REC__NAME(f),   \
 		  REC__T(a, 0) | REC__T(b, 1) | REC__T(c, 2) | REC__T(d, 3) | REC__T(e, 4) |       \
-			  REC__T(f, 5),                                                           \
-		  REC__VAL(a), REC__VAL(b), REC__VAL(c), REC__VAL(d), REC__VAL(e), REC__VAL(f), 0, \
-		  0)
-#define REC__EV8(l, r, m, a, b, c, d, e, f, g)                                                       \
-	REC__EMIT(l, r, m, 7,                                                                        \
-		  REC__NAME(a) REC__NAME(b) REC__NAME(c) REC__NAME(d) REC__NAME(e) REC__NAME(f)   \
-			  REC__NAME(g),                                                           \
+			  REC__T(f, 5),                                                            \
+		  REC__VAL(a, 0), REC__VAL(b, 1), REC__VAL(c, 2), REC__VAL(d, 3), REC__VAL(e, 4),  \
+		  REC__VAL(f, 5), 0, 0)
+#define REC__EV8(l, r, m, a, b, c, d, e, f, g)                                                     \
+	REC__EMIT(l, r, m, 7,                                                                      \
+		  REC__NAME(a) REC__NAME(b) REC__NAME(c) REC__NAME(d) REC__NAME(e) REC__NAME(f)    \
+			  REC__NAME(g),                                                            \
 		  REC__T(a, 0) | REC__T(b, 1) | REC__T(c, 2) | REC__T(d, 3) | REC__T(e, 4) |       \
-			  REC__T(f, 5) | REC__T(g, 6),                                            \
-		  REC__VAL(a), REC__VAL(b), REC__VAL(c), REC__VAL(d), REC__VAL(e), REC__VAL(f),    \
-		  REC__VAL(g), 0)
-#define REC__EV9(l, r, m, a, b, c, d, e, f, g, h)                                                    \
-	REC__EMIT(l, r, m, 8,                                                                        \
-		  REC__NAME(a) REC__NAME(b) REC__NAME(c) REC__NAME(d) REC__NAME(e) REC__NAME(f)   \
-			  REC__NAME(g) REC__NAME(h),                                              \
+			  REC__T(f, 5) | REC__T(g, 6),                                             \
+		  REC__VAL(a, 0), REC__VAL(b, 1), REC__VAL(c, 2), REC__VAL(d, 3), REC__VAL(e, 4),  \
+		  REC__VAL(f, 5), REC__VAL(g, 6), 0)
+#define REC__EV9(l, r, m, a, b, c, d, e, f, g, h)                                                  \
+	REC__EMIT(l, r, m, 8,                                                                      \
+		  REC__NAME(a) REC__NAME(b) REC__NAME(c) REC__NAME(d) REC__NAME(e) REC__NAME(f)    \
+			  REC__NAME(g) REC__NAME(h),                                               \
 		  REC__T(a, 0) | REC__T(b, 1) | REC__T(c, 2) | REC__T(d, 3) | REC__T(e, 4) |       \
-			  REC__T(f, 5) | REC__T(g, 6) | REC__T(h, 7),                             \
-		  REC__VAL(a), REC__VAL(b), REC__VAL(c), REC__VAL(d), REC__VAL(e), REC__VAL(f),    \
-		  REC__VAL(g), REC__VAL(h))
+			  REC__T(f, 5) | REC__T(g, 6) | REC__T(h, 7),                              \
+		  REC__VAL(a, 0), REC__VAL(b, 1), REC__VAL(c, 2), REC__VAL(d, 3), REC__VAL(e, 4),  \
+		  REC__VAL(f, 5), REC__VAL(g, 6), REC__VAL(h, 7))
 /* clang-format on */
 
 /*
@@ -1070,7 +1192,8 @@ static inline uint64_t rec__f64(double d)
 				if (!(REC__BATCH_ON() &&                                           \
 				      rec__batch_event(rec__tbuf_get(rec__s), rec__m,              \
 						       (uint64_t)REC__TYPE_STR,                    \
-						       rec__s->recording_key, rec__s, 1, rec__v))) \
+						       rec__s->recording_key, rec__s, 1, rec__v,   \
+						       0, NULL)))                                  \
 					REC__PROBE12(event, rec__m, (uint64_t)REC__TYPE_STR,       \
 						     rec__s->recording_key, rec__s,                \
 						     REC__U(rec__msg), 0, 0, 0, 0, 0, 0, 0);       \

@@ -228,6 +228,17 @@ format_check() {
 	record "format: clang-format --dry-run (make format fixes it)" $rc
 }
 
+readme_excerpts() {
+	# The README's code excerpts and output samples (the event-loop guide) match their files.
+	local log
+	log=$(mktemp)
+	python3 tests/readme_excerpts.py README.md >"$log" 2>&1
+	local rc=$?
+	[ $rc -ne 0 ] && sed 's/^/    /' "$log"
+	rm -f "$log"
+	record "docs: README excerpts and output samples match their files (tests/readme_excerpts.py)" $rc
+}
+
 golden_tests() {
 	# Every output format, byte for byte, from the black boxes in tests/golden/.
 	local line
@@ -277,6 +288,7 @@ bench_smoke() {
 if [ "$mode" = all ] || [ "$mode" = unit ]; then
 	header_checks
 	format_check
+	readme_excerpts
 	unit_tests
 	golden_tests
 fi

@@ -36,6 +36,15 @@ _Static_assert(REC__TYPE_F64 == REC_TYPE_F64, "F64");
 _Static_assert(REC__TYPE_BOOL == REC_TYPE_BOOL, "BOOL");
 _Static_assert(REC__TYPE_STR_LIT == REC_TYPE_STR_LIT, "STR_LIT");
 _Static_assert(REC_MAX_FIELDS * 4 <= 64, "every field's type fits the 64-bit types argument");
+/*
+ * REC_STRN goes out as a copied string (no new type), and the bits that mark
+ * its fields inside the header's macros lie above the runtime level, which
+ * the probe and a batch record carry: they are taken off before.
+ */
+_Static_assert(REC__TYPEOF_STRN(0) == REC_TYPE_STR, "a REC_STRN is a copied string");
+_Static_assert(REC__STRN_SHIFT >= REC_TYPES_LEVEL_SHIFT + 4 &&
+		       REC__STRN_SHIFT + REC_MAX_FIELDS <= 64,
+	       "REC_STRN's marks are neither field types nor the level, and fit");
 
 /* Limits. */
 _Static_assert(REC_MESSAGE_MAX == REC_STR_MAX, "a formatted message is one string field");

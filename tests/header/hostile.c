@@ -35,6 +35,7 @@ int main(void)
 	rec_span_enter(&span);
 	REC_INFO("info", REC_U64(a, 1), REC_STR(b, "s"), REC_F64(c, 0.5));
 	REC_WARNF("formatted %d %s", 1, "x");
+	REC_INFO("strn", REC_STRN(key, "key!", 3));
 	rec_span_exit(&span);
 	rec_recording_free(rec);
 	rec_recorder_free(r);
