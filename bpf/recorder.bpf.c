@@ -1889,15 +1889,21 @@ int on_batch(struct pt_regs *ctx)
 	}
 	if (a[0] == REC_BATCH_OPEN) {
 		/*
-		 * A buffer announced again to this recorder-attach (it was another's
-		 * before) may hold records pending since, of its current generation:
-		 * they are ours to take. Only gen is read: the stack has no room for
-		 * the header.
+		 * A buffer announced again to this recorder-attach holds, of its
+		 * current generation, the records written under the one it was
+		 * announced to before (its tracer word, still in the header while
+		 * this probe runs): that one took them, or went without them, and
+		 * they are not this one's to take again. A new buffer (tracer 0)
+		 * holds none. Only gen, len and tracer are read: the stack has no
+		 * room for the header.
 		 */
+		a[0] = 0;
 		a[2] = 0;
-		read_target(&a[2], sizeof(__u32), a[1] + offsetof(struct rec_tbuf_hdr, gen), NULL);
+		read_target(&a[2], sizeof(__u64), a[1] + offsetof(struct rec_tbuf_hdr, gen), NULL);
+		read_target(&a[0], sizeof(__u32), a[1] + offsetof(struct rec_tbuf_hdr, tracer),
+			    NULL);
 		reg->addr = a[1];
-		reg->claim = (__u64)(__u32)a[2] << 32;
+		reg->claim = (__u64)(__u32)a[2] << 32 | (a[0] ? (__u64)a[2] >> 32 : 0);
 		if (spec->arg_cnt >= 3 && !read_arg(ctx, spec, 2, &a[2]))
 			thread_stack(a[2], &seeded);
 		return 0;

@@ -394,17 +394,23 @@ rec__tbuf_open(const struct rec_span *chain)
 #else
 	return NULL;
 #endif
-	b->tracer = REC__TRACER();
-	/* Announced before, to another recorder-attach: its pending records stay. */
+	/*
+	 * Announced before, to another recorder-attach: its records stay, and
+	 * tracer still names that one while the probe runs, so that this one's
+	 * BPF side leaves them to it (it took them, or it is gone).
+	 */
 	if (b->magic != REC__TBUF_MAGIC) {
 		b->gen = 0;
 		b->len = 0;
+		b->tracer = 0;
 		b->clock = (uint32_t)rec__batch_clock();
 		__atomic_store_n(&b->magic, REC__TBUF_MAGIC, __ATOMIC_RELEASE);
 	}
 	/* chain: the thread's spans before the record that needs the buffer. */
 	__asm__ __volatile__("" ::: "memory");
 	REC__PROBE3(batch, REC__BATCH_OPEN, b, chain);
+	__asm__ __volatile__("" ::: "memory");
+	b->tracer = REC__TRACER();
 	return b;
 }
 

@@ -1331,11 +1331,23 @@ static void frames_to_mono(struct rec_session *s, struct rec_frame *f, uint32_t 
 /* A span (a REC_RT_SPAN record's): its times in CLOCK_MONOTONIC, into its recording. */
 static void ingest_span(struct rec_session *s, struct traced *t, struct rec_span_rec *r)
 {
+	int err;
+
 	if (r->hdr.flags & REC_HF_TSC) {
 		r->enter = tsc_ns(s, r->enter);
 		tsc_to_mono(s, &r->hdr);
 	}
-	if (rec_proc__ingest_span(&t->proc, r) == 0 && rec_clients__following(s->clients))
+	err = rec_proc__ingest_span(&t->proc, r);
+	/*
+	 * A recording BPF knows and we do not yet, as for an event (ingested()):
+	 * its announcement was lost, or it is in the batch the span came from,
+	 * whose spans go into the ring before it.
+	 */
+	if (err == -ENOENT && rec_bpfstate__recover_recording(s->bs, &t->proc, r->recording) == 0) {
+		t->proc.span_orphans--;
+		err = rec_proc__ingest_span(&t->proc, r);
+	}
+	if (err == 0 && rec_clients__following(s->clients))
 		rec_clients__follow_span(s->clients, t, rec_proc__find(&t->proc, r->recording), r);
 	if (t->inc.span_rules)
 		check_span(s, t, r);

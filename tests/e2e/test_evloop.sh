@@ -147,3 +147,26 @@ test_evloop_plain_build_serves_without_recorder() {
 	expect "and by itself after its SECONDS" "0 stopped" \
 		"$(timeout 30 "$EVLOOP-plain" 1 >"$T/bounded.out"; echo "$? $(tail -1 "$T/bounded.out")")"
 }
+
+# A second recorder-attach after the first has gone: the loop thread's buffer
+# still holds what it wrote under the first (taken by it), and the second must
+# take none of it again. Without that, the connections the first client left
+# open get their events twice, and those it quit count as retired events.
+test_evloop_a_second_recorder_attach_takes_nothing_twice() {
+	local port first
+	evloop_run || return 1
+	first=("${EVLOOP_SUBJECTS[@]}")
+	kill -TERM "$ATTACH_PID"
+	wait_gone "$ATTACH_PID" || fail "the first recorder-attach did not stop" || return 1
+	attach "$TARGET_PID" || return 1
+	port=$(sed -n 's/^port //p' "$T/target.out")
+	# The second client quits every connection: all four retired.
+	python3 "$EVLOOP_CLIENT" "$port" $EVLOOP_CONNS $EVLOOP_REQS $EVLOOP_CONNS \
+		>"$T/client2.out" 2>"$T/client2.err" || { cat "$T/client2.err"; return 1; }
+	mapfile -t EVLOOP_SUBJECTS < <(awk '$1 == "conn" {print $3}' "$T/client2.out")
+	EVLOOP_QUIT=$EVLOOP_CONNS check_connections rtail || return 1
+	expect "the first client's connections hold nothing here" "" \
+		"$(for s in "${first[@]}"; do rtail --subject "$s" --json; done)" || return 1
+	expect "no event of the first recorder-attach's time, and no exit, taken again" "0 0" \
+		"$(rtail --stats --json | jq -r '"\(.counters.retired_events) \(.counters.exit_unmatched)"')"
+}
