@@ -1000,6 +1000,8 @@ static int traced_open(struct rec_session *s, pid_t pid, struct traced **tp)
 		return -ENOMEM;
 	err = traced_init(t, pid, s->opts.triggers);
 	t->proc.limits = s->opts.limits;
+	/* Spans entered before now have no enter time: they show as entered before the attach. */
+	t->proc.attached_ns = (uint64_t)now_mono_ns();
 	/*
 	 * Before the probes: the exit of a process that dies right away is seen.
 	 * An adopted process has its entry (and its count of recordings) already.
@@ -1327,6 +1329,9 @@ static void ingest_span(struct rec_session *s, struct traced *t, struct rec_span
 		r->enter = tsc_ns(s, r->enter);
 		tsc_to_mono(s, &r->hdr);
 	}
+	/* A recording older than the attach that the BPF table learned (from an event): ours too. */
+	if (!rec_proc__find(&t->proc, r->recording))
+		rec_bpfstate__recover_recording(s->bs, &t->proc, r->recording);
 	if (rec_proc__ingest_span(&t->proc, r) == 0 && rec_clients__following(s->clients))
 		rec_clients__follow_span(s->clients, t, rec_proc__find(&t->proc, r->recording), r);
 	if (t->inc.span_rules)

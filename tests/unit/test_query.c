@@ -142,9 +142,11 @@ static void test_nested_recordings_split_stacks(void **state)
 			 "{\"pid\":%d,\"tid\":42,\"recording\":\"0x8000000000000002\",\"subject\":"
 			 "\"a\","
 			 "\"stack\":[{\"name\":\"child_span\",\"target\":\"srv\",\"file\":\"%s\","
-			 "\"line\":%d},"
+			 "\"line\":%d,\"enter\":null,\"age_ns\":null,\"entered_before_attach\":"
+			 "false},"
 			 "{\"name\":\"recording\",\"target\":\"recorder\",\"file\":\"recorder.h\","
-			 "\"line\":0}]}\n",
+			 "\"line\":0,\"enter\":null,\"age_ns\":null,\"entered_before_attach\":"
+			 "false}]}\n",
 			 (int)getpid(), __FILE__, child_line);
 		assert_string_equal(out, expect);
 	}
@@ -204,13 +206,13 @@ static void test_tail_shows_gaps(void **state)
 	out = answer(p, 0, "a");
 	assert_non_null(strstr(out, "] <a> hello, n: 1\n-- 2 events lost (seq 2..3) --\n"));
 	assert_non_null(strstr(out, "] <a> hello, n: 4\n-- 2 events lost (seq 5..6) --\n"));
-	assert_non_null(strstr(out, "cap 10, seen 7, kept 3, dropped 4 <==\n"));
+	assert_non_null(strstr(out, "cap 10, seen 7, delivered 3, dropped 4 <==\n"));
 	free(out);
 	out = answer(p, REC_Q_LIST | REC_Q_JSON, "a");
-	assert_string_equal(
-		strstr(out, "\"subject\""),
-		"\"subject\":\"a\",\"cap\":10,\"seen\":7,\"delivered\":3,\"kept\":3,\"dropped\":4,"
-		"\"invalid\":0,\"tail\":3,\"state\":\"live\"}\n");
+	assert_string_equal(strstr(out, "\"subject\""),
+			    "\"subject\":\"a\",\"cap\":10,\"asked_cap\":10,\"seen\":7,"
+			    "\"delivered\":3,\"kept\":3,\"dropped\":4,"
+			    "\"invalid\":0,\"tail\":3,\"state\":\"live\"}\n");
 	free(out);
 }
 
@@ -326,16 +328,17 @@ static void test_text_answers_escape_target_text(void **state)
 	out = answer(p, REC_Q_LIST, subject);
 	assert_false(has_control(out));
 	assert_int_equal(count_lines(out), 2);
-	assert_non_null(strstr(out, " x\\nI0101 00:00:00.000000 1 forged.c:1] forged\\u001b[2J"
-				    "\\u007f       10          1          1          0        1 "
-				    "live\n"));
+	assert_non_null(
+		strstr(out, " x\\nI0101 00:00:00.000000 1 forged.c:1] forged\\u001b[2J"
+			    "\\u007f       10       10          1          1          0        1 "
+			    "live\n"));
 	free(out);
 
 	out = answer(p, 0, subject);
 	assert_false(has_control(out));
 	assert_int_equal(count_lines(out), 2);
 	assert_non_null(strstr(out, " <x\\nI0101 00:00:00.000000 1 forged.c:1] forged\\u001b[2J"
-				    "\\u007f> cap 10, seen 1, kept 1, dropped 0 <==\n"));
+				    "\\u007f> cap 10, seen 1, delivered 1, dropped 0 <==\n"));
 	free(out);
 
 	out = answer(p, REC_Q_STACKS, subject);
