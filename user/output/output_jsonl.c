@@ -37,6 +37,16 @@ static void json_field_status(struct rec_json *w, const struct rec_event_view *e
 		rec_json__end_object(w);
 }
 
+/* "name": an RFC 3339 time, or null for 0 (not known). */
+static void json_time_or_null(struct rec_json *w, const char *name, int64_t time_ns)
+{
+	rec_json__key(w, name);
+	if (time_ns)
+		rec_json__time(w, time_ns);
+	else
+		rec_json__null(w);
+}
+
 /* Where an event or a span came from: pid, [ns_pid,] tid, recording, recorder, subject. */
 static void json_origin(struct rec_json *w, const struct rec_origin *from)
 {
@@ -133,16 +143,8 @@ static void jsonl_span(struct rec_output *o, const struct rec_span_view *sp)
 	rec_json__member_cstr(w, "target", cs ? cs->target : "?");
 	rec_json__member_cstr(w, "file", cs ? cs->file : "?");
 	rec_json__member_u64(w, "line", cs ? cs->line : 0);
-	rec_json__key(w, "enter");
-	if (sp->enter_ns)
-		rec_json__time(w, sp->enter_ns);
-	else
-		rec_json__null(w);
-	rec_json__key(w, "exit");
-	if (sp->exit_ns)
-		rec_json__time(w, sp->exit_ns);
-	else
-		rec_json__null(w);
+	json_time_or_null(w, "enter", sp->enter_ns);
+	json_time_or_null(w, "exit", sp->exit_ns);
 	rec_json__key(w, "duration_ns");
 	if (sp->enter_ns && sp->exit_ns)
 		rec_json__i64(w, sp->exit_ns - sp->enter_ns);
@@ -250,11 +252,7 @@ static void json_frame(struct rec_json *w, const struct rec_stack_view *s,
 		rec_json__member_cstr(w, "file", f->cs->file);
 		rec_json__member_u64(w, "line", f->cs->line);
 	}
-	rec_json__key(w, "enter");
-	if (f->enter_ns)
-		rec_json__time(w, f->enter_ns);
-	else
-		rec_json__null(w);
+	json_time_or_null(w, "enter", f->enter_ns);
 	rec_json__key(w, "age_ns");
 	if (age >= 0)
 		rec_json__i64(w, age);
