@@ -219,6 +219,16 @@ static int64_t attached(const struct rec_proc *p)
 	return p->attached_ns ? rec_query__realtime(p->attached_ns, p->clock_offset_ns) : 0;
 }
 
+/* When p is read, CLOCK_REALTIME: now for a live process, its writing for a dump (0: not known). */
+static int64_t read_at(const struct rec_proc *p)
+{
+	struct timespec now;
+
+	if (p->alive && !clock_gettime(CLOCK_REALTIME, &now))
+		return now.tv_sec * 1000000000LL + now.tv_nsec;
+	return p->dumped_at_ns;
+}
+
 static void show_span(struct rec_output *o, struct rec_proc *p, const struct rec_rstate *rs,
 		      const struct rec_kept_span *s)
 {
@@ -231,6 +241,7 @@ static void show_span(struct rec_output *o, struct rec_proc *p, const struct rec
 		.enter_ns = s->enter ? rec_query__realtime(s->enter, p->clock_offset_ns) : 0,
 		.exit_ns = s->exit ? rec_query__realtime(s->exit, p->clock_offset_ns) : 0,
 		.attached_ns = attached(p),
+		.read_ns = read_at(p),
 	};
 
 	rec_output__span(o, &v);
@@ -355,14 +366,10 @@ static void stack_of(struct rec_stack_view *s, struct rec_proc *p, const struct 
 		     const struct rec_thread_stack *ts)
 {
 	uint32_t depth = ts->depth < REC_MAX_DEPTH ? ts->depth : REC_MAX_DEPTH;
-	struct timespec now;
 
 	*s = (struct rec_stack_view){ .p = p, .rs = rs, .tid = ts->tid };
 	/* Ages: now for a live process, at its writing for a dump. */
-	if (p->alive && !clock_gettime(CLOCK_REALTIME, &now))
-		s->at_ns = now.tv_sec * 1000000000LL + now.tv_nsec;
-	else
-		s->at_ns = p->dumped_at_ns;
+	s->at_ns = read_at(p);
 	s->attached_ns = attached(p);
 	for (int i = (int)depth - 1; i >= 0; i--) {
 		const struct rec_frame *f = &ts->frames[i];

@@ -771,6 +771,17 @@ static void test_reads_caps_the_attach_and_span_aging(void **state)
 	assert_non_null(strstr(out, "\"spans_seen\":3,\"spans_dropped\":2,\"spans_aged\":1,"
 				    "\"spans_lost\":1,"));
 	free(out);
+	rec_proc__fini(&p);
+	/* A dump that predates attached_ns: the open span is timed by its writing, never 1970. */
+	replace(&text, "\"attached_ns\":1000,", "");
+	assert_int_equal(read_text(text, &p, &c, err, sizeof(err)), 0);
+	out = answer(&p, REC_Q_SPANS, 0);
+	assert_non_null(strstr(out, ":03:12.123456 7 f.c:12] <s> span ev: open, entered before the "
+				    "attach, id 0x9\n"));
+	free(out);
+	out = answer(&p, REC_Q_STACKS, 0);
+	assert_non_null(strstr(out, "    ev (f.c:12) open since before the attach\n"));
+	free(out);
 	free(text);
 	rec_proc__fini(&p);
 }

@@ -289,6 +289,76 @@ static void test_retire_and_clamp(void **state)
 	assert_int_equal(rec_proc__ingest_recording(p, &r), -EINVAL);
 }
 
+/*
+ * --min-cap and --max-cap: a recording keeps the cap its program asked for,
+ * clamped, raised to the least and lowered to the most; it remembers what
+ * was asked, from an announcement as from an event's recovery.
+ */
+static void test_min_and_max_cap(void **state)
+{
+	struct rec_proc *p = *state;
+	struct rec_limits l = { .min_cap = 100, .max_cap = 1000 };
+	struct rec_recording_rec r = {
+		.key = 0x76, .recorder = 1, .cap = 64, .state = REC_RS_LIVE
+	};
+	struct rec_rstate *rs;
+
+	assert_int_equal(rec_proc__effective_cap(&l, 64), 100);
+	assert_int_equal(rec_proc__effective_cap(&l, 500), 500);
+	assert_int_equal(rec_proc__effective_cap(&l, 5000), 1000);
+	assert_int_equal(rec_proc__effective_cap(&l, UINT64_MAX), 1000);
+	assert_int_equal(rec_proc__effective_cap(&l, 0), 100);
+	l = (struct rec_limits){ 0 };
+	assert_int_equal(rec_proc__effective_cap(&l, 0), 2);
+	assert_int_equal(rec_proc__effective_cap(&l, 64), 64);
+	l.max_cap = 8;
+	assert_int_equal(rec_proc__effective_cap(&l, 64), 8);
+	assert_int_equal(rec_proc__effective_cap(&l, 3), 3);
+
+	p->limits.min_cap = 100;
+	assert_int_equal(rec_proc__ingest_recording(p, &r), 0);
+	rs = rec_proc__find(p, 0x76);
+	assert_int_equal(rs->cap, 100);
+	assert_int_equal(rs->asked_cap, 64);
+	rs = rec_proc__get(p, 77, 1, 1u << 30);
+	assert_int_equal(rs->cap, REC_CAP_MAX);
+	assert_int_equal(rs->asked_cap, 1u << 30);
+	p->limits.max_cap = 200;
+	rs = rec_proc__get(p, 78, 1, 300);
+	assert_int_equal(rs->cap, 200);
+	assert_int_equal(rs->asked_cap, 300);
+}
+
+/*
+ * A span of a recording nothing announced: entered before the attach (its
+ * enter not known, or before attached_ns) it is what an attach mid-flight
+ * expects; entered after, an orphan.
+ */
+static void test_span_of_an_unknown_recording(void **state)
+{
+	struct rec_proc *p = *state;
+	struct rec_span_rec r = { .hdr = { .type = REC_RT_SPAN, .size = sizeof(r), .time_ns = 500 },
+				  .recording = 0x99,
+				  .id = 1,
+				  .meta = 0x10 };
+
+	p->attached_ns = 100;
+	assert_int_equal(rec_proc__ingest_span(p, &r), -ENOENT);
+	r.enter = 50;
+	assert_int_equal(rec_proc__ingest_span(p, &r), -ENOENT);
+	assert_int_equal(p->spans_before_attach, 2);
+	assert_int_equal(p->span_orphans, 0);
+	r.enter = 150;
+	assert_int_equal(rec_proc__ingest_span(p, &r), -ENOENT);
+	assert_int_equal(p->spans_before_attach, 2);
+	assert_int_equal(p->span_orphans, 1);
+	/* Not knowing when the attach was, only an unknown enter says before it. */
+	p->attached_ns = 0;
+	r.enter = 50;
+	assert_int_equal(rec_proc__ingest_span(p, &r), -ENOENT);
+	assert_int_equal(p->span_orphans, 2);
+}
+
 /* True if out holds a byte below 0x20 other than the newline ending each line, or DEL. */
 static int has_control(const char *out)
 {
@@ -472,6 +542,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_invalid_event_counts_in_its_recording, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_retire_and_clamp, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_min_and_max_cap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_span_of_an_unknown_recording, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_text_answers_escape_target_text, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_clients_and_not_sent, setup, teardown),

@@ -77,6 +77,8 @@ struct rec_span_view {
 	int64_t exit_ns;  /* CLOCK_REALTIME; 0: still open */
 	/* CLOCK_REALTIME when recorder-attach attached (0: not known, an older dump). */
 	int64_t attached_ns;
+	/* CLOCK_REALTIME when it was read: now live, the dump's writing for a dump (0: not known). */
+	int64_t read_ns;
 };
 
 /*

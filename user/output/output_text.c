@@ -111,15 +111,18 @@ static void put_seconds(FILE *out, int64_t ns)
  * if the enter is not known) and lettered S:
  *	S1202 14:03:12.123456 4242 server.c:88] <conn#6> span handle: 1.234567 ms, id 0x…, parent 0x…
  * and "open" for the time of one still open. One entered before the attach
- * says so; if still open, its line is timed by the attach (by the dump's
- * writing if that is not known: a dump that predates it).
+ * says so; if still open, its line is timed by the attach (if that is not
+ * known, a dump that predates it, by when it was read: the dump's writing).
  */
 static void text_span(struct rec_output *o, const struct rec_span_view *sp)
 {
 	const struct rec_callsite *cs = sp->cs;
 	char buf[REC_TEXT_CALLSITE_MAX];
 	FILE *out = o->out;
-	int64_t at = sp->enter_ns ? sp->enter_ns : sp->exit_ns ? sp->exit_ns : sp->attached_ns;
+	int64_t at = sp->enter_ns      ? sp->enter_ns
+		     : sp->exit_ns     ? sp->exit_ns
+		     : sp->attached_ns ? sp->attached_ns
+				       : sp->read_ns;
 
 	rec_text__glog_head(out, 'S', at, sp->from.tid, cs && cs->file ? cs->file : "?",
 			    cs ? cs->line : 0);
