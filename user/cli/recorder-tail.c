@@ -60,7 +60,7 @@ static const char doc[] =
 	"  recorder-tail -p 4242                 # every recording's tail\n"
 	"  recorder-tail -p 4242 -n 5 --json     # the last 5 of each, JSON lines\n"
 	"  recorder-tail -p 4242 --list          # recordings, seen and dropped\n"
-	"  recorder-tail -p 4242 --stacks        # what each thread is inside, for how long\n"
+	"  recorder-tail -p 4242 --stacks        # what each thread is in, how long\n"
 	"  recorder-tail -p 4242 --subject 'actor[0]' --follow\n"
 	"  recorder-tail -p 4242 --dump          # write a black box now\n"
 	"  recorder-tail --file DUMP --format chrome >t.json  # ui.perfetto.dev\n"
