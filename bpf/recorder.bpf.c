@@ -1412,9 +1412,25 @@ static __always_inline void span_exit(struct task_struct *task, __u64 span, __u6
 	st = thread_stack_of(task, cur, &seeded);
 	if (!st)
 		return;
-	/* Seeded from the chain as it is after this exit: already up to date. */
-	if (seeded && st->depth)
-		return;
+	/*
+	 * The thread's first probe since the attach, an exit. If the span was
+	 * entered before the attach on this thread, the chain after its exit is
+	 * the span's prev: counted apart from the exits that match nothing (a
+	 * span exited on another thread than it was entered on, say). Either way
+	 * the stack, seeded from the chain as it is after this exit, is up to date.
+	 */
+	if (seeded) {
+		__u64 prev = 0;
+
+		if (!read_target(&prev, sizeof(prev), span + offsetof(struct rec_target_span, prev),
+				 task) &&
+		    prev == cur) {
+			count(REC_C_EXIT_BEFORE_ATTACH);
+			return;
+		}
+		if (st->depth)
+			return;
+	}
 	/* Enters past the limit were not kept; their exits come first. */
 	if (st->overflow) {
 		st->overflow--;

@@ -552,6 +552,11 @@ enum rec_counter {
 	REC_C_TABLE_FULL,	 /* refusals: the recordings table was full */
 	REC_C_BATCH_BAD,   /* batches (or their tails) refused: a malformed header or record */
 	REC_C_BATCH_FAULT, /* batches that could not be read from the target's memory */
+	/*
+	 * Exits of spans entered before the attach, the first probe of their
+	 * thread since: expected of an attach mid-flight, not unmatched.
+	 */
+	REC_C_EXIT_BEFORE_ATTACH,
 	REC_C_MAX,
 };
 

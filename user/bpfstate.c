@@ -318,7 +318,7 @@ static void refresh_recordings(struct rec_bpfstate *bs, struct rec_proc *p)
 			}
 			/* Retired (BPF deletes it then), and that record was lost. */
 			r.seq = r.dropped = rs->produced;
-			r.spans_lost = rs->spans.lost;
+			r.spans_lost = rs->spans.ring_lost;
 		} else if (bpf_recording(bs, p, rs->key, &val)) {
 			continue;
 		} else {

@@ -854,7 +854,10 @@ enum {
 	RS_UNTRACKED,
 	RS_SPANS_SEEN,
 	RS_SPANS_DROPPED,
+	RS_SPANS_AGED,
+	RS_SPANS_LOST,
 	RS_SPANS,
+	RS_ASKED_CAP,
 	RS_N
 };
 static const char *const recording_keys[RS_N] = {
@@ -872,7 +875,10 @@ static const char *const recording_keys[RS_N] = {
 	[RS_UNTRACKED] = "untracked",
 	[RS_SPANS_SEEN] = "spans_seen",
 	[RS_SPANS_DROPPED] = "spans_dropped",
+	[RS_SPANS_AGED] = "spans_aged",
+	[RS_SPANS_LOST] = "spans_lost",
 	[RS_SPANS] = "spans",
+	[RS_ASKED_CAP] = "asked_cap",
 };
 
 enum {
@@ -919,11 +925,16 @@ static int read_span(struct reader *r, const struct rec_json_value *v, const cha
 	return 0;
 }
 
-/* A recording's spans (version 2, optional): spans_seen = the spans kept + spans_dropped. */
+/*
+ * A recording's spans (version 2, optional): spans_seen = the spans kept +
+ * spans_dropped, which is spans_aged + spans_lost (each optional, missing: 0).
+ * A dump that predates those two says only spans_dropped: aging and loss were
+ * not told apart then, and its spans_dropped reads as lost.
+ */
 static int read_spans(struct reader *r, const struct object *o, struct rec_rstate *rs)
 {
 	const struct rec_json_value *spans;
-	uint64_t seen, dropped;
+	uint64_t seen, dropped, aged = 0, lost = 0;
 	char spath[REC_DUMP_PATH2];
 	int err;
 
@@ -933,17 +944,28 @@ static int read_spans(struct reader *r, const struct object *o, struct rec_rstat
 	err = get_u64(r, o, RS_SPANS_SEEN, 0, UINT64_MAX, &seen) ?:
 	      get_u64(r, o, RS_SPANS_DROPPED, 0, seen, &dropped) ?:
 	      get_array(r, o, RS_SPANS, REC_SPAN_CAP_MAX, &spans);
+	if (!err && o->m[RS_SPANS_AGED].type != REC_JSON_NONE)
+		err = get_u64(r, o, RS_SPANS_AGED, 0, dropped, &aged);
+	if (!err && o->m[RS_SPANS_LOST].type != REC_JSON_NONE)
+		err = get_u64(r, o, RS_SPANS_LOST, 0, dropped, &lost);
 	if (err)
 		return err;
 	if (spans->count != seen - dropped)
 		return fail_at(r, o->path, "spans_seen",
 			       "%" PRIu64 " is not the %zu spans kept plus spans_dropped %" PRIu64,
 			       seen, (size_t)spans->count, dropped);
+	if (o->m[RS_SPANS_AGED].type == REC_JSON_NONE && o->m[RS_SPANS_LOST].type == REC_JSON_NONE)
+		lost = dropped;
+	else if (aged + lost != dropped)
+		return fail_at(r, o->path, "spans_dropped",
+			       "%" PRIu64 " is not spans_aged %" PRIu64 " plus spans_lost %" PRIu64,
+			       dropped, aged, lost);
 	err = each_object(r, o, RS_SPANS, spans, spath, sizeof(spath), read_span, rs);
 	if (err)
 		return err;
 	rs->spans.seen = seen;
-	rs->spans.dropped = dropped;
+	rs->spans.aged = aged;
+	rs->spans.lost = lost;
 	return 0;
 }
 
@@ -953,7 +975,7 @@ static int read_recording(struct reader *r, const struct rec_json_value *v, cons
 	struct rec_proc *p = ctx;
 	struct rec_json_value m[RS_N];
 	struct object o = { path, recording_keys, RS_N, m };
-	uint64_t key, recorder, cap, seen, kept, dropped, stale, invalid = 0;
+	uint64_t key, recorder, cap, seen, kept, dropped, stale, invalid = 0, asked = 0;
 	const struct rec_json_value *events;
 	char subject[REC_SUBJECT_MAX], state[17], why[17];
 	int untracked = 0, retired;
@@ -992,9 +1014,14 @@ static int read_recording(struct reader *r, const struct rec_json_value *v, cons
 				       "expected \"over-quota\" or \"table-full\"");
 	}
 
+	/* Optional: the cap the program asked for, when --min-cap or --max-cap changed it. */
+	if (m[RS_ASKED_CAP].type != REC_JSON_NONE &&
+	    (err = get_u64(r, &o, RS_ASKED_CAP, 0, UINT64_MAX, &asked)))
+		return err;
 	rc.rs = rec_proc__get(p, key, recorder, cap);
 	if (!rc.rs)
 		return fail_nomem(r);
+	rc.rs->asked_cap = m[RS_ASKED_CAP].type != REC_JSON_NONE ? asked : cap;
 	strcpy(rc.rs->subject, subject);
 	rc.rs->retired = retired;
 	rc.rs->untracked = untracked;
@@ -1097,6 +1124,8 @@ enum {
 	TOP_SCOPE,
 	TOP_TRIGGER,
 	TOP_TRIGGERS_PENDING,
+	TOP_ATTACHED_NS,
+	TOP_SPANS_BEFORE_ATTACH,
 	TOP_N
 };
 static const char *const top_keys[TOP_N] = {
@@ -1121,6 +1150,8 @@ static const char *const top_keys[TOP_N] = {
 	[TOP_SCOPE] = "scope",
 	[TOP_TRIGGER] = "trigger",
 	[TOP_TRIGGERS_PENDING] = "triggers_pending",
+	[TOP_ATTACHED_NS] = "attached_ns",
+	[TOP_SPANS_BEFORE_ATTACH] = "spans_before_attach",
 };
 
 enum {
@@ -1470,6 +1501,9 @@ static int read_dump(struct reader *r, const struct rec_json_value *root, struct
 	      as_i64(r, v, "", "clock_offset_ns", &p->clock_offset_ns);
 	if (err)
 		return err;
+	/* When it was written: what the ages of its stacks' frames are measured at. */
+	if (rec_text__parse_rfc3339(dumped_at, &p->dumped_at_ns))
+		p->dumped_at_ns = 0;
 	/* Optional: a dump written without counters reads as all zero. */
 	if (m[TOP_COUNTERS].type != REC_JSON_NONE) {
 		err = get_object(r, &o, TOP_COUNTERS, &v) ?: read_counters(r, v, p, counters);
@@ -1487,6 +1521,18 @@ static int read_dump(struct reader *r, const struct rec_json_value *root, struct
 	/* Optional (version 2): a dump without it had none. */
 	if (m[TOP_SPAN_ORPHANS].type != REC_JSON_NONE) {
 		err = get_u64(r, &o, TOP_SPAN_ORPHANS, 0, UINT64_MAX, &p->span_orphans);
+		if (err)
+			return err;
+	}
+	/* Optional: when it was attached, and the spans of recordings older than that. */
+	if (m[TOP_ATTACHED_NS].type != REC_JSON_NONE) {
+		err = get_u64(r, &o, TOP_ATTACHED_NS, 0, UINT64_MAX, &p->attached_ns);
+		if (err)
+			return err;
+	}
+	if (m[TOP_SPANS_BEFORE_ATTACH].type != REC_JSON_NONE) {
+		err = get_u64(r, &o, TOP_SPANS_BEFORE_ATTACH, 0, UINT64_MAX,
+			      &p->spans_before_attach);
 		if (err)
 			return err;
 	}

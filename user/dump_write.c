@@ -217,6 +217,9 @@ static void write_recording(struct rec_json *w, const struct rec_rstate *rs)
 	rec_json__key(w, "subject");
 	rec_json__string(w, rs->subject, strnlen(rs->subject, sizeof(rs->subject)));
 	rec_json__member_u64(w, "cap", rs->cap);
+	/* The cap the program asked for, when --min-cap or --max-cap changed it. */
+	if (rs->asked_cap != rs->cap)
+		rec_json__member_u64(w, "asked_cap", rs->asked_cap);
 	rec_json__member_cstr(w, "state", rec_names__retired(rs->retired));
 	rec_json__member_u64(w, "seen", rs->produced);
 	rec_json__member_u64(w, "kept", rs->received);
@@ -232,7 +235,12 @@ static void write_recording(struct rec_json *w, const struct rec_rstate *rs)
 	/* Version 2: its spans, if it saw any. */
 	if (rs->spans.seen) {
 		rec_json__member_u64(w, "spans_seen", rs->spans.seen);
-		rec_json__member_u64(w, "spans_dropped", rs->spans.dropped);
+		/* Aged out and lost apart, when not 0; their sum for older readers. */
+		rec_json__member_u64(w, "spans_dropped", rs->spans.aged + rs->spans.lost);
+		if (rs->spans.aged)
+			rec_json__member_u64(w, "spans_aged", rs->spans.aged);
+		if (rs->spans.lost)
+			rec_json__member_u64(w, "spans_lost", rs->spans.lost);
 		rec_json__key(w, "spans");
 		rec_json__begin_array(w);
 		for (size_t i = 0; i < rs->spans.n; i++) {
@@ -472,6 +480,8 @@ int rec_dump__write_opts(FILE *out, struct rec_proc *p, const struct rec_dump_op
 	rec_json__key(&w, "dumped_at");
 	rec_json__time(&w, opts->now_ns);
 	rec_json__member_i64(&w, "clock_offset_ns", p->clock_offset_ns);
+	if (p->attached_ns)
+		rec_json__member_u64(&w, "attached_ns", p->attached_ns);
 	rec_json__newline(&w);
 	write_scope_and_triggers(&w, &plan);
 	if (opts->counters) {
@@ -486,6 +496,8 @@ int rec_dump__write_opts(FILE *out, struct rec_proc *p, const struct rec_dump_op
 	rec_json__member_u64(&w, "orphans", p->orphans);
 	if (p->span_orphans)
 		rec_json__member_u64(&w, "span_orphans", p->span_orphans);
+	if (p->spans_before_attach)
+		rec_json__member_u64(&w, "spans_before_attach", p->spans_before_attach);
 	rec_json__newline(&w);
 	/* What a reader accepts: the untracked recordings (no events) go first. */
 	for (rs = p->first; rs; rs = rs->next) {

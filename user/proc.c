@@ -90,7 +90,8 @@ struct rec_span_totals rec_proc__span_totals(const struct rec_proc *p)
 	for (const struct rec_rstate *rs = p->first; rs; rs = rs->next) {
 		t.seen += rs->spans.seen;
 		t.kept += rs->spans.n;
-		t.dropped += rs->spans.dropped;
+		t.aged += rs->spans.aged;
+		t.lost += rs->spans.lost;
 	}
 	return t;
 }
@@ -126,19 +127,28 @@ static struct rec_rstate *rstate_new(struct rec_proc *p, uint64_t key, uint64_t 
 	return rs;
 }
 
-static uint64_t clamp_cap(uint64_t cap)
+uint64_t rec_proc__effective_cap(const struct rec_limits *l, uint64_t cap)
 {
-	return cap < 2 ? 2 : cap > REC_CAP_MAX ? REC_CAP_MAX : cap;
+	cap = cap < 2 ? 2 : cap > REC_CAP_MAX ? REC_CAP_MAX : cap;
+	if (l->min_cap && cap < l->min_cap)
+		cap = l->min_cap;
+	if (l->max_cap && cap > l->max_cap)
+		cap = l->max_cap;
+	return cap;
 }
 
 struct rec_rstate *rec_proc__get(struct rec_proc *p, uint64_t key, uint64_t recorder, uint64_t cap)
 {
 	struct rec_rstate *rs = rec_proc__find(p, key);
+	uint64_t keep;
 
 	if (rs)
 		return rs;
-	cap = clamp_cap(cap);
-	return rstate_new(p, key, recorder, cap, cap);
+	keep = rec_proc__effective_cap(&p->limits, cap);
+	rs = rstate_new(p, key, recorder, keep, keep);
+	if (rs)
+		rs->asked_cap = cap;
+	return rs;
 }
 
 /* Unlinks rs from p's list (the caller took it off the retired ones) and frees it. */
@@ -268,9 +278,13 @@ int rec_proc__ingest_recording(struct rec_proc *p, const struct rec_recording_re
 	}
 	rs = rec_proc__find(p, r->key);
 	/* Untracked, it will never hold an event: no room for cap of them. */
-	if (!rs)
-		rs = rstate_new(p, r->key, r->recorder, clamp_cap(r->cap),
-				untracked ? 1 : clamp_cap(r->cap));
+	if (!rs) {
+		uint64_t cap = rec_proc__effective_cap(&p->limits, r->cap);
+
+		rs = rstate_new(p, r->key, r->recorder, cap, untracked ? 1 : cap);
+		if (rs)
+			rs->asked_cap = r->cap;
+	}
 	if (!rs)
 		return -ENOMEM;
 	if (untracked)
@@ -585,7 +599,11 @@ int rec_proc__ingest_span(struct rec_proc *p, const struct rec_span_rec *r)
 	}
 	rs = rec_proc__find(p, r->recording);
 	if (!rs) {
-		p->span_orphans++;
+		/* Entered before the attach: its recording is older than the attach. */
+		if (!r->enter || (p->attached_ns && r->enter < p->attached_ns))
+			p->spans_before_attach++;
+		else
+			p->span_orphans++;
 		return -ENOENT;
 	}
 	return rec_spans__add(&rs->spans, p->limits.span_cap, &sp);

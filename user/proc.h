@@ -69,6 +69,9 @@ struct rec_limits {
 	uint64_t max_dead_stacks;
 	uint64_t max_forgotten_recorders;
 	uint64_t span_cap; /* spans kept per recording (0: no limit, a model read from a dump) */
+	/* Events every recording keeps at least / at most, whatever its program asked (0: none). */
+	uint64_t min_cap;
+	uint64_t max_cap;
 };
 
 #define REC_LIMITS_DEFAULT                                                                         \
@@ -138,10 +141,16 @@ struct rec_proc {
 					 * (uid_t)-1 if unknown (read from a dump) */
 	int alive;
 	enum rec_end end;
-	int end_code;		     /* exit status or signal number */
-	int end_core;		     /* the signal dumped core */
-	int64_t clock_offset_ns;     /* CLOCK_REALTIME - CLOCK_MONOTONIC */
-	struct rec_reader reader;    /* its memory; .read is NULL for a model read from a dump */
+	int end_code;		 /* exit status or signal number */
+	int end_core;		 /* the signal dumped core */
+	int64_t clock_offset_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC */
+	/*
+	 * CLOCK_MONOTONIC when recorder-attach attached to it (0: not known, a
+	 * dump that predates it): spans entered before it have no enter time.
+	 */
+	uint64_t attached_ns;
+	int64_t dumped_at_ns;	  /* CLOCK_REALTIME when the dump it was read from was written; 0 */
+	struct rec_reader reader; /* its memory; .read is NULL for a model read from a dump */
 	struct rec_u64map callsites; /* address -> struct rec_callsite * */
 	struct rec_u64map literals;  /* address -> struct rec_literal *, see rec_proc__literal */
 	unsigned char norm[REC_EVENT_MAX]; /* the last event ingested, normalized, */
@@ -150,10 +159,17 @@ struct rec_proc {
 	struct rec_u64map recordings;	   /* key -> struct rec_rstate * */
 	struct rec_rstate *first, *last;
 	struct rec_rstate *retired_first, *retired_last;
-	size_t nretired;       /* retired recordings held */
-	uint64_t malformed;    /* records that failed validation */
-	uint64_t orphans;      /* events of recordings we know nothing of */
-	uint64_t span_orphans; /* spans of recordings we know nothing of */
+	size_t nretired;    /* retired recordings held */
+	uint64_t malformed; /* records that failed validation */
+	uint64_t orphans;   /* events of recordings we know nothing of */
+	uint64_t
+		span_orphans; /* spans of recordings we know nothing of, entered after the attach */
+	/*
+	 * Spans of recordings we know nothing of that were entered before the
+	 * attach: their recordings are older than it and were not learned yet.
+	 * What an attach mid-flight expects to see, not an anomaly.
+	 */
+	uint64_t spans_before_attach;
 	/* How events came, live only: in batch records (and how many), or one a record. */
 	uint64_t batches, batched_events, single_events;
 	/* How recordings' records (new, subject, free) came, live only: in batches, or one a record. */
@@ -214,11 +230,12 @@ void rec_proc__init(struct rec_proc *p, pid_t pid, const struct rec_reader *read
 int rec_proc__literal(struct rec_proc *p, uint64_t addr, struct rec_value *v);
 void rec_proc__fini(struct rec_proc *p);
 
-/* The spans of every recording p holds: seen = kept + dropped (spans.h). */
+/* The spans of every recording p holds: seen = kept + aged + lost (spans.h). */
 struct rec_span_totals {
 	uint64_t seen;
 	uint64_t kept;
-	uint64_t dropped;
+	uint64_t aged;
+	uint64_t lost;
 };
 struct rec_span_totals rec_proc__span_totals(const struct rec_proc *p);
 
@@ -231,8 +248,14 @@ struct rec_rstate *rec_proc__find(struct rec_proc *p, uint64_t key);
  * limits.keep_retired may go now.
  */
 void rec_proc__unpin(struct rec_proc *p, struct rec_rstate *rs);
-/* The recording for key, created with cap (clamped to 2..REC_CAP_MAX) if new. */
+/*
+ * The recording for key, created if new with cap (the program's, kept as its
+ * asked_cap), clamped to 2..REC_CAP_MAX, then raised to limits.min_cap and
+ * lowered to limits.max_cap where they are set (rec_proc__effective_cap()).
+ */
 struct rec_rstate *rec_proc__get(struct rec_proc *p, uint64_t key, uint64_t recorder, uint64_t cap);
+/* The cap a recording whose program asked for cap keeps under limits l. */
+uint64_t rec_proc__effective_cap(const struct rec_limits *l, uint64_t cap);
 
 /*
  * Takes one event record, as the BPF side wrote it, and keeps it normalized
@@ -289,7 +312,8 @@ int rec_proc__ingest_stack(struct rec_proc *p, const struct rec_stack_rec *r);
 /*
  * Takes a span a thread left (its times in CLOCK_MONOTONIC already) into its
  * recording's spans. Returns 0, -EINVAL (malformed) or -ENOENT (an unknown
- * recording: counted in span_orphans).
+ * recording: counted in spans_before_attach if the span was entered before
+ * the attach, its enter not known or before attached_ns; else in span_orphans).
  */
 int rec_proc__ingest_span(struct rec_proc *p, const struct rec_span_rec *r);
 /* Takes how the process ended (a wait status). */

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "dump.h"
 #include "output/output.h"
@@ -212,6 +213,22 @@ static int by_exit(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* When recorder-attach attached to p, CLOCK_REALTIME; 0 if not known. */
+static int64_t attached(const struct rec_proc *p)
+{
+	return p->attached_ns ? rec_query__realtime(p->attached_ns, p->clock_offset_ns) : 0;
+}
+
+/* When p is read, CLOCK_REALTIME: now for a live process, its writing for a dump (0: not known). */
+static int64_t read_at(const struct rec_proc *p)
+{
+	struct timespec now;
+
+	if (p->alive && !clock_gettime(CLOCK_REALTIME, &now))
+		return now.tv_sec * 1000000000LL + now.tv_nsec;
+	return p->dumped_at_ns;
+}
+
 static void show_span(struct rec_output *o, struct rec_proc *p, const struct rec_rstate *rs,
 		      const struct rec_kept_span *s)
 {
@@ -223,6 +240,8 @@ static void show_span(struct rec_output *o, struct rec_proc *p, const struct rec
 		.meta = s->meta,
 		.enter_ns = s->enter ? rec_query__realtime(s->enter, p->clock_offset_ns) : 0,
 		.exit_ns = s->exit ? rec_query__realtime(s->exit, p->clock_offset_ns) : 0,
+		.attached_ns = attached(p),
+		.read_ns = read_at(p),
 	};
 
 	rec_output__span(o, &v);
@@ -349,6 +368,9 @@ static void stack_of(struct rec_stack_view *s, struct rec_proc *p, const struct 
 	uint32_t depth = ts->depth < REC_MAX_DEPTH ? ts->depth : REC_MAX_DEPTH;
 
 	*s = (struct rec_stack_view){ .p = p, .rs = rs, .tid = ts->tid };
+	/* Ages: now for a live process, at its writing for a dump. */
+	s->at_ns = read_at(p);
+	s->attached_ns = attached(p);
 	for (int i = (int)depth - 1; i >= 0; i--) {
 		const struct rec_frame *f = &ts->frames[i];
 
@@ -357,6 +379,10 @@ static void stack_of(struct rec_stack_view *s, struct rec_proc *p, const struct 
 		s->frames[s->nframes++] = (struct rec_frame_view){
 			.cs = rec_proc__callsite(p, f->meta),
 			.meta = f->meta,
+			.enter_ns =
+				f->enter ? rec_query__realtime(f->enter, p->clock_offset_ns) : 0,
+			/* A frame with an id and no enter was seeded at the attach (version 1: no id). */
+			.before_attach = !f->enter && f->id,
 		};
 	}
 }

@@ -14,6 +14,7 @@ struct rec_rstate *rec_rstate__new(uint64_t key, uint64_t recorder, uint64_t cap
 	rs->key = key;
 	rs->recorder = recorder;
 	rs->cap = cap;
+	rs->asked_cap = cap;
 	rs->spool = rec_spool__new(spool_cap, REC_EVENT_REC_MAX);
 	if (!rs->spool) {
 		free(rs);

@@ -22,7 +22,8 @@
 struct rec_rstate {
 	uint64_t key;
 	uint64_t recorder;
-	uint64_t cap;
+	uint64_t cap;	    /* events kept: the cap asked, clamped and within --min-cap/--max-cap */
+	uint64_t asked_cap; /* the cap the program asked for (rec_recording_new) */
 	char subject[REC_SUBJECT_MAX];
 	int retired;
 	int untracked;	   /* 0, or why it has no BPF table entry: enum rec_untracked_reason */

@@ -1001,6 +1001,8 @@ static int traced_open(struct rec_session *s, pid_t pid, struct traced **tp)
 		return -ENOMEM;
 	err = traced_init(t, pid, s->opts.triggers);
 	t->proc.limits = s->opts.limits;
+	/* Spans entered before now have no enter time: they show as entered before the attach. */
+	t->proc.attached_ns = (uint64_t)now_mono_ns();
 	/*
 	 * Before the probes: the exit of a process that dies right away is seen.
 	 * An adopted process has its entry (and its count of recordings) already.
@@ -1331,23 +1333,19 @@ static void frames_to_mono(struct rec_session *s, struct rec_frame *f, uint32_t 
 /* A span (a REC_RT_SPAN record's): its times in CLOCK_MONOTONIC, into its recording. */
 static void ingest_span(struct rec_session *s, struct traced *t, struct rec_span_rec *r)
 {
-	int err;
-
 	if (r->hdr.flags & REC_HF_TSC) {
 		r->enter = tsc_ns(s, r->enter);
 		tsc_to_mono(s, &r->hdr);
 	}
-	err = rec_proc__ingest_span(&t->proc, r);
 	/*
-	 * A recording BPF knows and we do not yet, as for an event (ingested()):
-	 * its announcement was lost, or it is in the batch the span came from,
-	 * whose spans go into the ring before it.
+	 * A recording the BPF table knows and we do not yet, as for an event
+	 * (ingested()): older than the attach (learnt from an event), its
+	 * announcement lost, or its new in the batch whose spans go into the
+	 * ring before it.
 	 */
-	if (err == -ENOENT && rec_bpfstate__recover_recording(s->bs, &t->proc, r->recording) == 0) {
-		t->proc.span_orphans--;
-		err = rec_proc__ingest_span(&t->proc, r);
-	}
-	if (err == 0 && rec_clients__following(s->clients))
+	if (!rec_proc__find(&t->proc, r->recording))
+		rec_bpfstate__recover_recording(s->bs, &t->proc, r->recording);
+	if (rec_proc__ingest_span(&t->proc, r) == 0 && rec_clients__following(s->clients))
 		rec_clients__follow_span(s->clients, t, rec_proc__find(&t->proc, r->recording), r);
 	if (t->inc.span_rules)
 		check_span(s, t, r);

@@ -15,7 +15,7 @@ int rec_spans__add(struct rec_spans *sp, uint64_t cap, const struct rec_kept_spa
 		/* Full: the oldest goes. */
 		sp->v[sp->next] = *s;
 		sp->next = (sp->next + 1) % sp->n;
-		sp->dropped++;
+		sp->aged++;
 		return 0;
 	}
 	if (sp->n == sp->alloc) {
@@ -26,7 +26,7 @@ int rec_spans__add(struct rec_spans *sp, uint64_t cap, const struct rec_kept_spa
 			a = cap;
 		v = realloc(sp->v, a * sizeof(*v));
 		if (!v) {
-			sp->dropped++;
+			sp->lost++;
 			return -ENOMEM;
 		}
 		sp->v = v;
@@ -36,13 +36,13 @@ int rec_spans__add(struct rec_spans *sp, uint64_t cap, const struct rec_kept_spa
 	return 0;
 }
 
-void rec_spans__lost(struct rec_spans *sp, uint64_t lost)
+void rec_spans__lost(struct rec_spans *sp, uint64_t ring_lost)
 {
-	if (lost <= sp->lost)
+	if (ring_lost <= sp->ring_lost)
 		return;
-	sp->seen += lost - sp->lost;
-	sp->dropped += lost - sp->lost;
-	sp->lost = lost;
+	sp->seen += ring_lost - sp->ring_lost;
+	sp->lost += ring_lost - sp->ring_lost;
+	sp->ring_lost = ring_lost;
 }
 
 const struct rec_kept_span *rec_spans__at(const struct rec_spans *sp, size_t i)

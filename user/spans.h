@@ -2,8 +2,9 @@
 /*
  * The last spans of one recording (issue 13): a ring of at most cap spans that
  * threads left, oldest first, and their accounting. Every span that arrives is
- * seen; it is kept until cap newer ones push it out, then dropped. A span that a
- * full ring refused is seen and dropped too: seen = kept + dropped, always.
+ * seen; it is kept until cap newer ones push it out, then aged out: that is the
+ * cap at work, not a loss. A span that a full ring refused (or that memory
+ * could not hold) is seen and lost: seen = kept + aged + lost, always.
  * Spans never take an event seq.
  */
 #ifndef REC_SPANS_H
@@ -49,22 +50,23 @@ struct rec_spans {
 	size_t alloc; /* room in v */
 	size_t next;  /* once n is the cap: where the oldest is */
 	uint64_t seen;
-	uint64_t dropped;
-	uint64_t lost; /* of those, refused by a full ring (its BPF count, taken so far) */
+	uint64_t aged;	    /* pushed out by newer ones (the cap, --span-cap) */
+	uint64_t lost;	    /* never kept: refused by a full ring, or out of memory */
+	uint64_t ring_lost; /* of those, refused by a full ring (its BPF count, taken so far) */
 };
 
 /*
  * Takes span s into sp, which keeps at most cap (0: no limit, for a model read
- * from a dump); past it the oldest goes, counted dropped. Returns 0, or -ENOMEM
- * (s is counted seen and dropped).
+ * from a dump); past it the oldest goes, counted aged. Returns 0, or -ENOMEM
+ * (s is counted seen and lost).
  */
 int rec_spans__add(struct rec_spans *sp, uint64_t cap, const struct rec_kept_span *s);
 /*
- * Raises sp's count of spans a full ring refused to lost (the BPF side's
+ * Raises sp's count of spans a full ring refused to ring_lost (the BPF side's
  * count for the recording, which only grows). They never arrived: each is
- * counted seen and dropped.
+ * counted seen and lost.
  */
-void rec_spans__lost(struct rec_spans *sp, uint64_t lost);
+void rec_spans__lost(struct rec_spans *sp, uint64_t ring_lost);
 /* The i-th kept span, oldest first (i < sp->n). */
 const struct rec_kept_span *rec_spans__at(const struct rec_spans *sp, size_t i);
 void rec_spans__free(struct rec_spans *sp);

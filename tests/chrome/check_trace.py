@@ -81,7 +81,7 @@ def check(doc, problems):
         if ph == "i":
             if ev["s"] != "t":
                 fail(problems, "%s: an instant not scoped to its thread (s %r)" % (where, ev["s"]))
-            if args.get("enter") == "unknown":
+            if args.get("enter") == "before the attach":
                 spans += 1
             elif "seq" in args and "recording" in args:
                 if (args["recording"], args["seq"]) in events:

@@ -121,6 +121,11 @@ test_abort_keeps_the_black_box() {
 	die_and_compare abort SIGABRT
 }
 
+# The stacks' frame ages taken out (text " open 1.234567 s", ", over 1.234567 s"; JSON "age_ns").
+no_ages() {
+	sed -E 's/ (open|over) [0-9]+\.[0-9]{6} s$/ \1/; s/"age_ns":[0-9]+/"age_ns":0/g'
+}
+
 test_dump_on_request_matches_live_tail() {
 	start_target $SCENARIO all_fields || return 1
 	attach_dumping "$TARGET_PID" || return 1
@@ -134,9 +139,11 @@ test_dump_on_request_matches_live_tail() {
 		live=$(rtail $opt) || fail "recorder-tail -p $TARGET_PID $opt failed" || return 1
 		# Two empty answers would match, and prove nothing.
 		[ -n "$live" ] || fail "recorder-tail -p $TARGET_PID $opt printed nothing" || return 1
+		# A frame's age is now's live, the dump's writing's from the file: all else the same.
 		# shellcheck disable=SC2086
-		expect "--file gives what -p gives for: $opt" "$live" \
-			"$($B/recorder-tail --file "$dump" $opt | grep -v '^==> pid .* running <==$')" || return 1
+		expect "--file gives what -p gives for: $opt" "$(no_ages <<<"$live")" \
+			"$($B/recorder-tail --file "$dump" $opt | grep -v '^==> pid .* running <==$' | no_ages)" ||
+			return 1
 	done
 	expect "the six events and the stack are there" "6 1" \
 		"$(rtail --json | jq -s length) $(rtail --stacks --json | jq -s length)" || return 1
@@ -194,19 +201,25 @@ test_span_overflow_accounting_is_exact() {
 	local dump rows
 	dump=$(dump_of "$TARGET_PID") || { cat "$T/attach.err"; return 1; }
 	rows=$($B/recorder-tail --file "$dump" --list --spans --json |
-		jq -r '"\(.recording) \(.spans_seen) \(.spans_kept) \(.spans_dropped)"' | sort)
+		jq -r '"\(.recording) \(.spans_seen) \(.spans_kept) \(.spans_aged) \(.spans_lost)"' | sort)
 	expect "spans seen are the spans the target left, lost ones too" \
 		"$(jq -r '.recordings[] | "\(.key) \(.spans_left)"' "$T/report.json" | sort)" \
 		"$(echo "$rows" | awk '{print $1, $2}')" || return 1
-	echo "$rows" | awk '$2 != $3 + $4 { bad = 1; print "spans seen " $2 " != kept " $3 " + dropped " $4 " for " $1 } END { exit bad }' ||
-		fail "spans seen = kept + dropped does not hold" || return 1
+	echo "$rows" | awk '$2 != $3 + $4 + $5 { bad = 1; print "spans seen " $2 " != kept " $3 " + aged " $4 " + lost " $5 " for " $1 } END { exit bad }' ||
+		fail "spans seen = kept + aged + lost does not hold" || return 1
 	echo "$rows" | awk '$3 > 50 { bad = 1 } END { exit bad }' || fail "more than --span-cap 50 spans kept: $rows" || return 1
+	# Aging is the cap at work: of the spans that arrived (seen - lost), all past the 50 newest.
+	echo "$rows" | awk '{ got = $2 - $5; aged = got > 50 ? got - 50 : 0 }
+		$4 != aged { bad = 1; print "aged " $4 ", not " aged " (arrived " got ", cap 50) for " $1 } END { exit bad }' ||
+		fail "spans aged out are not exactly those the cap pushed out" || return 1
+	echo "$rows" | awk '{ lost += $5 } END { exit !(lost > 0) }' ||
+		fail "no span counted lost with a 4 KiB ring: $rows" || return 1
 	[ "$($B/recorder-tail --file "$dump" --stats --json | jq '.counters.ring_full')" -gt 0 ] ||
 		fail "nothing was lost with a 4 KiB ring; the test did not overflow" || return 1
 	# --stats totals them, with the spans of no known recording.
 	expect "the stats total the recordings' span counts" \
-		"$(echo "$rows" | awk '{ s += $2; k += $3; d += $4 } END { print s, k, d }')" \
-		"$($B/recorder-tail --file "$dump" --stats --json | jq -r '.spans | "\(.seen) \(.kept) \(.dropped)"')" || return 1
+		"$(echo "$rows" | awk '{ s += $2; k += $3; a += $4; l += $5 } END { print s, k, a, l }')" \
+		"$($B/recorder-tail --file "$dump" --stats --json | jq -r '.spans | "\(.seen) \(.kept) \(.aged) \(.lost)"')" || return 1
 	expect "no span of an unknown recording" 0 \
 		"$($B/recorder-tail --file "$dump" --stats --json | jq -r .spans.orphans)"
 }

@@ -86,7 +86,7 @@ test_all_field_types_render() {
 	local long
 	long="$(printf '0123456789%.0s' $(seq 25))01234"
 	expect "glog lines" \
-'==> pid PID recording KEY <fields> cap 10, seen 6, kept 6, dropped 0 <==
+'==> pid PID recording KEY <fields> cap 10, seen 6, delivered 6, dropped 0 <==
 IMMDD hh:mm:ss.us TID scenario.c:L] <fields> all types, s: text, i: -42, u: 42, f: 1.5, b: true, err: bad thing, quote: a "quoted"\nline, last: 8
 IMMDD hh:mm:ss.us TID scenario.c:L] <fields> strings, buf: copied 1, lit: literal, null: (null), long_lit: '"$long"'…[truncated]
 WMMDD hh:mm:ss.us TID scenario.c:L] <fields> warned

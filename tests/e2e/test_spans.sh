@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # Spans (issue 13, part 1): each recording keeps the spans its threads left,
 # with their times, thread, callsite, id and parent, capped by --span-cap
-# (seen = kept + dropped); the spans still open show as open, live and in the
+# (seen = kept + aged + lost); the spans still open show as open, live and in the
 # black box; a version 1 black box still reads.
 
 # spans_scenario [ATTACH ARGS...]: runs the "spans" scenario attached with the args.
@@ -55,9 +55,9 @@ test_spans_are_recorded_with_times_and_parents() {
 	check_spans "$json" || return 1
 	expect "without --spans the tail is the events alone, as before" \
 		"$(jq -c 'select(.type == null)' <<<"$json")" "$(rtail --json)" || return 1
-	expect "the list counts the spans: seen = kept + dropped" \
-		'{"subject":"spans","spans_seen":100,"spans_kept":100,"spans_dropped":0}' \
-		"$(rtail --list --spans --json | jq -c '{subject, spans_seen, spans_kept, spans_dropped}')" ||
+	expect "the list counts the spans: seen = kept + aged + lost" \
+		'{"subject":"spans","spans_seen":100,"spans_kept":100,"spans_aged":0,"spans_lost":0}' \
+		"$(rtail --list --spans --json | jq -c '{subject, spans_seen, spans_kept, spans_aged, spans_lost}')" ||
 		return 1
 	expect "the text tail: one line per span, left ones with a duration, open ones open" \
 		'100 step
@@ -69,11 +69,19 @@ held: open' \
 
 test_span_cap_keeps_the_newest_and_counts_the_rest() {
 	spans_scenario --span-cap 10 || return 1
-	expect "seen 100 = kept 10 + dropped 90" \
-		'{"spans_seen":100,"spans_kept":10,"spans_dropped":90}' \
-		"$(rtail --list --spans --json | jq -c '{spans_seen, spans_kept, spans_dropped}')" || return 1
-	expect "the text list shows the counts too" "100 10 90" \
-		"$(rtail --list --spans | awk 'NR == 2 {print $(NF-2), $(NF-1), $NF}')" || return 1
+	# The cap at work is aging, not loss: nothing was lost.
+	expect "seen 100 = kept 10 + aged 90 + lost 0" \
+		'{"spans_seen":100,"spans_kept":10,"spans_aged":90,"spans_lost":0}' \
+		"$(rtail --list --spans --json | jq -c '{spans_seen, spans_kept, spans_aged, spans_lost}')" || return 1
+	expect "the text list shows the counts under names that say so" \
+		"SPANS-SEEN SPANS-KEPT SPANS-AGED SPANS-LOST
+100 10 90 0" \
+		"$(rtail --list --spans | awk '{print $(NF-3), $(NF-2), $(NF-1), $NF}')" || return 1
+	expect "--stats says aged out apart from lost" \
+		"spans: 100 seen, 10 kept, 90 aged out (--span-cap), 0 lost" \
+		"$(rtail --stats | grep -o '^spans: [^;]*')" || return 1
+	expect "--stats --json too" '{"seen":100,"kept":10,"aged":90,"lost":0}' \
+		"$(rtail --stats --json | jq -c '.spans | {seen, kept, aged, lost}')" || return 1
 	local json
 	json=$(rtail --spans --json) || return 1
 	expect "the 10 newest steps (90..99) are kept: each kept step event (91..99) is inside its own" \
@@ -97,9 +105,9 @@ test_open_spans_at_kill_9_are_in_the_black_box() {
 	json=$($B/recorder-tail --file "$dump" --spans --json) || return 1
 	check_spans "$json" || return 1
 	expect "the black box reads back as the live process showed: list with its spans" \
-		'{"subject":"spans","spans_seen":100,"spans_kept":100,"spans_dropped":0}' \
+		'{"subject":"spans","spans_seen":100,"spans_kept":100,"spans_aged":0,"spans_lost":0}' \
 		"$($B/recorder-tail --file "$dump" --list --spans --json |
-			jq -c '{subject, spans_seen, spans_kept, spans_dropped}')"
+			jq -c '{subject, spans_seen, spans_kept, spans_aged, spans_lost}')"
 }
 
 test_version_1_black_box_still_reads() {

@@ -897,6 +897,55 @@ static void sc_spans(struct scenario *sc)
 	REC_INFO("inside held");
 }
 
+/*
+ * Two threads inside spans of recordings created before the attach, running
+ * (so that the attach cannot read their stacks), leave their spans as soon as
+ * it is done: each thread's first probe is an exit, and nothing announced the
+ * recordings to recorder-attach. What an attach mid-flight expects to see: not
+ * an unmatched exit, not an orphan span (issue 24).
+ */
+static pthread_barrier_t early_inside;
+
+static void *early_main(void *p)
+{
+	static struct rec_span root;
+
+	rec_recording_span(&root, p, "early2");
+	rec_span_enter(&root);
+	pthread_barrier_wait(&early_inside);
+	while (!rec_is_attached())
+		;
+	rec_span_exit(&root);
+	return NULL;
+}
+
+static void sc_exit_at_attach(struct scenario *sc)
+{
+	struct rec_recorder *r = new_recorder(sc);
+	struct rec_recording *rec = new_recording(sc, r, 10, "early");
+	struct rec_recording *rec2 = new_recording(sc, r, 10, "early2");
+	static struct rec_span root, inner;
+	pthread_t th;
+
+	rec_recording_span(&root, rec, "early");
+	rec_span_enter(&root);
+	REC_SPAN_INIT(&inner, INFO, "inner");
+	rec_span_enter(&inner);
+	if (pthread_barrier_init(&early_inside, NULL, 2) ||
+	    pthread_create(&th, NULL, early_main, rec2)) {
+		perror("scenario: exit_at_attach");
+		exit(1);
+	}
+	pthread_barrier_wait(&early_inside);
+	printf("inside\n");
+	fflush(stdout);
+	while (!rec_is_attached())
+		;
+	rec_span_exit(&inner);
+	rec_span_exit(&root);
+	pthread_join(th, NULL);
+}
+
 /* Counts the evaluations of a field expression. */
 static uint64_t side_effects;
 
@@ -1076,6 +1125,7 @@ static const struct {
 	{ "hostile_text", sc_hostile_text, false },
 	{ "hostile_batch", sc_hostile_batch, false },
 	{ "spans", sc_spans, false },
+	{ "exit_at_attach", sc_exit_at_attach, true },
 };
 
 #define NSCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))

@@ -170,7 +170,7 @@ static void test_scenario_parts(void **state)
 	assert_non_null(strstr(got, "span \\u001b[2J"));
 	assert_null(strchr(got, '\x1b'));
 	/* The exit whose enter fell out is an instant; the open span has a B only. */
-	assert_non_null(strstr(got, "\"enter\":\"unknown\""));
+	assert_non_null(strstr(got, "\"enter\":\"before the attach\""));
 	assert_non_null(strstr(got, "\"open\":true"));
 	assert_non_null(strstr(got, "\"clipped\":true"));
 	assert_non_null(strstr(got, "\"recorder_spans_open_untimed\":1}"));

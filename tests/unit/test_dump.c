@@ -654,7 +654,7 @@ static void test_reads_hand_written_dump(void **state)
 		assert_int_equal(c.v[i], 0);
 	out = answer(&p, 0, 0);
 	assert_non_null(strstr(out, "==> pid 42 recording 0x8000000000000002 <s> cap 4, seen 6, "
-				    "kept 3, dropped 3 <==\n"));
+				    "delivered 3, dropped 3 <==\n"));
 	assert_non_null(strstr(out, " 7 f.c:12] <s> hi, a: x, b: -1\n"));
 	assert_non_null(strstr(out, "-- 3 events lost (seq 3..5) --\n"));
 	free(out);
@@ -682,7 +682,9 @@ static void test_reads_spans(void **state)
 		"\"recording\":\"0x8000000000000002\",\"id\":\"0x9\",\"enter_ns\":300}");
 	assert_int_equal(read_text(text, &p, &c, err, sizeof(err)), 0);
 	out = answer(&p, REC_Q_SPANS | REC_Q_LIST | REC_Q_JSON, 0);
-	assert_non_null(strstr(out, "\"spans_seen\":2,\"spans_kept\":1,\"spans_dropped\":1}"));
+	/* A dump before spans_aged and spans_lost: its spans_dropped reads as lost. */
+	assert_non_null(strstr(
+		out, "\"spans_seen\":2,\"spans_kept\":1,\"spans_aged\":0,\"spans_lost\":1}"));
 	free(out);
 	out = answer(&p, REC_Q_SPANS | REC_Q_JSON, 0);
 	/* The span left, then the one still open (its parent: none, the bottom frame). */
@@ -691,14 +693,94 @@ static void test_reads_spans(void **state)
 		"{\"type\":\"span\",\"pid\":42,\"tid\":7,\"recording\":\"0x8000000000000002\","
 		"\"recorder\":\"0x1\",\"subject\":\"s\",\"id\":\"0x5\",\"parent\":null,\"name\":"
 		"\"ev\",\"target\":\"t\",\"file\":\"f.c\",\"line\":12,\"enter\":\"1970-01-01T00:00:"
-		"00.000000Z\",\"exit\":\"1970-01-01T00:00:00.000000Z\",\"duration_ns\":10}\n"));
+		"00.000000Z\",\"exit\":\"1970-01-01T00:00:00.000000Z\",\"duration_ns\":10,"
+		"\"entered_before_attach\":false}\n"));
 	assert_non_null(strstr(out, "\"id\":\"0x9\",\"parent\":null,\"name\":\"ev\",\"target\":"
 				    "\"t\",\"file\":\"f.c\",\"line\":12,\"enter\":\"1970-01-01T00:"
-				    "00:00.000000Z\",\"exit\":null,\"duration_ns\":null}\n"));
+				    "00:00.000000Z\",\"exit\":null,\"duration_ns\":null,"
+				    "\"entered_before_attach\":false}\n"));
 	free(out);
 	/* Without --spans, nothing of them. */
 	out = answer(&p, REC_Q_JSON, 0);
 	assert_null(strstr(out, "span"));
+	free(out);
+	free(text);
+	rec_proc__fini(&p);
+}
+
+/*
+ * The cap the program asked for beside the one kept (--min-cap, --max-cap),
+ * the attach's time, spans aged out apart from those lost, and a frame entered
+ * before the attach: read, shown, and written back.
+ */
+static void test_reads_caps_the_attach_and_span_aging(void **state)
+{
+	struct rec_dump_counters c;
+	struct rec_proc p;
+	char err[256], *text = strdup(base_dump), *out;
+
+	(void)state;
+	replace(&text, "\"version\":1", "\"version\":2");
+	replace(&text, "\"cap\":4,", "\"cap\":4,\"asked_cap\":64,");
+	replace(&text, "\"clock_offset_ns\":5,", "\"clock_offset_ns\":5,\"attached_ns\":1000,");
+	replace(&text, "\"orphans\":0,", "\"orphans\":0,\"spans_before_attach\":3,");
+	replace(&text, "\"stale\":0,",
+		"\"stale\":0,\"spans_seen\":3,\"spans_dropped\":2,\"spans_aged\":1,"
+		"\"spans_lost\":1,\"spans\":[{\"id\":\"0x5\",\"parent\":\"0x0\",\"tid\":7,"
+		"\"callsite\":\"0x1000\",\"enter_ns\":0,\"exit_ns\":2000}],");
+	replace(&text, "\"recording\":\"0x8000000000000002\"}",
+		"\"recording\":\"0x8000000000000002\",\"id\":\"0x9\"}");
+	assert_int_equal(read_text(text, &p, &c, err, sizeof(err)), 0);
+	out = answer(&p, 0, 0);
+	assert_non_null(strstr(out, "<s> cap 4 (asked 64), seen 6, delivered 3, dropped 3 <==\n"));
+	free(out);
+	out = answer(&p, REC_Q_LIST | REC_Q_SPANS | REC_Q_JSON, 0);
+	assert_non_null(strstr(out, "\"cap\":4,\"asked_cap\":64,"));
+	assert_non_null(strstr(
+		out, "\"spans_seen\":3,\"spans_kept\":1,\"spans_aged\":1,\"spans_lost\":1}"));
+	free(out);
+	out = answer(&p, REC_Q_LIST | REC_Q_SPANS, 0);
+	assert_non_null(strstr(out, " CAP    ASKED "));
+	assert_non_null(strstr(out, " SPANS-SEEN SPANS-KEPT SPANS-AGED SPANS-LOST\n"));
+	free(out);
+	out = answer(&p, REC_Q_STATS, 0);
+	assert_non_null(strstr(out,
+			       "spans: 3 seen, 1 kept, 1 aged out (--span-cap), 1 lost; "
+			       "orphan spans: 0; spans of recordings older than the attach: 3\n"));
+	free(out);
+	/* The frame seeded at the attach: open since before it, aged from it to the dump. */
+	out = answer(&p, REC_Q_STACKS, 0);
+	assert_non_null(strstr(out, "    ev (f.c:12) open since before the attach, over 1796"));
+	free(out);
+	out = answer(&p, REC_Q_STACKS | REC_Q_JSON, 0);
+	assert_non_null(strstr(out, "\"enter\":null,\"age_ns\":1796"));
+	assert_non_null(strstr(out, "\"entered_before_attach\":true}"));
+	free(out);
+	/* The span left, entered before the attach; the one open, timed by the attach. */
+	out = answer(&p, REC_Q_SPANS, 0);
+	assert_non_null(strstr(out, "span ev: entered before the attach, id 0x5\n"));
+	assert_non_null(strstr(out, ":00.000001 7 f.c:12] <s> span ev: open, entered before the "
+				    "attach, id 0x9\n"));
+	free(out);
+	rec_proc__fini(&p);
+	assert_int_equal(read_text(text, &p, &c, err, sizeof(err)), 0);
+	out = dump_to_file(&p, NULL);
+	assert_non_null(strstr(out, "\"cap\":4,\"asked_cap\":64,"));
+	assert_non_null(strstr(out, "\"attached_ns\":1000"));
+	assert_non_null(strstr(out, "\"spans_before_attach\":3"));
+	assert_non_null(strstr(out, "\"spans_seen\":3,\"spans_dropped\":2,\"spans_aged\":1,"
+				    "\"spans_lost\":1,"));
+	free(out);
+	rec_proc__fini(&p);
+	/* A dump that predates attached_ns: the open span is timed by its writing, never 1970. */
+	replace(&text, "\"attached_ns\":1000,", "");
+	assert_int_equal(read_text(text, &p, &c, err, sizeof(err)), 0);
+	out = answer(&p, REC_Q_SPANS, 0);
+	assert_non_null(strstr(out, ":03:12.123456 7 f.c:12] <s> span ev: open, entered before the "
+				    "attach, id 0x9\n"));
+	free(out);
+	out = answer(&p, REC_Q_STACKS, 0);
+	assert_non_null(strstr(out, "    ev (f.c:12) open since before the attach\n"));
 	free(out);
 	free(text);
 	rec_proc__fini(&p);
@@ -798,6 +880,11 @@ static const struct bad_case bad_cases[] = {
 	    "\"stale\":0,\"spans_seen\":2,\"spans\":[{\"id\":\"0x5\",\"parent\":\"0x0\",\"tid\":7,"
 	    "\"callsite\":\"0x1000\",\"enter_ns\":10,\"exit_ns\":20}]," },
 	  "recordings[0]: missing \"spans_dropped\"" },
+	{ { "\"stale\":0,",
+	    "\"stale\":0,\"spans_seen\":2,\"spans_dropped\":1,\"spans_aged\":1,"
+	    "\"spans_lost\":1,\"spans\":[{\"id\":\"0x5\",\"parent\":\"0x0\",\"tid\":7,"
+	    "\"callsite\":\"0x1000\",\"enter_ns\":10,\"exit_ns\":20}]," },
+	  "recordings[0].spans_dropped: 1 is not spans_aged 1 plus spans_lost 1" },
 	{ { "\"pid\":42,", "" }, "missing \"pid\"" },
 	{ { "\"pid\":42", "\"pid\":\"42\"" }, "pid: expected an unsigned integer" },
 	{ { "\"pid\":42", "\"pid\":0" }, "pid: 0 is out of range (1..2147483647)" },
@@ -1325,6 +1412,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_reads_hand_written_dump, setup_tmp,
 						teardown_tmp),
 		cmocka_unit_test_setup_teardown(test_reads_spans, setup_tmp, teardown_tmp),
+		cmocka_unit_test_setup_teardown(test_reads_caps_the_attach_and_span_aging,
+						setup_tmp, teardown_tmp),
 		cmocka_unit_test_setup_teardown(test_reader_tolerates, setup_tmp, teardown_tmp),
 		cmocka_unit_test_setup_teardown(test_rejects_malformed, setup_tmp, teardown_tmp),
 		cmocka_unit_test_setup_teardown(test_rejects_generated, setup_tmp, teardown_tmp),

@@ -142,9 +142,11 @@ static void test_nested_recordings_split_stacks(void **state)
 			 "{\"pid\":%d,\"tid\":42,\"recording\":\"0x8000000000000002\",\"subject\":"
 			 "\"a\","
 			 "\"stack\":[{\"name\":\"child_span\",\"target\":\"srv\",\"file\":\"%s\","
-			 "\"line\":%d},"
+			 "\"line\":%d,\"enter\":null,\"age_ns\":null,\"entered_before_attach\":"
+			 "false},"
 			 "{\"name\":\"recording\",\"target\":\"recorder\",\"file\":\"recorder.h\","
-			 "\"line\":0}]}\n",
+			 "\"line\":0,\"enter\":null,\"age_ns\":null,\"entered_before_attach\":"
+			 "false}]}\n",
 			 (int)getpid(), __FILE__, child_line);
 		assert_string_equal(out, expect);
 	}
@@ -204,13 +206,13 @@ static void test_tail_shows_gaps(void **state)
 	out = answer(p, 0, "a");
 	assert_non_null(strstr(out, "] <a> hello, n: 1\n-- 2 events lost (seq 2..3) --\n"));
 	assert_non_null(strstr(out, "] <a> hello, n: 4\n-- 2 events lost (seq 5..6) --\n"));
-	assert_non_null(strstr(out, "cap 10, seen 7, kept 3, dropped 4 <==\n"));
+	assert_non_null(strstr(out, "cap 10, seen 7, delivered 3, dropped 4 <==\n"));
 	free(out);
 	out = answer(p, REC_Q_LIST | REC_Q_JSON, "a");
-	assert_string_equal(
-		strstr(out, "\"subject\""),
-		"\"subject\":\"a\",\"cap\":10,\"seen\":7,\"delivered\":3,\"kept\":3,\"dropped\":4,"
-		"\"invalid\":0,\"tail\":3,\"state\":\"live\"}\n");
+	assert_string_equal(strstr(out, "\"subject\""),
+			    "\"subject\":\"a\",\"cap\":10,\"asked_cap\":10,\"seen\":7,"
+			    "\"delivered\":3,\"kept\":3,\"dropped\":4,"
+			    "\"invalid\":0,\"tail\":3,\"state\":\"live\"}\n");
 	free(out);
 }
 
@@ -287,6 +289,76 @@ static void test_retire_and_clamp(void **state)
 	assert_int_equal(rec_proc__ingest_recording(p, &r), -EINVAL);
 }
 
+/*
+ * --min-cap and --max-cap: a recording keeps the cap its program asked for,
+ * clamped, raised to the least and lowered to the most; it remembers what
+ * was asked, from an announcement as from an event's recovery.
+ */
+static void test_min_and_max_cap(void **state)
+{
+	struct rec_proc *p = *state;
+	struct rec_limits l = { .min_cap = 100, .max_cap = 1000 };
+	struct rec_recording_rec r = {
+		.key = 0x76, .recorder = 1, .cap = 64, .state = REC_RS_LIVE
+	};
+	struct rec_rstate *rs;
+
+	assert_int_equal(rec_proc__effective_cap(&l, 64), 100);
+	assert_int_equal(rec_proc__effective_cap(&l, 500), 500);
+	assert_int_equal(rec_proc__effective_cap(&l, 5000), 1000);
+	assert_int_equal(rec_proc__effective_cap(&l, UINT64_MAX), 1000);
+	assert_int_equal(rec_proc__effective_cap(&l, 0), 100);
+	l = (struct rec_limits){ 0 };
+	assert_int_equal(rec_proc__effective_cap(&l, 0), 2);
+	assert_int_equal(rec_proc__effective_cap(&l, 64), 64);
+	l.max_cap = 8;
+	assert_int_equal(rec_proc__effective_cap(&l, 64), 8);
+	assert_int_equal(rec_proc__effective_cap(&l, 3), 3);
+
+	p->limits.min_cap = 100;
+	assert_int_equal(rec_proc__ingest_recording(p, &r), 0);
+	rs = rec_proc__find(p, 0x76);
+	assert_int_equal(rs->cap, 100);
+	assert_int_equal(rs->asked_cap, 64);
+	rs = rec_proc__get(p, 77, 1, 1u << 30);
+	assert_int_equal(rs->cap, REC_CAP_MAX);
+	assert_int_equal(rs->asked_cap, 1u << 30);
+	p->limits.max_cap = 200;
+	rs = rec_proc__get(p, 78, 1, 300);
+	assert_int_equal(rs->cap, 200);
+	assert_int_equal(rs->asked_cap, 300);
+}
+
+/*
+ * A span of a recording nothing announced: entered before the attach (its
+ * enter not known, or before attached_ns) it is what an attach mid-flight
+ * expects; entered after, an orphan.
+ */
+static void test_span_of_an_unknown_recording(void **state)
+{
+	struct rec_proc *p = *state;
+	struct rec_span_rec r = { .hdr = { .type = REC_RT_SPAN, .size = sizeof(r), .time_ns = 500 },
+				  .recording = 0x99,
+				  .id = 1,
+				  .meta = 0x10 };
+
+	p->attached_ns = 100;
+	assert_int_equal(rec_proc__ingest_span(p, &r), -ENOENT);
+	r.enter = 50;
+	assert_int_equal(rec_proc__ingest_span(p, &r), -ENOENT);
+	assert_int_equal(p->spans_before_attach, 2);
+	assert_int_equal(p->span_orphans, 0);
+	r.enter = 150;
+	assert_int_equal(rec_proc__ingest_span(p, &r), -ENOENT);
+	assert_int_equal(p->spans_before_attach, 2);
+	assert_int_equal(p->span_orphans, 1);
+	/* Not knowing when the attach was, only an unknown enter says before it. */
+	p->attached_ns = 0;
+	r.enter = 50;
+	assert_int_equal(rec_proc__ingest_span(p, &r), -ENOENT);
+	assert_int_equal(p->span_orphans, 2);
+}
+
 /* True if out holds a byte below 0x20 other than the newline ending each line, or DEL. */
 static int has_control(const char *out)
 {
@@ -326,16 +398,17 @@ static void test_text_answers_escape_target_text(void **state)
 	out = answer(p, REC_Q_LIST, subject);
 	assert_false(has_control(out));
 	assert_int_equal(count_lines(out), 2);
-	assert_non_null(strstr(out, " x\\nI0101 00:00:00.000000 1 forged.c:1] forged\\u001b[2J"
-				    "\\u007f       10          1          1          0        1 "
-				    "live\n"));
+	assert_non_null(
+		strstr(out, " x\\nI0101 00:00:00.000000 1 forged.c:1] forged\\u001b[2J"
+			    "\\u007f       10       10          1          1          0        1 "
+			    "live\n"));
 	free(out);
 
 	out = answer(p, 0, subject);
 	assert_false(has_control(out));
 	assert_int_equal(count_lines(out), 2);
 	assert_non_null(strstr(out, " <x\\nI0101 00:00:00.000000 1 forged.c:1] forged\\u001b[2J"
-				    "\\u007f> cap 10, seen 1, kept 1, dropped 0 <==\n"));
+				    "\\u007f> cap 10, seen 1, delivered 1, dropped 0 <==\n"));
 	free(out);
 
 	out = answer(p, REC_Q_STACKS, subject);
@@ -469,6 +542,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_invalid_event_counts_in_its_recording, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_retire_and_clamp, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_min_and_max_cap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_span_of_an_unknown_recording, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_text_answers_escape_target_text, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_clients_and_not_sent, setup, teardown),

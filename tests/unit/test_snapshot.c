@@ -209,7 +209,8 @@ static void test_scope_recording_holds_one_recording_and_every_stack(void **stat
 	assert_non_null(strstr(text, "\"seen\":5,\"kept\":4,\"dropped\":1,"));
 	assert_non_null(strstr(text, "{\"seq\":2,"));
 	assert_non_null(strstr(text, "{\"seq\":4,"));
-	assert_non_null(strstr(text, "\"spans_seen\":3,\"spans_dropped\":1,\"spans\":[\n"
+	assert_non_null(strstr(text, "\"spans_seen\":3,\"spans_dropped\":1,\"spans_lost\":1,"
+				     "\"spans\":[\n"
 				     "{\"id\":\"0x2\","));
 	assert_non_null(strstr(text, "{\"id\":\"0x3\",\"parent\":\"0x2\","));
 	/* Nothing of A and C but the frames of the stacks. */
@@ -245,7 +246,7 @@ static void test_scope_recording_holds_one_recording_and_every_stack(void **stat
 	free(out);
 	out = answer(&back, REC_Q_STATS);
 	assert_non_null(strstr(out, "scope: one recording"));
-	assert_non_null(strstr(out, "spans: 3 seen, 2 kept, 1 dropped"));
+	assert_non_null(strstr(out, "spans: 3 seen, 2 kept, 0 aged out (--span-cap), 1 lost"));
 	free(out);
 	out = answer(&back, REC_Q_STATS | REC_Q_JSON);
 	assert_non_null(strstr(out, "\"state\":\"running\",\"scope\":\"recording\","));
@@ -410,11 +411,12 @@ static void test_outputs_show_triggers(void **state)
 		     "          0          0          0\n"));
 	free(out);
 	out = answer(&back, REC_Q_STATS | REC_Q_JSON);
-	assert_non_null(strstr(out,
-			       "\"forgotten\":[{\"recorder\":\"0x1\",\"recordings\":3,"
-			       "\"seen\":9,\"kept\":8,\"dropped\":1}],\"triggers\":[{\"id\":1,"
-			       "\"rule\":\"level>=error\",\"fired\":7,\"saved\":2,\"cooldown\":"
-			       "4,\"capped\":1,\"failed\":0},{\"id\":3,"));
+	assert_non_null(strstr(
+		out,
+		"\"forgotten\":[{\"recorder\":\"0x1\",\"recordings\":3,"
+		"\"seen\":9,\"delivered\":8,\"kept\":8,\"dropped\":1}],\"triggers\":[{\"id\":1,"
+		"\"rule\":\"level>=error\",\"fired\":7,\"saved\":2,\"cooldown\":"
+		"4,\"capped\":1,\"failed\":0},{\"id\":3,"));
 	free(out);
 	/* --list and --stacks show none of it. */
 	out = answer(&back, REC_Q_LIST);

@@ -111,6 +111,7 @@ static const char doc[] =
 	"  recorder-attach -p 4242 --ring-size 33554432    # a 32 MiB ring buffer\n"
 	"  recorder-attach -p 4242 --dump-dir /tmp/boxes   # black boxes go there\n"
 	"  recorder-attach -p 4242 --per-event   # one probe hit per event\n"
+	"  recorder-attach -p 4242 --min-cap 10000   # keep more history per recording\n"
 	"\n"
 	"LIMITS: every table and cache that a target can grow has a limit, and\n"
 	"what does not fit is counted (recorder-tail --stats, --list, the dump).\n";
@@ -138,6 +139,8 @@ enum {
 	OPT_MAX_DEAD_STACKS,
 	OPT_MAX_FORGOTTEN,
 	OPT_SPAN_CAP,
+	OPT_MIN_CAP,
+	OPT_MAX_CAP,
 	OPT_PER_EVENT,
 	OPT_COLLECT,
 	OPT_TRIGGER,
@@ -278,6 +281,14 @@ static const struct argp_option options[] = {
 	{ "span-cap", OPT_SPAN_CAP, "N", 0,
 	  "Spans kept per recording, the newest (default 256, at most 1048576); "
 	  "the others are counted dropped",
+	  1 },
+	{ "min-cap", OPT_MIN_CAP, "N", 0,
+	  "Events every recording keeps at least, whatever its program asked "
+	  "(2 to 1048576; default: what it asked); --list shows both caps",
+	  1 },
+	{ "max-cap", OPT_MAX_CAP, "N", 0,
+	  "Events every recording keeps at most, whatever its program asked "
+	  "(2 to 1048576, not below --min-cap; default: what it asked)",
 	  1 },
 	{ "max-forgotten-recorders", OPT_MAX_FORGOTTEN, "N", 0,
 	  "Recorders whose forgotten recordings are tallied one by one (default "
@@ -529,6 +540,12 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_SPAN_CAP:
 		parse_limit(state, "span-cap", arg, 1, REC_SPAN_CAP_MAX, &lim->span_cap);
 		break;
+	case OPT_MIN_CAP:
+		parse_limit(state, "min-cap", arg, 2, REC_CAP_MAX, &lim->min_cap);
+		break;
+	case OPT_MAX_CAP:
+		parse_limit(state, "max-cap", arg, 2, REC_CAP_MAX, &lim->max_cap);
+		break;
 	case OPT_MAX_FORGOTTEN:
 		parse_limit(state, "max-forgotten-recorders", arg, 1, 1u << 20,
 			    &lim->max_forgotten_recorders);
@@ -553,6 +570,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 				   "--max-recordings-per-process %" PRIu64 " is more than "
 				   "--max-recordings %" PRIu64,
 				   lim->max_recordings_per_process, lim->max_recordings);
+		if (lim->min_cap && lim->max_cap && lim->max_cap < lim->min_cap)
+			argp_error(state,
+				   "--max-cap %" PRIu64 " is less than --min-cap %" PRIu64
+				   ": no recording could keep both",
+				   lim->max_cap, lim->min_cap);
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;

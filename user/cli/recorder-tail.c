@@ -60,7 +60,7 @@ static const char doc[] =
 	"  recorder-tail -p 4242                 # every recording's tail\n"
 	"  recorder-tail -p 4242 -n 5 --json     # the last 5 of each, JSON lines\n"
 	"  recorder-tail -p 4242 --list          # recordings, seen and dropped\n"
-	"  recorder-tail -p 4242 --stacks        # what each thread is inside\n"
+	"  recorder-tail -p 4242 --stacks        # what each thread is in, how long\n"
 	"  recorder-tail -p 4242 --subject 'actor[0]' --follow\n"
 	"  recorder-tail -p 4242 --dump          # write a black box now\n"
 	"  recorder-tail --file DUMP --format chrome >t.json  # ui.perfetto.dev\n"
@@ -111,14 +111,17 @@ static const struct argp_option options[] = {
 	{ "since", OPT_SINCE, "DURATION", 0,
 	  "Only events of the last DURATION (500ms, 30s, 5m, 2h, 1d), counted back from now", 0 },
 	{ "list", OPT_LIST, NULL, 0,
-	  "List the recordings: key, recorder, subject, cap, events seen, delivered, dropped, "
-	  "tail, state",
+	  "List the recordings: key, recorder, subject, cap (kept) and the cap its program "
+	  "asked for, events seen, delivered, dropped, tail, state",
 	  0 },
 	{ "stacks", OPT_STACKS, NULL, 0,
-	  "Show each active span stack, leaf first, 'recording' last", 0 },
+	  "Show each active span stack, leaf first, 'recording' last, and how long each "
+	  "frame has been open (JSON: its enter time and age_ns)",
+	  0 },
 	{ "spans", OPT_SPANS, NULL, 0,
 	  "With a tail: each recording's spans too, after its events (enter, duration or "
-	  "open, id, parent); with --list: its spans seen, kept and dropped",
+	  "open, id, parent); with --list: its spans seen, kept, aged out by --span-cap and "
+	  "lost",
 	  0 },
 	{ "follow", OPT_FOLLOW, NULL, 0, "After the tail, print new events as they arrive", 0 },
 	{ "json", OPT_JSON, NULL, 0, "One JSON object per line (the same as --format json)", 0 },

@@ -48,6 +48,7 @@ static const char *const counter_names[REC_C_MAX] = {
 	[REC_C_TABLE_FULL] = "table_full",
 	[REC_C_BATCH_BAD] = "batch_bad",
 	[REC_C_BATCH_FAULT] = "batch_fault",
+	[REC_C_EXIT_BEFORE_ATTACH] = "exit_before_attach",
 };
 
 static const char *const limit_names[REC_L_MAX] = {

@@ -75,12 +75,21 @@ struct rec_span_view {
 	uint64_t meta;		       /* callsite address, shown when cs is NULL */
 	int64_t enter_ns; /* CLOCK_REALTIME; 0: not known (entered before the attach) */
 	int64_t exit_ns;  /* CLOCK_REALTIME; 0: still open */
+	/* CLOCK_REALTIME when recorder-attach attached (0: not known, an older dump). */
+	int64_t attached_ns;
+	/* CLOCK_REALTIME when it was read: now live, the dump's writing for a dump (0: not known). */
+	int64_t read_ns;
 };
 
-/* One span a thread is in: its callsite, NULL if it could not be read (then its address). */
+/*
+ * One span a thread is in: its callsite, NULL if it could not be read (then
+ * its address), and when it was entered.
+ */
 struct rec_frame_view {
 	const struct rec_callsite *cs;
 	uint64_t meta;
+	int64_t enter_ns;  /* CLOCK_REALTIME; 0: not known */
+	int before_attach; /* its enter is not known because it came before the attach */
 };
 
 /* The spans of one recording that one thread is in, innermost first. */
@@ -89,8 +98,26 @@ struct rec_stack_view {
 	const struct rec_rstate *rs;
 	uint32_t tid;
 	uint32_t nframes;
+	/*
+	 * CLOCK_REALTIME: when the frames' ages are measured (now for a live
+	 * process, when the dump was written for a dump; 0: not known), and when
+	 * recorder-attach attached (0: not known).
+	 */
+	int64_t at_ns;
+	int64_t attached_ns;
 	struct rec_frame_view frames[REC_MAX_DEPTH];
 };
+
+/* How long frame f of s has been open at s->at_ns, in ns; -1 if not known. */
+static inline int64_t rec_output__frame_age(const struct rec_stack_view *s,
+					    const struct rec_frame_view *f)
+{
+	int64_t from = f->enter_ns ? f->enter_ns : f->before_attach ? s->attached_ns : 0;
+
+	if (!from || !s->at_ns)
+		return -1;
+	return s->at_ns > from ? s->at_ns - from : 0;
+}
 
 /* The control-socket clients of a recorder-attach (all traced processes), for --stats. */
 struct rec_output_clients {

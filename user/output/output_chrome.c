@@ -14,10 +14,12 @@
  *   - An event is a thread-scoped instant ("ph":"i","s":"t") named by its
  *     message (else its callsite's name), "cat" its target, its fields and
  *     where it came from (subject, recording, seq, level, file, line) in "args".
- *   - A span is a "B" slice at its enter and an "E" at its exit. One whose
- *     enter is not known (0) is an instant at its exit, args.enter "unknown";
- *     one still open (exit 0) has its "B" only, args.open true. One open whose
- *     enter is not known has no time to be shown at: it is counted in
+ *   - A span is a "B" slice at its enter and an "E" at its exit; one still
+ *     open (exit 0) has its "B" only, args.open true. One entered before the
+ *     attach (its enter not known) begins at the attach, args.enter "before
+ *     the attach". If the attach's time is not known either (a dump that
+ *     predates it), one that was left is an instant at its exit, and one
+ *     still open has no time to be shown at: it is counted in
  *     "recorder_spans_open_untimed" beside "traceEvents".
  *   - Timestamps ("ts") are microseconds since the epoch with three decimals
  *     (nanoseconds): 1764820000123456.789.
@@ -253,10 +255,14 @@ static void chrome_span(struct rec_output *o, const struct rec_span_view *sp)
 {
 	char buf[REC_TEXT_CALLSITE_MAX];
 	struct chrome *c = o->state;
+	/* Entered before the attach: shown from the attach, when that is known. */
+	int64_t enter = sp->enter_ns ? sp->enter_ns : sp->attached_ns;
 	struct rec_json *w;
 	struct item *it;
 
-	if (c && !sp->enter_ns && !sp->exit_ns) {
+	if (enter && sp->exit_ns && enter > sp->exit_ns)
+		enter = sp->exit_ns;
+	if (c && !enter && !sp->exit_ns) {
 		c->untimed++;
 		return;
 	}
@@ -265,21 +271,23 @@ static void chrome_span(struct rec_output *o, const struct rec_span_view *sp)
 	w = &c->w;
 	it->id = sp->id;
 	it->off = mem_at(c);
-	if (!sp->enter_ns) {
-		/* Its enter fell out of the tail (or came before the attach). */
+	if (!enter) {
+		/* Entered before an attach whose time is not known (an older dump). */
 		it->kind = ITEM_INSTANT;
 		it->ts = sp->exit_ns;
 		span_head(w, sp, "i", sp->exit_ns);
-		rec_json__member_cstr(w, "enter", "unknown");
+		rec_json__member_cstr(w, "enter", "before the attach");
 		rec_json__end_object(w);
 		rec_json__end_object(w);
 		it->len = mem_at(c) - it->off;
 		return;
 	}
 	it->kind = ITEM_SPAN;
-	it->ts = sp->enter_ns;
+	it->ts = enter;
 	it->exit = sp->exit_ns ? sp->exit_ns : INT64_MAX;
-	span_head(w, sp, "B", sp->enter_ns);
+	span_head(w, sp, "B", enter);
+	if (!sp->enter_ns)
+		rec_json__member_cstr(w, "enter", "before the attach");
 	if (!sp->exit_ns)
 		rec_json__member_bool(w, "open", true);
 	rec_json__end_object(w);

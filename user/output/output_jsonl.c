@@ -37,6 +37,16 @@ static void json_field_status(struct rec_json *w, const struct rec_event_view *e
 		rec_json__end_object(w);
 }
 
+/* "name": an RFC 3339 time, or null for 0 (not known). */
+static void json_time_or_null(struct rec_json *w, const char *name, int64_t time_ns)
+{
+	rec_json__key(w, name);
+	if (time_ns)
+		rec_json__time(w, time_ns);
+	else
+		rec_json__null(w);
+}
+
 /* Where an event or a span came from: pid, [ns_pid,] tid, recording, recorder, subject. */
 static void json_origin(struct rec_json *w, const struct rec_origin *from)
 {
@@ -108,11 +118,12 @@ static void jsonl_event(struct rec_output *o, const struct rec_event_view *ev)
 
 /*
  * A span (--spans): {"type":"span", pid, [ns_pid,] tid, recording, recorder,
- * subject, id, parent, name, target, file, line, enter, exit, duration_ns}. id
- * and parent are "0x…" strings (parent null: none known); enter and exit are
- * RFC 3339 like an event's time, enter null if not known (entered before the
- * attach), exit null and duration_ns null while it is open. With cs NULL, name
- * is "<callsite 0x…>" and target and file "?".
+ * subject, id, parent, name, target, file, line, enter, exit, duration_ns,
+ * entered_before_attach}. id and parent are "0x…" strings (parent null: none
+ * known); enter and exit are RFC 3339 like an event's time, enter null if not
+ * known (entered before the attach: entered_before_attach true), exit null and
+ * duration_ns null while it is open. With cs NULL, name is "<callsite 0x…>"
+ * and target and file "?".
  */
 static void jsonl_span(struct rec_output *o, const struct rec_span_view *sp)
 {
@@ -132,21 +143,14 @@ static void jsonl_span(struct rec_output *o, const struct rec_span_view *sp)
 	rec_json__member_cstr(w, "target", cs ? cs->target : "?");
 	rec_json__member_cstr(w, "file", cs ? cs->file : "?");
 	rec_json__member_u64(w, "line", cs ? cs->line : 0);
-	rec_json__key(w, "enter");
-	if (sp->enter_ns)
-		rec_json__time(w, sp->enter_ns);
-	else
-		rec_json__null(w);
-	rec_json__key(w, "exit");
-	if (sp->exit_ns)
-		rec_json__time(w, sp->exit_ns);
-	else
-		rec_json__null(w);
+	json_time_or_null(w, "enter", sp->enter_ns);
+	json_time_or_null(w, "exit", sp->exit_ns);
 	rec_json__key(w, "duration_ns");
 	if (sp->enter_ns && sp->exit_ns)
 		rec_json__i64(w, sp->exit_ns - sp->enter_ns);
 	else
 		rec_json__null(w);
+	rec_json__member_bool(w, "entered_before_attach", !sp->enter_ns);
 	rec_json__end_object(w);
 	rec_json__newline(w);
 }
@@ -205,6 +209,7 @@ static void jsonl_list_row(struct rec_output *o, const struct rec_proc *p,
 	rec_json__member_hex(w, "recorder", rs->recorder);
 	rec_json__member_cstr(w, "subject", rs->subject);
 	rec_json__member_u64(w, "cap", rs->cap);
+	rec_json__member_u64(w, "asked_cap", rs->asked_cap);
 	rec_json__member_u64(w, "seen", rs->produced);
 	rec_json__member_u64(w, "delivered", rs->received);
 	/* The old name of delivered, for one more version. */
@@ -218,16 +223,25 @@ static void jsonl_list_row(struct rec_output *o, const struct rec_proc *p,
 	if (o->spans) {
 		rec_json__member_u64(w, "spans_seen", rs->spans.seen);
 		rec_json__member_u64(w, "spans_kept", rs->spans.n);
-		rec_json__member_u64(w, "spans_dropped", rs->spans.dropped);
+		rec_json__member_u64(w, "spans_aged", rs->spans.aged);
+		rec_json__member_u64(w, "spans_lost", rs->spans.lost);
 	}
 	rec_json__end_object(w);
 	rec_json__newline(w);
 }
 
-/* A frame: name, target, file, line; one that could not be read, its name "<callsite 0x…>". */
-static void json_frame(struct rec_json *w, const struct rec_frame_view *f)
+/*
+ * A frame: name, target, file, line (one that could not be read: its name
+ * "<callsite 0x…>"), then enter (RFC 3339, null if not known), age_ns (how
+ * long it has been open when the stack was read; null if not known) and
+ * entered_before_attach (its enter not known because it came before the
+ * attach; its age_ns, if any, is then since the attach: a least).
+ */
+static void json_frame(struct rec_json *w, const struct rec_stack_view *s,
+		       const struct rec_frame_view *f)
 {
 	char buf[REC_TEXT_CALLSITE_MAX];
+	int64_t age = rec_output__frame_age(s, f);
 
 	rec_json__begin_object(w);
 	if (!f->cs) {
@@ -238,6 +252,13 @@ static void json_frame(struct rec_json *w, const struct rec_frame_view *f)
 		rec_json__member_cstr(w, "file", f->cs->file);
 		rec_json__member_u64(w, "line", f->cs->line);
 	}
+	json_time_or_null(w, "enter", f->enter_ns);
+	rec_json__key(w, "age_ns");
+	if (age >= 0)
+		rec_json__i64(w, age);
+	else
+		rec_json__null(w);
+	rec_json__member_bool(w, "entered_before_attach", f->before_attach);
 	rec_json__end_object(w);
 }
 
@@ -253,7 +274,7 @@ static void jsonl_stack(struct rec_output *o, const struct rec_stack_view *s)
 	rec_json__key(w, "stack");
 	rec_json__begin_array(w);
 	for (uint32_t i = 0; i < s->nframes; i++)
-		json_frame(w, &s->frames[i]);
+		json_frame(w, s, &s->frames[i]);
 	rec_json__end_array(w);
 	rec_json__end_object(w);
 	rec_json__newline(w);
@@ -279,8 +300,10 @@ static void jsonl_stats(struct rec_output *o, const struct rec_stats_view *s)
 	rec_json__begin_object(w);
 	rec_json__member_u64(w, "seen", sp.seen);
 	rec_json__member_u64(w, "kept", sp.kept);
-	rec_json__member_u64(w, "dropped", sp.dropped);
+	rec_json__member_u64(w, "aged", sp.aged);
+	rec_json__member_u64(w, "lost", sp.lost);
 	rec_json__member_u64(w, "orphans", p->span_orphans);
+	rec_json__member_u64(w, "before_attach", p->spans_before_attach);
 	rec_json__end_object(w);
 	/* A live recorder-attach's table: nothing in a dump. */
 	if (s->clients) {
@@ -320,6 +343,8 @@ static void jsonl_stats(struct rec_output *o, const struct rec_stats_view *s)
 		rec_json__member_hex(w, "recorder", s->forgotten[i].recorder);
 		rec_json__member_u64(w, "recordings", s->forgotten[i].recordings);
 		rec_json__member_u64(w, "seen", s->forgotten[i].seen);
+		rec_json__member_u64(w, "delivered", s->forgotten[i].kept);
+		/* The old name of delivered, for one more version. */
 		rec_json__member_u64(w, "kept", s->forgotten[i].kept);
 		rec_json__member_u64(w, "dropped", s->forgotten[i].dropped);
 		rec_json__end_object(w);

@@ -100,21 +100,32 @@ static void text_event(struct rec_output *o, const struct rec_event_view *ev)
 	fputc('\n', out);
 }
 
+/* A duration in ns as seconds with microseconds: "2.345678 s". */
+static void put_seconds(FILE *out, int64_t ns)
+{
+	fprintf(out, "%" PRId64 ".%06" PRId64 " s", ns / 1000000000, ns % 1000000000 / 1000);
+}
+
 /*
  * A span (--spans), a line like an event's, timed by its enter (by its exit
  * if the enter is not known) and lettered S:
  *	S1202 14:03:12.123456 4242 server.c:88] <conn#6> span handle: 1.234567 ms, id 0x…, parent 0x…
- * and "open" for the time of one still open, "entered before the attach"
- * for an enter not known.
+ * and "open" for the time of one still open. One entered before the attach
+ * says so; if still open, its line is timed by the attach (if that is not
+ * known, a dump that predates it, by when it was read: the dump's writing).
  */
 static void text_span(struct rec_output *o, const struct rec_span_view *sp)
 {
 	const struct rec_callsite *cs = sp->cs;
 	char buf[REC_TEXT_CALLSITE_MAX];
 	FILE *out = o->out;
+	int64_t at = sp->enter_ns      ? sp->enter_ns
+		     : sp->exit_ns     ? sp->exit_ns
+		     : sp->attached_ns ? sp->attached_ns
+				       : sp->read_ns;
 
-	rec_text__glog_head(out, 'S', sp->enter_ns ? sp->enter_ns : sp->exit_ns, sp->from.tid,
-			    cs && cs->file ? cs->file : "?", cs ? cs->line : 0);
+	rec_text__glog_head(out, 'S', at, sp->from.tid, cs && cs->file ? cs->file : "?",
+			    cs ? cs->line : 0);
 	if (sp->from.subject && sp->from.subject[0]) {
 		fputc('<', out);
 		rec_text__escape(out, sp->from.subject, strlen(sp->from.subject));
@@ -125,7 +136,9 @@ static void text_span(struct rec_output *o, const struct rec_span_view *sp)
 		rec_text__escape(out, cs->name, strlen(cs->name));
 	else
 		fputs(rec_text__callsite(sp->meta, buf), out);
-	if (!sp->exit_ns)
+	if (!sp->exit_ns && !sp->enter_ns)
+		fputs(": open, entered before the attach", out);
+	else if (!sp->exit_ns)
 		fputs(": open", out);
 	else if (!sp->enter_ns)
 		fputs(": entered before the attach", out);
@@ -181,17 +194,19 @@ static void text_trigger(struct rec_output *o, const struct rec_proc *p,
 static void text_recording(struct rec_output *o, const struct rec_proc *p,
 			   const struct rec_rstate *rs)
 {
-	char key[REC_TEXT_KEY_MAX], ns[32] = "";
+	char key[REC_TEXT_KEY_MAX], ns[32] = "", asked[48] = "";
 
 	if (p->ns_pid)
 		snprintf(ns, sizeof(ns), " (ns pid %d)", (int)p->ns_pid);
+	if (rs->asked_cap != rs->cap)
+		snprintf(asked, sizeof(asked), " (asked %" PRIu64 ")", rs->asked_cap);
 	fprintf(o->out, "==> pid %d%s recording %s <", (int)p->pid, ns,
 		rec_text__key(rs->key, key));
 	rec_text__pad(o->out, rs->subject, 0);
 	fprintf(o->out,
-		"> cap %" PRIu64 ", seen %" PRIu64 ", kept %" PRIu64 ", dropped %" PRIu64
+		"> cap %" PRIu64 "%s, seen %" PRIu64 ", delivered %" PRIu64 ", dropped %" PRIu64
 		"%s <==\n",
-		rs->cap, rs->produced, rs->received, rec_rstate__dropped(rs),
+		rs->cap, asked, rs->produced, rs->received, rec_rstate__dropped(rs),
 		rs->retired ? ", retired" : "");
 }
 
@@ -210,10 +225,12 @@ static void text_not_sent(struct rec_output *o, const struct rec_proc *p, uint64
 
 static void text_list_header(struct rec_output *o)
 {
-	fprintf(o->out, "%-8s %-20s %-20s %-16s %8s %10s %10s %10s %8s %s", "PID", "RECORDING",
-		"RECORDER", "SUBJECT", "CAP", "SEEN", "DELIVERED", "DROPPED", "TAIL", "STATE");
+	fprintf(o->out, "%-8s %-20s %-20s %-16s %8s %8s %10s %10s %10s %8s %s", "PID", "RECORDING",
+		"RECORDER", "SUBJECT", "CAP", "ASKED", "SEEN", "DELIVERED", "DROPPED", "TAIL",
+		"STATE");
 	if (o->spans)
-		fprintf(o->out, " %10s %10s %10s", "SPANS", "SPANS-KEPT", "SPANS-DROP");
+		fprintf(o->out, " %10s %10s %10s %10s", "SPANS-SEEN", "SPANS-KEPT", "SPANS-AGED",
+			"SPANS-LOST");
 	fputc('\n', o->out);
 }
 
@@ -225,16 +242,23 @@ static void text_list_row(struct rec_output *o, const struct rec_proc *p,
 	fprintf(o->out, "%-8d %-20s %-20s ", (int)p->pid, rec_text__key(rs->key, key),
 		rec_text__key(rs->recorder, recorder));
 	rec_text__pad(o->out, rs->subject[0] ? rs->subject : "-", 16);
-	fprintf(o->out, " %8" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %8zu %s", rs->cap,
-		rs->produced, rs->received, rec_rstate__dropped(rs), rec_spool__count(rs->spool),
+	fprintf(o->out,
+		" %8" PRIu64 " %8" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %8zu %s",
+		rs->cap, rs->asked_cap, rs->produced, rs->received, rec_rstate__dropped(rs),
+		rec_spool__count(rs->spool),
 		rec_names__recording_state(rs->retired, rs->untracked));
 	if (o->spans)
-		fprintf(o->out, " %10" PRIu64 " %10zu %10" PRIu64, rs->spans.seen, rs->spans.n,
-			rs->spans.dropped);
+		fprintf(o->out, " %10" PRIu64 " %10zu %10" PRIu64 " %10" PRIu64, rs->spans.seen,
+			rs->spans.n, rs->spans.aged, rs->spans.lost);
 	fputc('\n', o->out);
 }
 
-/* The frames under a heading line, innermost first; a frame with a line shows its file. */
+/*
+ * The frames under a heading line, innermost first; a frame with a line shows
+ * its file, then how long it has been open (its age, when known):
+ *	    handle (server.c:88) open 2.345678 s
+ *	    recording open since before the attach, over 12.000000 s
+ */
 static void text_stack(struct rec_output *o, const struct rec_stack_view *s)
 {
 	char key[REC_TEXT_KEY_MAX], buf[REC_TEXT_CALLSITE_MAX];
@@ -245,18 +269,29 @@ static void text_stack(struct rec_output *o, const struct rec_stack_view *s)
 	rec_text__pad(out, s->rs->subject, 0);
 	fputs(">:\n", out);
 	for (uint32_t i = 0; i < s->nframes; i++) {
-		const struct rec_callsite *cs = s->frames[i].cs;
+		const struct rec_frame_view *f = &s->frames[i];
+		int64_t age = rec_output__frame_age(s, f);
 
-		if (!cs) {
-			fprintf(out, "    %s\n", rec_text__callsite(s->frames[i].meta, buf));
-			continue;
-		}
 		fputs("    ", out);
-		rec_text__pad(out, cs->name, 0);
-		if (cs->line) {
-			fputs(" (", out);
-			rec_text__pad(out, rec_text__basename(cs->file), 0);
-			fprintf(out, ":%u)", cs->line);
+		if (!f->cs) {
+			fputs(rec_text__callsite(f->meta, buf), out);
+		} else {
+			rec_text__pad(out, f->cs->name, 0);
+			if (f->cs->line) {
+				fputs(" (", out);
+				rec_text__pad(out, rec_text__basename(f->cs->file), 0);
+				fprintf(out, ":%u)", f->cs->line);
+			}
+		}
+		if (f->before_attach) {
+			fputs(" open since before the attach", out);
+			if (age >= 0) {
+				fputs(", over ", out);
+				put_seconds(out, age);
+			}
+		} else if (age >= 0) {
+			fputs(" open ", out);
+			put_seconds(out, age);
 		}
 		fputc('\n', out);
 	}
@@ -305,8 +340,8 @@ static void text_stats_forgotten(FILE *out, const struct rec_stats_view *s)
 		const struct rec_forgotten *f = &s->forgotten[i];
 
 		fprintf(out,
-			"    %-8s %-20s recordings %" PRIu64 ", seen %" PRIu64 ", kept %" PRIu64
-			", dropped %" PRIu64 "\n",
+			"    %-8s %-20s recordings %" PRIu64 ", seen %" PRIu64
+			", delivered %" PRIu64 ", dropped %" PRIu64 "\n",
 			f->recorder ? "recorder" : "others", rec_text__key(f->recorder, key),
 			f->recordings, f->seen, f->kept, f->dropped);
 	}
@@ -382,8 +417,9 @@ static void text_stats(struct rec_output *o, const struct rec_stats_view *s)
 		      out);
 	fprintf(out,
 		"spans: %" PRIu64 " seen, %" PRIu64 " kept, %" PRIu64
-		" dropped; orphan spans: %" PRIu64 "\n",
-		sp.seen, sp.kept, sp.dropped, p->span_orphans);
+		" aged out (--span-cap), %" PRIu64 " lost; orphan spans: %" PRIu64
+		"; spans of recordings older than the attach: %" PRIu64 "\n",
+		sp.seen, sp.kept, sp.aged, sp.lost, p->span_orphans, p->spans_before_attach);
 	/* How the events came: a live recorder-attach's, nothing in a dump. */
 	if (s->clients)
 		fprintf(out,
