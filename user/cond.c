@@ -425,17 +425,31 @@ bool rec_cond__match(const struct rec_cond *c, uint32_t nfields, const char *con
 bool rec_cond__match_event(const struct rec_cond *c, size_t n, const struct rec_event_view *ev)
 {
 	char bufs[REC_MAX_FIELDS][REC_OUTPUT_FIELD_NAME_MAX];
-	const char *names[REC_MAX_FIELDS];
-	uint32_t nfields = ev->nfields < REC_MAX_FIELDS ? ev->nfields : REC_MAX_FIELDS;
+	const char *names[1 + REC_MAX_FIELDS];
+	struct rec_value values[1 + REC_MAX_FIELDS];
+	uint32_t nfields = ev->nfields < REC_MAX_FIELDS ? ev->nfields : REC_MAX_FIELDS, m = 0;
+	const char *msg = NULL;
 
 	if (!n)
 		return true;
 	if (!ev->cs)
 		return false;
-	for (uint32_t i = 0; i < nfields; i++)
-		names[i] = rec_output__field_name(ev, i, bufs[i]);
+	/* The fields as JSON lines show them: the callsite's message first, as "message". */
+	if (ev->cs->message && ev->cs->message[0])
+		msg = ev->cs->message;
+	if (msg) {
+		names[m] = "message";
+		values[m++] = (struct rec_value){
+			.type = REC_TYPE_STR,
+			.str = { .ptr = msg, .len = (uint32_t)strlen(msg), .status = REC_STR_OK },
+		};
+	}
+	for (uint32_t i = 0; i < nfields; i++) {
+		names[m] = rec_output__field_name(ev, i, bufs[i]);
+		values[m++] = ev->values[i];
+	}
 	for (size_t k = 0; k < n; k++)
-		if (!rec_cond__match(&c[k], nfields, names, ev->values))
+		if (!rec_cond__match(&c[k], m, names, values))
 			return false;
 	return true;
 }

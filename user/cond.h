@@ -98,9 +98,10 @@ bool rec_cond__match(const struct rec_cond *c, uint32_t nfields, const char *con
 
 /*
  * Whether every one of the n conditions c[0..n) holds on the event ev (n = 0:
- * true). Its fields are named as the output names them (its callsite's names,
- * "fieldI" past them); an event whose callsite could not be read has no names
- * and satisfies no condition.
+ * true). Its fields are those JSON lines show: "message", the callsite's
+ * message (a string; none if it is empty), then each field named as the
+ * output names it (its callsite's names, "fieldI" past them). An event whose
+ * callsite could not be read has no names and satisfies no condition.
  */
 bool rec_cond__match_event(const struct rec_cond *c, size_t n, const struct rec_event_view *ev);
 

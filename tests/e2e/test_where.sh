@@ -34,6 +34,8 @@ test_where_live_dump_and_every_format() {
 		return 1
 	expect "a float" "4" "$(seqs "${live[@]}" --where 'ms<3')" || return 1
 	expect "a field no event has" "" "$(seqs "${live[@]}" --where 'nope=1')" || return 1
+	expect "the message, as JSON lines name it" "3 4" \
+		"$(seqs "${live[@]}" --where 'message=s*')" || return 1
 	expect "with --level" "3" "$(seqs "${live[@]}" --where 'key=user:*' --level warn)" || return 1
 	expect "with -n: the last of those it selects" "1 3" \
 		"$(seqs "${live[@]}" --where 'key=user:*' -n 2)" || return 1

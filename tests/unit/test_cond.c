@@ -513,6 +513,27 @@ static void an_event_satisfies_every_condition_or_none(void **state)
 	assert_false(all_hold(&ev, 1, mismatched));
 	/* A field past the callsite's names is named as the output names it. */
 	assert_true(all_hold(&ev, 1, unnamed));
+	/* The callsite's message is the field "message", first, as in JSON lines. */
+	{
+		const char *msg[] = { "message=req*", "key=user:1" };
+		const char *msg_no[] = { "message=get" };
+		const char *ne[] = { "message!=get" };
+
+		cs.message = "request done";
+		assert_true(all_hold(&ev, 2, msg));
+		assert_false(all_hold(&ev, 1, msg_no));
+		assert_true(all_hold(&ev, 1, ne));
+		/* None without a message. */
+		cs.message = "";
+		assert_false(all_hold(&ev, 1, ne));
+		/* A field named message is one, after the callsite's message. */
+		cs.field_names[0] = "message";
+		assert_true(all_hold(&ev, 1, (const char *[]){ "message=user:1" }));
+		cs.message = "other";
+		assert_false(all_hold(&ev, 1, (const char *[]){ "message=user:1" }));
+		cs.message = NULL;
+		cs.field_names[0] = "key";
+	}
 	/* An event whose callsite could not be read has no names: nothing holds. */
 	ev = event(NULL, 4, v);
 	assert_false(all_hold(&ev, 1, and2));

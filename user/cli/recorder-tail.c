@@ -113,8 +113,9 @@ static const struct argp_option options[] = {
 	{ "since", OPT_SINCE, "DURATION", 0,
 	  "Only events of the last DURATION (500ms, 30s, 5m, 2h, 1d), counted back from now", 0 },
 	{ "where", OPT_WHERE, "COND", 0,
-	  "Only events whose fields satisfy COND, FIELD OP VALUE: status>=500, 'key=user:*', "
-	  "hit=false (OP = != < <= > >=; numbers by value, strings as globs, booleans). "
+	  "Only events whose fields (those of --json, message included) satisfy COND, FIELD OP "
+	  "VALUE: status>=500, 'key=user:*', hit=false (OP = != < <= > >=; numbers by value, "
+	  "strings as globs, booleans). "
 	  "Repeatable: every COND must hold. An event without the field, or whose field is "
 	  "of another type than VALUE, is left out (with != too); spans are not filtered",
 	  0 },
