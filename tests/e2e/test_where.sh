@@ -3,7 +3,9 @@
 # fields' values, on a real attached process (tests/targets/lookups.c: round R
 # is seq 5R..5R+4, see there): live, with --follow, on a black box and a
 # trigger snapshot, as text, JSON lines, a Chrome trace and OTLP; two --where
-# are ANDed; a bad one is a usage error naming the bad part.
+# are ANDed; a bad one is a usage error naming the bad part. Uses the helpers
+# of test_otlp.sh (otlp_receiver), test_triggers.sh (trig_attach, snapshot_of)
+# and test_core.sh (normalize_glog), which tests/run-all.sh sources with it.
 
 LOOKUPS=$B/tests/targets/lookups
 
