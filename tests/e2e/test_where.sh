@@ -96,11 +96,11 @@ test_where_follow_and_otlp_follow() {
 	$B/recorder-tail -p "$TARGET_PID" --follow --json --where 'hit=false' --where 'key=user:*' \
 		>"$T/follow.out" 2>"$T/follow.err" &
 	local fp=$!
-	BG_PIDS+=($fp)
+	BG_PIDS+=("$fp")
 	$B/recorder-tail -p "$TARGET_PID" --follow --otlp "$OTLP_URL" --where 'status>=500' \
 		>"$T/otlp-tail.out" 2>"$T/otlp-tail.err" &
 	local op=$!
-	BG_PIDS+=($op)
+	BG_PIDS+=("$op")
 	wait_for "$T/follow.out" '"seq":1,' || return 1
 	wait_for "$T/otlp.out" '"recorder.seq": "3"' || return 1
 	kill -USR1 "$TARGET_PID"
