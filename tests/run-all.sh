@@ -39,6 +39,8 @@ ASAN_E2E=(
 	spans_are_recorded_with_times_and_parents
 	open_spans_at_kill_9_are_in_the_black_box
 	chrome_live_and_black_box_with_every_filter
+	where_live_dump_and_every_format
+	where_follow_and_otlp_follow
 )
 FUZZ_TARGETS=(event callsite dump control batch)
 

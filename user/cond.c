@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cond.h"
+#include "output/output.h"
 
 /* What a comparison gives when one side is a NaN: only != holds. */
 #define UNORDERED 2
@@ -419,6 +420,85 @@ bool rec_cond__match(const struct rec_cond *c, uint32_t nfields, const char *con
 	default:
 		return false;
 	}
+}
+
+bool rec_cond__match_event(const struct rec_cond *c, size_t n, const struct rec_event_view *ev)
+{
+	char bufs[REC_MAX_FIELDS][REC_OUTPUT_FIELD_NAME_MAX];
+	const char *names[1 + REC_MAX_FIELDS];
+	struct rec_value values[1 + REC_MAX_FIELDS];
+	uint32_t nfields = ev->nfields < REC_MAX_FIELDS ? ev->nfields : REC_MAX_FIELDS, m = 0;
+	const char *msg = NULL;
+
+	if (!n)
+		return true;
+	if (!ev->cs)
+		return false;
+	/* The fields as JSON lines show them: the callsite's message first, as "message". */
+	if (ev->cs->message && ev->cs->message[0])
+		msg = ev->cs->message;
+	if (msg) {
+		names[m] = "message";
+		values[m++] = (struct rec_value){
+			.type = REC_TYPE_STR,
+			.str = { .ptr = msg, .len = (uint32_t)strlen(msg), .status = REC_STR_OK },
+		};
+	}
+	for (uint32_t i = 0; i < nfields; i++) {
+		names[m] = rec_output__field_name(ev, i, bufs[i]);
+		values[m++] = ev->values[i];
+	}
+	for (size_t k = 0; k < n; k++)
+		if (!rec_cond__match(&c[k], m, names, values))
+			return false;
+	return true;
+}
+
+/* Whether a and b, both from rec_cond__parse(), are the same condition. */
+static bool same_cond(const struct rec_cond *a, const struct rec_cond *b)
+{
+	if (strcmp(a->field, b->field) || a->op != b->op || a->type != b->type)
+		return false;
+	switch (a->type) {
+	case REC_TYPE_I64:
+		return a->i64 == b->i64;
+	case REC_TYPE_U64:
+		return a->u64 == b->u64;
+	case REC_TYPE_F64:
+		return a->f64 == b->f64;
+	case REC_TYPE_BOOL:
+		return a->b == b->b;
+	default:
+		return !strcmp(a->str, b->str);
+	}
+}
+
+int rec_cond__check(const struct rec_cond *c)
+{
+	char text[REC_COND_TEXT_MAX];
+	struct rec_cond back;
+	unsigned char b;
+
+	if (!memchr(c->field, 0, sizeof(c->field)) || !memchr(c->str, 0, sizeof(c->str)))
+		return -EINVAL;
+	/* A bool of another byte than 0 or 1 must not be read as one. */
+	memcpy(&b, &c->b, 1);
+	if (c->type == REC_TYPE_BOOL && b > 1)
+		return -EINVAL;
+	switch (c->type) {
+	case REC_TYPE_I64:
+	case REC_TYPE_U64:
+	case REC_TYPE_F64:
+	case REC_TYPE_BOOL:
+	case REC_TYPE_STR:
+		break;
+	default:
+		return -EINVAL;
+	}
+	/* The one parser judges the rest: field name, operator, value (a NaN reads back as text). */
+	if (rec_cond__format(c, text, sizeof(text)) || rec_cond__parse(text, &back, NULL, 0))
+		return -EINVAL;
+	return same_cond(c, &back) ? 0 : -EINVAL;
 }
 
 /* The shortest text strtod() reads back as v, with a '.' or an exponent: it stays a float. */

@@ -35,6 +35,18 @@
 #include "recorder_abi.h"
 #include "event.h"
 
+struct rec_event_view;
+
+/*
+ * The grammar in short, as a usage error prints it after naming the bad part
+ * (recorder-tail --where, and the COND of a trigger rule).
+ */
+#define REC_COND_GRAMMAR                                                                           \
+	"COND is FIELD OP VALUE: OP one of = != < <= > >=; VALUE a number, true, false or\n"       \
+	"a string glob (quote it to compare a number as text). Strings and booleans take\n"        \
+	"only = and !=. A field the event lacks, or of another type than VALUE, never\n"           \
+	"matches, with != too.\n"
+
 /* Room for a field name and for a string value, NUL included. */
 #define REC_COND_FIELD_MAX 64
 #define REC_COND_STR_MAX 256
@@ -85,12 +97,22 @@ bool rec_cond__match(const struct rec_cond *c, uint32_t nfields, const char *con
 		     const struct rec_value *values);
 
 /*
- * Writes c's canonical text into buf (len bytes; REC_COND_TEXT_MAX is always
- * enough): FIELD OP VALUE with no blanks, = for equality, integers in decimal,
- * a float with a '.' or an exponent, a string quoted with ' (" if it holds a ',
- * bare if it holds both). rec_cond__parse() gives c back. Returns 0 or
- * -ENOSPC (buf then holds a NUL-terminated prefix if len > 0).
+ * Whether every one of the n conditions c[0..n) holds on the event ev (n = 0:
+ * true). Its fields are those JSON lines show: "message", the callsite's
+ * message (a string; none if it is empty), then each field named as the
+ * output names it (its callsite's names, "fieldI" past them). An event whose
+ * callsite could not be read has no names and satisfies no condition.
  */
+bool rec_cond__match_event(const struct rec_cond *c, size_t n, const struct rec_event_view *ev);
+
+/*
+ * Whether *c, which came from elsewhere (a request on the control socket), is
+ * a condition rec_cond__parse() could have made: its strings NUL-terminated,
+ * a valid field name, operator and value, its canonical text parsed back the
+ * same. Returns 0 or -EINVAL.
+ */
+int rec_cond__check(const struct rec_cond *c);
+
 /*
  * Writes the message of a parse error (printf-style) into err, as every parser
  * of this grammar (conditions, trigger rules) does. Returns -EINVAL.
@@ -98,6 +120,13 @@ bool rec_cond__match(const struct rec_cond *c, uint32_t nfields, const char *con
 int rec_cond__fail(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/*
+ * Writes c's canonical text into buf (len bytes; REC_COND_TEXT_MAX is always
+ * enough): FIELD OP VALUE with no blanks, = for equality, integers in decimal,
+ * a float with a '.' or an exponent, a string quoted with ' (" if it holds a ',
+ * bare if it holds both). rec_cond__parse() gives c back. Returns 0 or
+ * -ENOSPC (buf then holds a NUL-terminated prefix if len > 0).
+ */
 int rec_cond__format(const struct rec_cond *c, char *buf, size_t len);
 
 #endif /* REC_COND_H */

@@ -249,6 +249,12 @@ int rec_control__parse(const void *buf, size_t len, struct rec_query *q)
 	q->subject[sizeof(q->subject) - 1] = '\0';
 	q->target[sizeof(q->target) - 1] = '\0';
 	q->rule[sizeof(q->rule) - 1] = '\0';
+	/* A --where the parser could not have made is no request of recorder-tail's. */
+	if (q->nwhere > REC_QUERY_WHERE_MAX)
+		return -EPROTO;
+	for (uint32_t i = 0; i < q->nwhere; i++)
+		if (rec_cond__check(&q->where[i]))
+			return -EPROTO;
 	return 0;
 }
 

@@ -66,7 +66,10 @@ int rec_control__listen(const char *path, uid_t owner);
 int rec_control__connect(const char *path);
 /* Sends q. Returns 0 or -errno (never raises SIGPIPE). */
 int rec_control__send(int fd, const struct rec_query *q);
-/* Checks a whole request of len bytes at buf and takes its query. Returns 0 or -EPROTO. */
+/*
+ * Checks a whole request of len bytes at buf (its size, its magic, each --where
+ * condition by rec_cond__check()) and takes its query. Returns 0 or -EPROTO.
+ */
 int rec_control__parse(const void *buf, size_t len, struct rec_query *q);
 /* Reads and validates a request. Returns 0, -EPROTO if malformed, or -errno. */
 int rec_control__recv(int fd, struct rec_query *q);

@@ -37,7 +37,7 @@ int rec_query__event_match(const struct rec_query *q, struct rec_proc *p,
 	if ((q->flags & REC_Q_HAS_SINCE) &&
 	    rec_query__realtime(d->time_ns, p->clock_offset_ns) < q->since_ns)
 		return 0;
-	if (!(q->flags & REC_Q_HAS_LEVEL) && !q->target[0])
+	if (!(q->flags & REC_Q_HAS_LEVEL) && !q->target[0] && !q->nwhere)
 		return 1;
 	cs = rec_proc__callsite(p, d->meta);
 	if (!cs)
@@ -47,6 +47,18 @@ int rec_query__event_match(const struct rec_query *q, struct rec_proc *p,
 		return 0;
 	if (q->target[0] && strcmp(q->target, cs->target) != 0 && fnmatch(q->target, cs->target, 0))
 		return 0;
+	if (q->nwhere) {
+		struct rec_event_view v = {
+			.cs = cs,
+			.meta = d->meta,
+			.level = d->level,
+			.nfields = d->nfields,
+			.values = d->values,
+		};
+
+		if (!rec_cond__match_event(q->where, q->nwhere, &v))
+			return 0;
+	}
 	return 1;
 }
 
@@ -167,7 +179,7 @@ struct tail_walk {
 /* Whether q has filters of its own for events (not only for recordings). */
 static int filters_events(const struct rec_query *q)
 {
-	return (q->flags & (REC_Q_HAS_LEVEL | REC_Q_HAS_SINCE)) || q->target[0];
+	return (q->flags & (REC_Q_HAS_LEVEL | REC_Q_HAS_SINCE)) || q->target[0] || q->nwhere;
 }
 
 static int count_visit(uint64_t seq, const void *data, size_t len, void *ctx)

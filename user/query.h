@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "cond.h"
 #include "proc.h"
 #include "output/output.h"
 
@@ -35,6 +36,9 @@ enum rec_query_flags {
 /* The longest --target pattern. */
 #define REC_QUERY_TARGET_MAX 128
 
+/* The most --where conditions a query carries. */
+#define REC_QUERY_WHERE_MAX 8
+
 struct rec_query {
 	uint32_t flags; /* enum rec_query_flags */
 	uint32_t pad;
@@ -49,12 +53,16 @@ struct rec_query {
 	char target[REC_QUERY_TARGET_MAX];
 	uint64_t otlp_salt;	       /* with REC_Q_OTLP: mixed into the trace and span IDs */
 	char rule[REC_QUERY_RULE_MAX]; /* with REC_Q_ADD_TRIGGER or REC_Q_REMOVE_TRIGGER */
+	/* --where: only events that satisfy every one of where[0..nwhere) (cond.h). */
+	uint32_t nwhere;
+	uint32_t pad3;
+	struct rec_cond where[REC_QUERY_WHERE_MAX];
 };
 
 /*
  * True if the query selects event d of process p by its own filters (--level,
- * --target, --since). An event whose callsite cannot be read has no level or
- * target: a --level or --target leaves it out.
+ * --target, --since, --where). An event whose callsite cannot be read has no
+ * level, target or field names: a --level, --target or --where leaves it out.
  */
 int rec_query__event_match(const struct rec_query *q, struct rec_proc *p,
 			   const struct rec_decoded *d);

@@ -380,9 +380,6 @@ static const char *event_message(const struct rec_event_view *ev, char *buf, siz
 bool rec_trigger__match_event(const struct rec_trigger_rule *r, const struct rec_event_view *ev)
 {
 	char msg[REC_STR_AREA + 1];
-	char bufs[REC_MAX_FIELDS][REC_OUTPUT_FIELD_NAME_MAX];
-	const char *names[REC_MAX_FIELDS];
-	uint32_t nfields = ev->nfields < REC_MAX_FIELDS ? ev->nfields : REC_MAX_FIELDS;
 	int level;
 
 	if (!ev->cs)
@@ -394,11 +391,7 @@ bool rec_trigger__match_event(const struct rec_trigger_rule *r, const struct rec
 	case REC_TRIGGER_EVENT:
 		if (fnmatch(r->glob, event_message(ev, msg, sizeof(msg)), 0))
 			return false;
-		if (!r->has_cond)
-			return true;
-		for (uint32_t i = 0; i < nfields; i++)
-			names[i] = rec_output__field_name(ev, i, bufs[i]);
-		return rec_cond__match(&r->cond, nfields, names, ev->values);
+		return rec_cond__match_event(&r->cond, r->has_cond, ev);
 	default:
 		return false;
 	}

@@ -36,10 +36,7 @@
 	"  code[:GLOB]         the program called rec_trigger(rec, REASON), with REASON\n"         \
 	"                      matching GLOB (any REASON without one)\n"                           \
 	"GLOB is a glob (* ? [...]), quoted with '...' or \"...\" if it has blanks.\n"             \
-	"DURATION is an integer and a unit, ns us ms s m h: 500ms, 2s, 1m.\n"                      \
-	"COND is FIELD OP VALUE: OP one of = != < <= > >=; VALUE a number, true, false or\n"       \
-	"a string glob (quote it to compare a number as text). Strings and booleans take\n"        \
-	"only = and !=. A field the event lacks never matches.\n"                                  \
+	"DURATION is an integer and a unit, ns us ms s m h: 500ms, 2s, 1m.\n" REC_COND_GRAMMAR     \
 	"Examples: level>=error  span:'db *'>500ms  event:'request done' status>=500\n"            \
 	"          event:timeout*  code:oom*\n"
 

@@ -7,8 +7,9 @@
  * They must agree. A request they accept is
  * answered, as recorder-attach answers it (rec_query__answer), from a fixed
  * model: a small real dump, embedded below. Checked beyond memory safety: fewer
- * bytes than a request, or a wrong magic or size, are refused with -EPROTO; an
- * accepted request is the bytes sent, with its subject NUL-terminated.
+ * bytes than a request, or a wrong magic or size, or a --where condition the
+ * parser could not have made, are refused with -EPROTO; an accepted request
+ * is the bytes sent, with its subject NUL-terminated.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -118,6 +119,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(&req, data, sizeof(req));
 	if (req.magic != REC_REQUEST_MAGIC || req.size != sizeof(req)) {
 		FUZZ_CHECK(rc == -EPROTO, "magic 0x%x size %u accepted (%d)", req.magic, req.size,
+			   rc);
+		return 0;
+	}
+	/* Its --where conditions: as many as fit, each one the parser could have made. */
+	prc = req.q.nwhere > REC_QUERY_WHERE_MAX;
+	for (uint32_t i = 0; !prc && i < req.q.nwhere; i++)
+		prc = rec_cond__check(&req.q.where[i]) != 0;
+	if (prc) {
+		FUZZ_CHECK(rc == -EPROTO, "%u --where, one unchecked, accepted (%d)", req.q.nwhere,
 			   rc);
 		return 0;
 	}

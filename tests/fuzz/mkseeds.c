@@ -418,6 +418,14 @@ static void synth_requests(void)
 	snprintf(q.subject, sizeof(q.subject), "fields");
 	request("selected", &q, NULL, 0);
 	request("trailing-bytes", &q, "more", 4);
+	q.nwhere = 2;
+	if (rec_cond__parse("u>=42", &q.where[0], NULL, 0) ||
+	    rec_cond__parse("s=te*", &q.where[1], NULL, 0)) {
+		fprintf(stderr, "mkseeds: a --where of the seeds does not parse\n");
+		exit(1);
+	}
+	request("where", &q, NULL, 0);
+	q.nwhere = 0;
 
 	/* Invalid: short, bad magic, bad size, a subject without its NUL. */
 	write_seed("control", "empty", "", 0);
@@ -431,6 +439,14 @@ static void synth_requests(void)
 	req.size = sizeof(req);
 	memset(req.q.subject, 'A', sizeof(req.q.subject));
 	write_seed("control", "subject-unterminated", &req, sizeof(req));
+	/* Invalid: more --where than fit, and one whose operator is out of range. */
+	req.q = q;
+	req.q.nwhere = REC_QUERY_WHERE_MAX + 1;
+	write_seed("control", "where-too-many", &req, sizeof(req));
+	req.q.nwhere = 1;
+	rec_cond__parse("u>=42", &req.q.where[0], NULL, 0);
+	req.q.where[0].op = (enum rec_cond_op)99;
+	write_seed("control", "where-bad-op", &req, sizeof(req));
 }
 
 int main(int argc, char **argv)

@@ -27,7 +27,7 @@ fi
 case "$t" in
 event) max_len=1024 ;;		# REC_EVENT_MAX is 888
 callsite) max_len=4096 ;;	# REC_CALLSITE_MAX is 2048
-control) max_len=512 ;;		# a request is 104 bytes
+control) max_len=4096 ;;		# a request is 3592 bytes (sizeof(struct rec_request))
 dump) max_len=65536 ;;
 batch) max_len=8192 ;;		# a REC_RT_BATCH record is at most 32 + 8128
 *) max_len=4096 ;;

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "cond.h"
+#include "output/output.h"
 
 static struct rec_value vi(int64_t v)
 {
@@ -468,6 +469,153 @@ static void the_canonical_text_round_trips(void **state)
 	assert_string_equal(buf, "status>");
 }
 
+/* An event of callsite cs (NULL: unread) with the n values v, as the output sees it. */
+static struct rec_event_view event(const struct rec_callsite *cs, uint32_t n,
+				   const struct rec_value *v)
+{
+	return (struct rec_event_view){ .cs = cs, .nfields = n, .values = v };
+}
+
+/* Whether every one of the n texts holds on ev, parsed as --where parses each. */
+static bool all_hold(const struct rec_event_view *ev, size_t n, const char *const *texts)
+{
+	struct rec_cond c[8];
+
+	assert_true(n <= 8);
+	for (size_t i = 0; i < n; i++)
+		c[i] = parse_ok(texts[i]);
+	return rec_cond__match_event(c, n, ev);
+}
+
+static void an_event_satisfies_every_condition_or_none(void **state)
+{
+	struct rec_callsite cs = { .kind = 'E', .level = REC_LEVEL_INFO, .nfields = 3 };
+	struct rec_value v[] = { vs("user:1"), vb(false), vi(500), vu(7) };
+	struct rec_event_view ev;
+	const char *and2[] = { "status>=500", "key=user:*" };
+	const char *and3[] = { "status>=500", "key=user:*", "hit=true" };
+	const char *missing[] = { "key=user:*", "nope!=1" };
+	const char *unnamed[] = { "field3=7" };
+	const char *mismatched[] = { "status='500'" };
+
+	(void)state;
+	cs.field_names[0] = "key";
+	cs.field_names[1] = "hit";
+	cs.field_names[2] = "status";
+	ev = event(&cs, 4, v);
+	/* No condition: every event. */
+	assert_true(rec_cond__match_event(NULL, 0, &ev));
+	assert_true(all_hold(&ev, 1, and2));
+	assert_true(all_hold(&ev, 2, and2));
+	/* One that does not hold is enough to leave it out. */
+	assert_false(all_hold(&ev, 3, and3));
+	assert_false(all_hold(&ev, 2, missing));
+	assert_false(all_hold(&ev, 1, mismatched));
+	/* A field past the callsite's names is named as the output names it. */
+	assert_true(all_hold(&ev, 1, unnamed));
+	/* The callsite's message is the field "message", first, as in JSON lines. */
+	{
+		const char *msg[] = { "message=req*", "key=user:1" };
+		const char *msg_no[] = { "message=get" };
+		const char *ne[] = { "message!=get" };
+
+		cs.message = "request done";
+		assert_true(all_hold(&ev, 2, msg));
+		assert_false(all_hold(&ev, 1, msg_no));
+		assert_true(all_hold(&ev, 1, ne));
+		/* None without a message. */
+		cs.message = "";
+		assert_false(all_hold(&ev, 1, ne));
+		/* A field named message is one, after the callsite's message. */
+		cs.field_names[0] = "message";
+		assert_true(all_hold(&ev, 1, (const char *[]){ "message=user:1" }));
+		cs.message = "other";
+		assert_false(all_hold(&ev, 1, (const char *[]){ "message=user:1" }));
+		cs.message = NULL;
+		cs.field_names[0] = "key";
+	}
+	/* An event whose callsite could not be read has no names: nothing holds. */
+	ev = event(NULL, 4, v);
+	assert_false(all_hold(&ev, 1, and2));
+	assert_false(all_hold(&ev, 1, unnamed));
+	assert_true(rec_cond__match_event(NULL, 0, &ev));
+}
+
+/* text's condition passes rec_cond__check(). */
+static void check_ok(const char *text)
+{
+	struct rec_cond c = parse_ok(text);
+
+	if (rec_cond__check(&c))
+		fail_msg("'%s' parsed, yet its check failed", text);
+}
+
+static void a_condition_from_a_request_is_checked(void **state)
+{
+	static const struct {
+		const char *text;
+		int op, type;
+	} bad_ops[] = {
+		{ "n=1", 6, -1 },
+		{ "n=1", -1, REC_TYPE_STR_LIT },
+		{ "n=1", -1, REC_TYPE_NONE },
+		{ "key=x", REC_COND_LT, -1 },
+		{ "hit=true", REC_COND_GE, -1 },
+	};
+	struct rec_cond c;
+	unsigned char byte = 2;
+
+	(void)state;
+	check_ok("status>=500");
+	check_ok("delta<-3");
+	check_ok("ms<=2.5");
+	check_ok("hit=false");
+	check_ok("key=user:*");
+	check_ok("key!=\"it's\"");
+	check_ok("key=a'b\"c");
+	check_ok("key=''");
+	check_ok("a.b_c=-9223372036854775808");
+
+	/* Strings that fill their room. */
+	c = parse_ok("key=x");
+	memset(c.field, 'k', sizeof(c.field));
+	assert_int_equal(rec_cond__check(&c), -EINVAL);
+	c = parse_ok("key=x");
+	memset(c.str, 'x', sizeof(c.str));
+	assert_int_equal(rec_cond__check(&c), -EINVAL);
+	/* A field name the grammar does not take. */
+	c = parse_ok("key=x");
+	strcpy(c.field, "9key");
+	assert_int_equal(rec_cond__check(&c), -EINVAL);
+	c = parse_ok("key=x");
+	c.field[0] = 0;
+	assert_int_equal(rec_cond__check(&c), -EINVAL);
+	/* An operator or a type out of range; an ordering of a string or a boolean (-1: kept). */
+	for (size_t i = 0; i < sizeof(bad_ops) / sizeof(bad_ops[0]); i++) {
+		c = parse_ok(bad_ops[i].text);
+		if (bad_ops[i].op >= 0)
+			c.op = (enum rec_cond_op)bad_ops[i].op;
+		if (bad_ops[i].type >= 0)
+			c.type = (enum rec_field_type)bad_ops[i].type;
+		if (rec_cond__check(&c) != -EINVAL)
+			fail_msg("'%s' with op %d, type %d passed its check", bad_ops[i].text,
+				 bad_ops[i].op, bad_ops[i].type);
+	}
+	/* A bool that is neither 0 nor 1. */
+	c = parse_ok("hit=true");
+	memcpy(&c.b, &byte, 1);
+	assert_int_equal(rec_cond__check(&c), -EINVAL);
+	/* Floats the parser never makes; a non-negative i64 (the parser makes it a u64). */
+	c = parse_ok("ms=1.5");
+	c.f64 = NAN;
+	assert_int_equal(rec_cond__check(&c), -EINVAL);
+	c.f64 = INFINITY;
+	assert_int_equal(rec_cond__check(&c), -EINVAL);
+	c = parse_ok("n=-1");
+	c.i64 = 5;
+	assert_int_equal(rec_cond__check(&c), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -479,6 +627,8 @@ int main(void)
 		cmocka_unit_test(a_missing_field_never_matches),
 		cmocka_unit_test(errors_name_the_bad_part),
 		cmocka_unit_test(the_canonical_text_round_trips),
+		cmocka_unit_test(an_event_satisfies_every_condition_or_none),
+		cmocka_unit_test(a_condition_from_a_request_is_checked),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -57,6 +57,31 @@ static void test_parse_checks_the_request(void **state)
 	assert_int_equal(rec_control__parse(&req, sizeof(req), &q), -EPROTO);
 }
 
+/* --where conditions come parsed: each is checked before it is used. */
+static void test_parse_checks_where_conditions(void **state)
+{
+	struct rec_request req = { .magic = REC_REQUEST_MAGIC, .size = sizeof(req) };
+	struct rec_query q;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(rec_cond__parse("status>=500", &req.q.where[0], err, sizeof(err)), 0);
+	assert_int_equal(rec_cond__parse("key=user:*", &req.q.where[1], err, sizeof(err)), 0);
+	req.q.nwhere = 2;
+	assert_int_equal(rec_control__parse(&req, sizeof(req), &q), 0);
+	assert_int_equal(q.nwhere, 2);
+	assert_string_equal(q.where[1].str, "user:*");
+	/* More than fit, or one the parser could not have made. */
+	req.q.nwhere = REC_QUERY_WHERE_MAX + 1;
+	assert_int_equal(rec_control__parse(&req, sizeof(req), &q), -EPROTO);
+	req.q.nwhere = 2;
+	memset(req.q.where[1].str, 'x', sizeof(req.q.where[1].str));
+	assert_int_equal(rec_control__parse(&req, sizeof(req), &q), -EPROTO);
+	/* Past nwhere, nothing is looked at. */
+	req.q.nwhere = 1;
+	assert_int_equal(rec_control__parse(&req, sizeof(req), &q), 0);
+}
+
 static void test_lock_is_held_once(void **state)
 {
 	char sock[128], lock[128], lock2[128];
@@ -142,6 +167,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_checks_the_request),
+		cmocka_unit_test(test_parse_checks_where_conditions),
 		cmocka_unit_test_setup_teardown(test_lock_is_held_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_dir_is_made_0711, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_existing_dir_is_judged_never_changed, setup,

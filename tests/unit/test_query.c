@@ -515,6 +515,42 @@ static void test_clients_and_not_sent(void **state)
 	free(buf);
 }
 
+/* --where: ANDed conditions on the fields; -n takes the last N they select; gaps still show. */
+static void test_where_selects_by_field(void **state)
+{
+	struct rec_proc *p = *state;
+	struct rec_query q = { .subject = "a", .nwhere = 2 };
+	char *buf = NULL, err[256];
+	size_t len = 0;
+	FILE *f;
+
+	for (uint64_t i = 0; i < 10; i++)
+		if (i != 3)
+			assert_int_equal(ingest(p, KEY_A, i, i), 0);
+	assert_int_equal(rec_cond__parse("n>=2", &q.where[0], err, sizeof(err)), 0);
+	assert_int_equal(rec_cond__parse("n!=7", &q.where[1], err, sizeof(err)), 0);
+	f = open_memstream(&buf, &len);
+	assert_int_equal(rec_query__answer(f, p, &q), 0);
+	fclose(f);
+	/* Its header, n 2, the lost seq 3, n 4..6 and 8..9: 7 and those below 2 left out. */
+	assert_int_equal(count_lines(buf), 1 + 1 + 1 + 3 + 2);
+	assert_non_null(strstr(buf, "] <a> hello, n: 2\n-- 1 event lost (seq 3..3) --\n"));
+	assert_non_null(strstr(buf, "] <a> hello, n: 6\nI"));
+	assert_non_null(strstr(buf, "] <a> hello, n: 8\n"));
+	assert_null(strstr(buf, "n: 7\n"));
+	assert_null(strstr(buf, "n: 1\n"));
+	free(buf);
+	buf = NULL;
+	q.n = 2;
+	f = open_memstream(&buf, &len);
+	assert_int_equal(rec_query__answer(f, p, &q), 0);
+	fclose(f);
+	assert_int_equal(count_lines(buf), 1 + 2);
+	assert_non_null(strstr(buf, "] <a> hello, n: 8\n"));
+	assert_non_null(strstr(buf, "] <a> hello, n: 9\n"));
+	free(buf);
+}
+
 /* Event times from a hostile dump saturate instead of overflowing. */
 static void test_realtime_saturates(void **state)
 {
@@ -538,6 +574,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_one_stack_per_thread, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tail_shows_gaps, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_where_selects_by_field, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ingest_validates, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_invalid_event_counts_in_its_recording, setup,
 						teardown),

@@ -62,6 +62,7 @@ static const char doc[] =
 	"  recorder-tail -p 4242 --list          # recordings, seen and dropped\n"
 	"  recorder-tail -p 4242 --stacks        # what each thread is in, how long\n"
 	"  recorder-tail -p 4242 --subject 'actor[0]' --follow\n"
+	"  recorder-tail -p 4242 --where 'status>=500' --where 'key=user:*'\n"
 	"  recorder-tail -p 4242 --dump          # write a black box now\n"
 	"  recorder-tail --file DUMP --format chrome >t.json  # ui.perfetto.dev\n"
 	"  recorder-tail --file /var/lib/recorder/recorder-4242-….json --stacks\n";
@@ -90,6 +91,7 @@ enum {
 	OPT_TRIGGERS,
 	OPT_ADD_TRIGGER,
 	OPT_REMOVE_TRIGGER,
+	OPT_WHERE,
 };
 
 static const struct argp_option options[] = {
@@ -110,6 +112,13 @@ static const struct argp_option options[] = {
 	  0 },
 	{ "since", OPT_SINCE, "DURATION", 0,
 	  "Only events of the last DURATION (500ms, 30s, 5m, 2h, 1d), counted back from now", 0 },
+	{ "where", OPT_WHERE, "COND", 0,
+	  "Only events whose fields (those of --json, message included) satisfy COND, FIELD OP "
+	  "VALUE: status>=500, 'key=user:*', hit=false (OP = != < <= > >=; numbers by value, "
+	  "strings as globs, booleans). "
+	  "Repeatable: every COND must hold. An event without the field, or whose field is "
+	  "of another type than VALUE, is left out (with != too); spans are not filtered",
+	  0 },
 	{ "list", OPT_LIST, NULL, 0,
 	  "List the recordings: key, recorder, subject, cap (kept) and the cap its program "
 	  "asked for, events seen, delivered, dropped, tail, state",
@@ -265,6 +274,18 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.q.since_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec -
 				 (v > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)v);
 		env.q.flags |= REC_Q_HAS_SINCE;
+		break;
+	}
+	case OPT_WHERE: {
+		char err[REC_COND_TEXT_MAX + 128];
+
+		if (env.q.nwhere == REC_QUERY_WHERE_MAX)
+			argp_error(state, "too many --where '%s': at most %d conditions", arg,
+				   REC_QUERY_WHERE_MAX);
+		if (rec_cond__parse(arg, &env.q.where[env.q.nwhere], err, sizeof(err)))
+			argp_error(state, "invalid --where '%s': %s\n\n%s", arg, err,
+				   REC_COND_GRAMMAR);
+		env.q.nwhere++;
 		break;
 	}
 	case OPT_FILE:
