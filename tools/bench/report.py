@@ -362,6 +362,13 @@ put("trigger_latency_ms", key_of("trigger_latency", "latency_ms"))
 put("trigger_latency_per_event_ms", key_of("trigger_latency_per_event", "latency_ms"))
 
 put("attach_5000_s", key_of("attach_sites", "seconds"))
+# The server keys (issue 25): per round, the median of its pairs' throughput ratios, and
+# the server's CPU per request in each mode.
+put("server_attached_vs_detached", key_of("server", "attached_vs_detached_median"))
+put("server_detached_vs_plain", key_of("server", "detached_vs_plain_median"))
+for mode in ("attached", "detached", "plain"):
+    put(f"server_{mode}_per_s", key_of("server", f"{mode}_per_s"))
+    put(f"server_{mode}_cpu_ns_per_request", key_of("server", f"{mode}_cpu_ns_per_request"))
 res["attach_sites"] = next((r["sites"] for r in rows if r["config"] == "attach_sites" and "sites" in r), None)
 put("loader_rss_mib", key_of("loader_rss", "kib"), 1 / 1024)
 rss_recs = next((r["recordings"] for r in rows if r["config"] == "loader_rss" and "recordings" in r), 100)
@@ -512,6 +519,11 @@ target("trigger_latency_per_event_ms", "the same, per-event path", "≤ 100 ms",
        lambda v: v <= 100, ms)
 target("attach_5000_s", f"attach, {res['attach_sites'] or 5000} sites", "< 1 s", M["attach_5000_s"],
        lambda v: v < 1, lambda v: f"{v:.3f} s")
+target("server_attached_vs_detached", "the event-loop example under load on 127.0.0.1, requests/s attached "
+       "(default path) / detached, paired segments of one server", "≥ 0.97×", M["server_attached_vs_detached"],
+       lambda v: v >= 0.97, x3)
+target("server_detached_vs_plain", "the same server detached / built without recorder, paired segments",
+       "≥ 0.99×", M["server_detached_vs_plain"], lambda v: v >= 0.99, x3)
 target("loader_rss_mib", f"loader RSS, {rss_recs} recordings of cap 1,000",
        f"≤ {rss_budget:.2f} MiB (8 MiB + Σcap × 1 KiB)", M["loader_rss_mib"], lambda v: v * 1 / 1024 <= rss_budget,
        lambda v: f"{v / 1024:.2f} MiB")
@@ -747,6 +759,16 @@ at = M["attach_5000_s"]
 L.append(f"- **Attach time**, a generated binary with {res['attach_sites']} distinct REC_INFO sites: "
          f"{f(at.median, 3)} s median ({f(at.lo, 3)} – {f(at.hi, 3)} s), from starting recorder-attach to "
          "its `attached to` line (includes loading the BPF object; polled every 5 ms).")
+sv = {m: (M[f"server_{m}_per_s"], M[f"server_{m}_cpu_ns_per_request"]) for m in ("plain", "detached", "attached")}
+if sv["attached"][0].per:
+    L.append("- **Server** (`tests/targets/evloop.c`, one recording per connection, a span and an event per "
+             "request; `tools/bench/loadgen` on 127.0.0.1, 4 keep-alive connections, one request at a time "
+             "each): requests/s and the server's CPU per request (its on-CPU time over the segment), medians "
+             "of rounds: " + "; ".join(
+                 f"{m} {f(r.median / 1e3, 1)} k/s ({f(r.lo / 1e3, 1)} – {f(r.hi / 1e3, 1)}), "
+                 f"{f(c.median / 1e3, 2)} µs" for m, (r, c) in sv.items() if r.per) + ".")
+else:
+    L.append(f"- **Server**: no result ({sv['attached'][0].why}).")
 rm = M["loader_rss_mib"]
 L.append(f"- **Loader RSS** with {rss_recs} recordings of cap 1,000 (`workload --recordings {rss_recs} "
          f"--cap 1000 --events 1000 --hold`, after all events): VmRSS "

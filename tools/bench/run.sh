@@ -57,6 +57,7 @@ if [ "$SMOKE" = 1 ]; then
 	# 0.2 s per paced run: long enough for the stalled --follow reader to stall in it.
 	TP_EVENTS=100000 SITES=300 RSS_RECS=10 RSS_EVENTS=100
 	FAST_TP_EVENTS=100000 STORM_EVENTS=100000 STORM_FLAT_EVENTS=100000
+	SERVER_PAIRS=1 SERVER_REQUESTS=500
 else
 	OUT=$BUILD/bench
 	BIN=$BUILD/bench
@@ -71,6 +72,9 @@ else
 	# for several snapshots at STORM_COOLDOWN. The same flat out: about 2 – 4 s a run.
 	STORM_EVENTS=${STORM_EVENTS:-4000000}
 	STORM_FLAT_EVENTS=${STORM_FLAT_EVENTS:-10000000}
+	# The server keys: pairs of load segments a round, requests per connection a segment
+	# (4 connections: about 1 s a segment here).
+	SERVER_PAIRS=${SERVER_PAIRS:-3} SERVER_REQUESTS=${SERVER_REQUESTS:-10000}
 fi
 WORK_BYTES=${WORK_BYTES:-112}
 # The throughput runs: TP_THREADS producers; the paced ones at PACED_RATE events/s per
@@ -827,12 +831,28 @@ run_rss() {
 	stop "$wp"
 }
 
+# ---- the load generator of the server keys ----
+$CC -g -O2 -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -Itools/bench -pthread tools/bench/loadgen.c \
+	-o "$BIN/loadgen" 2>"$LOG/build-loadgen.log" || die "building loadgen failed: $(cat "$LOG/build-loadgen.log")"
+
 # ---- the machine: what decides the costs here (recorder-attach --machine) ----
 MACHINE=$OUT/machine.json
 if ! "$BUILD/recorder-attach" --machine >"$MACHINE" 2>"$LOG/machine.err"; then
 	note "recorder-attach --machine failed: $(head -c 300 "$LOG/machine.err")"
 	[ -s "$MACHINE" ] || echo '{}' >"$MACHINE"
 fi
+
+# run_server: the server keys, one round (tools/bench/server.py: the event-loop example
+# on 127.0.0.1 under loadgen, detached and attached segments of one server in pairs,
+# and an uninstrumented build beside it; each attached segment checked exact).
+run_server() {
+	local v rc
+	begin server
+	v=$(python3 tools/bench/server.py --build "$BUILD" --loadgen "$BIN/loadgen" --pairs "$SERVER_PAIRS" \
+		--requests "$SERVER_REQUESTS" --attach-flags "${FAST_FLAGS[*]}" 2>>"$LOG/server.err")
+	rc=$?
+	verified server "$v" $rc
+}
 
 # ---- the rounds ----
 START=$(now)
@@ -888,6 +908,7 @@ for ((ROUND = 1; ROUND <= ROUNDS; ROUND++)); do
 	run_throughput throughput_1m_clients "$PACED_RATE" 1
 	run_attach_sites
 	run_rss
+	run_server
 done
 END=$(now)
 LOAD_END=$(cut -d' ' -f1 /proc/loadavg)
@@ -909,7 +930,8 @@ r = json.load(open(sys.argv[1]))
 bad = [f"round {f['round']}: {f['config']}: {f['why']}" for f in r["failures"]]
 need = ("baseline_ns", "detached_ns", "detached_ratio", "event_ns", "span_pair_ns", "nested_event_ns",
         "events_per_s", "paced_events_per_s", "clients_dropped", "attach_5000_s", "loader_rss_mib",
-        "trigger_storm_extra_drops", "trigger_latency_per_event_ms")
+        "trigger_storm_extra_drops", "trigger_latency_per_event_ms", "server_attached_vs_detached",
+        "server_detached_vs_plain")
 if sys.argv[2] == "1":  # the batch path's (skipped with FAST_PATH=0)
     need += ("trigger_rules_throughput_ratio", "trigger_latency_ms")
 bad += [f"{k}: no value" for k in need if r.get(k) is None]
