@@ -869,19 +869,21 @@ int on_recording_span(struct pt_regs *ctx)
 }
 
 /*
- * A recording freed ({tgid, key}): its later events are ignored. Returns true,
+ * A recording freed ({tgid, key}): its later events are ignored (remember: its
+ * key goes into retired at once, as the probe's does). Returns true,
  * with the record to send in *out and *reason (0, or why it was untracked), if
  * BPF knew it: user space then forgets its entry once it has read it.
  */
 static __always_inline bool retire_recording(__u32 tgid, __u64 key, struct rec_rval *out,
-					     __u32 *reason)
+					     __u32 *reason, const bool remember)
 {
 	struct rec_rkey k = { .tgid = tgid, .key = key };
 	struct rec_untracked *u;
 	struct rec_rval *v;
 	__u8 one = 1;
 
-	bpf_map_update_elem(&retired, &k, &one, BPF_ANY);
+	if (remember)
+		bpf_map_update_elem(&retired, &k, &one, BPF_ANY);
 	v = bpf_map_lookup_elem(&recordings, &k);
 	if (!v) {
 		u = bpf_map_lookup_elem(&untracked, &k);
@@ -918,7 +920,7 @@ int on_recording_free(struct pt_regs *ctx)
 		return 0;
 	if (read_args(ctx, a, 2))
 		return 0;
-	if (retire_recording(bpf_get_current_pid_tgid() >> 32, a[0], &out, &reason))
+	if (retire_recording(bpf_get_current_pid_tgid() >> 32, a[0], &out, &reason, true))
 		emit_recording(a[0], &out, 0, reason);
 	return 0;
 }
@@ -1540,7 +1542,13 @@ static __always_inline bool batch_recording(struct batch_buf *b, struct rec_brec
 		fill_brec_rec(r, nv, u->reason);
 		return true;
 	case REC_BK_REC_FREE:
-		if (!retire_recording(tgid, r->key, nv, &reason))
+		/*
+		 * Not remembered in retired (a hash insert, a third of the walk's
+		 * time for a request): its entry, retired, refuses the stragglers
+		 * until user space deletes it, and after that an event of it reads
+		 * the target's struct, finds it freed, and remembers it then.
+		 */
+		if (!retire_recording(tgid, r->key, nv, &reason, false))
 			return false;
 		fill_brec_rec(r, nv, reason);
 		return true;
