@@ -462,23 +462,32 @@ static inline void rec__batch_sync(void)
 }
 
 /* Appends a span enter or exit (kind) with its words; 0 if there is no buffer. */
-static inline int rec__batch_span(struct rec__tbuf *b, int kind, uint64_t w0, uint64_t w1,
-				  uint64_t w2, uint64_t w3)
+/*
+ * Room for a record of kind and size bytes (no values, no strings) at the end
+ * of b's records, its head written and timed now: its words follow.
+ */
+static inline uint64_t *rec__batch_head(struct rec__tbuf *b, int kind, uint32_t size)
 {
-	uint32_t size = kind == REC__BK_ENTER ? 48 : 32;
-	struct rec__brec *r;
-	uint64_t *w;
+	struct rec__brec *r = rec__tbuf_reserve(b, size);
 
-	if (!b)
-		return 0;
-	r = rec__tbuf_reserve(b, size);
 	r->kind = (uint16_t)kind;
 	r->size = (uint16_t)size;
 	r->strbytes = 0;
 	r->nvals = 0;
 	r->pad = 0;
 	r->time = rec__batch_time(b);
-	w = (uint64_t *)(void *)(r + 1);
+	return (uint64_t *)(void *)(r + 1);
+}
+
+static inline int rec__batch_span(struct rec__tbuf *b, int kind, uint64_t w0, uint64_t w1,
+				  uint64_t w2, uint64_t w3)
+{
+	uint32_t size = kind == REC__BK_ENTER ? 48 : 32;
+	uint64_t *w;
+
+	if (!b)
+		return 0;
+	w = rec__batch_head(b, kind, size);
 	w[0] = w0;
 	w[1] = w1;
 	if (kind == REC__BK_ENTER) {
@@ -497,19 +506,11 @@ static inline int rec__batch_span(struct rec__tbuf *b, int kind, uint64_t w0, ui
 static inline int rec__batch_rec(struct rec__tbuf *b, int kind, const struct rec_recording *rec)
 {
 	uint32_t size = REC__BREC_REC + (kind == REC__BK_REC_SPAN ? REC_SUBJECT_MAX : 0);
-	struct rec__brec *r;
 	uint64_t *w;
 
 	if (!b)
 		return 0;
-	r = rec__tbuf_reserve(b, size);
-	r->kind = (uint16_t)kind;
-	r->size = (uint16_t)size;
-	r->strbytes = 0;
-	r->nvals = 0;
-	r->pad = 0;
-	r->time = rec__batch_time(b);
-	w = (uint64_t *)(void *)(r + 1);
+	w = rec__batch_head(b, kind, size);
 	w[0] = rec->key;
 	w[1] = rec->recorder_key;
 	w[2] = rec->cap;
