@@ -383,49 +383,114 @@ static __always_inline long read_target(void *dst, __u32 len, __u64 src, struct 
 }
 
 /*
- * Whether this process is traced. With --binary, probes are attached for every
- * process that maps the executable or its libraries: the first probe of a
- * process that runs a traced executable marks it traced (so its exit is
- * reported) and wakes user space at once with what it needs to adopt it, even
- * if the process is gone by then; any other process is ignored.
+ * Tells user space that process tgid (task, one of its threads) runs the
+ * executable bk, with what it needs to adopt it even if the process is gone by
+ * then: its parent ppid and where its executable is loaded. Wakes it at once.
  */
-static __always_inline bool adopt_process(void)
+static __always_inline void say_hello(struct task_struct *task, __u32 tgid, __u32 ppid,
+				      const struct rec_binary_key *bk)
+{
+	struct rec_hello_rec *h = bpf_ringbuf_reserve(&events, sizeof(*h), 0);
+
+	if (!h) {
+		count(REC_C_RING_FULL);
+		return;
+	}
+	fill_hdr_id(&h->hdr, REC_RT_HELLO, sizeof(*h),
+		    (__u64)tgid << 32 | (__u32)BPF_CORE_READ(task, pid));
+	h->ppid = ppid;
+	h->pad = 0;
+	h->exe_ino = bk->ino;
+	h->exe_dev = bk->dev;
+	h->start_code = BPF_CORE_READ(task, mm, start_code);
+	bpf_ringbuf_submit(h, BPF_RB_FORCE_WAKEUP);
+}
+
+/* The executable task runs, as the binaries map keys it; false if it has none. */
+static __always_inline bool exe_of(struct task_struct *task, struct rec_binary_key *bk)
+{
+	struct file *exe = BPF_CORE_READ(task, mm, exe_file);
+
+	if (!exe)
+		return false;
+	bk->ino = BPF_CORE_READ(exe, f_inode, i_ino);
+	bk->dev = BPF_CORE_READ(exe, f_inode, i_sb, s_dev);
+	return true;
+}
+
+/*
+ * --binary: whether process tgid (task, one of its threads) is traced. One
+ * that runs a traced executable and is not traced yet is marked traced (so its
+ * exit is reported) and said hello for; any other process is ignored.
+ */
+static __always_inline bool adopt_task(struct task_struct *task, __u32 tgid, __u32 ppid)
 {
 	struct rec_pstat zero = {};
-	struct task_struct *task;
 	struct rec_binary_key bk;
-	struct rec_hello_rec *h;
-	struct file *exe;
-	__u32 tgid;
 
-	/* A constant: without --binary the verifier drops the rest. */
-	if (!follow_new)
-		return true;
-	tgid = bpf_get_current_pid_tgid() >> 32;
 	if (bpf_map_lookup_elem(&traced, &tgid))
 		return true;
-	task = bpf_get_current_task_btf();
-	exe = BPF_CORE_READ(task, mm, exe_file);
-	bk.ino = BPF_CORE_READ(exe, f_inode, i_ino);
-	bk.dev = BPF_CORE_READ(exe, f_inode, i_sb, s_dev);
-	if (!exe || !bpf_map_lookup_elem(&binaries, &bk))
+	if (!exe_of(task, &bk) || !bpf_map_lookup_elem(&binaries, &bk))
 		return false;
 	/* Lost a race with another thread of it: that one says hello. */
 	if (bpf_map_update_elem(&traced, &tgid, &zero, BPF_NOEXIST))
 		return true;
-	h = bpf_ringbuf_reserve(&events, sizeof(*h), 0);
-	if (!h) {
-		count(REC_C_RING_FULL);
-		return true;
-	}
-	fill_hdr(&h->hdr, REC_RT_HELLO, sizeof(*h));
-	h->ppid = BPF_CORE_READ(task, real_parent, tgid);
-	h->pad = 0;
-	h->exe_ino = bk.ino;
-	h->exe_dev = bk.dev;
-	h->start_code = BPF_CORE_READ(task, mm, start_code);
-	bpf_ringbuf_submit(h, BPF_RB_FORCE_WAKEUP);
+	say_hello(task, tgid, ppid, &bk);
 	return true;
+}
+
+/*
+ * Whether this process is traced. With --binary, probes are attached for every
+ * process that maps the executable or its libraries: a process that runs a
+ * traced executable is adopted at its exec, its fork or (started before the
+ * attach, or while its hello was lost) its first probe; any other is ignored.
+ */
+static __always_inline bool adopt_process(void)
+{
+	struct task_struct *task;
+
+	/* A constant: without --binary the verifier drops the rest. */
+	if (!follow_new)
+		return true;
+	task = bpf_get_current_task_btf();
+	return adopt_task(task, bpf_get_current_pid_tgid() >> 32,
+			  BPF_CORE_READ(task, real_parent, tgid));
+}
+
+/*
+ * --binary: a process that execs a traced executable is adopted now, before
+ * its first probe (a daemon's parent may never hit one). One traced already
+ * that execs another file says hello with it: user space may let it go.
+ */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_process_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct rec_binary_key bk;
+
+	if (!follow_new)
+		return 0;
+	if (!bpf_map_lookup_elem(&traced, &tgid)) {
+		adopt_process();
+		return 0;
+	}
+	if (exe_of(task, &bk) && !bpf_map_lookup_elem(&binaries, &bk))
+		say_hello(task, tgid, BPF_CORE_READ(task, real_parent, tgid), &bk);
+	return 0;
+}
+
+/* --binary: a process forked from one that runs a traced executable runs it too: adopted now. */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(on_process_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 tgid = BPF_CORE_READ(child, tgid);
+
+	/* A new thread is no new process. */
+	if (!follow_new || (__u32)BPF_CORE_READ(child, pid) != tgid)
+		return 0;
+	adopt_task(child, tgid, BPF_CORE_READ(parent, tgid));
+	return 0;
 }
 
 /*
@@ -1926,8 +1991,15 @@ int on_batch(struct pt_regs *ctx)
 		read_target(&a[2], sizeof(__u64), a[1] + offsetof(struct rec_tbuf_hdr, gen), NULL);
 		read_target(&a[0], sizeof(__u32), a[1] + offsetof(struct rec_tbuf_hdr, tracer),
 			    NULL);
+		/*
+		 * Unless this recorder-attach knew the buffer already, and took part
+		 * of this generation while another one's word was written (it waited
+		 * for the process, and takes it over now): what it took, and only
+		 * that, stays taken.
+		 */
+		if (reg->addr != (__u64)a[1] || (__u32)(reg->claim >> 32) != (__u32)a[2])
+			reg->claim = (__u64)(__u32)a[2] << 32 | (a[0] ? (__u64)a[2] >> 32 : 0);
 		reg->addr = a[1];
-		reg->claim = (__u64)(__u32)a[2] << 32 | (a[0] ? (__u64)a[2] >> 32 : 0);
 		if (spec->arg_cnt >= 3 && !read_arg(ctx, spec, 2, &a[2]))
 			thread_stack(a[2], &seeded);
 		return 0;

@@ -26,6 +26,8 @@ struct rec_bpfstate {
 	struct bpf_link *iter_link; /* dump_stacks: the span stacks of a process */
 	struct bpf_link *exit_link; /* sched_process_exit: stacks at death, how it ended */
 	struct bpf_link *exec_link; /* exec_mm_release: batches pending at exec */
+	/* --binary: processes adopted at their exec and their fork, before any probe */
+	struct bpf_link *adopt_exec_link, *adopt_fork_link;
 };
 
 static bool verbose;
@@ -66,6 +68,9 @@ int rec_bpfstate__open(struct rec_bpfstate **bsp, const struct rec_bpfstate_opts
 		      ?: bpf_map__set_max_entries(bs->skel->maps.untracked, opts->max_recordings);
 	if (err)
 		goto fail;
+	/* Without --binary, nobody is adopted: no hook on every exec and fork. */
+	bpf_program__set_autoload(bs->skel->progs.on_process_exec, opts->follow_new);
+	bpf_program__set_autoload(bs->skel->progs.on_process_fork, opts->follow_new);
 	/* Attached with uprobe_multi links (compat/usdt_multi.h), not libbpf's per-site uprobes. */
 	err = rec_usdt_multi__prepare(bs->skel->obj) ?: recorder_bpf__load(bs->skel);
 	if (err)
@@ -85,6 +90,18 @@ int rec_bpfstate__open(struct rec_bpfstate **bsp, const struct rec_bpfstate_opts
 		err = -errno;
 		goto fail;
 	}
+	if (opts->follow_new) {
+		bs->adopt_exec_link = bpf_program__attach(bs->skel->progs.on_process_exec);
+		if (!bs->adopt_exec_link) {
+			err = -errno;
+			goto fail;
+		}
+		bs->adopt_fork_link = bpf_program__attach(bs->skel->progs.on_process_fork);
+		if (!bs->adopt_fork_link) {
+			err = -errno;
+			goto fail;
+		}
+	}
 	*bsp = bs;
 	return 0;
 fail:
@@ -99,6 +116,8 @@ void rec_bpfstate__free(struct rec_bpfstate *bs)
 	bpf_link__destroy(bs->iter_link);
 	bpf_link__destroy(bs->exit_link);
 	bpf_link__destroy(bs->exec_link);
+	bpf_link__destroy(bs->adopt_exec_link);
+	bpf_link__destroy(bs->adopt_fork_link);
 	recorder_bpf__destroy(bs->skel);
 	free(bs);
 }

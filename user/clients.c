@@ -473,6 +473,8 @@ static struct rec_output_clients clients_stats(struct rec_clients *cs, struct cl
 		.libraries_given_up = st.libraries_given_up,
 		.dumps_removed = st.dumps_removed,
 		.dumps_removed_bytes = st.dumps_removed_bytes,
+		.attach_pid = st.attach_pid,
+		.binary = st.binary,
 	};
 }
 

@@ -41,6 +41,9 @@ struct rec_clients_target_stats {
 	/* Black boxes removed by --keep-dumps and --max-dump-bytes (all processes). */
 	uint64_t dumps_removed;
 	uint64_t dumps_removed_bytes;
+	/* Who traces the target: this recorder-attach, and the --binary file (NULL: -p). */
+	pid_t attach_pid;
+	const char *binary;
 };
 
 /*

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,43 +63,64 @@ int rec_control__prepare_dir(const char *dir, char *why, size_t len, int *search
 	return 0;
 }
 
-/* DIR/PID.sock -> DIR/PID.lock */
-static int lock_path_of(const char *sock_path, char *buf, size_t len)
+/* DIR/PID.sock -> DIR/PID<suffix> */
+static int path_beside(const char *sock_path, const char *suffix, char *buf, size_t len)
 {
 	size_t n = strlen(sock_path);
 
 	if (n < 5 || strcmp(sock_path + n - 5, ".sock") != 0)
 		return -EINVAL;
-	if (snprintf(buf, len, "%.*s.lock", (int)(n - 5), sock_path) >= (int)len)
+	if (snprintf(buf, len, "%.*s%s", (int)(n - 5), sock_path, suffix) >= (int)len)
 		return -ENAMETOOLONG;
 	return 0;
 }
 
-static pid_t lock_holder(int fd)
+/* A peer's file: its pid, then its --binary (an empty line for -p). Returns 0 or -errno. */
+static int write_peer(int fd, const char *binary)
 {
-	char buf[24];
+	char buf[PATH_MAX + 32];
+	int n = snprintf(buf, sizeof(buf), "%d\n%s\n", (int)getpid(), binary ? binary : "");
+
+	if (n < 0 || (size_t)n >= sizeof(buf))
+		return -ENAMETOOLONG;
+	if (ftruncate(fd, 0) || pwrite(fd, buf, n, 0) != n)
+		return -errno;
+	return 0;
+}
+
+/* What write_peer wrote into fd (pid 0 if it cannot be read). */
+static void read_peer(int fd, struct rec_control_peer *peer)
+{
+	char buf[PATH_MAX + 32], *nl;
 	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
 	long v;
 
+	memset(peer, 0, sizeof(*peer));
 	if (n <= 0)
-		return 0;
+		return;
 	buf[n] = '\0';
-	v = strtol(buf, NULL, 10);
-	return v > 0 && v < (1L << 22) ? (pid_t)v : 0;
+	v = strtol(buf, &nl, 10);
+	peer->pid = v > 0 && v < (1L << 22) ? (pid_t)v : 0;
+	if (*nl != '\n')
+		return;
+	snprintf(peer->binary, sizeof(peer->binary), "%s", nl + 1);
+	nl = strchr(peer->binary, '\n');
+	if (nl)
+		*nl = '\0';
 }
 
-int rec_control__lock(const char *sock_path, char *lock_path, size_t len, pid_t *holder)
+int rec_control__lock(const char *sock_path, const char *binary, char *lock_path, size_t len,
+		      struct rec_control_peer *holder)
 {
 	int err;
 
-	*holder = 0;
-	err = lock_path_of(sock_path, lock_path, len);
+	memset(holder, 0, sizeof(*holder));
+	err = path_beside(sock_path, ".lock", lock_path, len);
 	if (err)
 		return err;
 	for (int tries = 0; tries < 8; tries++) {
 		struct stat a, b;
-		char buf[24];
-		int fd, n;
+		int fd;
 
 		fd = open(lock_path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (fd < 0)
@@ -105,7 +128,7 @@ int rec_control__lock(const char *sock_path, char *lock_path, size_t len, pid_t 
 		if (flock(fd, LOCK_EX | LOCK_NB)) {
 			err = errno == EWOULDBLOCK ? -EBUSY : -errno;
 			if (err == -EBUSY)
-				*holder = lock_holder(fd);
+				read_peer(fd, holder);
 			close(fd);
 			return err;
 		}
@@ -118,9 +141,8 @@ int rec_control__lock(const char *sock_path, char *lock_path, size_t len, pid_t 
 			close(fd);
 			continue;
 		}
-		n = snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
-		if (ftruncate(fd, 0) || pwrite(fd, buf, n, 0) != n) {
-			err = -errno;
+		err = write_peer(fd, binary);
+		if (err) {
 			unlink(lock_path);
 			close(fd);
 			return err;
@@ -128,6 +150,53 @@ int rec_control__lock(const char *sock_path, char *lock_path, size_t len, pid_t 
 		return fd;
 	}
 	return -EAGAIN;
+}
+
+int rec_control__note_wait(const char *sock_path, const char *binary)
+{
+	char path[PATH_MAX];
+	int fd, err;
+
+	err = path_beside(sock_path, ".wait", path, sizeof(path));
+	if (err)
+		return err;
+	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	err = write_peer(fd, binary);
+	close(fd);
+	return err;
+}
+
+int rec_control__waiter(const char *sock_path, struct rec_control_peer *waiter)
+{
+	char path[PATH_MAX];
+	int fd, err;
+
+	memset(waiter, 0, sizeof(*waiter));
+	err = path_beside(sock_path, ".wait", path, sizeof(path));
+	if (err)
+		return err;
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	read_peer(fd, waiter);
+	close(fd);
+	if (!waiter->pid || (kill(waiter->pid, 0) && errno == ESRCH))
+		return -ENOENT;
+	return 0;
+}
+
+void rec_control__unnote_wait(const char *sock_path, bool anyone)
+{
+	struct rec_control_peer w;
+	char path[PATH_MAX];
+
+	if (path_beside(sock_path, ".wait", path, sizeof(path)))
+		return;
+	if (!anyone && (rec_control__waiter(sock_path, &w) || w.pid != getpid()))
+		return;
+	unlink(path);
 }
 
 void rec_control__unlock(int fd, const char *lock_path)

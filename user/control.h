@@ -13,6 +13,8 @@
 #ifndef REC_CONTROL_H
 #define REC_CONTROL_H
 
+#include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -43,12 +45,40 @@ int rec_control__path(char *buf, size_t len, const char *dir, pid_t pid);
 int rec_control__prepare_dir(const char *dir, char *why, size_t len, int *searchable);
 
 /*
- * Takes the lock of the socket at sock_path (the file beside it named PID.lock),
- * held until rec_control__unlock. Returns the lock's fd; -EBUSY if another
- * process holds it, with *holder set to that process's pid (0 if unknown); or
- * another -errno. The lock path goes into lock_path.
+ * A recorder-attach that holds a process's lock, or waits for it: its pid (0
+ * if unknown) and, for one that traces the process by --binary, that file
+ * ("" for one run with -p).
  */
-int rec_control__lock(const char *sock_path, char *lock_path, size_t len, pid_t *holder);
+struct rec_control_peer {
+	pid_t pid;
+	char binary[PATH_MAX];
+};
+
+/*
+ * Takes the lock of the socket at sock_path (the file beside it named
+ * PID.lock, which says who holds it: this process, and binary, its --binary
+ * file or NULL), held until rec_control__unlock. Returns the lock's fd; -EBUSY
+ * if another process holds it, with *holder set to who (see struct
+ * rec_control_peer); or another -errno. The lock path goes into lock_path.
+ */
+int rec_control__lock(const char *sock_path, const char *binary, char *lock_path, size_t len,
+		      struct rec_control_peer *holder);
+
+/*
+ * The hand-over of a process between two recorder-attach (a -p one and a
+ * --binary one): the one that waits for the lock notes so beside it, in
+ * PID.wait (this process, binary as above), and takes the note back once it
+ * has the lock or stops waiting. The holder reads it when it lets the process
+ * go alive (to say whom it hands it back to), and removes it, whoever wrote
+ * it, once the process's black box is written: a waiter that then gets the
+ * lock of a process that has ended finds its note gone, and writes no second
+ * box. Each returns 0 or -errno; rec_control__waiter -ENOENT if no live
+ * process waits.
+ */
+int rec_control__note_wait(const char *sock_path, const char *binary);
+int rec_control__waiter(const char *sock_path, struct rec_control_peer *waiter);
+/* Removes the note: only this process's own, or with anyone, whoever wrote it. */
+void rec_control__unnote_wait(const char *sock_path, bool anyone);
 
 /* Removes the lock file at lock_path and lets go of the lock fd. */
 void rec_control__unlock(int fd, const char *lock_path);

@@ -90,9 +90,19 @@ struct traced {
 	char sock_path[REC_SOCK_PATH_MAX];
 	int lock_fd; /* holds lock_path (flock) while we serve sock_path */
 	char lock_path[REC_SOCK_PATH_MAX];
-	int started;	  /* in s->traced: its records are taken, it ends with its last */
-	int done;	  /* ended (traced_end): kept only for its clients */
-	int adopted;	  /* by --binary; its libraries are attached for every process */
+	int started;	    /* in s->traced: its records are taken, it ends with its last */
+	int done;	    /* ended (traced_end): kept only for its clients */
+	int adopted;	    /* by --binary; its libraries are attached for every process */
+	const char *binary; /* adopted: the --binary file it runs (a path of s->bins) */
+	/*
+	 * Another recorder-attach (holder) holds its lock: its records are taken
+	 * into the model all the same, but it is not served, told, held against
+	 * the rules nor dumped here until the lock is ours (take_over). exited:
+	 * it ended meanwhile; whose black box it is, is settled by the lock.
+	 */
+	int waiting, exited;
+	struct rec_control_peer holder;
+	int exec_away;	  /* adopted, it exec'd a file no --binary names (settle_adopted) */
 	int seed_pending; /* adopted inside the ring callback: seed after the batch */
 	struct watch w_pidfd;
 	/* Tracer words written into it (tell_attached): of its own images, of every process's. */
@@ -242,7 +252,7 @@ static void tell_attached(struct rec_session *s, struct traced *t)
 	const struct rec_attach_set *every = rec_attach__every(s->att);
 	struct rec_maps maps;
 
-	if (t->done || !t->proc.alive ||
+	if (t->done || t->waiting || !t->proc.alive ||
 	    (t->told == t->att.nwords && (!t->adopted || t->told_every == every->nwords)))
 		return;
 	if (rec_maps__read(&maps, t->proc.pid))
@@ -779,7 +789,7 @@ static void write_due(struct rec_session *s, struct traced *only, bool all)
 	for (size_t i = 0; i < s->ntraced; i++) {
 		struct traced *t = s->traced[i];
 
-		if ((only && t != only) || !t->inc.rules || t->done)
+		if ((only && t != only) || !t->inc.rules || t->done || t->waiting)
 			continue;
 		check_open(s, t);
 		while (rec_incident__take_due(&t->inc, now_mono_ns(), all, &p))
@@ -866,6 +876,8 @@ static void client_target_stats(void *ctx, void *owner, struct rec_clients_targe
 	st->libraries_given_up = k->given_up;
 	st->dumps_removed = s->dumps.removed;
 	st->dumps_removed_bytes = s->dumps.removed_bytes;
+	st->attach_pid = getpid();
+	st->binary = t->binary;
 }
 
 static int on_record(void *ctx, void *data, size_t size);
@@ -1017,13 +1029,41 @@ static int traced_open(struct rec_session *s, pid_t pid, struct traced **tp)
 	return 0;
 }
 
+/* Tells the session's owner of a hand-over of t (session.h, on_handover). */
+static void handover(struct rec_session *s, struct traced *t, enum rec_handover what,
+		     const struct rec_control_peer *other, int err)
+{
+	if (s->opts.on_handover)
+		s->opts.on_handover(what, t->proc.pid, other, err, s->opts.ctx);
+}
+
+/* Takes t's lock. Returns 0, -EBUSY (t->holder says who holds it) or another -errno. */
+static int take_lock(struct traced *t)
+{
+	t->lock_fd = rec_control__lock(t->sock_path, t->binary, t->lock_path, sizeof(t->lock_path),
+				       &t->holder);
+	return t->lock_fd < 0 ? t->lock_fd : 0;
+}
+
+/* Serves t's socket, its lock taken. Returns 0 or -errno. */
+static int serve_socket(struct rec_session *s, struct traced *t)
+{
+	t->listen_fd = rec_control__listen(t->sock_path, t->proc.uid);
+	if (t->listen_fd < 0)
+		return t->listen_fd;
+	return rec_clients__listen(s->clients, t->listen_fd, &t->proc, t);
+}
+
 /*
  * Starts watching t's exit and serving its control socket, once its lock is
- * ours: one recorder-attach per process. -EBUSY sets *holder (see
- * rec_control__lock). A process that is gone already (reaped) has neither: the
- * loop ends it once its records are in.
+ * ours: one recorder-attach per process. A lock held by a --binary
+ * recorder-attach is deferred to by any, one held by a -p one by a --binary
+ * one (adopted t): t then waits (struct traced), and is taken over if that
+ * one stops. Else -EBUSY sets t->holder (see rec_control__lock). A process
+ * that is gone already (reaped) has neither: the loop ends it once its
+ * records are in.
  */
-static int traced_serve(struct rec_session *s, struct traced *t, pid_t *holder)
+static int traced_serve(struct rec_session *s, struct traced *t)
 {
 	struct traced **v;
 	int err;
@@ -1042,14 +1082,17 @@ static int traced_serve(struct rec_session *s, struct traced *t, pid_t *holder)
 	err = rec_control__path(t->sock_path, sizeof(t->sock_path), s->opts.sock_dir, t->proc.pid);
 	if (err)
 		return err;
-	t->lock_fd = rec_control__lock(t->sock_path, t->lock_path, sizeof(t->lock_path), holder);
-	if (t->lock_fd < 0)
-		return t->lock_fd;
-	t->listen_fd = rec_control__listen(t->sock_path, t->proc.uid);
-	if (t->listen_fd < 0)
-		return t->listen_fd;
-	err = watch_add(s, t->pidfd, &t->w_pidfd, W_PIDFD, t)
-		      ?: rec_clients__listen(s->clients, t->listen_fd, &t->proc, t);
+	err = take_lock(t);
+	if (err == -EBUSY && (t->adopted || t->holder.binary[0])) {
+		/* Without its note, the holder only cannot say whom it hands t back to. */
+		rec_control__note_wait(t->sock_path, t->binary);
+		t->waiting = 1;
+		handover(s, t, REC_HANDOVER_DEFER, &t->holder, 0);
+		err = 0;
+	} else if (!err) {
+		err = serve_socket(s, t);
+	}
+	err = err ?: watch_add(s, t->pidfd, &t->w_pidfd, W_PIDFD, t);
 	if (err)
 		return err;
 started:
@@ -1115,6 +1158,20 @@ static void traced_end(struct rec_session *s, struct traced *t, bool report)
 		close(t->pidfd);
 		t->pidfd = -1;
 	}
+	/*
+	 * Its black box written: a recorder-attach that waits for it has nothing
+	 * to take over. Let go alive: whoever waits for it takes it over.
+	 */
+	if (t->lock_fd >= 0 && report) {
+		rec_control__unnote_wait(t->sock_path, true);
+	} else if (t->lock_fd >= 0) {
+		struct rec_control_peer w;
+
+		if (!rec_control__waiter(t->sock_path, &w))
+			handover(s, t, REC_HANDOVER_GIVEN, &w, 0);
+	} else if (t->waiting) {
+		rec_control__unnote_wait(t->sock_path, false);
+	}
 	/* The socket and the lock are removed only if they are ours. */
 	if (t->listen_fd >= 0) {
 		close(t->listen_fd);
@@ -1151,7 +1208,7 @@ int rec_session__attach(struct rec_session *s, pid_t pid, struct rec_attach_info
 	if (!err && count.objects == 0)
 		err = -ENOENT;
 	if (!err)
-		err = traced_serve(s, t, &info->lock_holder);
+		err = traced_serve(s, t);
 	/* Once t is served: the records the seeding drains must find their process. */
 	if (!err) {
 		tell_attached(s, t);
@@ -1160,6 +1217,7 @@ int rec_session__attach(struct rec_session *s, pid_t pid, struct rec_attach_info
 	info->sites = count.sites;
 	info->objects = count.objects;
 	info->uid = t->proc.uid;
+	info->lock_holder = t->holder.pid;
 	snprintf(info->sock_path, sizeof(info->sock_path), "%s", t->sock_path);
 	snprintf(info->lock_path, sizeof(info->lock_path), "%s", t->lock_path);
 	if (err) {
@@ -1255,7 +1313,6 @@ static struct traced *adopt(struct rec_session *s, pid_t pid, const struct rec_h
 	const struct rec_object_id *bin;
 	struct rec_mapping m = {};
 	struct traced *t;
-	pid_t holder;
 	int err;
 
 	/* Asked once per process: its records keep coming, the answer won't change. */
@@ -1268,6 +1325,7 @@ static struct traced *adopt(struct rec_session *s, pid_t pid, const struct rec_h
 	if (!t)
 		goto reject;
 	t->adopted = 1;
+	t->binary = bin->path;
 	err = traced_init(t, pid, s->opts.triggers);
 	if (err == -ESRCH && hello)
 		err = 0;
@@ -1284,13 +1342,14 @@ static struct traced *adopt(struct rec_session *s, pid_t pid, const struct rec_h
 	for (size_t i = 0; i < t->target.maps.n; i++)
 		if (t->target.maps.v[i].inode == bin->inode && t->target.maps.v[i].exec)
 			m.path = t->target.maps.v[i].path;
-	if ((m.path && rec_attach__seen(&t->att, &m)) || traced_serve(s, t, &holder)) {
+	if ((m.path && rec_attach__seen(&t->att, &m)) || traced_serve(s, t)) {
 		traced_end(s, t, false);
 		traced_free(t);
 		goto reject;
 	}
 	t->seed_pending = t->proc.alive;
-	if (s->opts.on_adopt)
+	/* One it waits for is said to be traced once it is taken over. */
+	if (s->opts.on_adopt && !t->waiting)
 		s->opts.on_adopt(pid, bin->path, s->opts.ctx);
 	return t;
 reject:
@@ -1347,7 +1406,7 @@ static void ingest_span(struct rec_session *s, struct traced *t, struct rec_span
 		rec_bpfstate__recover_recording(s->bs, &t->proc, r->recording);
 	if (rec_proc__ingest_span(&t->proc, r) == 0 && rec_clients__following(s->clients))
 		rec_clients__follow_span(s->clients, t, rec_proc__find(&t->proc, r->recording), r);
-	if (t->inc.span_rules)
+	if (t->inc.span_rules && !t->waiting)
 		check_span(s, t, r);
 }
 
@@ -1402,7 +1461,7 @@ static int ingested(struct rec_session *s, struct traced *t, int err, const stru
 	}
 	if (err == 0 && following)
 		rec_clients__follow_event(s->clients, t, rs, t->proc.norm, t->proc.norm_len);
-	if (err == 0 && t->inc.event_rules)
+	if (err == 0 && t->inc.event_rules && !t->waiting)
 		check_event(s, t, d);
 	return 0;
 }
@@ -1504,7 +1563,12 @@ static int on_record(void *ctx, void *data, size_t size)
 	} else if (h.type == REC_RT_BATCH) {
 		ingest_batch(s, t, data, size);
 	} else if (h.type == REC_RT_HELLO && size == sizeof(struct rec_hello_rec)) {
-		/* Adopted above: nothing more to it. */
+		struct rec_hello_rec hello;
+
+		/* Adopted above; or, adopted before, it exec'd: a file no --binary names? */
+		memcpy(&hello, data, sizeof(hello));
+		if (t->adopted && !binary_of_hello(s, &hello))
+			t->exec_away = 1;
 	} else if (h.type == REC_RT_SPAN && size == sizeof(struct rec_span_rec)) {
 		struct rec_span_rec r;
 
@@ -1527,7 +1591,7 @@ static int on_record(void *ctx, void *data, size_t size)
 		struct rec_trigger_rec r;
 
 		memcpy(&r, data, sizeof(r));
-		if (t->inc.code_rules)
+		if (t->inc.code_rules && !t->waiting)
 			check_code(s, t, &r);
 	} else if (h.type == REC_RT_RECORDING && size == sizeof(struct rec_recording_rec)) {
 		struct rec_recording_rec r;
@@ -1616,7 +1680,8 @@ static void rescan(struct rec_session *s, struct traced *t)
 /*
  * After a batch of ring records: the processes it adopted get their stacks
  * seeded now (never inside the ring callback, which must not consume the ring
- * again), and those that were gone already when adopted are ended.
+ * again), those that were gone already when adopted are ended, and those that
+ * exec'd a file no --binary names before any recording are let go.
  */
 static void settle_adopted(struct rec_session *s)
 {
@@ -1630,9 +1695,71 @@ static void settle_adopted(struct rec_session *s)
 			tell_attached(s, t);
 			seed_stacks(s, t, false);
 		}
-		if (t->pidfd < 0)
+		if (t->exec_away) {
+			t->exec_away = 0;
+			/* One with recordings keeps them until it exits: its black box has them. */
+			if (!recordings_of(&t->proc)) {
+				handover(s, t, REC_HANDOVER_EXEC, NULL, 0);
+				traced_end(s, t, false);
+				continue;
+			}
+		}
+		if (t->pidfd < 0 && !t->exited)
 			traced_end(s, t, true);
 	}
+}
+
+/*
+ * t ended (its pidfd says so). One that another recorder-attach held is
+ * settled by take_over: its black box is written by one of the two.
+ */
+static void traced_exited(struct rec_session *s, struct traced *t)
+{
+	if (!t->waiting) {
+		traced_end(s, t, true);
+		return;
+	}
+	t->exited = 1;
+	epoll_ctl(s->epfd, EPOLL_CTL_DEL, t->pidfd, NULL);
+	close(t->pidfd);
+	t->pidfd = -1;
+}
+
+/*
+ * t waits for its lock (struct traced): once the recorder-attach that held it
+ * has let go, t is served from here, nothing it emitted meanwhile missing.
+ * One that ended meanwhile gets its black box here only if its note is still
+ * ours: the holder that wrote the box took it away (rec_control__note_wait).
+ */
+static void take_over(struct rec_session *s, struct traced *t)
+{
+	struct rec_control_peer was = t->holder;
+	struct rec_control_peer note;
+	int err = take_lock(t);
+
+	if (err == -EBUSY)
+		return;
+	t->waiting = 0;
+	if (t->exited) {
+		bool ours =
+			!err && !rec_control__waiter(t->sock_path, &note) && note.pid == getpid();
+
+		if (ours)
+			rec_control__unnote_wait(t->sock_path, false);
+		handover(s, t, ours ? REC_HANDOVER_TAKEN : REC_HANDOVER_GONE, &was, 0);
+		traced_end(s, t, ours);
+		return;
+	}
+	rec_control__unnote_wait(t->sock_path, false);
+	err = err ?: serve_socket(s, t);
+	handover(s, t, err ? REC_HANDOVER_FAILED : REC_HANDOVER_TAKEN, &was, err);
+	if (err) {
+		traced_end(s, t, false);
+		return;
+	}
+	tell_attached(s, t);
+	if (t->adopted && s->opts.on_adopt)
+		s->opts.on_adopt(t->proc.pid, t->binary, s->opts.ctx);
 }
 
 int rec_session__run(struct rec_session *s,
@@ -1673,9 +1800,14 @@ int rec_session__run(struct rec_session *s,
 		if (now_ms() - last_scan >= RESCAN_MS) {
 			if (s->nbins)
 				rec_attach__retry(s->att, NULL);
-			for (size_t i = 0; i < s->ntraced; i++)
-				if (!s->traced[i]->done)
-					rescan(s, s->traced[i]);
+			for (size_t i = 0; i < s->ntraced; i++) {
+				struct traced *t = s->traced[i];
+
+				if (!t->done && t->waiting)
+					take_over(s, t);
+				if (!t->done && !t->exited)
+					rescan(s, t);
+			}
 			last_scan = now_ms();
 		}
 		for (int i = 0; i < n; i++) {
@@ -1690,7 +1822,7 @@ int rec_session__run(struct rec_session *s,
 					return 0;
 				break;
 			case W_PIDFD:
-				traced_end(s, w->ptr, true);
+				traced_exited(s, w->ptr);
 				break;
 			case W_CLIENTS:
 				rec_clients__ready(s->clients);

@@ -14,10 +14,25 @@
 
 #include "attach.h"
 #include "clients.h"
+#include "control.h"
 #include "proc.h"
 
 struct rec_session;
 struct rec_trigger_set;
+
+/*
+ * A process between two recorder-attach (on_handover): a -p one and a
+ * --binary one, or two --binary ones. One process's lock has one holder; the
+ * other one waits, taking the process's records all the same.
+ */
+enum rec_handover {
+	REC_HANDOVER_DEFER,  /* other holds it: this one waits, and takes it over if other stops */
+	REC_HANDOVER_TAKEN,  /* other (which held it) let go: this one serves it now */
+	REC_HANDOVER_GIVEN,  /* this one lets it go alive, and other, which waits, takes it over */
+	REC_HANDOVER_GONE,   /* it ended while other held it: the black box is other's */
+	REC_HANDOVER_FAILED, /* other let go, but its socket could not be served here (err) */
+	REC_HANDOVER_EXEC,   /* adopted, it exec'd a file no --binary names, before any recording */
+};
 
 /*
  * The defaults of --trigger-after (long enough for a request to end after its
@@ -59,8 +74,11 @@ struct rec_session_opts {
 	 */
 	void (*on_keep)(pid_t pid, uint64_t recording, const char *lines, size_t len, void *ctx);
 	uint64_t max_snapshot_bytes;
-	/* Called when a process running a --binary file starts being traced. */
+	/* Called when a process running a --binary file starts being traced (and served). */
 	void (*on_adopt)(pid_t pid, const char *binary, void *ctx);
+	/* Called at each hand-over of pid: what, and the other recorder-attach (none for EXEC). */
+	void (*on_handover)(enum rec_handover what, pid_t pid, const struct rec_control_peer *other,
+			    int err, void *ctx);
 	/*
 	 * Called when nsites sites of probe name in the file at path (for pid, 0
 	 * = every process) are left out because their argument spec (the first
@@ -112,9 +130,11 @@ int rec_session__machine(struct rec_session *s, struct rec_machine *m);
 
 /*
  * Attaches to every recorder probe in pid's executable and loaded libraries and
- * serves its control socket. Returns 0, -ESRCH if there is no such process,
- * -ENOENT if it has no recorder probes, -EBUSY if another recorder-attach holds
- * the lock of its socket (info->lock_path, info->lock_holder), -EADDRINUSE if
+ * serves its control socket. A --binary recorder-attach that holds it is
+ * deferred to (on_handover): pid is taken over if that one stops. Returns 0,
+ * -ESRCH if there is no such process, -ENOENT if it has no recorder probes,
+ * -EBUSY if another -p recorder-attach holds the lock of its socket
+ * (info->lock_path, info->lock_holder), -EADDRINUSE if
  * another server answers on its socket, -EEXIST if a file that is no socket is
  * in the socket's place (info->sock_path), or another negative errno.
  */
@@ -122,8 +142,10 @@ int rec_session__attach(struct rec_session *s, pid_t pid, struct rec_attach_info
 
 /*
  * Attaches to the recorder probes of the executable at path for every process
- * that runs it, now and later (fork, exec), until the session ends. Each gets its
- * own recordings, control socket and dump. Returns 0, -ENOENT if the file has no
+ * that runs it, now and later (fork, exec), until the session ends: each is
+ * adopted at the attach, its exec or its fork, probe hit or not, and gets its
+ * own recordings, control socket and dump. One another recorder-attach holds
+ * is waited for (on_handover). Returns 0, -ENOENT if the file has no
  * recorder probes, -E2BIG past REC_MAX_BINARIES, or another negative errno.
  */
 int rec_session__attach_binary(struct rec_session *s, const char *path,

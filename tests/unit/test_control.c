@@ -85,25 +85,53 @@ static void test_parse_checks_where_conditions(void **state)
 static void test_lock_is_held_once(void **state)
 {
 	char sock[128], lock[128], lock2[128];
-	pid_t holder = -1;
+	struct rec_control_peer holder = { .pid = -1 };
 	int fd, fd2;
 
 	(void)state;
 	assert_int_equal(rec_control__path(sock, sizeof(sock), dir, 42), 0);
-	fd = rec_control__lock(sock, lock, sizeof(lock), &holder);
+	fd = rec_control__lock(sock, "/usr/bin/server", lock, sizeof(lock), &holder);
 	assert_true(fd >= 0);
-	assert_int_equal(holder, 0);
+	assert_int_equal(holder.pid, 0);
 	assert_string_equal(lock + strlen(dir), "/42.lock");
 	/* Each open is a lock of its own: a second taker is refused and told who holds it. */
-	assert_int_equal(rec_control__lock(sock, lock2, sizeof(lock2), &holder), -EBUSY);
-	assert_int_equal(holder, getpid());
+	assert_int_equal(rec_control__lock(sock, NULL, lock2, sizeof(lock2), &holder), -EBUSY);
+	assert_int_equal(holder.pid, getpid());
+	assert_string_equal(holder.binary, "/usr/bin/server");
 	rec_control__unlock(fd, lock);
 	assert_int_equal(access(lock, F_OK), -1);
-	fd2 = rec_control__lock(sock, lock2, sizeof(lock2), &holder);
+	fd2 = rec_control__lock(sock, NULL, lock2, sizeof(lock2), &holder);
 	assert_true(fd2 >= 0);
+	/* A -p holder: no binary. */
+	assert_int_equal(rec_control__lock(sock, NULL, lock, sizeof(lock), &holder), -EBUSY);
+	assert_string_equal(holder.binary, "");
 	rec_control__unlock(fd2, lock2);
-	assert_int_equal(rec_control__lock("/tmp/no-socket-suffix", lock, sizeof(lock), &holder),
-			 -EINVAL);
+	assert_int_equal(
+		rec_control__lock("/tmp/no-socket-suffix", NULL, lock, sizeof(lock), &holder),
+		-EINVAL);
+}
+
+/* The hand-over's note: who waits for a lock, taken back by its writer, or by anyone. */
+static void test_wait_note_names_its_waiter(void **state)
+{
+	struct rec_control_peer w;
+	char sock[128];
+
+	(void)state;
+	assert_int_equal(rec_control__path(sock, sizeof(sock), dir, 43), 0);
+	assert_int_equal(rec_control__waiter(sock, &w), -ENOENT);
+	assert_int_equal(rec_control__note_wait(sock, "/srv/a b"), 0);
+	assert_int_equal(rec_control__waiter(sock, &w), 0);
+	assert_int_equal(w.pid, getpid());
+	assert_string_equal(w.binary, "/srv/a b");
+	rec_control__unnote_wait(sock, false);
+	assert_int_equal(rec_control__waiter(sock, &w), -ENOENT);
+	assert_int_equal(rec_control__note_wait(sock, NULL), 0);
+	assert_int_equal(rec_control__waiter(sock, &w), 0);
+	assert_string_equal(w.binary, "");
+	rec_control__unnote_wait(sock, true);
+	assert_int_equal(rec_control__waiter(sock, &w), -ENOENT);
+	assert_int_equal(rec_control__note_wait("/tmp/no-socket-suffix", NULL), -EINVAL);
 }
 
 static void test_missing_dir_is_made_0711(void **state)
@@ -169,6 +197,7 @@ int main(void)
 		cmocka_unit_test(test_parse_checks_the_request),
 		cmocka_unit_test(test_parse_checks_where_conditions),
 		cmocka_unit_test_setup_teardown(test_lock_is_held_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wait_note_names_its_waiter, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_dir_is_made_0711, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_existing_dir_is_judged_never_changed, setup,
 						teardown),

@@ -98,8 +98,12 @@ static const char doc[] =
 	"is printed on attach.\n"
 	"\n"
 	"With --binary, every process that runs the executable is traced, those\n"
-	"running now and those started later (fork, exec), until recorder-attach\n"
-	"is stopped.\n"
+	"running now and those started later (from their exec or fork, whether\n"
+	"or not they hit a probe), until recorder-attach is stopped. A -p\n"
+	"recorder-attach on such a process defers to the --binary one, and the\n"
+	"--binary one waits for a process a -p one holds: each keeps its events,\n"
+	"and takes the process over when the other stops (one stderr line says\n"
+	"so). Either way, one of them writes its black box.\n"
 	"\n"
 	"USAGE: recorder-attach -p PID [-p PID ...] [OPTION...]\n"
 	"       recorder-attach --binary PATH [OPTION...]\n"
@@ -795,6 +799,66 @@ static void on_adopt(pid_t pid, const char *binary, void *ctx)
 	otlp_start(pid);
 }
 
+/* "recorder-attach N (--binary PATH)", or "(-p)": who else holds or waits for a process. */
+static void print_peer(const struct rec_control_peer *p)
+{
+	if (p->pid)
+		fprintf(stderr, "recorder-attach %d (", (int)p->pid);
+	else
+		fputs("another recorder-attach (", stderr);
+	if (p->binary[0]) {
+		fputs("--binary ", stderr);
+		rec_text__escape(stderr, p->binary, strlen(p->binary));
+	} else {
+		fputs("-p", stderr);
+	}
+	fputc(')', stderr);
+}
+
+/* One line on stderr for each hand-over of a process between two recorder-attach. */
+static void on_handover(enum rec_handover what, pid_t pid, const struct rec_control_peer *other,
+			int err, void *ctx)
+{
+	(void)ctx;
+	fprintf(stderr, "recorder-attach: pid %d ", (int)pid);
+	switch (what) {
+	case REC_HANDOVER_DEFER:
+		fputs("is held by ", stderr);
+		print_peer(other);
+		fputs(": deferring to it (its events are kept here too, and it is taken over "
+		      "here if that one stops)\n",
+		      stderr);
+		break;
+	case REC_HANDOVER_TAKEN:
+		fputs("handed back by ", stderr);
+		print_peer(other);
+		fputs(", which let go of it: traced here now\n", stderr);
+		break;
+	case REC_HANDOVER_GIVEN:
+		fputs("handed back to ", stderr);
+		print_peer(other);
+		fputs(", which waited for it\n", stderr);
+		break;
+	case REC_HANDOVER_GONE:
+		fputs("ended while ", stderr);
+		print_peer(other);
+		fputs(" held it: its black box is that one's\n", stderr);
+		break;
+	case REC_HANDOVER_FAILED:
+		fputs("handed back by ", stderr);
+		print_peer(other);
+		fprintf(stderr, ", but its socket cannot be served here: %s; no longer traced\n",
+			strerror(-err));
+		break;
+	case REC_HANDOVER_EXEC:
+		fputs("exec'd a file no --binary names, before any recording: no longer "
+		      "traced\n",
+		      stderr);
+		break;
+	}
+	fflush(stderr);
+}
+
 /* The file and the spec come from the target's files: escaped for the terminal. */
 static void on_skipped(pid_t pid, const char *path, const char *probe, unsigned int nsites,
 		       const char *spec, void *ctx)
@@ -1044,6 +1108,7 @@ int main(int argc, char **argv)
 		}
 	}
 	env.opts.on_adopt = on_adopt;
+	env.opts.on_handover = on_handover;
 	env.opts.on_skipped = on_skipped;
 	env.opts.on_late = on_late;
 	env.opts.follow_binaries = env.nbinaries > 0;

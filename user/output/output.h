@@ -136,6 +136,9 @@ struct rec_output_clients {
 	/* Black boxes removed by the retention (--keep-dumps, --max-dump-bytes). */
 	uint64_t dumps_removed;
 	uint64_t dumps_removed_bytes;
+	/* Who traces the process: that recorder-attach, and its --binary file (NULL: -p). */
+	pid_t attach_pid;
+	const char *binary;
 };
 
 /* The loss and error counters of one process (--stats). */

@@ -386,6 +386,16 @@ static void jsonl_stats(struct rec_output *o, const struct rec_stats_view *s)
 		rec_json__member_u64(w, "removed", s->clients->dumps_removed);
 		rec_json__member_u64(w, "removed_bytes", s->clients->dumps_removed_bytes);
 		rec_json__end_object(w);
+		/* Who traces it: a -p recorder-attach (binary null) or a --binary one. */
+		rec_json__key(w, "traced_by");
+		rec_json__begin_object(w);
+		rec_json__member_u64(w, "pid", (uint64_t)s->clients->attach_pid);
+		rec_json__key(w, "binary");
+		if (s->clients->binary)
+			rec_json__cstr(w, s->clients->binary);
+		else
+			rec_json__null(w);
+		rec_json__end_object(w);
 	}
 	rec_json__end_object(w);
 	rec_json__newline(w);

@@ -380,6 +380,14 @@ static void text_stats_triggers(FILE *out, const struct rec_dump_trigger *t)
 
 static void text_stats_clients(FILE *out, const struct rec_output_clients *k)
 {
+	fprintf(out, "traced by: recorder-attach %d, ", (int)k->attach_pid);
+	if (k->binary) {
+		fputs("--binary ", out);
+		rec_text__pad(out, k->binary, 0);
+	} else {
+		fputs("-p", out);
+	}
+	fputc('\n', out);
 	fprintf(out,
 		"clients of this recorder-attach (all traced processes):\n"
 		"    %-20s %" PRIu64 " (at most %" PRIu64 ")\n    %-20s %" PRIu64
