@@ -123,7 +123,12 @@ enum rec_record_type {
 	REC_RT_RECORDING = 2,
 	REC_RT_STACK = 3, /* a thread's span stack as it exits */
 	REC_RT_EXIT = 4,  /* the last thread of a traced process exited */
-	REC_RT_HELLO = 5, /* --binary: a process of a traced executable hit its first probe */
+	/*
+	 * --binary: a process of a traced executable was adopted (its exec, its
+	 * fork, or its first probe), or one traced exec'd another file (that
+	 * file's ids)
+	 */
+	REC_RT_HELLO = 5,
 	REC_RT_BATCH = 6, /* the events of a thread's batch, as one record (struct rec_batch_rec) */
 	REC_RT_SPAN = 7,  /* a thread left a span (struct rec_span_rec) */
 	REC_RT_SPANS = 8, /* the spans a thread left in one batch (struct rec_spans_rec) */
@@ -309,7 +314,7 @@ struct rec_brec_exit {
  */
 struct rec_hello_rec {
 	struct rec_hdr hdr;
-	__u32 ppid; /* its parent's tgid at the first probe */
+	__u32 ppid; /* its parent's tgid when it said hello */
 	__u32 pad;
 	__u64 exe_ino;	  /* the executable's inode and device (kernel encoding, */
 	__u64 exe_dev;	  /* major << 20 | minor), as in the binaries map */

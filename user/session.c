@@ -1638,7 +1638,7 @@ int rec_session__attach_binary(struct rec_session *s, const char *path,
 	info->objects = count.objects;
 	if (err)
 		return err;
-	/* Those running it already; later ones are adopted by their first record. */
+	/* Those running it already; later ones are adopted by their hello (exec, fork). */
 	proc = opendir("/proc");
 	for (struct dirent *de; proc && (de = readdir(proc));) {
 		pid_t pid = (pid_t)strtol(de->d_name, NULL, 10);

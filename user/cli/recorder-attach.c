@@ -83,7 +83,7 @@ static const char doc[] =
 	"them to recorder-tail over a socket in /run/recorder until the processes\n"
 	"exit or it gets SIGINT or SIGTERM. Root and each process's owner may read\n"
 	"its trace. Needs root; once attached, it keeps only the capabilities it\n"
-	"still needs. One recorder-attach per process: a second one is refused.\n"
+	"still needs. One recorder-attach per process: a second -p one is refused.\n"
 	"\n"
 	"When a process ends, even by SIGKILL, its black box (every recording's\n"
 	"tail, the span stacks its threads died in, and how it ended) is written\n"
