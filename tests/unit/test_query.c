@@ -446,7 +446,10 @@ static void test_clients_and_not_sent(void **state)
 		.libraries_given_up = 11,
 		.dumps_removed = 12,
 		.dumps_removed_bytes = 13,
+		.attach_pid = 14,
+		.binary = "/usr/sbin/server",
 	};
+	struct rec_output_clients by_pid = clients;
 	struct rec_proc *p = *state;
 	struct rec_query q = { .flags = REC_Q_STATS };
 	char *buf = NULL, *want;
@@ -460,7 +463,8 @@ static void test_clients_and_not_sent(void **state)
 	assert_null(strstr(buf, "entries in the BPF recordings table"));
 	assert_non_null(strstr(buf, "limits: nothing went over its limit (-v shows each limit"));
 	assert_non_null(strstr(buf,
-			       "\nclients of this recorder-attach (all traced processes):\n"
+			       "\ntraced by: recorder-attach 14, --binary /usr/sbin/server\n"
+			       "clients of this recorder-attach (all traced processes):\n"
 			       "    connected            1 (at most 2)\n"
 			       "    accepted             3\n    denied               4\n"
 			       "    refused              5\n    timed_out            6\n"
@@ -491,9 +495,24 @@ static void test_clients_and_not_sent(void **state)
 			       "\"accepted\":3,\"denied\":4,\"refused\":5,\"timed_out\":6,"
 			       "\"events_not_sent\":7},\"libraries\":{\"failed\":8,\"retrying\":9,"
 			       "\"attached_later\":10,\"given_up\":11},"
-			       "\"dumps\":{\"removed\":12,\"removed_bytes\":13}}\n"));
+			       "\"dumps\":{\"removed\":12,\"removed_bytes\":13},"
+			       "\"traced_by\":{\"pid\":14,\"binary\":\"/usr/sbin/server\"}}\n"));
 	assert_int_equal(count_lines(buf), 1);
 	free(buf);
+	/* Traced by a -p recorder-attach: no binary. */
+	by_pid.binary = NULL;
+	f = open_memstream(&buf, &len);
+	assert_int_equal(rec_query__answer_live(f, p, &q, &by_pid), 0);
+	fclose(f);
+	assert_non_null(strstr(buf, ",\"traced_by\":{\"pid\":14,\"binary\":null}}\n"));
+	free(buf);
+	q.flags = REC_Q_STATS;
+	f = open_memstream(&buf, &len);
+	assert_int_equal(rec_query__answer_live(f, p, &q, &by_pid), 0);
+	fclose(f);
+	assert_non_null(strstr(buf, "\ntraced by: recorder-attach 14, -p\n"));
+	free(buf);
+	q.flags = REC_Q_STATS | REC_Q_JSON;
 	/* recorder-tail --file has no clients. */
 	buf = answer(p, REC_Q_STATS | REC_Q_JSON, NULL);
 	assert_null(strstr(buf, "clients"));
