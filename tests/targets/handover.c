@@ -10,7 +10,8 @@
  *	  "memcached -d" does), after "parent PID"; the child goes on
  *	  -> "pid N"
  *	  on each SIGUSR1: each of THREADS threads emits EVENTS events into a
- *	  recording of its own (made at the first round), inside its span; then
+ *	  recording of its own, inside its span (made and entered at the first
+ *	  round, and never left: a round's first event is its first record); then
  *	  REPORT is written (each recording's key and events emitted so far, as
  *	  tools/workload.c writes them) -> "round K done"
  *	  on SIGTERM or SIGINT: exits 0
@@ -40,6 +41,7 @@ struct worker {
 	pthread_t thread;
 	unsigned long id;
 	struct rec_recording *rec;
+	struct rec_span span;
 	char subject[32];
 	uint64_t emitted;
 };
@@ -51,8 +53,6 @@ static void *work(void *arg)
 	struct worker *w = arg;
 
 	for (;;) {
-		struct rec_span span;
-
 		pthread_barrier_wait(&start_round);
 		if (quit)
 			return NULL;
@@ -63,12 +63,11 @@ static void *work(void *arg)
 				perror("handover: rec_recording_new");
 				exit(1);
 			}
+			rec_recording_span(&w->span, w->rec, w->subject);
+			rec_span_enter(&w->span);
 		}
-		rec_recording_span(&span, w->rec, w->subject);
-		rec_span_enter(&span);
 		for (unsigned long i = 0; i < nevents; i++, w->emitted++)
 			REC_INFO("handover event", REC_U64(n, w->emitted));
-		rec_span_exit(&span);
 		pthread_barrier_wait(&end_round);
 	}
 }
