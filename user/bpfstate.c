@@ -41,6 +41,13 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, args);
 }
 
+/* Attaches prog (a tracepoint's) into *link. Returns 0 or -errno. */
+static int attach_prog(struct bpf_program *prog, struct bpf_link **link)
+{
+	*link = bpf_program__attach(prog);
+	return *link ? 0 : -errno;
+}
+
 int rec_bpfstate__open(struct rec_bpfstate **bsp, const struct rec_bpfstate_opts *opts)
 {
 	struct rec_bpfstate *bs;
@@ -80,28 +87,13 @@ int rec_bpfstate__open(struct rec_bpfstate **bsp, const struct rec_bpfstate_opts
 		err = -errno;
 		goto fail;
 	}
-	bs->exit_link = bpf_program__attach(bs->skel->progs.on_sched_exit);
-	if (!bs->exit_link) {
-		err = -errno;
+	err = attach_prog(bs->skel->progs.on_sched_exit, &bs->exit_link)
+		      ?: attach_prog(bs->skel->progs.on_exec_release, &bs->exec_link);
+	if (!err && opts->follow_new)
+		err = attach_prog(bs->skel->progs.on_process_exec, &bs->adopt_exec_link)
+			      ?: attach_prog(bs->skel->progs.on_process_fork, &bs->adopt_fork_link);
+	if (err)
 		goto fail;
-	}
-	bs->exec_link = bpf_program__attach(bs->skel->progs.on_exec_release);
-	if (!bs->exec_link) {
-		err = -errno;
-		goto fail;
-	}
-	if (opts->follow_new) {
-		bs->adopt_exec_link = bpf_program__attach(bs->skel->progs.on_process_exec);
-		if (!bs->adopt_exec_link) {
-			err = -errno;
-			goto fail;
-		}
-		bs->adopt_fork_link = bpf_program__attach(bs->skel->progs.on_process_fork);
-		if (!bs->adopt_fork_link) {
-			err = -errno;
-			goto fail;
-		}
-	}
 	*bsp = bs;
 	return 0;
 fail:

@@ -41,7 +41,7 @@ ho_stop() {
 	return 0
 }
 
-# ho_target [--daemon]: starts the target, idle until its first round.
+# ho_target [--daemon | --spawn PROG]: starts the target, idle until its first round.
 ho_target() {
 	mkdir -p "$T/dumps"
 	# shellcheck disable=SC2086
@@ -89,17 +89,21 @@ ho_held_by() {
 	expect "recorder-tail says who traces pid $TARGET_PID" "${!pid}" "$got"
 }
 
-# ho_one_box WHAT OTHER: kill -9, then exactly one black box (seen = emitted in
-# it), and OTHER (the recorder-attach that did not hold the process) says so.
-ho_one_box() {
-	local what=$1 other=$2 n box
-	kill -KILL "$TARGET_PID"
-	wait_for "$T/$other.err" "^recorder-attach: pid $TARGET_PID ended while recorder-attach [0-9]+ .* held it: its black box is that one's" 30 ||
+# ho_box WHAT HOLDER [OTHER]: once the target is gone (killed by the caller),
+# HOLDER writes its black box, the only one (seen = emitted per recording in
+# it), and OTHER, which waited for it, if still running, says it is not its own.
+ho_box() {
+	local what=$1 holder=$2 other=${3:-} box
+	wait_for "$T/$holder.out" "^recorder-attach: black box of pid $TARGET_PID written to " 30 ||
 		return 1
-	n=$(cat "$T"/*.out | grep -c "^recorder-attach: black box of pid $TARGET_PID written to ")
-	expect "$what: one black box" "1 1" "$n $(find "$T/dumps" -type f | wc -l)" ||
+	if [ -n "$other" ]; then
+		wait_for "$T/$other.err" "^recorder-attach: pid $TARGET_PID ended while recorder-attach [0-9]+ .* held it: its black box is that one's" 30 ||
+			return 1
+	fi
+	expect "$what: one black box" "1 1" \
+		"$(cat "$T"/*.out | grep -c "^recorder-attach: black box of pid $TARGET_PID written to ") $(find "$T/dumps" -type f | wc -l)" ||
 		return 1
-	box=$(cat "$T"/*.out | sed -n "s/^recorder-attach: black box of pid $TARGET_PID written to //p")
+	box=$(sed -n "s/^recorder-attach: black box of pid $TARGET_PID written to //p" "$T/$holder.out")
 	expect "$what: in the black box, seen = emitted per recording" "$(ho_emitted)" \
 		"$($B/recorder-tail --file "$box" --list --json | jq -r '"\(.recording) \(.seen)"' | sort)"
 }
@@ -117,12 +121,8 @@ test_handover_binary_first_then_pid_started_and_stopped() {
 	ho_stop p || return 1
 	ho_round || return 1
 	ho_held_by bin && ho_seen_live "binary, -p, -p stopped" || return 1
-	# Nothing left that it holds: the -p recorder-attach wrote no box and said nothing of one.
 	kill -KILL "$TARGET_PID"
-	wait_for "$T/bin.out" "^recorder-attach: black box of pid $TARGET_PID written to " 30 || return 1
-	expect "one black box" "1" "$(find "$T/dumps" -type f | wc -l)" || return 1
-	expect "in the black box, seen = emitted per recording" "$(ho_emitted)" \
-		"$($B/recorder-tail --file "$(sed -n "s/^recorder-attach: black box of pid $TARGET_PID written to //p" "$T/bin.out")" --list --json | jq -r '"\(.recording) \(.seen)"' | sort)"
+	ho_box "binary, -p, -p stopped" bin
 }
 
 # -p first; --binary started beside it waits, and takes the process over when -p stops.
@@ -142,8 +142,7 @@ test_handover_pid_first_then_binary_then_pid_stopped() {
 	ho_round || return 1
 	ho_held_by bin && ho_seen_live "-p, binary, -p stopped" || return 1
 	kill -KILL "$TARGET_PID"
-	wait_for "$T/bin.out" "^recorder-attach: black box of pid $TARGET_PID written to " 30 || return 1
-	expect "one black box" "1" "$(find "$T/dumps" -type f | wc -l)"
+	ho_box "-p, binary, -p stopped" bin
 }
 
 # --binary first, -p beside it; --binary stops: the -p one takes the process over.
@@ -161,8 +160,7 @@ test_handover_binary_first_then_pid_then_binary_stopped() {
 	ho_round || return 1
 	ho_held_by p && ho_seen_live "binary, -p, binary stopped" || return 1
 	kill -KILL "$TARGET_PID"
-	wait_for "$T/p.out" "^recorder-attach: black box of pid $TARGET_PID written to " 30 || return 1
-	expect "one black box" "1" "$(find "$T/dumps" -type f | wc -l)"
+	ho_box "binary, -p, binary stopped" p
 }
 
 # -p first, --binary beside it, and --binary stops: -p holds on, nothing handed.
@@ -177,8 +175,7 @@ test_handover_pid_first_then_binary_started_and_stopped() {
 	ho_round || return 1
 	ho_held_by p && ho_seen_live "-p, binary, binary stopped" || return 1
 	kill -KILL "$TARGET_PID"
-	wait_for "$T/p.out" "^recorder-attach: black box of pid $TARGET_PID written to " 30 || return 1
-	expect "one black box" "1" "$(find "$T/dumps" -type f | wc -l)"
+	ho_box "-p, binary, binary stopped" p
 }
 
 # Both running as the process is killed: the holder's box, and only it.
@@ -187,7 +184,8 @@ test_handover_killed_while_binary_holds_and_pid_waits() {
 	ho_target || return 1
 	ho_pid p || return 1
 	ho_round && ho_seen_live "binary holds, -p waits" || return 1
-	ho_one_box "binary holds, -p waits" p || return 1
+	kill -KILL "$TARGET_PID"
+	ho_box "binary holds, -p waits" bin p || return 1
 	# The -p one has nothing left to trace: it ends.
 	wait_gone "$p_PID" || fail "the -p recorder-attach did not end with its process"
 }
@@ -197,10 +195,12 @@ test_handover_killed_while_pid_holds_and_binary_waits() {
 	ho_pid p || return 1
 	ho_binary bin || return 1
 	ho_round && ho_seen_live "-p holds, binary waits" || return 1
-	ho_one_box "-p holds, binary waits" bin
+	kill -KILL "$TARGET_PID"
+	ho_box "-p holds, binary waits" p bin
 }
 
-# The holder stops and the process is killed at once: the one that waited writes the box.
+# The holder stops and the process is killed before the one that waits has
+# taken it over (stopped meanwhile): that one writes the box.
 test_handover_killed_as_the_holder_stops() {
 	ho_target || return 1
 	ho_pid p || return 1
@@ -212,10 +212,7 @@ test_handover_killed_as_the_holder_stops() {
 	kill -KILL "$TARGET_PID"
 	wait_gone "$TARGET_PID"
 	kill -CONT "$bin_PID"
-	wait_for "$T/bin.out" "^recorder-attach: black box of pid $TARGET_PID written to " 30 || return 1
-	expect "one black box" "1" "$(find "$T/dumps" -type f | wc -l)" || return 1
-	expect "in the black box, seen = emitted per recording" "$(ho_emitted)" \
-		"$($B/recorder-tail --file "$(sed -n "s/^recorder-attach: black box of pid $TARGET_PID written to //p" "$T/bin.out")" --list --json | jq -r '"\(.recording) \(.seen)"' | sort)"
+	ho_box "-p stopped, then killed" bin
 }
 
 # A daemonizing server (as "memcached -d"): the parent forks and exits without
@@ -231,10 +228,27 @@ test_handover_daemon_parent_and_child_get_their_boxes() {
 	expect "the parent's box: how it ended, no recording" "exit 0 0" \
 		"$(jq -r '"\(.ended.how) \(.ended.code)"' "$box") $($B/recorder-tail --file "$box" --list --json | wc -l)" ||
 		return 1
+	rm "$box"
 	# The child, before its first probe: held by the --binary recorder-attach.
 	ho_held_by bin && ho_round && ho_seen_live "daemon child" || return 1
 	kill -KILL "$TARGET_PID"
-	wait_for "$T/bin.out" "^recorder-attach: black box of pid $TARGET_PID written to " 30 || return 1
-	expect "two black boxes: the parent's and the child's" "2" \
-		"$(find "$T/dumps" -type f | wc -l)"
+	ho_box "daemon child" bin
+}
+
+# A process adopted at its fork that execs another file before any recording
+# is let go, and says so; one that execs the watched file again stays.
+test_handover_fork_then_exec_of_another_file_is_let_go() {
+	ho_binary bin || return 1
+	ho_target --spawn /bin/sleep || return 1
+	local child
+	wait_for "$T/target.out" '^spawned [0-9]+' || return 1
+	child=$(sed -n 's/^spawned //p' "$T/target.out")
+	BG_PIDS+=("$child")
+	wait_for "$T/bin.err" "^recorder-attach: pid $child exec'd a file no --binary names, before any recording: no longer traced" ||
+		return 1
+	kill -KILL "$child"
+	wait_gone "$child"
+	ho_held_by bin && ho_round && ho_seen_live "the spawner" || return 1
+	kill -KILL "$TARGET_PID"
+	ho_box "the spawner, its child let go" bin
 }

@@ -5,10 +5,12 @@
  * (tests/e2e/test_handover.sh) can start and stop them in any order between
  * its rounds of events:
  *
- *	handover [--daemon] THREADS EVENTS REPORT
+ *	handover [--daemon | --spawn PROG] THREADS EVENTS REPORT
  *	  with --daemon: the parent forks and exits 0 without a probe (as
  *	  "memcached -d" does), after "parent PID"; the child goes on
  *	  -> "pid N"
+ *	  with --spawn: forks a child that execs "PROG 60" at once
+ *	  -> "spawned PID"
  *	  on each SIGUSR1: each of THREADS threads emits EVENTS events into a
  *	  recording of its own, inside its span (made and entered at the first
  *	  round, and never left: a round's first event is its first record); then
@@ -98,15 +100,19 @@ static void report(const char *path)
 int main(int argc, char **argv)
 {
 	int daemon = argc > 1 && !strcmp(argv[1], "--daemon");
+	const char *spawn = argc > 2 && !strcmp(argv[1], "--spawn") ? argv[2] : NULL;
+	/* The arguments before THREADS. */
+	int nopts = daemon ? 1 : spawn ? 2 : 0;
 	sigset_t set;
 	int sig, round = 0;
 
-	if (argc != 4 + daemon) {
-		fprintf(stderr, "usage: handover [--daemon] THREADS EVENTS REPORT\n");
+	if (argc != 4 + nopts) {
+		fprintf(stderr,
+			"usage: handover [--daemon | --spawn PROG] THREADS EVENTS REPORT\n");
 		return 2;
 	}
-	nthreads = strtoul(argv[1 + daemon], NULL, 10);
-	nevents = strtoul(argv[2 + daemon], NULL, 10);
+	nthreads = strtoul(argv[1 + nopts], NULL, 10);
+	nevents = strtoul(argv[2 + nopts], NULL, 10);
 	if (nthreads < 1 || nthreads > MAX_THREADS) {
 		fprintf(stderr, "handover: THREADS must be 1..%d\n", MAX_THREADS);
 		return 2;
@@ -125,6 +131,15 @@ int main(int argc, char **argv)
 		}
 		setsid();
 	}
+	if (spawn) {
+		pid_t child = fork();
+
+		if (child == 0) {
+			execl(spawn, spawn, "60", (char *)NULL);
+			_exit(127);
+		}
+		printf("spawned %d\n", (int)child);
+	}
 	sigemptyset(&set);
 	sigaddset(&set, SIGUSR1);
 	sigaddset(&set, SIGTERM);
@@ -142,7 +157,7 @@ int main(int argc, char **argv)
 			recorder = rec_recorder_new();
 		pthread_barrier_wait(&start_round);
 		pthread_barrier_wait(&end_round);
-		report(argv[3 + daemon]);
+		report(argv[3 + nopts]);
 		printf("round %d done\n", ++round);
 	}
 	quit = 1;
