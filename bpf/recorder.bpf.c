@@ -1935,3 +1935,119 @@ int BPF_PROG(on_sched_exit, struct task_struct *task)
 	bpf_ringbuf_submit(x, BPF_RB_FORCE_WAKEUP);
 	return 0;
 }
+
+/*
+ * Kernel time per span (issue 26). The scheduler hooks run on every context
+ * switch of the machine: they leave at once for a thread that is not traced
+ * (no sched_tasks storage, and for prev one lookup of its tgid in traced).
+ * For a traced thread they write each interval it spent off the CPU into the
+ * ring when it runs again; user space charges the intervals to the thread's
+ * spans by time (user/sched.c), on both event paths alike.
+ */
+enum sched_pending {
+	SCHED_NONE = 0,
+	SCHED_BLOCKED = 1, /* asleep since off_ns, woken at wake_ns (0: not yet) */
+	SCHED_RUNQ = 2,	   /* runnable since wake_ns */
+};
+
+struct sched_task {
+	__u64 off_ns;
+	__u64 wake_ns;
+	__s32 cause;
+	__u32 pending; /* enum sched_pending */
+	__u32 lost;    /* intervals the full ring refused since the last one written */
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct sched_task);
+} sched_tasks SEC(".maps");
+
+/*
+ * Why prev, asleep, left the CPU: the system call it is in, read from its user
+ * registers (orig_ax). An exception's entry stores its error code there too;
+ * only a system call's entry leaves rcx == rip and r11 == rflags (what the
+ * syscall instruction saved), which tells a page fault apart.
+ */
+static __always_inline __s32 sched_cause(struct task_struct *prev)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(prev);
+	long ax;
+
+	if (!regs)
+		return REC_OFF_KERNEL;
+	ax = BPF_CORE_READ(regs, orig_ax);
+	if (ax < 0)
+		return REC_OFF_KERNEL;
+	if (BPF_CORE_READ(regs, cx) == BPF_CORE_READ(regs, ip) &&
+	    BPF_CORE_READ(regs, r11) == BPF_CORE_READ(regs, flags))
+		return ax < 0x7fffffff ? (__s32)ax : REC_OFF_KERNEL;
+	return REC_OFF_FAULT;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	struct rec_offcpu_rec *r;
+	struct sched_task *st;
+	__u64 now = 0;
+
+	st = bpf_task_storage_get(&sched_tasks, prev, 0, 0);
+	if (!st) {
+		__u32 tgid = prev->tgid;
+
+		if (bpf_map_lookup_elem(&traced, &tgid))
+			st = bpf_task_storage_get(&sched_tasks, prev, 0,
+						  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	}
+	if (st) {
+		now = bpf_ktime_get_ns();
+		st->off_ns = now;
+		if (preempt || prev_state == 0) {
+			st->pending = SCHED_RUNQ;
+			st->wake_ns = now;
+			st->cause = REC_OFF_RUNQ;
+		} else {
+			st->pending = SCHED_BLOCKED;
+			st->wake_ns = 0;
+			st->cause = sched_cause(prev);
+		}
+	}
+	st = bpf_task_storage_get(&sched_tasks, next, 0, 0);
+	if (!st || st->pending == SCHED_NONE)
+		return 0;
+	if (!now)
+		now = bpf_ktime_get_ns();
+	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	if (!r) {
+		st->lost++;
+		st->pending = SCHED_NONE;
+		count(REC_C_RING_FULL);
+		return 0;
+	}
+	fill_hdr_id(&r->hdr, REC_RT_OFFCPU, sizeof(*r), (__u64)next->tgid << 32 | (__u32)next->pid);
+	r->hdr.time_ns = now;
+	r->off_ns = st->off_ns;
+	/* A wakeup this hook did not see (woken before it was attached): runnable from off. */
+	r->wake_ns = st->wake_ns ? st->wake_ns : now;
+	r->cause = st->cause;
+	r->lost = st->lost;
+	st->lost = 0;
+	st->pending = SCHED_NONE;
+	bpf_ringbuf_submit(r, submit_flags());
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(on_sched_wakeup, struct task_struct *p)
+{
+	struct sched_task *st = bpf_task_storage_get(&sched_tasks, p, 0, 0);
+
+	if (st && st->pending == SCHED_BLOCKED && !st->wake_ns)
+		st->wake_ns = bpf_ktime_get_ns();
+	return 0;
+}

@@ -26,6 +26,8 @@ struct rec_bpfstate {
 	struct bpf_link *iter_link; /* dump_stacks: the span stacks of a process */
 	struct bpf_link *exit_link; /* sched_process_exit: stacks at death, how it ended */
 	struct bpf_link *exec_link; /* exec_mm_release: batches pending at exec */
+	/* --sched: the scheduler hooks (issue 26); NULL without it, so nothing runs per switch. */
+	struct bpf_link *switch_link, *wakeup_link;
 };
 
 static bool verbose;
@@ -85,6 +87,16 @@ int rec_bpfstate__open(struct rec_bpfstate **bsp, const struct rec_bpfstate_opts
 		err = -errno;
 		goto fail;
 	}
+	if (opts->sched) {
+		bs->wakeup_link = bpf_program__attach(bs->skel->progs.on_sched_wakeup);
+		bs->switch_link = bs->wakeup_link
+					  ? bpf_program__attach(bs->skel->progs.on_sched_switch)
+					  : NULL;
+		if (!bs->switch_link) {
+			err = -errno;
+			goto fail;
+		}
+	}
 	*bsp = bs;
 	return 0;
 fail:
@@ -99,6 +111,8 @@ void rec_bpfstate__free(struct rec_bpfstate *bs)
 	bpf_link__destroy(bs->iter_link);
 	bpf_link__destroy(bs->exit_link);
 	bpf_link__destroy(bs->exec_link);
+	bpf_link__destroy(bs->switch_link);
+	bpf_link__destroy(bs->wakeup_link);
 	recorder_bpf__destroy(bs->skel);
 	free(bs);
 }

@@ -17,6 +17,7 @@
 #include "callsite.h"
 #include "event.h"
 #include "rstate.h"
+#include "offcpu.h"
 #include "u64map.h"
 
 struct rec_dump_trigger;
@@ -150,10 +151,11 @@ struct rec_proc {
 	struct rec_u64map recordings;	   /* key -> struct rec_rstate * */
 	struct rec_rstate *first, *last;
 	struct rec_rstate *retired_first, *retired_last;
-	size_t nretired;       /* retired recordings held */
-	uint64_t malformed;    /* records that failed validation */
-	uint64_t orphans;      /* events of recordings we know nothing of */
-	uint64_t span_orphans; /* spans of recordings we know nothing of */
+	size_t nretired;	 /* retired recordings held */
+	uint64_t malformed;	 /* records that failed validation */
+	uint64_t orphans;	 /* events of recordings we know nothing of */
+	uint64_t span_orphans;	 /* spans of recordings we know nothing of */
+	struct rec_offcpu sched; /* its threads' time off the CPU (--sched), and its counts */
 	/* How events came, live only: in batch records (and how many), or one a record. */
 	uint64_t batches, batched_events, single_events;
 	struct rec_thread_stack *stacks; /* last snapshot, see rec_proc__set_stacks */

@@ -223,6 +223,7 @@ static void show_span(struct rec_output *o, struct rec_proc *p, const struct rec
 		.meta = s->meta,
 		.enter_ns = s->enter ? rec_query__realtime(s->enter, p->clock_offset_ns) : 0,
 		.exit_ns = s->exit ? rec_query__realtime(s->exit, p->clock_offset_ns) : 0,
+		.sched = s->sched.flags ? &s->sched : NULL,
 	};
 
 	rec_output__span(o, &v);
@@ -290,6 +291,8 @@ void rec_query__span(FILE *out, struct rec_proc *p, const struct rec_rstate *rs,
 	struct rec_kept_span s = rec_spans__of_rec(r);
 	struct rec_output o;
 
+	/* A follower's span: charged again from the same intervals, still held. */
+	rec_offcpu__charge(&p->sched, s.tid, s.enter, s.exit, &s.sched);
 	output_for(&o, out, q);
 	show_span(&o, p, rs, &s);
 }

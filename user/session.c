@@ -873,7 +873,8 @@ int rec_session__open(struct rec_session **sp, const struct rec_session_opts *op
 {
 	struct rec_bpfstate_opts bo = { .ring_bytes = opts->ring_bytes,
 					.follow_new = !!opts->follow_binaries,
-					.verbose = !!opts->verbose };
+					.verbose = !!opts->verbose,
+					.sched = !!opts->sched };
 	struct rec_attach_opts ao = { .on_skipped = opts->on_skipped,
 				      .on_late = opts->on_late,
 				      .per_event = opts->per_event,
@@ -956,7 +957,7 @@ fail:
  * Opens pid as a target (t->target) and gives its model a reader of it.
  * Returns 0 or a negative errno (-ESRCH if it is gone), t usable either way.
  */
-static int traced_init(struct traced *t, pid_t pid, const struct rec_trigger_set *rules)
+static int traced_init(struct traced *t, pid_t pid, const struct rec_trigger_set *rules, int sched)
 {
 	struct rec_reader reader;
 	int err;
@@ -969,6 +970,9 @@ static int traced_init(struct traced *t, pid_t pid, const struct rec_trigger_set
 	err = rec_target__open(&t->target, pid);
 	rec_target__reader(&t->target, &reader);
 	rec_proc__init(&t->proc, pid, &reader);
+	/* Its intervals come once BPF traces it, from about now. */
+	if (sched)
+		rec_offcpu__start(&t->proc.sched, (uint64_t)now_mono_ns());
 	t->proc.ns_pid = t->target.ns_pid;
 	t->proc.uid = t->target.uid;
 	return err;
@@ -998,7 +1002,7 @@ static int traced_open(struct rec_session *s, pid_t pid, struct traced **tp)
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
-	err = traced_init(t, pid, s->opts.triggers);
+	err = traced_init(t, pid, s->opts.triggers, s->opts.sched);
 	t->proc.limits = s->opts.limits;
 	/*
 	 * Before the probes: the exit of a process that dies right away is seen.
@@ -1258,7 +1262,7 @@ static struct traced *adopt(struct rec_session *s, pid_t pid, const struct rec_h
 	if (!t)
 		goto reject;
 	t->adopted = 1;
-	err = traced_init(t, pid, s->opts.triggers);
+	err = traced_init(t, pid, s->opts.triggers, s->opts.sched);
 	if (err == -ESRCH && hello)
 		err = 0;
 	/* Gone, or a zombie: no maps, no memory left to read. */
@@ -1503,6 +1507,12 @@ static int on_record(void *ctx, void *data, size_t size)
 		memcpy(&r, data, sizeof(r));
 		if (t->inc.code_rules)
 			check_code(s, t, &r);
+	} else if (h.type == REC_RT_OFFCPU && size == sizeof(struct rec_offcpu_rec)) {
+		struct rec_offcpu_rec r;
+
+		memcpy(&r, data, sizeof(r));
+		if (rec_offcpu__add(&t->proc.sched, &r) == -EINVAL)
+			t->proc.malformed++;
 	} else if (h.type == REC_RT_RECORDING && size == sizeof(struct rec_recording_rec)) {
 		struct rec_recording_rec r;
 

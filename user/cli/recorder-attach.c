@@ -57,6 +57,7 @@ static struct {
 } env = {
 	.opts = { .ring_bytes = 8u << 20,
 		  .drain_ms = 10,
+		  .sched = 1,
 		  .dump_dir = "/var/lib/recorder",
 		  .keep_dumps = REC_KEEP_DUMPS,
 		  .max_dump_bytes = REC_MAX_DUMP_BYTES,
@@ -137,6 +138,8 @@ enum {
 	OPT_MAX_FORGOTTEN,
 	OPT_SPAN_CAP,
 	OPT_PER_EVENT,
+	OPT_SCHED,
+	OPT_NO_SCHED,
 	OPT_COLLECT,
 	OPT_TRIGGER,
 	OPT_TRIGGER_AFTER,
@@ -159,6 +162,12 @@ static const struct argp_option options[] = {
 	{ "per-event", OPT_PER_EVENT, NULL, 0,
 	  "One probe hit per event, span enter and exit (the default is the batch path: "
 	  "one per full per-thread buffer)",
+	  0 },
+	{ "sched", OPT_SCHED, NULL, 0,
+	  "Charge each span the time its thread spent on the CPU, blocked (by system call) "
+	  "and waiting to run (the default)",
+	  0 },
+	{ "no-sched", OPT_NO_SCHED, NULL, 0, "Attach no scheduler hook: spans have no kernel time",
 	  0 },
 	{ "collect-ms", OPT_COLLECT, "MS", 0,
 	  "Batch path: take what sleeping threads have pending every MS milliseconds "
@@ -320,6 +329,7 @@ static void print_path(void)
 	printf("event path: %s\n", env.opts.per_event
 					   ? "per-event (one probe hit per event)"
 					   : "batch (one probe hit per full per-thread buffer)");
+	printf("kernel time per span: %s\n", env.opts.sched ? "on (--no-sched: off)" : "off");
 	/* A full buffer goes into the ring as one record: a small ring holds few. */
 	if (!env.opts.per_event && env.opts.ring_bytes < BATCH_RING_MIN)
 		fprintf(stderr,
@@ -359,6 +369,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_PER_EVENT:
 		env.opts.per_event = 1;
+		break;
+	case OPT_SCHED:
+	case OPT_NO_SCHED:
+		env.opts.sched = key == OPT_SCHED;
 		break;
 	case OPT_COLLECT:
 		if (rec_cli__parse_u64(arg, 0, 10000, &v))

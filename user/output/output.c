@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "dump.h"
+#include "names.h"
 #include "output.h"
 
 void rec_output__init(struct rec_output *o, FILE *out, const struct rec_output_ops *ops)
@@ -166,4 +167,24 @@ void rec_output__json_rule_counts(struct rec_json *w, const struct rec_dump_rule
 	rec_json__member_u64(w, "capped", c->capped);
 	rec_json__member_u64(w, "failed", c->failed);
 	rec_json__end_object(w);
+}
+
+void rec_output__sched_members(struct rec_json *w, const struct rec_sched_figs *f)
+{
+	char buf[24];
+
+	rec_json__member_u64(w, "cpu_ns", f->cpu_ns);
+	rec_json__member_u64(w, "blocked_ns", f->blocked_ns);
+	rec_json__member_u64(w, "runq_ns", f->runq_ns);
+	rec_json__member_u64(w, "switches", f->switches);
+	rec_json__key(w, "blocked_by");
+	rec_json__begin_object(w);
+	for (int i = 0; i < REC_SCHED_TOP && f->top[i].ns; i++)
+		rec_json__member_u64(w, rec_names__offcpu_cause(f->top[i].cause, buf, sizeof(buf)),
+				     f->top[i].ns);
+	if (f->other_ns)
+		rec_json__member_u64(w, "other", f->other_ns);
+	rec_json__end_object(w);
+	if (f->flags & REC_SCHED_PARTIAL)
+		rec_json__member_bool(w, "sched_partial", 1);
 }

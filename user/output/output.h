@@ -75,6 +75,7 @@ struct rec_span_view {
 	uint64_t meta;		       /* callsite address, shown when cs is NULL */
 	int64_t enter_ns; /* CLOCK_REALTIME; 0: not known (entered before the attach) */
 	int64_t exit_ns;  /* CLOCK_REALTIME; 0: still open */
+	const struct rec_sched_figs *sched; /* its kernel time (--sched); NULL: not known */
 };
 
 /* One span a thread is in: its callsite, NULL if it could not be read (then its address). */
@@ -198,6 +199,13 @@ extern const struct rec_output_ops rec_output_otlp__ops;  /* output_otlp.c: OTLP
 /* output_chrome.c: one Chrome trace-event JSON document ({"traceEvents":[...]}) per tail */
 extern const struct rec_output_ops rec_output_chrome__ops;
 
+/*
+ * A span's kernel time as members of the JSON object w is in: cpu_ns,
+ * blocked_ns, runq_ns, switches, blocked_by (an object, cause name -> ns, the
+ * most first, "other" last if any), and sched_partial: true if some intervals
+ * were lost. The JSON lines backend and the dump write the same.
+ */
+void rec_output__sched_members(struct rec_json *w, const struct rec_sched_figs *f);
 /* The OTLP trace ID (32 hex digits) and span ID (16) of recording key under salt. */
 void rec_output_otlp__ids(uint64_t key, uint64_t salt, char trace_id[33], char span_id[17]);
 /* The OTLP backend's span call, with the time it was read (ends an open span). */

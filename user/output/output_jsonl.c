@@ -112,7 +112,8 @@ static void jsonl_event(struct rec_output *o, const struct rec_event_view *ev)
  * and parent are "0x…" strings (parent null: none known); enter and exit are
  * RFC 3339 like an event's time, enter null if not known (entered before the
  * attach), exit null and duration_ns null while it is open. With cs NULL, name
- * is "<callsite 0x…>" and target and file "?".
+ * is "<callsite 0x…>" and target and file "?". With --sched, a closed span
+ * has its kernel time too (rec_output__sched_members).
  */
 static void jsonl_span(struct rec_output *o, const struct rec_span_view *sp)
 {
@@ -147,6 +148,8 @@ static void jsonl_span(struct rec_output *o, const struct rec_span_view *sp)
 		rec_json__i64(w, sp->exit_ns - sp->enter_ns);
 	else
 		rec_json__null(w);
+	if (sp->sched)
+		rec_output__sched_members(w, sp->sched);
 	rec_json__end_object(w);
 	rec_json__newline(w);
 }

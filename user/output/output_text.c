@@ -100,12 +100,53 @@ static void text_event(struct rec_output *o, const struct rec_event_view *ev)
 	fputc('\n', out);
 }
 
+/* ns as milliseconds with one decimal, rounded. */
+static void text_ms1(FILE *out, uint64_t ns)
+{
+	uint64_t tenths = (ns + 50000) / 100000;
+
+	fprintf(out, "%" PRIu64 ".%" PRIu64, tenths / 10, tenths % 10);
+}
+
+/*
+ * A span's kernel time, in ms: " (cpu 3.1, blocked 470.0 [futex 465.2, read
+ * 4.8], runq 7.1)", the blocked split by cause, the most first, then other;
+ * ", partial" before the ")" if some intervals were lost.
+ */
+static void text_sched(FILE *out, const struct rec_sched_figs *f)
+{
+	char buf[24];
+
+	fputs(" (cpu ", out);
+	text_ms1(out, f->cpu_ns);
+	fputs(", blocked ", out);
+	text_ms1(out, f->blocked_ns);
+	for (int i = 0; i < REC_SCHED_TOP && f->top[i].ns; i++) {
+		fputs(i ? ", " : " [", out);
+		fputs(rec_names__offcpu_cause(f->top[i].cause, buf, sizeof(buf)), out);
+		fputc(' ', out);
+		text_ms1(out, f->top[i].ns);
+	}
+	if (f->other_ns) {
+		fputs(", other ", out);
+		text_ms1(out, f->other_ns);
+	}
+	if (f->top[0].ns)
+		fputc(']', out);
+	fputs(", runq ", out);
+	text_ms1(out, f->runq_ns);
+	if (f->flags & REC_SCHED_PARTIAL)
+		fputs(", partial", out);
+	fputc(')', out);
+}
+
 /*
  * A span (--spans), a line like an event's, timed by its enter (by its exit
  * if the enter is not known) and lettered S:
  *	S1202 14:03:12.123456 4242 server.c:88] <conn#6> span handle: 1.234567 ms, id 0x…, parent 0x…
  * and "open" for the time of one still open, "entered before the attach"
- * for an enter not known.
+ * for an enter not known. With --sched its kernel time follows its time
+ * (text_sched).
  */
 static void text_span(struct rec_output *o, const struct rec_span_view *sp)
 {
@@ -133,6 +174,8 @@ static void text_span(struct rec_output *o, const struct rec_span_view *sp)
 		fprintf(out, ": %" PRId64 ".%06" PRId64 " ms",
 			(sp->exit_ns - sp->enter_ns) / 1000000,
 			(sp->exit_ns - sp->enter_ns) % 1000000);
+	if (sp->sched && sp->exit_ns && sp->enter_ns)
+		text_sched(out, sp->sched);
 	fprintf(out, ", id 0x%" PRIx64, sp->id);
 	if (sp->parent)
 		fprintf(out, ", parent 0x%" PRIx64, sp->parent);

@@ -1,0 +1,103 @@
+# SPDX-License-Identifier: MIT
+# Kernel time per span (issue 26): each span a thread left has the time it was
+# on the CPU, blocked (by system call) and waiting to run, from the scheduler
+# hooks; cpu + blocked + runq = duration (docs/kernel-time.md). Each test runs
+# the sched target (tests/targets/sched.c) in one mode, attached with --sched.
+
+SCHED_TARGET=$B/tests/targets/sched
+
+# sched_run MODE [ARG] [-- ATTACH ARGS...]: runs the sched target in MODE, attached,
+# until it has done; SPANS is then its spans as recorder-tail --spans --json prints them.
+sched_run() {
+	local args=()
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		args+=("$1")
+		shift
+	done
+	[ "${1:-}" = -- ] && shift
+	start_target "$SCHED_TARGET" "${args[@]}" || return 1
+	RECORDER_ATTACH_FLAGS="$RECORDER_ATTACH_FLAGS --sched $*" attach "$TARGET_PID" || return 1
+	wait_for "$T/target.out" '^done' 30 || { cat "$T/target.err"; return 1; }
+	SPANS=$(rtail --spans --json | jq -c 'select(.type == "span")') || return 1
+}
+
+# span NAME: the first span called NAME of SPANS.
+span() {
+	jq -sc --arg n "$1" 'map(select(.name == $n))[0]' <<<"$SPANS"
+}
+
+test_sched_a_sleeping_span_is_blocked_in_clock_nanosleep() {
+	sched_run sleep || return 1
+	local s
+	s=$(span sleep)
+	expect "sleep: blocked >= 95 ms, most of it in clock_nanosleep, cpu under 20 ms" \
+		'{"blocked":true,"in_nanosleep":true,"cpu_small":true,"switched":true}' \
+		"$(jq -c '{blocked: (.blocked_ns >= 95000000),
+			in_nanosleep: (.blocked_by.clock_nanosleep >= 95000000),
+			cpu_small: (.cpu_ns < 20000000), switched: (.switches >= 1)}' <<<"$s")" ||
+		{ echo "    $s"; return 1; }
+	expect "the text S line shows it: (cpu …, blocked 100.x [clock_nanosleep 100.x], runq …)" \
+		'yes' \
+		"$(rtail --spans | grep -E '\] <sched> span sleep: [0-9.]+ ms \(cpu [0-9]+\.[0-9], blocked (9[5-9]|[1-9][0-9]{2,})\.[0-9] \[clock_nanosleep [0-9]+\.[0-9]\], runq [0-9]+\.[0-9]\), id ' >/dev/null && echo yes)" ||
+		{ rtail --spans | sed 's/^/    | /'; return 1; }
+}
+
+test_sched_a_spinning_span_is_on_the_cpu() {
+	sched_run spin || return 1
+	local s
+	s=$(span spin)
+	# It spins until its thread's CPU clock has run 100 ms: the scheduler saw as much.
+	expect "spin: cpu >= 90 ms, nothing blocked in a system call" \
+		'{"cpu":true,"blocked_small":true}' \
+		"$(jq -c '{cpu: (.cpu_ns >= 90000000), blocked_small: (.blocked_ns < 5000000)}' <<<"$s")" ||
+		{ echo "    $s"; return 1; }
+}
+
+test_sched_a_span_beside_a_cpu_hog_waits_to_run() {
+	sched_run hog || return 1
+	local s
+	s=$(span contended)
+	# It needs 50 ms of CPU while a hog shares its one CPU: about as long waiting.
+	expect "contended: runq well above zero (>= 10 ms), cpu >= 45 ms, preempted often" \
+		'{"runq":true,"cpu":true,"switches":true}' \
+		"$(jq -c '{runq: (.runq_ns >= 10000000), cpu: (.cpu_ns >= 45000000),
+			switches: (.switches >= 2)}' <<<"$s")" || { echo "    $s"; return 1; }
+}
+
+test_sched_a_span_waiting_on_a_mutex_is_blocked_in_futex() {
+	sched_run mutex || return 1
+	local s
+	s=$(span lock)
+	expect "lock: blocked >= 90 ms in futex" '{"futex":true}' \
+		"$(jq -c '{futex: (.blocked_by.futex >= 90000000)}' <<<"$s")" || { echo "    $s"; return 1; }
+	expect "the parent (the recording span) includes its child's time" 'true' \
+		"$(jq -sc 'map(select(.name == "recording"))[0].blocked_by.futex >=
+			map(select(.name == "lock"))[0].blocked_by.futex' <<<"$SPANS")" || return 1
+}
+
+test_sched_cpu_blocked_and_runq_add_up_over_many_spans() {
+	sched_run many 200 || return 1
+	# The identity is exact in ns (docs/kernel-time.md): cpu is the span's time
+	# not covered by an interval off the CPU. Each iteration sleeps 1 ms.
+	expect "200 iter spans, each: cpu + blocked + runq == duration, blocked >= 1 ms, 1+ switch" \
+		'{"n":200,"sum":200,"blocked":200,"switched":200,"partial":0}' \
+		"$(jq -sc 'map(select(.name == "iter")) |
+			{n: length,
+			 sum: map(select(.cpu_ns + .blocked_ns + .runq_ns == .duration_ns)) | length,
+			 blocked: map(select(.blocked_ns >= 1000000)) | length,
+			 switched: map(select(.switches >= 1)) | length,
+			 partial: map(select(.sched_partial)) | length}' <<<"$SPANS")" || return 1
+	expect "the parts the text line shows add up to its time, to 0.2 ms (three roundings)" \
+		'0' \
+		"$(rtail --spans | sed -nE 's/.*span iter: ([0-9.]+) ms \(cpu ([0-9.]+), blocked ([0-9.]+)( \[[^]]*\])?, runq ([0-9.]+)\).*/\1 \2 \3 \5/p' |
+			awk '{ d = $1 - $2 - $3 - $4; if (d < 0) d = -d; if (d > 0.2) bad++; n++ }
+				END { print (n == 200 ? bad + 0 : "only " n " lines") }')"
+}
+
+test_sched_no_sched_attaches_no_hook_and_shows_nothing() {
+	sched_run sleep -- --no-sched || return 1
+	expect "--no-sched: no kernel time in the spans" 'null null' \
+		"$(span sleep | jq -r '"\(.cpu_ns) \(.blocked_ns)"')" || return 1
+	expect "it says so at start" 'kernel time per span: off' \
+		"$(grep '^kernel time per span' "$T/attach.out")"
+}
