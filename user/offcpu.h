@@ -50,7 +50,7 @@ struct rec_sched_figs {
 };
 
 /* What did not fit, for --stats and the dump. */
-struct rec_sched_counts {
+struct rec_offcpu_counts {
 	uint64_t intervals;    /* REC_RT_OFFCPU records taken */
 	uint64_t lost;	       /* intervals the full ring refused (their threads said so) */
 	uint64_t forgotten;    /* intervals pushed out of a thread's history */
@@ -62,7 +62,7 @@ struct rec_sched_counts {
 struct rec_offcpu {
 	uint64_t since_ns;	   /* CLOCK_MONOTONIC when the hooks were attached; 0: not on */
 	struct rec_u64map threads; /* tid + 1 -> struct rec_sched_thread * */
-	struct rec_sched_counts count;
+	struct rec_offcpu_counts count;
 };
 
 /* Charges from now on (mono: CLOCK_MONOTONIC ns when the hooks were attached). */

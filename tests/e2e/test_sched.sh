@@ -101,3 +101,26 @@ test_sched_no_sched_attaches_no_hook_and_shows_nothing() {
 	expect "it says so at start" 'kernel time per span: off' \
 		"$(grep '^kernel time per span' "$T/attach.out")"
 }
+
+test_sched_black_box_keeps_the_kernel_time() {
+	sched_run mutex || return 1
+	local live dump bad
+	live=$(jq -c '{name, cpu_ns, blocked_ns, runq_ns, switches, blocked_by}' <<<"$SPANS")
+	kill -9 "$TARGET_PID"
+	wait_for "$T/attach.out" "black box of pid $TARGET_PID written to " 30 || return 1
+	dump=$(sed -n "s/^recorder-attach: black box of pid $TARGET_PID written to //p" "$T/attach.out")
+	expect "the black box is version 3, with the sched counts" '3 true' \
+		"$(jq -r '"\(.version) \(.sched.intervals > 0)"' "$dump")" || return 1
+	expect "its spans read back with the kernel time the live process showed" "$live" \
+		"$($B/recorder-tail --file "$dump" --spans --json |
+			jq -c 'select(.type == "span" and .exit != null) |
+				{name, cpu_ns, blocked_ns, runq_ns, switches, blocked_by}')" || return 1
+	expect "--stats says what was kept" 'yes' \
+		"$($B/recorder-tail --file "$dump" --stats | grep -qE '^kernel time \(--sched\): [1-9][0-9]* intervals off the CPU, 0 lost' && echo yes)" ||
+		return 1
+	bad=$T/bad.json
+	jq -c '.recordings[0].spans[0].cpu_ns += 1' "$dump" >"$bad"
+	expect "a span whose parts do not add up is refused, named" \
+		'recordings[0].spans[0].cpu_ns: cpu_ns + blocked_ns + runq_ns is not exit_ns - enter_ns' \
+		"$($B/recorder-tail --file "$bad" 2>&1 | grep -o 'recordings\[0\]\.spans\[0\]\.cpu_ns: .*')"
+}

@@ -188,3 +188,17 @@ void rec_output__sched_members(struct rec_json *w, const struct rec_sched_figs *
 	if (f->flags & REC_SCHED_PARTIAL)
 		rec_json__member_bool(w, "sched_partial", 1);
 }
+
+void rec_output__sched_counts(struct rec_json *w, const struct rec_offcpu *sched)
+{
+	const struct rec_offcpu_counts *c = &sched->count;
+
+	rec_json__key(w, "sched");
+	rec_json__begin_object(w);
+	rec_json__member_u64(w, "intervals", c->intervals);
+	rec_json__member_u64(w, "lost", c->lost);
+	rec_json__member_u64(w, "forgotten", c->forgotten);
+	rec_json__member_u64(w, "threads_full", c->threads_full);
+	rec_json__member_u64(w, "partial", c->partial);
+	rec_json__end_object(w);
+}

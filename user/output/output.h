@@ -206,6 +206,12 @@ extern const struct rec_output_ops rec_output_chrome__ops;
  * were lost. The JSON lines backend and the dump write the same.
  */
 void rec_output__sched_members(struct rec_json *w, const struct rec_sched_figs *f);
+/*
+ * The counts of the kernel time per span (offcpu.h) as a member "sched" of
+ * the JSON object w is in: intervals, lost, forgotten, threads_full, partial.
+ * --stats --json and the dump write the same.
+ */
+void rec_output__sched_counts(struct rec_json *w, const struct rec_offcpu *sched);
 /* The OTLP trace ID (32 hex digits) and span ID (16) of recording key under salt. */
 void rec_output_otlp__ids(uint64_t key, uint64_t salt, char trace_id[33], char span_id[17]);
 /* The OTLP backend's span call, with the time it was read (ends an open span). */

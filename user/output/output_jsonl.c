@@ -299,6 +299,8 @@ static void jsonl_stats(struct rec_output *o, const struct rec_stats_view *s)
 		rec_json__member_u64(w, "recordings_omitted", p->dump_omitted_recordings);
 		rec_json__member_u64(w, "stacks_omitted", p->dump_omitted_stacks);
 	}
+	if (p->sched.since_ns)
+		rec_output__sched_counts(w, &p->sched);
 	rec_json__key(w, "limits");
 	rec_json__begin_object(w);
 	for (int l = 0; l < REC_L_MAX; l++) {

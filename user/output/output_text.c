@@ -427,6 +427,14 @@ static void text_stats(struct rec_output *o, const struct rec_stats_view *s)
 		"spans: %" PRIu64 " seen, %" PRIu64 " kept, %" PRIu64
 		" dropped; orphan spans: %" PRIu64 "\n",
 		sp.seen, sp.kept, sp.dropped, p->span_orphans);
+	if (p->sched.since_ns)
+		fprintf(out,
+			"kernel time (--sched): %" PRIu64 " intervals off the CPU, %" PRIu64
+			" lost (ring full), %" PRIu64 " forgotten (past %d a thread), %" PRIu64
+			" of threads past %d; %" PRIu64 " spans partial\n",
+			p->sched.count.intervals, p->sched.count.lost, p->sched.count.forgotten,
+			REC_SCHED_THREAD_CAP, p->sched.count.threads_full, REC_SCHED_MAX_THREADS,
+			p->sched.count.partial);
 	/* How the events came: a live recorder-attach's, nothing in a dump. */
 	if (s->clients)
 		fprintf(out,
