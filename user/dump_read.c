@@ -888,6 +888,8 @@ enum {
 	SP_SWITCHES,
 	SP_BLOCKED_BY,
 	SP_PARTIAL,
+	SP_OFF_CPU,
+	SP_OFF_CPU_OMITTED,
 	SP_N
 };
 static const char *const span_keys[SP_N] = {
@@ -903,7 +905,49 @@ static const char *const span_keys[SP_N] = {
 	[SP_SWITCHES] = "switches",
 	[SP_BLOCKED_BY] = "blocked_by",
 	[SP_PARTIAL] = "sched_partial",
+	[SP_OFF_CPU] = "off_cpu",
+	[SP_OFF_CPU_OMITTED] = "off_cpu_omitted",
 };
+
+enum {
+	SL_OFF,
+	SL_WAKE,
+	SL_ON,
+	SL_CAUSE,
+	SL_N
+};
+static const char *const slice_keys[SL_N] = {
+	[SL_OFF] = "off_ns",
+	[SL_WAKE] = "wake_ns",
+	[SL_ON] = "on_ns",
+	[SL_CAUSE] = "cause",
+};
+
+/* One of a span's longest intervals off the CPU (version 3): inside the span, in order. */
+static int read_slice(struct reader *r, const struct rec_json_value *v, const char *path,
+		      size_t index, void *ctx)
+{
+	struct rec_kept_span *s = ctx;
+	struct rec_sched_slice *sl = &s->sched.slices[index];
+	struct rec_json_value m[SL_N];
+	struct object o = { path, slice_keys, SL_N, m };
+	char cause[32];
+	int err;
+
+	err = scan_object(r, v, &o) ?:
+	      get_u64(r, &o, SL_OFF, s->enter, s->exit, &sl->off) ?:
+	      get_u64(r, &o, SL_WAKE, sl->off, s->exit, &sl->wake) ?:
+	      get_u64(r, &o, SL_ON, sl->wake, s->exit, &sl->on) ?:
+	      get_cstr(r, &o, SL_CAUSE, sizeof(cause) - 1, cause);
+	if (err)
+		return err;
+	if (rec_names__parse_offcpu_cause(cause, &sl->cause))
+		return fail_at(r, path, "cause", "\"%s\" is not a cause", cause);
+	if (index && sl->off < s->sched.slices[index - 1].off)
+		return fail_at(r, path, "off_ns", "before the one before it");
+	s->sched.nslices = (uint32_t)index + 1;
+	return 0;
+}
 
 /*
  * A span's blocked_by (version 3): cause name -> ns, at most REC_SCHED_TOP
@@ -967,6 +1011,15 @@ static int read_span_sched(struct reader *r, const struct object *o, struct rec_
 	      read_blocked_by(r, v, o->path, f);
 	if (!err && o->m[SP_PARTIAL].type != REC_JSON_NONE)
 		err = get_bool(r, o, SP_PARTIAL, &partial);
+	if (!err && o->m[SP_OFF_CPU_OMITTED].type != REC_JSON_NONE)
+		err = get_u32(r, o, SP_OFF_CPU_OMITTED, &f->slices_omitted);
+	if (!err && s->enter && o->m[SP_OFF_CPU].type != REC_JSON_NONE) {
+		char spath[REC_DUMP_PATH2];
+
+		err = get_array(r, o, SP_OFF_CPU, REC_SCHED_SLICES, &v)
+			      ?: each_object(r, o, SP_OFF_CPU, v, spath, sizeof(spath), read_slice,
+					     s);
+	}
 	if (err)
 		return err;
 	if (!s->enter || f->cpu_ns > s->exit - s->enter ||

@@ -248,7 +248,7 @@ static void write_recording(struct rec_json *w, const struct rec_rstate *rs)
 			rec_json__member_u64(w, "exit_ns", s->exit);
 			/* Version 3: its kernel time, if measured (--sched). */
 			if (s->sched.flags)
-				rec_output__sched_members(w, &s->sched);
+				rec_output__sched_members(w, &s->sched, 1);
 			rec_json__end_object(w);
 		}
 		rec_json__end_array(w);

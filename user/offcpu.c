@@ -129,6 +129,31 @@ static int by_ns_desc(const void *a, const void *b)
 	return x->cause < y->cause ? -1 : x->cause > y->cause;
 }
 
+/* Keeps sl among f's REC_SCHED_SLICES longest slices (the shortest goes, counted). */
+static void keep_slice(struct rec_sched_figs *f, const struct rec_sched_slice *sl)
+{
+	uint32_t shortest = 0;
+
+	if (f->nslices < REC_SCHED_SLICES) {
+		f->slices[f->nslices++] = *sl;
+		return;
+	}
+	f->slices_omitted++;
+	for (uint32_t i = 1; i < f->nslices; i++)
+		if (f->slices[i].on - f->slices[i].off <
+		    f->slices[shortest].on - f->slices[shortest].off)
+			shortest = i;
+	if (sl->on - sl->off > f->slices[shortest].on - f->slices[shortest].off)
+		f->slices[shortest] = *sl;
+}
+
+static int by_off(const void *a, const void *b)
+{
+	const struct rec_sched_slice *x = a, *y = b;
+
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
 void rec_offcpu__charge(const struct rec_offcpu *s, uint32_t tid, uint64_t enter, uint64_t exit,
 			struct rec_sched_figs *f)
 {
@@ -158,6 +183,18 @@ void rec_offcpu__charge(const struct rec_offcpu *s, uint32_t tid, uint64_t enter
 		q = overlap(iv->wake, iv->on, enter, exit);
 		if (b)
 			tally(&c, iv->cause, b);
+		if (b || q) {
+			struct rec_sched_slice sl = {
+				.off = iv->off > enter ? iv->off : enter,
+				.wake = iv->wake < enter  ? enter
+					: iv->wake > exit ? exit
+							  : iv->wake,
+				.on = iv->on < exit ? iv->on : exit,
+				.cause = iv->cause,
+			};
+
+			keep_slice(f, &sl);
+		}
 		f->blocked_ns += b;
 		f->runq_ns += q;
 		if (iv->off >= enter && iv->off < exit)
@@ -175,6 +212,7 @@ void rec_offcpu__charge(const struct rec_offcpu *s, uint32_t tid, uint64_t enter
 	if (f->blocked_ns > exit - enter)
 		f->blocked_ns = exit - enter;
 	f->cpu_ns = exit - enter - f->blocked_ns - f->runq_ns;
+	qsort(f->slices, f->nslices, sizeof(f->slices[0]), by_off);
 	qsort(c.v, c.n, sizeof(c.v[0]), by_ns_desc);
 	for (unsigned int i = 0; i < c.n; i++) {
 		if (i < REC_SCHED_TOP)

@@ -20,6 +20,8 @@
 
 /* Blocked time is split by the REC_SCHED_TOP causes that took most, the rest is "other". */
 #define REC_SCHED_TOP 4
+/* The longest intervals off the CPU a span keeps, for the Chrome trace and the dump. */
+#define REC_SCHED_SLICES 8
 /* The intervals kept per thread: the newest; a thread's history grows to this by doubling. */
 #define REC_SCHED_THREAD_CAP 8192
 /* The threads of one process whose intervals are kept; the rest are counted. */
@@ -37,6 +39,13 @@ struct rec_sched_cause {
 	uint64_t ns;
 };
 
+/* One interval off the CPU inside a span: asleep from off to wake, runnable to on. */
+struct rec_sched_slice {
+	uint64_t off, wake, on; /* CLOCK_MONOTONIC ns */
+	int32_t cause;		/* a system call number, or enum rec_offcpu_cause */
+	uint32_t pad;
+};
+
 /* The kernel time of one span. */
 struct rec_sched_figs {
 	uint32_t flags;	   /* enum rec_sched_flag; 0: nothing known */
@@ -47,6 +56,10 @@ struct rec_sched_figs {
 	/* blocked_ns by cause, the most first; an entry with ns 0 is unused */
 	struct rec_sched_cause top[REC_SCHED_TOP];
 	uint64_t other_ns; /* blocked in causes past the top ones */
+	/* Its longest intervals off the CPU (cut to the span), by off; nslices <= REC_SCHED_SLICES. */
+	uint32_t nslices;
+	uint32_t slices_omitted; /* the shorter ones past those */
+	struct rec_sched_slice slices[REC_SCHED_SLICES];
 };
 
 /* What did not fit, for --stats and the dump. */

@@ -224,6 +224,7 @@ static void show_span(struct rec_output *o, struct rec_proc *p, const struct rec
 		.enter_ns = s->enter ? rec_query__realtime(s->enter, p->clock_offset_ns) : 0,
 		.exit_ns = s->exit ? rec_query__realtime(s->exit, p->clock_offset_ns) : 0,
 		.sched = s->sched.flags ? &s->sched : NULL,
+		.clock_offset_ns = p->clock_offset_ns,
 	};
 
 	rec_output__span(o, &v);

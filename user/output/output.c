@@ -169,7 +169,7 @@ void rec_output__json_rule_counts(struct rec_json *w, const struct rec_dump_rule
 	rec_json__end_object(w);
 }
 
-void rec_output__sched_members(struct rec_json *w, const struct rec_sched_figs *f)
+void rec_output__sched_members(struct rec_json *w, const struct rec_sched_figs *f, int slices)
 {
 	char buf[24];
 
@@ -187,6 +187,24 @@ void rec_output__sched_members(struct rec_json *w, const struct rec_sched_figs *
 	rec_json__end_object(w);
 	if (f->flags & REC_SCHED_PARTIAL)
 		rec_json__member_bool(w, "sched_partial", 1);
+	if (!slices || !f->nslices)
+		return;
+	rec_json__key(w, "off_cpu");
+	rec_json__begin_array(w);
+	for (uint32_t i = 0; i < f->nslices && i < REC_SCHED_SLICES; i++) {
+		const struct rec_sched_slice *sl = &f->slices[i];
+
+		rec_json__begin_object(w);
+		rec_json__member_u64(w, "off_ns", sl->off);
+		rec_json__member_u64(w, "wake_ns", sl->wake);
+		rec_json__member_u64(w, "on_ns", sl->on);
+		rec_json__member_cstr(w, "cause",
+				      rec_names__offcpu_cause(sl->cause, buf, sizeof(buf)));
+		rec_json__end_object(w);
+	}
+	rec_json__end_array(w);
+	if (f->slices_omitted)
+		rec_json__member_u64(w, "off_cpu_omitted", f->slices_omitted);
 }
 
 void rec_output__sched_counts(struct rec_json *w, const struct rec_offcpu *sched)

@@ -76,6 +76,7 @@ struct rec_span_view {
 	int64_t enter_ns; /* CLOCK_REALTIME; 0: not known (entered before the attach) */
 	int64_t exit_ns;  /* CLOCK_REALTIME; 0: still open */
 	const struct rec_sched_figs *sched; /* its kernel time (--sched); NULL: not known */
+	int64_t clock_offset_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC: the sched slices' times */
 };
 
 /* One span a thread is in: its callsite, NULL if it could not be read (then its address). */
@@ -203,9 +204,12 @@ extern const struct rec_output_ops rec_output_chrome__ops;
  * A span's kernel time as members of the JSON object w is in: cpu_ns,
  * blocked_ns, runq_ns, switches, blocked_by (an object, cause name -> ns, the
  * most first, "other" last if any), and sched_partial: true if some intervals
- * were lost. The JSON lines backend and the dump write the same.
+ * were lost; with slices (the dump) also off_cpu, its longest intervals off
+ * the CPU ({off_ns, wake_ns, on_ns, cause}, CLOCK_MONOTONIC, by off_ns), and
+ * off_cpu_omitted, the shorter ones left out, if any. The JSON lines backend
+ * and the dump write the same.
  */
-void rec_output__sched_members(struct rec_json *w, const struct rec_sched_figs *f);
+void rec_output__sched_members(struct rec_json *w, const struct rec_sched_figs *f, int slices);
 /*
  * The counts of the kernel time per span (offcpu.h) as a member "sched" of
  * the JSON object w is in: intervals, lost, forgotten, threads_full, partial.

@@ -149,7 +149,7 @@ static void jsonl_span(struct rec_output *o, const struct rec_span_view *sp)
 	else
 		rec_json__null(w);
 	if (sp->sched)
-		rec_output__sched_members(w, sp->sched);
+		rec_output__sched_members(w, sp->sched, 0);
 	rec_json__end_object(w);
 	rec_json__newline(w);
 }
