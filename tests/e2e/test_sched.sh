@@ -148,3 +148,26 @@ test_sched_chrome_trace_draws_time_off_the_cpu_inside_spans() {
 		"$(jq -c '[.traceEvents[] | select(.args.off_cpu) | {name, ts}]' "$trace")" \
 		"$($B/recorder-tail --file "$dump" --format chrome | jq -c '[.traceEvents[] | select(.args.off_cpu) | {name, ts}]')"
 }
+
+# recorder-tail --otlp: a span's kernel time as attributes, checked by the real
+# receiver (tests/otlp/receiver.py) field by field.
+test_sched_otlp_spans_carry_the_kernel_time() {
+	sched_run mutex || return 1
+	python3 tests/otlp/receiver.py --port-file "$T/otlp.port" --out "$T/otlp.out" \
+		--errors "$T/otlp.err" >"$T/receiver.log" 2>&1 &
+	BG_PIDS+=($!)
+	wait_for "$T/otlp.port" '^[0-9]+$' || return 1
+	local out
+	out=$(rtail --spans --otlp "http://127.0.0.1:$(cat "$T/otlp.port")" 2>&1) ||
+		fail "recorder-tail --otlp failed: $out" || return 1
+	[ ! -s "$T/otlp.err" ] || fail "the receiver refused a request: $(cat "$T/otlp.err")" || return 1
+	# jq reads the epoch ns as doubles: the sum is checked to 1 us.
+	expect "the lock span says it was blocked 90 ms or more in futex, and the parts add up" \
+		'{"futex":true,"sum":true,"switches":true}' \
+		"$(jq -c 'select(.name == "lock") | .attributes as $a |
+			{futex: (($a["recorder.blocked.futex"] | tonumber) >= 90000000),
+			 sum: ((($a["recorder.cpu_ns"] | tonumber) + ($a["recorder.blocked_ns"] | tonumber) +
+			        ($a["recorder.runq_ns"] | tonumber) - ((.end | tonumber) - (.start | tonumber))) |
+			       fabs < 1000),
+			 switches: (($a["recorder.switches"] | tonumber) >= 1)}' "$T/otlp.out.spans")"
+}
