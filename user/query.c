@@ -339,6 +339,7 @@ static int answer_tail(struct rec_output *o, struct rec_proc *p, const struct re
 
 static int answer_list(struct rec_output *o, struct rec_proc *p, const struct rec_query *q)
 {
+	o->sched = p->sched.since_ns != 0;
 	rec_output__list_header(o);
 	for (struct rec_rstate *rs = p->first; rs; rs = rs->next)
 		if (rec_query__match(q, rs))

@@ -171,3 +171,14 @@ test_sched_otlp_spans_carry_the_kernel_time() {
 			       fabs < 1000),
 			 switches: (($a["recorder.switches"] | tonumber) >= 1)}' "$T/otlp.out.spans")"
 }
+
+test_sched_list_shows_each_recordings_totals() {
+	sched_run many 20 || return 1
+	# The recording's one outermost span, "recording", holds the 20 iterations.
+	expect "--list --json: the recording's totals are its recording span's" \
+		"$(span recording | jq -c '{cpu_ns, blocked_ns, runq_ns}')" \
+		"$(rtail --list --json | jq -c '{cpu_ns, blocked_ns, runq_ns}')" || return 1
+	expect "the text list has the columns, in ms" 'CPU-MS BLOCKED-MS RUNQ-MS yes' \
+		"$(rtail --list | awk 'NR == 1 {print $(NF-2), $(NF-1), $NF}
+			NR == 2 {print ($(NF-1) >= 18 ? "yes" : "no: " $0)}' | paste -sd' ')"
+}

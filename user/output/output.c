@@ -220,3 +220,30 @@ void rec_output__sched_counts(struct rec_json *w, const struct rec_offcpu *sched
 	rec_json__member_u64(w, "partial", c->partial);
 	rec_json__end_object(w);
 }
+
+int rec_output__sched_totals(const struct rec_rstate *rs, struct rec_sched_totals *t)
+{
+	struct rec_u64map ids = { 0 };
+	static char present;
+	int err = 0;
+
+	memset(t, 0, sizeof(*t));
+	for (size_t i = 0; i < rs->spans.n && !err; i++) {
+		const struct rec_kept_span *s = rec_spans__at(&rs->spans, i);
+
+		if (s->id && s->id != UINT64_MAX)
+			err = rec_u64map__put(&ids, s->id, &present);
+	}
+	for (size_t i = 0; i < rs->spans.n && !err; i++) {
+		const struct rec_kept_span *s = rec_spans__at(&rs->spans, i);
+
+		if (!s->sched.flags || (s->parent && rec_u64map__get(&ids, s->parent)))
+			continue;
+		t->spans++;
+		t->cpu_ns += s->sched.cpu_ns;
+		t->blocked_ns += s->sched.blocked_ns;
+		t->runq_ns += s->sched.runq_ns;
+	}
+	rec_u64map__free(&ids);
+	return err;
+}

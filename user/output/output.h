@@ -171,6 +171,7 @@ struct rec_output {
 	struct rec_json json;
 	uint64_t salt; /* OTLP: mixed into the trace and span IDs (rec_query.otlp_salt) */
 	int spans;     /* --spans: list rows show the span counts too */
+	int sched;     /* the process has kernel time per span: list rows show its totals */
 };
 
 /* Starts writing to out with the backend ops. */
@@ -210,6 +211,16 @@ extern const struct rec_output_ops rec_output_chrome__ops;
  * and the dump write the same.
  */
 void rec_output__sched_members(struct rec_json *w, const struct rec_sched_figs *f, int slices);
+/* A recording's kernel time (--list): the sums over its outermost spans kept. */
+struct rec_sched_totals {
+	uint64_t spans; /* outermost spans kept with kernel time */
+	uint64_t cpu_ns, blocked_ns, runq_ns;
+};
+/*
+ * The totals of rs's spans that no other kept span of it holds (figures
+ * include children, so a child is not counted twice). Returns 0 or -ENOMEM.
+ */
+int rec_output__sched_totals(const struct rec_rstate *rs, struct rec_sched_totals *t);
 /*
  * The counts of the kernel time per span (offcpu.h) as a member "sched" of
  * the JSON object w is in: intervals, lost, forgotten, threads_full, partial.

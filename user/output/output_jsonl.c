@@ -201,6 +201,7 @@ static void jsonl_list_row(struct rec_output *o, const struct rec_proc *p,
 			   const struct rec_rstate *rs)
 {
 	struct rec_json *w = &o->json;
+	struct rec_sched_totals t;
 
 	rec_json__begin_object(w);
 	rec_json__member_i64(w, "pid", p->pid);
@@ -222,6 +223,12 @@ static void jsonl_list_row(struct rec_output *o, const struct rec_proc *p,
 		rec_json__member_u64(w, "spans_seen", rs->spans.seen);
 		rec_json__member_u64(w, "spans_kept", rs->spans.n);
 		rec_json__member_u64(w, "spans_dropped", rs->spans.dropped);
+	}
+	/* Its kernel time: the sums over its outermost spans kept (--sched). */
+	if (o->sched && !rec_output__sched_totals(rs, &t)) {
+		rec_json__member_u64(w, "cpu_ns", t.cpu_ns);
+		rec_json__member_u64(w, "blocked_ns", t.blocked_ns);
+		rec_json__member_u64(w, "runq_ns", t.runq_ns);
 	}
 	rec_json__end_object(w);
 	rec_json__newline(w);

@@ -257,6 +257,8 @@ static void text_list_header(struct rec_output *o)
 		"RECORDER", "SUBJECT", "CAP", "SEEN", "DELIVERED", "DROPPED", "TAIL", "STATE");
 	if (o->spans)
 		fprintf(o->out, " %10s %10s %10s", "SPANS", "SPANS-KEPT", "SPANS-DROP");
+	if (o->sched)
+		fprintf(o->out, " %10s %10s %10s", "CPU-MS", "BLOCKED-MS", "RUNQ-MS");
 	fputc('\n', o->out);
 }
 
@@ -274,6 +276,15 @@ static void text_list_row(struct rec_output *o, const struct rec_proc *p,
 	if (o->spans)
 		fprintf(o->out, " %10" PRIu64 " %10zu %10" PRIu64, rs->spans.seen, rs->spans.n,
 			rs->spans.dropped);
+	if (o->sched) {
+		struct rec_sched_totals t;
+
+		if (rec_output__sched_totals(rs, &t))
+			fprintf(o->out, " %10s %10s %10s", "?", "?", "?");
+		else
+			fprintf(o->out, " %10.1f %10.1f %10.1f", t.cpu_ns / 1e6, t.blocked_ns / 1e6,
+				t.runq_ns / 1e6);
+	}
 	fputc('\n', o->out);
 }
 
