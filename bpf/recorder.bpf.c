@@ -1939,10 +1939,13 @@ int BPF_PROG(on_sched_exit, struct task_struct *task)
 /*
  * Kernel time per span (issue 26). The scheduler hooks run on every context
  * switch of the machine: they leave at once for a thread that is not traced
- * (no sched_tasks storage, and for prev one lookup of its tgid in traced).
- * For a traced thread they write each interval it spent off the CPU into the
- * ring when it runs again; user space charges the intervals to the thread's
- * spans by time (user/sched.c), on both event paths alike.
+ * (one lookup of its process in traced, or of the woken thread in
+ * sched_threads). For a traced thread they write each interval it spent off
+ * the CPU into the ring when it runs again; user space charges the intervals
+ * to the thread's spans by time (user/offcpu.c), on both event paths alike.
+ * The state is a hash by thread id, not task storage: a task-storage lookup
+ * from these hooks fails while the switched task was preempted inside another
+ * program's task-storage call (the probe handlers'), and would lose intervals.
  */
 enum sched_pending {
 	SCHED_NONE = 0,
@@ -1959,12 +1962,13 @@ struct sched_task {
 	__u32 pad;
 };
 
+/* Threads of traced processes, by thread id; one that finds it full counts no_storage. */
 struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 32768);
+	__type(key, __u32);
 	__type(value, struct sched_task);
-} sched_tasks SEC(".maps");
+} sched_threads SEC(".maps");
 
 /*
  * Why prev, asleep, left the CPU: the system call it is in, read from its user
@@ -1988,66 +1992,107 @@ static __always_inline __s32 sched_cause(struct task_struct *prev)
 	return REC_OFF_FAULT;
 }
 
-SEC("tp_btf/sched_switch")
-int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
-	     unsigned int prev_state)
+/* prev, a thread of a traced process, leaves the CPU now. */
+static __always_inline void sched_off(struct task_struct *prev, bool runnable, __u64 now)
 {
-	struct rec_offcpu_rec *r;
-	struct sched_task *st;
-	__u64 now = 0;
+	__u32 tid = prev->pid;
+	struct sched_task *st = bpf_map_lookup_elem(&sched_threads, &tid);
 
-	st = bpf_task_storage_get(&sched_tasks, prev, 0, 0);
 	if (!st) {
-		__u32 tgid = prev->tgid;
+		struct sched_task zero = {};
 
-		if (bpf_map_lookup_elem(&traced, &tgid))
-			st = bpf_task_storage_get(&sched_tasks, prev, 0,
-						  BPF_LOCAL_STORAGE_GET_F_CREATE);
-	}
-	if (st) {
-		now = bpf_ktime_get_ns();
-		st->off_ns = now;
-		if (preempt || prev_state == 0) {
-			st->pending = SCHED_RUNQ;
-			st->wake_ns = now;
-			st->cause = REC_OFF_RUNQ;
-		} else {
-			st->pending = SCHED_BLOCKED;
-			st->wake_ns = 0;
-			st->cause = sched_cause(prev);
+		if (bpf_map_update_elem(&sched_threads, &tid, &zero, BPF_NOEXIST) &&
+		    !bpf_map_lookup_elem(&sched_threads, &tid)) {
+			count(REC_C_NO_STORAGE);
+			return;
 		}
+		st = bpf_map_lookup_elem(&sched_threads, &tid);
+		if (!st)
+			return;
 	}
-	st = bpf_task_storage_get(&sched_tasks, next, 0, 0);
+	st->off_ns = now;
+	if (runnable) {
+		st->pending = SCHED_RUNQ;
+		st->wake_ns = now;
+		st->cause = REC_OFF_RUNQ;
+	} else {
+		st->pending = SCHED_BLOCKED;
+		st->wake_ns = 0;
+		st->cause = sched_cause(prev);
+	}
+}
+
+/* next, a thread of a traced process, runs again now: its interval off the CPU into the ring. */
+static __always_inline void sched_on(struct task_struct *next, __u64 now)
+{
+	__u32 tid = next->pid;
+	struct sched_task *st = bpf_map_lookup_elem(&sched_threads, &tid);
+	struct rec_offcpu_rec *r;
+
 	if (!st || st->pending == SCHED_NONE)
-		return 0;
-	if (!now)
-		now = bpf_ktime_get_ns();
+		return;
 	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
 	if (!r) {
 		st->lost++;
 		st->pending = SCHED_NONE;
 		count(REC_C_RING_FULL);
-		return 0;
+		return;
 	}
-	fill_hdr_id(&r->hdr, REC_RT_OFFCPU, sizeof(*r), (__u64)next->tgid << 32 | (__u32)next->pid);
+	fill_hdr_id(&r->hdr, REC_RT_OFFCPU, sizeof(*r), (__u64)next->tgid << 32 | tid);
 	r->hdr.time_ns = now;
 	r->off_ns = st->off_ns;
-	/* A wakeup this hook did not see (woken before it was attached): runnable from off. */
-	r->wake_ns = st->wake_ns ? st->wake_ns : now;
+	/*
+	 * A wakeup this hook did not see (woken before it was attached): runnable
+	 * from now. One another CPU stamped after this one's clock read: now too.
+	 */
+	r->wake_ns = st->wake_ns && st->wake_ns <= now ? st->wake_ns : now;
+	if (r->wake_ns < r->off_ns)
+		r->wake_ns = r->off_ns;
 	r->cause = st->cause;
 	r->lost = st->lost;
 	st->lost = 0;
 	st->pending = SCHED_NONE;
 	bpf_ringbuf_submit(r, submit_flags());
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	__u32 prev_tgid = prev->tgid, next_tgid = next->tgid;
+	bool prev_traced = bpf_map_lookup_elem(&traced, &prev_tgid) != NULL;
+	bool next_traced = prev_tgid == next_tgid
+				   ? prev_traced
+				   : bpf_map_lookup_elem(&traced, &next_tgid) != NULL;
+	__u64 now;
+
+	if (!prev_traced && !next_traced)
+		return 0;
+	now = bpf_ktime_get_ns();
+	if (prev_traced)
+		sched_off(prev, preempt || prev_state == 0, now);
+	if (next_traced)
+		sched_on(next, now);
 	return 0;
 }
 
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(on_sched_wakeup, struct task_struct *p)
 {
-	struct sched_task *st = bpf_task_storage_get(&sched_tasks, p, 0, 0);
+	__u32 tid = p->pid;
+	struct sched_task *st = bpf_map_lookup_elem(&sched_threads, &tid);
 
 	if (st && st->pending == SCHED_BLOCKED && !st->wake_ns)
 		st->wake_ns = bpf_ktime_get_ns();
+	return 0;
+}
+
+/* A thread that exits leaves sched_threads (a lookup that misses for any other). */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_sched_thread_exit, struct task_struct *task)
+{
+	__u32 tid = task->pid;
+
+	bpf_map_delete_elem(&sched_threads, &tid);
 	return 0;
 }

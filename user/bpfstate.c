@@ -27,7 +27,7 @@ struct rec_bpfstate {
 	struct bpf_link *exit_link; /* sched_process_exit: stacks at death, how it ended */
 	struct bpf_link *exec_link; /* exec_mm_release: batches pending at exec */
 	/* --sched: the scheduler hooks (issue 26); NULL without it, so nothing runs per switch. */
-	struct bpf_link *switch_link, *wakeup_link;
+	struct bpf_link *switch_link, *wakeup_link, *thread_exit_link;
 };
 
 static bool verbose;
@@ -89,7 +89,10 @@ int rec_bpfstate__open(struct rec_bpfstate **bsp, const struct rec_bpfstate_opts
 	}
 	if (opts->sched) {
 		bs->wakeup_link = bpf_program__attach(bs->skel->progs.on_sched_wakeup);
-		bs->switch_link = bs->wakeup_link
+		bs->thread_exit_link =
+			bs->wakeup_link ? bpf_program__attach(bs->skel->progs.on_sched_thread_exit)
+					: NULL;
+		bs->switch_link = bs->thread_exit_link
 					  ? bpf_program__attach(bs->skel->progs.on_sched_switch)
 					  : NULL;
 		if (!bs->switch_link) {
@@ -113,6 +116,7 @@ void rec_bpfstate__free(struct rec_bpfstate *bs)
 	bpf_link__destroy(bs->exec_link);
 	bpf_link__destroy(bs->switch_link);
 	bpf_link__destroy(bs->wakeup_link);
+	bpf_link__destroy(bs->thread_exit_link);
 	recorder_bpf__destroy(bs->skel);
 	free(bs);
 }

@@ -519,6 +519,7 @@ static void check_span(struct rec_session *s, struct traced *t, const struct rec
 	struct rec_incident_pending *p;
 	const struct rec_trigger_set *rules = t->inc.rules;
 	const struct rec_callsite *cs;
+	struct rec_sched_figs kt;
 	int64_t took;
 
 	if (!r->enter || r->hdr.time_ns < r->enter)
@@ -528,11 +529,22 @@ static void check_span(struct rec_session *s, struct traced *t, const struct rec
 	if (rec_incident__open_fired(&t->inc, r->id, false))
 		return;
 	cs = rec_proc__callsite(&t->proc, r->meta);
-	for (unsigned int i = 0; i < rules->n; i++)
-		if (rec_trigger__match_span(&rules->rules[i].rule, cs, took) &&
-		    (p = fired(s, t, i, r->recording)))
+	/* Its kernel time, for the rules on a part of it (span:GLOB blocked>DURATION). */
+	rec_offcpu__charge(&t->proc.sched, r->hdr.tid, r->enter, r->hdr.time_ns, &kt);
+	for (unsigned int i = 0; i < rules->n; i++) {
+		const struct rec_trigger_rule *rule = &rules->rules[i].rule;
+
+		if (rec_trigger__match_span(rule, cs, took) && (p = fired(s, t, i, r->recording)))
 			snprintf(p->what, sizeof(p->what), "span %s lasted %" PRId64 " ms",
 				 cs ? cs->name : "?", took / 1000000);
+		else if (rec_trigger__match_span_part(rule, cs, &kt) &&
+			 (p = fired(s, t, i, r->recording)))
+			snprintf(p->what, sizeof(p->what),
+				 "span %s lasted %" PRId64 " ms (cpu %" PRIu64 ", blocked %" PRIu64
+				 ", runq %" PRIu64 " ms)",
+				 cs ? cs->name : "?", took / 1000000, kt.cpu_ns / 1000000,
+				 kt.blocked_ns / 1000000, kt.runq_ns / 1000000);
+	}
 }
 
 /*

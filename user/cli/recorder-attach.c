@@ -57,7 +57,6 @@ static struct {
 } env = {
 	.opts = { .ring_bytes = 8u << 20,
 		  .drain_ms = 10,
-		  .sched = 1,
 		  .dump_dir = "/var/lib/recorder",
 		  .keep_dumps = REC_KEEP_DUMPS,
 		  .max_dump_bytes = REC_MAX_DUMP_BYTES,
@@ -165,7 +164,7 @@ static const struct argp_option options[] = {
 	  0 },
 	{ "sched", OPT_SCHED, NULL, 0,
 	  "Charge each span the time its thread spent on the CPU, blocked (by system call) "
-	  "and waiting to run (the default)",
+	  "and waiting to run (off by default until measured: see README)",
 	  0 },
 	{ "no-sched", OPT_NO_SCHED, NULL, 0, "Attach no scheduler hook: spans have no kernel time",
 	  0 },
@@ -329,7 +328,7 @@ static void print_path(void)
 	printf("event path: %s\n", env.opts.per_event
 					   ? "per-event (one probe hit per event)"
 					   : "batch (one probe hit per full per-thread buffer)");
-	printf("kernel time per span: %s\n", env.opts.sched ? "on (--no-sched: off)" : "off");
+	printf("kernel time per span: %s\n", env.opts.sched ? "on" : "off (--sched: on)");
 	/* A full buffer goes into the ring as one record: a small ring holds few. */
 	if (!env.opts.per_event && env.opts.ring_bytes < BATCH_RING_MIN)
 		fprintf(stderr,
@@ -970,6 +969,13 @@ int main(int argc, char **argv)
 	err = argp_parse(&argp, argc, argv, 0, NULL, NULL);
 	if (err)
 		return 2;
+	/* A rule on a span's kernel time would never fire without it. */
+	for (unsigned int i = 0; i < env.triggers.n && !env.opts.sched; i++)
+		if (env.triggers.rules[i].rule.part) {
+			fprintf(stderr, "recorder-attach: --trigger '%s' needs --sched\n",
+				env.triggers.rules[i].text);
+			return 2;
+		}
 	if (geteuid() != 0) {
 		fprintf(stderr, "recorder-attach: must run as root (loading BPF programs and "
 				"attaching uprobes needs CAP_BPF and CAP_PERFMON)\n");
