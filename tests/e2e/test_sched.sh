@@ -171,7 +171,7 @@ test_sched_chrome_trace_draws_time_off_the_cpu_inside_spans() {
 test_sched_otlp_spans_carry_the_kernel_time() {
 	sched_run mutex || return 1
 	python3 tests/otlp/receiver.py --port-file "$T/otlp.port" --out "$T/otlp.out" \
-		--errors "$T/otlp.err" >"$T/receiver.log" 2>&1 &
+		--errors "$T/otlp.err" --raw-traces "$T/traces.json" >"$T/receiver.log" 2>&1 &
 	BG_PIDS+=($!)
 	wait_for "$T/otlp.port" '^[0-9]+$' || return 1
 	local out
@@ -186,7 +186,9 @@ test_sched_otlp_spans_carry_the_kernel_time() {
 			 sum: ((($a["recorder.cpu_ns"] | tonumber) + ($a["recorder.blocked_ns"] | tonumber) +
 			        ($a["recorder.runq_ns"] | tonumber) - ((.end | tonumber) - (.start | tonumber))) |
 			       fabs < 1000),
-			 switches: (($a["recorder.switches"] | tonumber) >= 1)}' "$T/otlp.out.spans")"
+			 switches: (($a["recorder.switches"] | tonumber) >= 1)}' "$T/otlp.out.spans")" || return 1
+	# schema_check: tests/e2e/test_otlp.sh (the official OTLP schema, tools/install-npm.sh).
+	expect "the official schema reads them" "ok: 1 requests, 2 spans" "$(schema_check traces "$T/traces.json")"
 }
 
 test_sched_list_shows_each_recordings_totals() {
