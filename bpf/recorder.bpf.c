@@ -2278,3 +2278,164 @@ int BPF_PROG(on_sched_exit, struct task_struct *task)
 	bpf_ringbuf_submit(x, BPF_RB_FORCE_WAKEUP);
 	return 0;
 }
+
+/*
+ * Kernel time per span (issue 26). The scheduler hooks run on every context
+ * switch of the machine: they leave at once for a thread that is not traced
+ * (one lookup of its process in traced, or of the woken thread in
+ * sched_threads). For a traced thread they write each interval it spent off
+ * the CPU into the ring when it runs again; user space charges the intervals
+ * to the thread's spans by time (user/offcpu.c), on both event paths alike.
+ * The state is a hash by thread id, not task storage: a task-storage lookup
+ * from these hooks fails while the switched task was preempted inside another
+ * program's task-storage call (the probe handlers'), and would lose intervals.
+ */
+enum sched_pending {
+	SCHED_NONE = 0,
+	SCHED_BLOCKED = 1, /* asleep since off_ns, woken at wake_ns (0: not yet) */
+	SCHED_RUNQ = 2,	   /* runnable since wake_ns */
+};
+
+struct sched_task {
+	__u64 off_ns;
+	__u64 wake_ns;
+	__s32 cause;
+	__u32 pending; /* enum sched_pending */
+	__u32 lost;    /* intervals the full ring refused since the last one written */
+	__u32 pad;
+};
+
+/* Threads of traced processes, by thread id; one that finds it full counts no_storage. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 32768);
+	__type(key, __u32);
+	__type(value, struct sched_task);
+} sched_threads SEC(".maps");
+
+/*
+ * Why prev, asleep, left the CPU: the system call it is in, read from its user
+ * registers (orig_ax). An exception's entry stores its error code there too;
+ * only a system call's entry leaves rcx == rip and r11 == rflags (what the
+ * syscall instruction saved), which tells a page fault apart.
+ */
+static __always_inline __s32 sched_cause(struct task_struct *prev)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(prev);
+	long ax;
+
+	if (!regs)
+		return REC_OFF_KERNEL;
+	ax = BPF_CORE_READ(regs, orig_ax);
+	if (ax < 0)
+		return REC_OFF_KERNEL;
+	if (BPF_CORE_READ(regs, cx) == BPF_CORE_READ(regs, ip) &&
+	    BPF_CORE_READ(regs, r11) == BPF_CORE_READ(regs, flags))
+		return ax < 0x7fffffff ? (__s32)ax : REC_OFF_KERNEL;
+	return REC_OFF_FAULT;
+}
+
+/* prev, a thread of a traced process, leaves the CPU now. */
+static __always_inline void sched_off(struct task_struct *prev, bool runnable, __u64 now)
+{
+	__u32 tid = prev->pid;
+	struct sched_task *st = bpf_map_lookup_elem(&sched_threads, &tid);
+
+	if (!st) {
+		struct sched_task zero = {};
+
+		if (bpf_map_update_elem(&sched_threads, &tid, &zero, BPF_NOEXIST) &&
+		    !bpf_map_lookup_elem(&sched_threads, &tid)) {
+			count(REC_C_NO_STORAGE);
+			return;
+		}
+		st = bpf_map_lookup_elem(&sched_threads, &tid);
+		if (!st)
+			return;
+	}
+	st->off_ns = now;
+	if (runnable) {
+		st->pending = SCHED_RUNQ;
+		st->wake_ns = now;
+		st->cause = REC_OFF_RUNQ;
+	} else {
+		st->pending = SCHED_BLOCKED;
+		st->wake_ns = 0;
+		st->cause = sched_cause(prev);
+	}
+}
+
+/* next, a thread of a traced process, runs again now: its interval off the CPU into the ring. */
+static __always_inline void sched_on(struct task_struct *next, __u64 now)
+{
+	__u32 tid = next->pid;
+	struct sched_task *st = bpf_map_lookup_elem(&sched_threads, &tid);
+	struct rec_offcpu_rec *r;
+
+	if (!st || st->pending == SCHED_NONE)
+		return;
+	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	if (!r) {
+		st->lost++;
+		st->pending = SCHED_NONE;
+		count(REC_C_RING_FULL);
+		return;
+	}
+	fill_hdr_id(&r->hdr, REC_RT_OFFCPU, sizeof(*r), (__u64)next->tgid << 32 | tid);
+	r->hdr.time_ns = now;
+	r->off_ns = st->off_ns;
+	/*
+	 * A wakeup this hook did not see (woken before it was attached): runnable
+	 * from now. One another CPU stamped after this one's clock read: now too.
+	 */
+	r->wake_ns = st->wake_ns && st->wake_ns <= now ? st->wake_ns : now;
+	if (r->wake_ns < r->off_ns)
+		r->wake_ns = r->off_ns;
+	r->cause = st->cause;
+	r->lost = st->lost;
+	st->lost = 0;
+	st->pending = SCHED_NONE;
+	bpf_ringbuf_submit(r, submit_flags());
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	__u32 prev_tgid = prev->tgid, next_tgid = next->tgid;
+	bool prev_traced = bpf_map_lookup_elem(&traced, &prev_tgid) != NULL;
+	bool next_traced = prev_tgid == next_tgid
+				   ? prev_traced
+				   : bpf_map_lookup_elem(&traced, &next_tgid) != NULL;
+	__u64 now;
+
+	if (!prev_traced && !next_traced)
+		return 0;
+	now = bpf_ktime_get_ns();
+	if (prev_traced)
+		sched_off(prev, preempt || prev_state == 0, now);
+	if (next_traced)
+		sched_on(next, now);
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(on_sched_wakeup, struct task_struct *p)
+{
+	__u32 tid = p->pid;
+	struct sched_task *st = bpf_map_lookup_elem(&sched_threads, &tid);
+
+	if (st && st->pending == SCHED_BLOCKED && !st->wake_ns)
+		st->wake_ns = bpf_ktime_get_ns();
+	return 0;
+}
+
+/* A thread that exits leaves sched_threads (a lookup that misses for any other). */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_sched_thread_exit, struct task_struct *task)
+{
+	__u32 tid = task->pid;
+
+	bpf_map_delete_elem(&sched_threads, &tid);
+	return 0;
+}

@@ -133,6 +133,8 @@ enum rec_record_type {
 	REC_RT_SPAN = 7,  /* a thread left a span (struct rec_span_rec) */
 	REC_RT_SPANS = 8, /* the spans a thread left in one batch (struct rec_spans_rec) */
 	REC_RT_TRIGGER = 9, /* the program called rec_trigger() (struct rec_trigger_rec) */
+	/* A traced thread's time off the CPU, once it runs again (struct rec_offcpu_rec). */
+	REC_RT_OFFCPU = 24,
 };
 
 struct rec_hdr {
@@ -524,6 +526,32 @@ struct rec_trigger_rec {
 	__s32 reason_len; /* bytes read, NUL included; < 0: none or unreadable */
 	__u32 pad;
 	char reason[REC_TRIGGER_REASON_MAX];
+};
+
+/*
+ * Why a traced thread left the CPU (rec_offcpu_rec.cause): a system call
+ * number (>= 0), or one of these.
+ */
+enum rec_offcpu_cause {
+	REC_OFF_RUNQ = -1,   /* preempted: runnable all along */
+	REC_OFF_KERNEL = -2, /* asleep, in neither a system call nor a fault */
+	REC_OFF_FAULT = -3,  /* asleep in a page fault (a major one: it waited on I/O or a lock) */
+};
+
+/*
+ * One interval a traced thread spent off the CPU (kernel scheduler, tp_btf
+ * sched_switch and sched_wakeup), written when it runs again: hdr.time_ns is
+ * when it ran again. From off_ns to wake_ns it slept (blocked, in cause), from
+ * wake_ns to hdr.time_ns it waited to run; wake_ns == off_ns if it was
+ * preempted. All CLOCK_MONOTONIC.
+ */
+struct rec_offcpu_rec {
+	struct rec_hdr hdr;
+	__u64 off_ns;
+	__u64 wake_ns;
+	__s32 cause; /* a system call number, or enum rec_offcpu_cause */
+	/* Intervals of this thread before this one that the full ring refused. */
+	__u32 lost;
 };
 
 /* How a traced process ended: a wait status, as from waitpid(). */

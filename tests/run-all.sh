@@ -258,20 +258,23 @@ browser_tests() {
 	# speedscope in headless Chromium: its slices drawn, and none seen for an empty or
 	# a broken trace (tests/chrome/browser.sh).
 	# And a real black box with spans (tests/golden/dumps/spans.json) as the
-	# recorder-tail --format chrome of today draws it.
-	local line trace=build/chrome-spans.json box=build/chrome-blackbox.json
-	rm -f "$trace" "$box"
+	# recorder-tail --format chrome of today draws it, and one with kernel time
+	# (tests/golden/dumps/sched.json: its off-CPU slices inside its spans).
+	local line trace=build/chrome-spans.json box=build/chrome-blackbox.json sched=build/chrome-sched.json
+	rm -f "$trace" "$box" "$sched"
 	RECORDER_CHROME_OUT=$trace build/tests/unit/test_chrome >/dev/null 2>&1
 	[ -s "$trace" ] || { record "browser: build/tests/unit/test_chrome wrote no $trace" 1; return; }
 	build/recorder-tail --file tests/golden/dumps/spans.json --format chrome >"$box" 2>&1 ||
 		{ record "browser: recorder-tail --format chrome of the spans black box failed" 1; return; }
+	build/recorder-tail --file tests/golden/dumps/sched.json --format chrome >"$sched" 2>&1 ||
+		{ record "browser: recorder-tail --format chrome of the sched black box failed" 1; return; }
 	while IFS= read -r line; do
 		case "$line" in
 		"PASS browser: "*) record "${line#PASS }" 0 ;;
 		"FAIL browser: "*) record "${line#FAIL }" 1 ;;
 		*) echo "$line" ;;
 		esac
-	done < <(./tests/chrome/browser.sh --drawn "$trace" --drawn "$box" \
+	done < <(./tests/chrome/browser.sh --drawn "$trace" --drawn "$box" --drawn "$sched" \
 		--none tests/chrome/traces/empty.json --none tests/chrome/traces/broken.json)
 }
 

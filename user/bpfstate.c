@@ -28,6 +28,8 @@ struct rec_bpfstate {
 	struct bpf_link *exec_link; /* exec_mm_release: batches pending at exec */
 	/* --binary: processes adopted at their exec and their fork, before any probe */
 	struct bpf_link *adopt_exec_link, *adopt_fork_link;
+	/* --sched: the scheduler hooks (issue 26); NULL without it, so nothing runs per switch. */
+	struct bpf_link *switch_link, *wakeup_link, *thread_exit_link;
 };
 
 static bool verbose;
@@ -78,6 +80,10 @@ int rec_bpfstate__open(struct rec_bpfstate **bsp, const struct rec_bpfstate_opts
 	/* Without --binary, nobody is adopted: no hook on every exec and fork. */
 	bpf_program__set_autoload(bs->skel->progs.on_process_exec, opts->follow_new);
 	bpf_program__set_autoload(bs->skel->progs.on_process_fork, opts->follow_new);
+	/* Without --sched, no hook on every context switch, nor its verifying. */
+	bpf_program__set_autoload(bs->skel->progs.on_sched_switch, opts->sched);
+	bpf_program__set_autoload(bs->skel->progs.on_sched_wakeup, opts->sched);
+	bpf_program__set_autoload(bs->skel->progs.on_sched_thread_exit, opts->sched);
 	/* Attached with uprobe_multi links (compat/usdt_multi.h), not libbpf's per-site uprobes. */
 	err = rec_usdt_multi__prepare(bs->skel->obj) ?: recorder_bpf__load(bs->skel);
 	if (err)
@@ -92,6 +98,11 @@ int rec_bpfstate__open(struct rec_bpfstate **bsp, const struct rec_bpfstate_opts
 	if (!err && opts->follow_new)
 		err = attach_prog(bs->skel->progs.on_process_exec, &bs->adopt_exec_link)
 			      ?: attach_prog(bs->skel->progs.on_process_fork, &bs->adopt_fork_link);
+	if (!err && opts->sched)
+		err = attach_prog(bs->skel->progs.on_sched_wakeup, &bs->wakeup_link)
+			      ?: attach_prog(bs->skel->progs.on_sched_thread_exit,
+					     &bs->thread_exit_link)
+			      ?: attach_prog(bs->skel->progs.on_sched_switch, &bs->switch_link);
 	if (err)
 		goto fail;
 	*bsp = bs;
@@ -110,6 +121,9 @@ void rec_bpfstate__free(struct rec_bpfstate *bs)
 	bpf_link__destroy(bs->exec_link);
 	bpf_link__destroy(bs->adopt_exec_link);
 	bpf_link__destroy(bs->adopt_fork_link);
+	bpf_link__destroy(bs->switch_link);
+	bpf_link__destroy(bs->wakeup_link);
+	bpf_link__destroy(bs->thread_exit_link);
 	recorder_bpf__destroy(bs->skel);
 	free(bs);
 }

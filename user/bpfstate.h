@@ -27,6 +27,7 @@ struct rec_bpfstate_opts {
 	uint64_t max_recordings;  /* entries of the recordings table */
 	uint64_t max_per_process; /* of those, one process's */
 	bool verbose;		  /* show libbpf's own messages */
+	bool sched;		  /* attach the scheduler hooks (kernel time per span) */
 };
 
 /* Opens, configures and loads the BPF programs. Returns 0 or a negative errno. */

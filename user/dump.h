@@ -15,7 +15,7 @@
 #include "proc.h"
 
 /* The version written; the reader reads every version from 1 to it. */
-#define REC_DUMP_VERSION 2
+#define REC_DUMP_VERSION 3
 /*
  * The most recordings and thread stacks a dump holds: the writer leaves out
  * what is past them (and says how many in "recordings_omitted" and

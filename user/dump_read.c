@@ -888,13 +888,154 @@ enum {
 	SP_CALLSITE,
 	SP_ENTER,
 	SP_EXIT,
+	SP_CPU,
+	SP_BLOCKED,
+	SP_RUNQ,
+	SP_SWITCHES,
+	SP_BLOCKED_BY,
+	SP_PARTIAL,
+	SP_OFF_CPU,
+	SP_OFF_CPU_OMITTED,
 	SP_N
 };
 static const char *const span_keys[SP_N] = {
-	[SP_ID] = "id",		 [SP_PARENT] = "parent",
-	[SP_TID] = "tid",	 [SP_CALLSITE] = "callsite",
-	[SP_ENTER] = "enter_ns", [SP_EXIT] = "exit_ns",
+	[SP_ID] = "id",
+	[SP_PARENT] = "parent",
+	[SP_TID] = "tid",
+	[SP_CALLSITE] = "callsite",
+	[SP_ENTER] = "enter_ns",
+	[SP_EXIT] = "exit_ns",
+	[SP_CPU] = "cpu_ns",
+	[SP_BLOCKED] = "blocked_ns",
+	[SP_RUNQ] = "runq_ns",
+	[SP_SWITCHES] = "switches",
+	[SP_BLOCKED_BY] = "blocked_by",
+	[SP_PARTIAL] = "sched_partial",
+	[SP_OFF_CPU] = "off_cpu",
+	[SP_OFF_CPU_OMITTED] = "off_cpu_omitted",
 };
+
+enum {
+	SL_OFF,
+	SL_WAKE,
+	SL_ON,
+	SL_CAUSE,
+	SL_N
+};
+static const char *const slice_keys[SL_N] = {
+	[SL_OFF] = "off_ns",
+	[SL_WAKE] = "wake_ns",
+	[SL_ON] = "on_ns",
+	[SL_CAUSE] = "cause",
+};
+
+/* One of a span's longest intervals off the CPU (version 3): inside the span, in order. */
+static int read_slice(struct reader *r, const struct rec_json_value *v, const char *path,
+		      size_t index, void *ctx)
+{
+	struct rec_kept_span *s = ctx;
+	struct rec_sched_slice *sl = &s->sched.slices[index];
+	struct rec_json_value m[SL_N];
+	struct object o = { path, slice_keys, SL_N, m };
+	char cause[32];
+	int err;
+
+	err = scan_object(r, v, &o) ?:
+	      get_u64(r, &o, SL_OFF, s->enter, s->exit, &sl->off) ?:
+	      get_u64(r, &o, SL_WAKE, sl->off, s->exit, &sl->wake) ?:
+	      get_u64(r, &o, SL_ON, sl->wake, s->exit, &sl->on) ?:
+	      get_cstr(r, &o, SL_CAUSE, sizeof(cause) - 1, cause);
+	if (err)
+		return err;
+	if (rec_names__parse_offcpu_cause(cause, &sl->cause))
+		return fail_at(r, path, "cause", "\"%s\" is not a cause", cause);
+	if (index && sl->off < s->sched.slices[index - 1].off)
+		return fail_at(r, path, "off_ns", "before the one before it");
+	s->sched.nslices = (uint32_t)index + 1;
+	return 0;
+}
+
+/*
+ * A span's blocked_by (version 3): cause name -> ns, at most REC_SCHED_TOP
+ * causes the most first, then "other"; they add up to its blocked_ns.
+ */
+static int read_blocked_by(struct reader *r, const struct rec_json_value *v, const char *path,
+			   struct rec_sched_figs *f)
+{
+	struct rec_json_value m;
+	struct rec_json_iter it;
+	char key[32];
+	size_t keylen;
+	uint64_t ns, sum = 0;
+	unsigned int n = 0;
+	int32_t cause;
+	int ret;
+
+	ret = rec_json_read__iter(r->jr, v, &it);
+	if (ret)
+		return fail_input(r, ret);
+	while ((ret = rec_json_read__next(r->jr, &it, &m, key, sizeof(key), &keylen)) > 0) {
+		if (keylen >= sizeof(key))
+			return fail_at(r, path, "blocked_by", "a cause name is too long");
+		ret = as_u64(r, &m, path, "blocked_by", 1, UINT64_MAX, &ns);
+		if (ret)
+			return ret;
+		if (!strcmp(key, "other")) {
+			f->other_ns = ns;
+		} else if (rec_names__parse_offcpu_cause(key, &cause)) {
+			return fail_at(r, path, "blocked_by", "\"%s\" is not a cause", key);
+		} else if (n == REC_SCHED_TOP) {
+			return fail_at(r, path, "blocked_by", "more than %d causes", REC_SCHED_TOP);
+		} else {
+			f->top[n].cause = cause;
+			f->top[n++].ns = ns;
+		}
+		sum += ns;
+	}
+	if (ret)
+		return fail_input(r, ret);
+	if (sum != f->blocked_ns)
+		return fail_at(r, path, "blocked_by", "adds up to %" PRIu64 ", not blocked_ns",
+			       sum);
+	return 0;
+}
+
+/* A span's kernel time (version 3, optional): cpu + blocked + runq = its duration. */
+static int read_span_sched(struct reader *r, const struct object *o, struct rec_kept_span *s)
+{
+	struct rec_sched_figs *f = &s->sched;
+	const struct rec_json_value *v;
+	int partial = 0, err;
+
+	if (o->m[SP_CPU].type == REC_JSON_NONE)
+		return 0;
+	err = get_u64(r, o, SP_CPU, 0, UINT64_MAX, &f->cpu_ns) ?:
+	      get_u64(r, o, SP_BLOCKED, 0, UINT64_MAX, &f->blocked_ns) ?:
+	      get_u64(r, o, SP_RUNQ, 0, UINT64_MAX, &f->runq_ns) ?:
+	      get_u32(r, o, SP_SWITCHES, &f->switches) ?:
+	      get_object(r, o, SP_BLOCKED_BY, &v) ?:
+	      read_blocked_by(r, v, o->path, f);
+	if (!err && o->m[SP_PARTIAL].type != REC_JSON_NONE)
+		err = get_bool(r, o, SP_PARTIAL, &partial);
+	if (!err && o->m[SP_OFF_CPU_OMITTED].type != REC_JSON_NONE)
+		err = get_u32(r, o, SP_OFF_CPU_OMITTED, &f->slices_omitted);
+	if (!err && s->enter && o->m[SP_OFF_CPU].type != REC_JSON_NONE) {
+		char spath[REC_DUMP_PATH2];
+
+		err = get_array(r, o, SP_OFF_CPU, REC_SCHED_SLICES, &v)
+			      ?: each_object(r, o, SP_OFF_CPU, v, spath, sizeof(spath), read_slice,
+					     s);
+	}
+	if (err)
+		return err;
+	if (!s->enter || f->cpu_ns > s->exit - s->enter ||
+	    f->blocked_ns > s->exit - s->enter - f->cpu_ns ||
+	    f->runq_ns != s->exit - s->enter - f->cpu_ns - f->blocked_ns)
+		return fail_at(r, o->path, "cpu_ns",
+			       "cpu_ns + blocked_ns + runq_ns is not exit_ns - enter_ns");
+	f->flags = REC_SCHED_KNOWN | (partial ? REC_SCHED_PARTIAL : 0);
+	return 0;
+}
 
 /* A span of a recording (version 2), kept as it was. */
 static int read_span(struct reader *r, const struct rec_json_value *v, const char *path,
@@ -920,6 +1061,9 @@ static int read_span(struct reader *r, const struct rec_json_value *v, const cha
 		return fail_at(r, path, "id", "0x0 is not a span id");
 	if (s.enter > s.exit)
 		return fail_at(r, path, "enter_ns", "after its exit_ns");
+	err = read_span_sched(r, &o, &s);
+	if (err)
+		return err;
 	if (rec_spans__add(&rs->spans, 0, &s))
 		return fail_nomem(r);
 	return 0;
@@ -1114,6 +1258,7 @@ enum {
 	TOP_MALFORMED,
 	TOP_ORPHANS,
 	TOP_SPAN_ORPHANS,
+	TOP_SCHED,
 	TOP_CALLSITES,
 	TOP_RECORDINGS,
 	TOP_STACKS,
@@ -1140,6 +1285,7 @@ static const char *const top_keys[TOP_N] = {
 	[TOP_MALFORMED] = "malformed",
 	[TOP_ORPHANS] = "orphans",
 	[TOP_SPAN_ORPHANS] = "span_orphans",
+	[TOP_SCHED] = "sched",
 	[TOP_CALLSITES] = "callsites",
 	[TOP_RECORDINGS] = "recordings",
 	[TOP_STACKS] = "stacks",
@@ -1233,6 +1379,35 @@ static int read_limits(struct reader *r, const struct rec_json_value *v, struct 
 		      get_u64(r, &lo, LU_EVENTS, 0, UINT64_MAX, &u->events);
 	}
 	return err;
+}
+
+enum {
+	SC_INTERVALS,
+	SC_LOST,
+	SC_FORGOTTEN,
+	SC_THREADS_FULL,
+	SC_PARTIAL,
+	SC_N
+};
+static const char *const sched_keys[SC_N] = {
+	[SC_INTERVALS] = "intervals",	    [SC_LOST] = "lost",	      [SC_FORGOTTEN] = "forgotten",
+	[SC_THREADS_FULL] = "threads_full", [SC_PARTIAL] = "partial",
+};
+
+/* The counts of the kernel time per span (version 3, "sched"): it was on. */
+static int read_sched_counts(struct reader *r, const struct rec_json_value *v, struct rec_proc *p)
+{
+	struct rec_offcpu_counts *c = &p->sched.count;
+	struct rec_json_value m[SC_N];
+	struct object o = { "sched", sched_keys, SC_N, m };
+
+	p->sched.since_ns = 1;
+	return scan_object(r, v, &o) ?:
+	       get_u64(r, &o, SC_INTERVALS, 0, UINT64_MAX, &c->intervals) ?:
+	       get_u64(r, &o, SC_LOST, 0, UINT64_MAX, &c->lost) ?:
+	       get_u64(r, &o, SC_FORGOTTEN, 0, UINT64_MAX, &c->forgotten) ?:
+	       get_u64(r, &o, SC_THREADS_FULL, 0, UINT64_MAX, &c->threads_full) ?:
+	       get_u64(r, &o, SC_PARTIAL, 0, UINT64_MAX, &c->partial);
 }
 
 /*
@@ -1533,6 +1708,12 @@ static int read_dump(struct reader *r, const struct rec_json_value *root, struct
 	if (m[TOP_SPANS_BEFORE_ATTACH].type != REC_JSON_NONE) {
 		err = get_u64(r, &o, TOP_SPANS_BEFORE_ATTACH, 0, UINT64_MAX,
 			      &p->spans_before_attach);
+		if (err)
+			return err;
+	}
+	/* Optional (version 3): kept with --sched only. */
+	if (m[TOP_SCHED].type != REC_JSON_NONE) {
+		err = get_object(r, &o, TOP_SCHED, &v) ?: read_sched_counts(r, v, p);
 		if (err)
 			return err;
 	}

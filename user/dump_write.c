@@ -254,6 +254,9 @@ static void write_recording(struct rec_json *w, const struct rec_rstate *rs)
 			rec_json__member_hex(w, "callsite", s->meta);
 			rec_json__member_u64(w, "enter_ns", s->enter);
 			rec_json__member_u64(w, "exit_ns", s->exit);
+			/* Version 3: its kernel time, if measured (--sched). */
+			if (s->sched.flags)
+				rec_output__sched_members(w, &s->sched, 1);
 			rec_json__end_object(w);
 		}
 		rec_json__end_array(w);
@@ -498,6 +501,9 @@ int rec_dump__write_opts(FILE *out, struct rec_proc *p, const struct rec_dump_op
 		rec_json__member_u64(&w, "span_orphans", p->span_orphans);
 	if (p->spans_before_attach)
 		rec_json__member_u64(&w, "spans_before_attach", p->spans_before_attach);
+	/* Version 3: what the kernel time per span could not keep (--sched). */
+	if (p->sched.since_ns)
+		rec_output__sched_counts(&w, &p->sched);
 	rec_json__newline(&w);
 	/* What a reader accepts: the untracked recordings (no events) go first. */
 	for (rs = p->first; rs; rs = rs->next) {

@@ -74,6 +74,7 @@ void rec_proc__fini(struct rec_proc *p)
 	free_cache(&p->literals, &unreadable_literal);
 	free_cache(&p->forgotten, NULL);
 	free(p->callsite_buf);
+	rec_offcpu__free(&p->sched);
 	rec_u64map__free(&p->recordings);
 	free(p->stacks);
 	free(p->death);
@@ -606,6 +607,9 @@ int rec_proc__ingest_span(struct rec_proc *p, const struct rec_span_rec *r)
 			p->span_orphans++;
 		return -ENOENT;
 	}
+	rec_offcpu__charge(&p->sched, sp.tid, sp.enter, sp.exit, &sp.sched);
+	if (sp.sched.flags & REC_SCHED_PARTIAL)
+		p->sched.count.partial++;
 	return rec_spans__add(&rs->spans, p->limits.span_cap, &sp);
 }
 

@@ -17,6 +17,7 @@
 #include "callsite.h"
 #include "event.h"
 #include "rstate.h"
+#include "offcpu.h"
 #include "u64map.h"
 
 struct rec_dump_trigger;
@@ -170,6 +171,7 @@ struct rec_proc {
 	 * What an attach mid-flight expects to see, not an anomaly.
 	 */
 	uint64_t spans_before_attach;
+	struct rec_offcpu sched; /* its threads' time off the CPU (--sched), and its counts */
 	/* How events came, live only: in batch records (and how many), or one a record. */
 	uint64_t batches, batched_events, single_events;
 	/* How recordings' records (new, subject, free) came, live only: in batches, or one a record. */

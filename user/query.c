@@ -254,6 +254,8 @@ static void show_span(struct rec_output *o, struct rec_proc *p, const struct rec
 		.exit_ns = s->exit ? rec_query__realtime(s->exit, p->clock_offset_ns) : 0,
 		.attached_ns = attached(p),
 		.read_ns = read_at(p),
+		.sched = s->sched.flags ? &s->sched : NULL,
+		.clock_offset_ns = p->clock_offset_ns,
 	};
 
 	rec_output__span(o, &v);
@@ -321,6 +323,8 @@ void rec_query__span(FILE *out, struct rec_proc *p, const struct rec_rstate *rs,
 	struct rec_kept_span s = rec_spans__of_rec(r);
 	struct rec_output o;
 
+	/* A follower's span: charged again from the same intervals, still held. */
+	rec_offcpu__charge(&p->sched, s.tid, s.enter, s.exit, &s.sched);
 	output_for(&o, out, q);
 	show_span(&o, p, rs, &s);
 }
@@ -366,6 +370,7 @@ static int answer_tail(struct rec_output *o, struct rec_proc *p, const struct re
 
 static int answer_list(struct rec_output *o, struct rec_proc *p, const struct rec_query *q)
 {
+	o->sched = p->sched.since_ns != 0;
 	rec_output__list_header(o);
 	for (struct rec_rstate *rs = p->first; rs; rs = rs->next)
 		if (rec_query__match(q, rs))

@@ -530,6 +530,7 @@ static void check_span(struct rec_session *s, struct traced *t, const struct rec
 	struct rec_incident_pending *p;
 	const struct rec_trigger_set *rules = t->inc.rules;
 	const struct rec_callsite *cs;
+	struct rec_sched_figs kt;
 	int64_t took;
 
 	if (!r->enter || r->hdr.time_ns < r->enter)
@@ -539,11 +540,22 @@ static void check_span(struct rec_session *s, struct traced *t, const struct rec
 	if (rec_incident__open_fired(&t->inc, r->id, false))
 		return;
 	cs = rec_proc__callsite(&t->proc, r->meta);
-	for (unsigned int i = 0; i < rules->n; i++)
-		if (rec_trigger__match_span(&rules->rules[i].rule, cs, took) &&
-		    (p = fired(s, t, i, r->recording)))
+	/* Its kernel time, for the rules on a part of it (span:GLOB blocked>DURATION). */
+	rec_offcpu__charge(&t->proc.sched, r->hdr.tid, r->enter, r->hdr.time_ns, &kt);
+	for (unsigned int i = 0; i < rules->n; i++) {
+		const struct rec_trigger_rule *rule = &rules->rules[i].rule;
+
+		if (rec_trigger__match_span(rule, cs, took) && (p = fired(s, t, i, r->recording)))
 			snprintf(p->what, sizeof(p->what), "span %s lasted %" PRId64 " ms",
 				 cs ? cs->name : "?", took / 1000000);
+		else if (rec_trigger__match_span_part(rule, cs, &kt) &&
+			 (p = fired(s, t, i, r->recording)))
+			snprintf(p->what, sizeof(p->what),
+				 "span %s lasted %" PRId64 " ms (cpu %" PRIu64 ", blocked %" PRIu64
+				 ", runq %" PRIu64 " ms)",
+				 cs ? cs->name : "?", took / 1000000, kt.cpu_ns / 1000000,
+				 kt.blocked_ns / 1000000, kt.runq_ns / 1000000);
+	}
 }
 
 /*
@@ -886,7 +898,8 @@ int rec_session__open(struct rec_session **sp, const struct rec_session_opts *op
 {
 	struct rec_bpfstate_opts bo = { .ring_bytes = opts->ring_bytes,
 					.follow_new = !!opts->follow_binaries,
-					.verbose = !!opts->verbose };
+					.verbose = !!opts->verbose,
+					.sched = !!opts->sched };
 	struct rec_attach_opts ao = { .on_skipped = opts->on_skipped,
 				      .on_late = opts->on_late,
 				      .per_event = opts->per_event,
@@ -969,7 +982,7 @@ fail:
  * Opens pid as a target (t->target) and gives its model a reader of it.
  * Returns 0 or a negative errno (-ESRCH if it is gone), t usable either way.
  */
-static int traced_init(struct traced *t, pid_t pid, const struct rec_trigger_set *rules)
+static int traced_init(struct traced *t, pid_t pid, const struct rec_trigger_set *rules, int sched)
 {
 	struct rec_reader reader;
 	int err;
@@ -982,6 +995,9 @@ static int traced_init(struct traced *t, pid_t pid, const struct rec_trigger_set
 	err = rec_target__open(&t->target, pid);
 	rec_target__reader(&t->target, &reader);
 	rec_proc__init(&t->proc, pid, &reader);
+	/* Its intervals come once BPF traces it, from about now. */
+	if (sched)
+		rec_offcpu__start(&t->proc.sched, (uint64_t)now_mono_ns());
 	t->proc.ns_pid = t->target.ns_pid;
 	t->proc.uid = t->target.uid;
 	return err;
@@ -1011,7 +1027,7 @@ static int traced_open(struct rec_session *s, pid_t pid, struct traced **tp)
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
-	err = traced_init(t, pid, s->opts.triggers);
+	err = traced_init(t, pid, s->opts.triggers, s->opts.sched);
 	t->proc.limits = s->opts.limits;
 	/* Spans entered before now have no enter time: they show as entered before the attach. */
 	t->proc.attached_ns = (uint64_t)now_mono_ns();
@@ -1326,7 +1342,7 @@ static struct traced *adopt(struct rec_session *s, pid_t pid, const struct rec_h
 		goto reject;
 	t->adopted = 1;
 	t->binary = bin->path;
-	err = traced_init(t, pid, s->opts.triggers);
+	err = traced_init(t, pid, s->opts.triggers, s->opts.sched);
 	if (err == -ESRCH && hello)
 		err = 0;
 	/* Gone, or a zombie: no maps, no memory left to read. */
@@ -1593,6 +1609,12 @@ static int on_record(void *ctx, void *data, size_t size)
 		memcpy(&r, data, sizeof(r));
 		if (t->inc.code_rules && !t->waiting)
 			check_code(s, t, &r);
+	} else if (h.type == REC_RT_OFFCPU && size == sizeof(struct rec_offcpu_rec)) {
+		struct rec_offcpu_rec r;
+
+		memcpy(&r, data, sizeof(r));
+		if (rec_offcpu__add(&t->proc.sched, &r) == -EINVAL)
+			t->proc.malformed++;
 	} else if (h.type == REC_RT_RECORDING && size == sizeof(struct rec_recording_rec)) {
 		struct rec_recording_rec r;
 

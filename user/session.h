@@ -60,6 +60,7 @@ struct rec_session_opts {
 	int client_timeout_ms;	  /* for a request, or for each write of an answer; 0 = default */
 	size_t follow_buffer;	  /* unsent bytes past which a follower's events are dropped */
 	int per_event;		  /* no batch path: every event fires its own probe */
+	int sched;	/* --sched: charge each span its time on and off the CPU (offcpu.h) */
 	int collect_ms; /* sleeping threads' batches taken this often; 0 = 50, -1 = never */
 	struct rec_limits limits; /* a limit left at 0 takes its default */
 	/* Incidents (issue 23): the --trigger rules (NULL: none) and what their snapshots hold. */

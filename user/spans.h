@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "recorder_abi.h"
+#include "offcpu.h"
 
 /* recorder-attach --span-cap: spans kept per recording unless told otherwise. */
 #define REC_DEFAULT_SPAN_CAP 256
@@ -25,10 +26,11 @@ struct rec_kept_span {
 	uint32_t tid;
 	uint32_t pad;
 	uint64_t id;
-	uint64_t parent; /* 0: none known */
-	uint64_t meta;	 /* its callsite's address */
-	uint64_t enter;	 /* CLOCK_MONOTONIC ns; 0: not known */
-	uint64_t exit;	 /* CLOCK_MONOTONIC ns; 0: still open */
+	uint64_t parent;	     /* 0: none known */
+	uint64_t meta;		     /* its callsite's address */
+	uint64_t enter;		     /* CLOCK_MONOTONIC ns; 0: not known */
+	uint64_t exit;		     /* CLOCK_MONOTONIC ns; 0: still open */
+	struct rec_sched_figs sched; /* its kernel time; flags 0: not known */
 };
 
 /* The span a REC_RT_SPAN record (its times in CLOCK_MONOTONIC) stands for. */

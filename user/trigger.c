@@ -154,11 +154,34 @@ static int parse_level(const char *p, const char *end, struct rec_trigger_rule *
 		p, text);
 }
 
+/* The words of enum rec_trigger_part after a span rule's glob, indexed by part. */
+static const char *const part_words[] = { "", "cpu", "blocked", "runq" };
+
+/*
+ * A span rule's part (" blocked>" after its glob): if [p, gt) ends in blanks
+ * and a part's word, sets r->part and returns where the blanks begin; else gt.
+ */
+static const char *parse_part(const char *p, const char *gt, struct rec_trigger_rule *r)
+{
+	for (size_t i = 1; i < sizeof(part_words) / sizeof(part_words[0]); i++) {
+		size_t n = strlen(part_words[i]);
+		const char *w = gt - n;
+
+		if (w - p < 2 || strncmp(w, part_words[i], n) || !is_blank(w[-1]))
+			continue;
+		while (w > p && is_blank(w[-1]))
+			w--;
+		r->part = (enum rec_trigger_part)i;
+		return w;
+	}
+	return gt;
+}
+
 static int parse_span(const char *p, const char *end, struct rec_trigger_rule *r, const char *text,
 		      char *err, size_t errlen)
 {
 	char duration[32];
-	const char *gt;
+	const char *gt, *glob_end;
 	size_t n;
 	int ret;
 
@@ -166,10 +189,16 @@ static int parse_span(const char *p, const char *end, struct rec_trigger_rule *r
 		ret = parse_glob(&p, end, r->glob, text, err, errlen);
 		if (ret)
 			return ret;
-		if (p == end || *p != '>')
+		for (gt = p; gt < end && *gt != '>'; gt++)
+			;
+		if (gt == end)
 			return rec_cond__fail(err, errlen, "'%s' has no '>DURATION' after its glob",
 					      text);
-		gt = p;
+		if (parse_part(p - 1, gt, r) != p)
+			return rec_cond__fail(err, errlen,
+					      "unexpected '%.*s' after the glob in '%s': expected "
+					      ">DURATION, or blocked, cpu or runq before it",
+					      (int)(gt - p), p, text);
 	} else {
 		/* A duration has no '>': the glob is all before the last. */
 		for (gt = end; gt > p && gt[-1] != '>'; gt--)
@@ -177,14 +206,15 @@ static int parse_span(const char *p, const char *end, struct rec_trigger_rule *r
 		if (gt == p)
 			return rec_cond__fail(err, errlen, "'%s' has no '>DURATION'", text);
 		gt--;
-		if (gt == p)
+		glob_end = parse_part(p, gt, r);
+		if (glob_end == p)
 			return rec_cond__fail(err, errlen, "'%s' has no glob", text);
-		for (const char *s = p; s < gt; s++)
+		for (const char *s = p; s < glob_end; s++)
 			if (is_blank(*s))
 				return rec_cond__fail(err, errlen,
 						      "glob '%.*s' has blanks: quote it",
-						      (int)(gt - p), p);
-		ret = parse_glob(&p, gt, r->glob, text, err, errlen);
+						      (int)(glob_end - p), p);
+		ret = parse_glob(&p, glob_end, r->glob, text, err, errlen);
 		if (ret)
 			return ret;
 	}
@@ -333,7 +363,8 @@ int rec_trigger__format(const struct rec_trigger_rule *r, char *buf, size_t len)
 	case REC_TRIGGER_SPAN:
 		if (rec_trigger__format_duration(r->duration_ns, duration, sizeof(duration)))
 			return -ENOSPC;
-		n = snprintf(buf, len, "span:%s%s%s>%s", q, r->glob, q, duration);
+		n = snprintf(buf, len, "span:%s%s%s%s%s>%s", q, r->glob, q, r->part ? " " : "",
+			     part_words[r->part], duration);
 		break;
 	case REC_TRIGGER_EVENT:
 		cond[0] = 0;
@@ -400,8 +431,21 @@ bool rec_trigger__match_event(const struct rec_trigger_rule *r, const struct rec
 bool rec_trigger__match_span(const struct rec_trigger_rule *r, const struct rec_callsite *cs,
 			     int64_t duration_ns)
 {
-	return r->kind == REC_TRIGGER_SPAN && cs && cs->name && duration_ns > r->duration_ns &&
-	       fnmatch(r->glob, cs->name, 0) == 0;
+	return r->kind == REC_TRIGGER_SPAN && !r->part && cs && cs->name &&
+	       duration_ns > r->duration_ns && fnmatch(r->glob, cs->name, 0) == 0;
+}
+
+bool rec_trigger__match_span_part(const struct rec_trigger_rule *r, const struct rec_callsite *cs,
+				  const struct rec_sched_figs *f)
+{
+	uint64_t ns;
+
+	if (r->kind != REC_TRIGGER_SPAN || !r->part || !f || !f->flags || !cs || !cs->name)
+		return false;
+	ns = r->part == REC_TRIGGER_PART_CPU	   ? f->cpu_ns
+	     : r->part == REC_TRIGGER_PART_BLOCKED ? f->blocked_ns
+						   : f->runq_ns;
+	return ns > (uint64_t)r->duration_ns && fnmatch(r->glob, cs->name, 0) == 0;
 }
 
 bool rec_trigger__match_code(const struct rec_trigger_rule *r, const char *reason)

@@ -23,6 +23,7 @@
 #include "recorder_abi.h"
 #include "callsite.h"
 #include "cond.h"
+#include "offcpu.h"
 #include "output/output.h"
 
 /* What a usage error prints. */
@@ -31,13 +32,16 @@
 	"  level>=LEVEL        an event at LEVEL or above: trace debug info warn error\n"          \
 	"  span:GLOB>DURATION  a span whose name matches GLOB, ended or still open, has\n"         \
 	"                      lasted longer than DURATION\n"                                      \
+	"  span:GLOB PART>DURATION  a span left whose PART (blocked, cpu or runq, with\n"          \
+	"                      --sched) took longer than DURATION\n"                               \
 	"  event:GLOB [COND]   an event whose message matches GLOB (and whose fields\n"            \
 	"                      satisfy COND)\n"                                                    \
 	"  code[:GLOB]         the program called rec_trigger(rec, REASON), with REASON\n"         \
 	"                      matching GLOB (any REASON without one)\n"                           \
 	"GLOB is a glob (* ? [...]), quoted with '...' or \"...\" if it has blanks.\n"             \
 	"DURATION is an integer and a unit, ns us ms s m h: 500ms, 2s, 1m.\n" REC_COND_GRAMMAR     \
-	"Examples: level>=error  span:'db *'>500ms  event:'request done' status>=500\n"            \
+	"Examples: level>=error  span:'db *'>500ms  span:handle blocked>200ms\n"                   \
+	"          event:'request done' status>=500\n"                                             \
 	"          event:timeout*  code:oom*\n"
 
 /* Rules one set holds; --trigger-per-hour at most. */
@@ -57,11 +61,20 @@ enum rec_trigger_kind {
 	REC_TRIGGER_CODE,      /* code[:GLOB] */
 };
 
+/* What of a span a SPAN rule measures: its whole time, or one part of it (--sched). */
+enum rec_trigger_part {
+	REC_TRIGGER_PART_ALL = 0,
+	REC_TRIGGER_PART_CPU,
+	REC_TRIGGER_PART_BLOCKED,
+	REC_TRIGGER_PART_RUNQ,
+};
+
 /* A parsed rule: fixed size, no pointers, copyable. */
 struct rec_trigger_rule {
 	enum rec_trigger_kind kind;
 	enum rec_level level;		 /* LEVEL: the lowest that fires */
 	int64_t duration_ns;		 /* SPAN: fires when a span lasts longer */
+	enum rec_trigger_part part;	 /* SPAN: what of it lasts longer */
 	char glob[REC_TRIGGER_GLOB_MAX]; /* SPAN: name; EVENT: message; CODE: reason ("*": any) */
 	bool has_cond;			 /* EVENT: cond must hold too */
 	struct rec_cond cond;
@@ -109,6 +122,14 @@ bool rec_trigger__match_event(const struct rec_trigger_rule *r, const struct rec
  */
 bool rec_trigger__match_span(const struct rec_trigger_rule *r, const struct rec_callsite *cs,
 			     int64_t duration_ns);
+/*
+ * Whether a span of callsite cs left with kernel time f (NULL or flags 0: not
+ * known) fires r: a SPAN rule with a part whose glob matches cs's name, and
+ * that part of f strictly longer than the rule's duration. A SPAN rule with a
+ * part never fires through rec_trigger__match_span.
+ */
+bool rec_trigger__match_span_part(const struct rec_trigger_rule *r, const struct rec_callsite *cs,
+				  const struct rec_sched_figs *f);
 /* Whether rec_trigger(rec, reason) fires r: a CODE rule whose glob matches reason (NULL: ""). */
 bool rec_trigger__match_code(const struct rec_trigger_rule *r, const char *reason);
 

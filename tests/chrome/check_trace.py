@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """Checks a Chrome trace-event document written by recorder-tail --format chrome.
 
-  check_trace.py TRACE [--jsonl FILE] [--events N] [--spans N]
+  check_trace.py TRACE [--jsonl FILE] [--events N] [--spans N] [--off-cpu-min N]
 
 It verifies that TRACE parses as {"traceEvents": [...]}; that each event has
 the keys its phase needs (M: name, pid, tid, args.name; i: name, ts, pid, tid,
@@ -13,7 +13,10 @@ process_name and every (pid, tid) a thread_name; and that the counts equal the
 tail's. --jsonl FILE is `recorder-tail --json` on the same input: its events
 (one line each; "type":"span" lines are spans) must be the trace's events, the
 same (recording, seq) pairs, and its span count the trace's. --events and
---spans give the counts by hand. Prints "check_trace: OK ..." or each problem,
+--spans give the counts by hand. Off-CPU slices (--sched: B with
+args.off_cpu, named "runq" or "blocked: CAUSE") are not spans: each must sit
+in a span, hold nothing, and there must be at least --off-cpu-min of them.
+Prints "check_trace: OK ..." or each problem,
 and exits 1 on a problem.
 """
 import decimal
@@ -38,7 +41,7 @@ def check(doc, problems):
              % {k: doc[k] for k in doc if k.startswith("recorder_")})
     procs, threads, used = set(), set(), set()
     stacks, last_ts = {}, {}
-    events, spans = set(), 0
+    events, spans, off_cpu = set(), 0, 0
     for n, ev in enumerate(doc["traceEvents"]):
         where = "traceEvents[%d]" % n
         if not isinstance(ev, dict):
@@ -78,6 +81,8 @@ def check(doc, problems):
         last_ts[key] = ev["ts"]
         stack = stacks.setdefault(key, [])
         args = ev.get("args", {})
+        if stack and stack[-1][1].get("args", {}).get("off_cpu") and ph != "E":
+            fail(problems, "%s: inside an off-CPU slice (traceEvents[%d])" % (where, stack[-1][0]))
         if ph == "i":
             if ev["s"] != "t":
                 fail(problems, "%s: an instant not scoped to its thread (s %r)" % (where, ev["s"]))
@@ -90,6 +95,13 @@ def check(doc, problems):
                 events.add((args["recording"], args["seq"]))
             else:
                 fail(problems, "%s: an instant that is neither an event nor a span" % where)
+        elif ph == "B" and args.get("off_cpu"):
+            off_cpu += 1
+            if not (ev["name"] == "runq" or ev["name"].startswith("blocked: ")):
+                fail(problems, "%s: an off-CPU slice named %r" % (where, ev["name"]))
+            if not stack or stack[-1][1].get("args", {}).get("off_cpu"):
+                fail(problems, "%s: an off-CPU slice outside any span" % where)
+            stack.append((n, ev))
         elif ph == "B":
             spans += 1
             stack.append((n, ev))
@@ -112,7 +124,7 @@ def check(doc, problems):
         fail(problems, "pid %d tid %d has no thread_name metadata" % key)
     # Spans open whose enter is not known have no time: the document counts them.
     spans += int(doc.get("recorder_spans_open_untimed", 0))
-    return events, spans, len(used)
+    return events, spans, len(used), off_cpu
 
 
 def read_jsonl(path, problems):
@@ -133,7 +145,7 @@ def main(argv):
     args, opts = [], {}
     i = 1
     while i < len(argv):
-        if argv[i] in ("--jsonl", "--events", "--spans") and i + 1 < len(argv):
+        if argv[i] in ("--jsonl", "--events", "--spans", "--off-cpu-min") and i + 1 < len(argv):
             opts[argv[i]] = argv[i + 1]
             i += 2
         elif argv[i].startswith("-"):
@@ -155,7 +167,7 @@ def main(argv):
         return 1
     got = check(doc, problems)
     if got:
-        events, spans, nthreads = got
+        events, spans, nthreads, off_cpu = got
         if "--jsonl" in opts:
             want_events, want_spans = read_jsonl(opts["--jsonl"], problems)
             if events != want_events:
@@ -166,6 +178,9 @@ def main(argv):
             if spans != want_spans:
                 fail(problems, "%d spans in the trace, %d in %s" % (spans, want_spans,
                                                                    opts["--jsonl"]))
+        if "--off-cpu-min" in opts and off_cpu < int(opts["--off-cpu-min"]):
+            fail(problems, "%d off-CPU slices in the trace, at least %s expected"
+                 % (off_cpu, opts["--off-cpu-min"]))
         if "--events" in opts and len(events) != int(opts["--events"]):
             fail(problems, "%d events in the trace, %s expected" % (len(events), opts["--events"]))
         if "--spans" in opts and spans != int(opts["--spans"]):
@@ -174,7 +189,8 @@ def main(argv):
         for p in problems[:20]:
             print("check_trace: %s: %s" % (args[0], p))
         return 1
-    print("check_trace: OK: %d events, %d spans, %d threads" % (len(events), spans, nthreads))
+    print("check_trace: OK: %d events, %d spans, %d threads, %d off-CPU slices"
+          % (len(events), spans, nthreads, off_cpu))
     return 0
 
 

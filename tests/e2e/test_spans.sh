@@ -101,7 +101,7 @@ test_open_spans_at_kill_9_are_in_the_black_box() {
 	wait_for "$T/attach.out" "black box of pid $TARGET_PID written to " 30 || return 1
 	local dump json
 	dump=$(sed -n "s/^recorder-attach: black box of pid $TARGET_PID written to //p" "$T/attach.out")
-	expect "the black box is version 2" '2' "$(jq .version "$dump")" || return 1
+	expect "the black box is version 3" '3' "$(jq .version "$dump")" || return 1
 	json=$($B/recorder-tail --file "$dump" --spans --json) || return 1
 	check_spans "$json" || return 1
 	expect "the black box reads back as the live process showed: list with its spans" \

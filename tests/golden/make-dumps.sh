@@ -90,6 +90,15 @@ dead killed $B/workload --wait-attach --threads 2 --recordings 2 --events 30 --c
 	--depth 2 --fields 8 --die kill
 dead segv $B/workload --wait-attach --threads 1 --recordings 1 --events 5 --cap 3 --depth 1 \
 	--fields 3 --die segv
+# Kernel time per span (--sched): a span that waited 100 ms on a mutex, its dump once done.
+$B/tests/targets/sched mutex >"$T/sched.out" 2>&1 &
+PIDS+=("$!")
+wait_line "$T/sched.out" '^pid '
+$B/recorder-attach -p "$!" --sched --dump-dir "$T/sched" >"$T/sched.attach" 2>&1 &
+PIDS+=("$!")
+wait_line "$T/sched.out" '^done'
+cp "$($B/recorder-tail -p "${PIDS[-2]}" --dump)" "$OUT/sched.json"
+kill -TERM "${PIDS[-2]}" "${PIDS[-1]}" 2>/dev/null || true
 # The dumps of triggers, from two of those: a snapshot of one recording, a black box naming one.
 if selected snapshot || selected killed_triggered; then
 	$B/tests/golden/mksnapshots "$OUT"

@@ -405,7 +405,7 @@ static void test_round_trip_answers_identically(void **state)
 	}
 
 	/* Spot checks of the text and of what the queries showed. */
-	assert_non_null(strstr(text, "{\"format\":\"recorder-dump\",\"version\":2,"));
+	assert_non_null(strstr(text, "{\"format\":\"recorder-dump\",\"version\":3,"));
 	assert_non_null(strstr(text, "\"ended\":{\"how\":\"signal\",\"signal\":11,"
 				     "\"name\":\"SIGSEGV\",\"core_dumped\":true}"));
 	assert_non_null(strstr(text, "\"dumped_at\":\"2026-12-02T"));
@@ -859,10 +859,10 @@ static const struct bad_case bad_cases[] = {
 	{ { "\"format\":\"recorder-dump\",", "" }, "not a recorder dump: missing \"format\"" },
 	{ { "\"recorder-dump\"", "\"black-box\"" },
 	  "not a recorder dump: \"format\" is not \"recorder-dump\"" },
-	{ { "\"version\":1", "\"version\":3" },
-	  "version 3 is not supported (this build reads versions 1 to 2)" },
+	{ { "\"version\":1", "\"version\":4" },
+	  "version 4 is not supported (this build reads versions 1 to 3)" },
 	{ { "\"version\":1", "\"version\":0" },
-	  "version 0 is not supported (this build reads versions 1 to 2)" },
+	  "version 0 is not supported (this build reads versions 1 to 3)" },
 	{ { "\"version\":1,", "" }, "missing \"version\"" },
 	{ { "\"stale\":0,", "\"stale\":0,\"spans_seen\":3,\"spans_dropped\":1,\"spans\":[{\"id\":"
 			    "\"0x5\",\"parent\":\"0x0\",\"tid\":7,\"callsite\":\"0x1000\",\"enter_"

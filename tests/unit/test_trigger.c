@@ -34,6 +34,32 @@ static void parse_err(const char *text, const char *want)
 	assert_string_equal(err, want);
 }
 
+static void a_part_rule_fires_on_that_part_of_a_span_left(void **state)
+{
+	struct rec_callsite cs = { .name = "handle" };
+	struct rec_sched_figs f = {
+		.flags = REC_SCHED_KNOWN, .cpu_ns = 10, .blocked_ns = 300, .runq_ns = 20
+	};
+	struct rec_trigger_rule blocked = parse_ok("span:hand* blocked>200ns"),
+				cpu = parse_ok("span:handle cpu>200ns"),
+				all = parse_ok("span:handle>200ns");
+
+	(void)state;
+	assert_true(rec_trigger__match_span_part(&blocked, &cs, &f));
+	assert_false(rec_trigger__match_span_part(&cpu, &cs, &f));
+	/* A part rule is not a duration rule, and the other way round. */
+	assert_false(rec_trigger__match_span(&blocked, &cs, 330));
+	assert_false(rec_trigger__match_span_part(&all, &cs, &f));
+	assert_true(rec_trigger__match_span(&all, &cs, 330));
+	/* Not known (no --sched, or an open span): never fires. */
+	assert_false(rec_trigger__match_span_part(&blocked, &cs, NULL));
+	f.flags = 0;
+	assert_false(rec_trigger__match_span_part(&blocked, &cs, &f));
+	f.flags = REC_SCHED_KNOWN;
+	cs.name = "other";
+	assert_false(rec_trigger__match_span_part(&blocked, &cs, &f));
+}
+
 static void every_kind_parses(void **state)
 {
 	struct rec_trigger_rule r;
@@ -60,6 +86,19 @@ static void every_kind_parses(void **state)
 	assert_string_equal(r.glob, "a>b");
 	assert_int_equal(r.duration_ns, 60 * SEC);
 	assert_int_equal(parse_ok("span:x>0").duration_ns, 0);
+	assert_int_equal(parse_ok("span:x>0").part, REC_TRIGGER_PART_ALL);
+	r = parse_ok("span:handle blocked>200ms");
+	assert_int_equal(r.part, REC_TRIGGER_PART_BLOCKED);
+	assert_string_equal(r.glob, "handle");
+	assert_int_equal(r.duration_ns, 200000000);
+	r = parse_ok("span:'db query'  runq>1s");
+	assert_int_equal(r.part, REC_TRIGGER_PART_RUNQ);
+	assert_string_equal(r.glob, "db query");
+	assert_int_equal(parse_ok("span:h* cpu>1s").part, REC_TRIGGER_PART_CPU);
+	/* A glob that is a part's word is a glob. */
+	r = parse_ok("span:blocked>1s");
+	assert_int_equal(r.part, REC_TRIGGER_PART_ALL);
+	assert_string_equal(r.glob, "blocked");
 
 	r = parse_ok("event:'request done' status>=500");
 	assert_int_equal(r.kind, REC_TRIGGER_EVENT);
@@ -116,6 +155,9 @@ static void the_canonical_text_round_trips(void **state)
 	round_trip("span:\"db query\">2s", "span:'db query'>2s");
 	round_trip("span:a>b>1s", "span:'a>b'>1s");
 	round_trip("span:\"it's\">1s", "span:it's>1s");
+	round_trip("span:handle   blocked>200ms", "span:handle blocked>200ms");
+	round_trip("span:\"db q\" runq>1000ms", "span:'db q' runq>1s");
+	round_trip("span:x cpu>0", "span:x cpu>0");
 	round_trip("event:'request done'   status >= 500", "event:'request done' status>=500");
 	round_trip("event:timeout*", "event:timeout*");
 	round_trip("event:\"it's done\"", "event:\"it's done\"");
@@ -163,6 +205,10 @@ static void errors_name_the_bad_part(void **state)
 	parse_err("span:db query>1s", "glob 'db query' has blanks: quote it");
 	parse_err("span:'db>1s", "unterminated quote ' in 'span:'db>1s'");
 	parse_err("span:'db'1s", "'span:'db'1s' has no '>DURATION' after its glob");
+	parse_err("span:'db' waiting>1s", "unexpected ' waiting' after the glob in "
+					  "'span:'db' waiting>1s': expected >DURATION, or "
+					  "blocked, cpu or runq before it");
+	parse_err("span:db waiting>1s", "glob 'db waiting' has blanks: quote it");
 	parse_err("event", "bad rule 'event': expected event:GLOB [COND]");
 	parse_err("event:", "'event:' has no glob");
 	parse_err("event:'request done status>=500",
@@ -654,6 +700,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(every_kind_parses),
+		cmocka_unit_test(a_part_rule_fires_on_that_part_of_a_span_left),
 		cmocka_unit_test(the_canonical_text_round_trips),
 		cmocka_unit_test(errors_name_the_bad_part),
 		cmocka_unit_test(durations),

@@ -12,6 +12,11 @@
  *   span      one span enter + exit pair, inside a recording span
  *   nested    the event of "event", 4 spans deep under the recording span
  *   sdt       DTRACE_PROBE3 from <sys/sdt.h> (a 1-byte-nop site, no semaphore)
+ *   pingpong  a byte to and fro between this process and a child it forks first
+ *             (two pipes, one round trip an iteration: two context switches on one
+ *             CPU), each side inside a span "bench pp" per round trip, in its own
+ *             recording. It prints "bench: peer M" (the child) after its pid line.
+ *             For the scheduler-hook costs (sched_*_switch_ratio).
  *
  * Handshake: prints "bench: pid N", then waits for SIGUSR1 (and, with
  * --wait-sema, until the recorder "event" semaphore is armed, i.e. something
@@ -35,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <recorder.h>
@@ -119,6 +125,40 @@ __attribute__((noinline)) static void loop_span(uint64_t n)
 		rec_span_enter(&span_sp);
 		rec_span_exit(&span_sp);
 	}
+}
+
+/* pingpong: the pipes to the child and from it, and the span of each round trip. */
+static int pp_out = -1, pp_in = -1;
+static struct rec_span pp_sp;
+
+__attribute__((noinline)) static void loop_pingpong(uint64_t n)
+{
+	char b = 'x';
+
+	for (uint64_t i = 0; i < n; i++) {
+		rec_span_enter(&pp_sp);
+		if (write(pp_out, &b, 1) != 1 || read(pp_in, &b, 1) != 1) {
+			perror("bench: pingpong");
+			exit(1);
+		}
+		rec_span_exit(&pp_sp);
+	}
+}
+
+/* The child's side: each byte back, in a span, until the parent closes its end. */
+static void pingpong_child(void)
+{
+	char b;
+
+	for (;;) {
+		rec_span_enter(&pp_sp);
+		if (read(pp_in, &b, 1) != 1)
+			break;
+		if (write(pp_out, &b, 1) != 1)
+			break;
+		rec_span_exit(&pp_sp);
+	}
+	rec_span_exit(&pp_sp);
 }
 
 __attribute__((noinline)) static void loop_sdt(uint64_t n)
@@ -226,7 +266,7 @@ static int usage(void)
 	fprintf(stderr,
 		"usage: bench MODE [--iters N] [--work-bytes B] [--chunks C] [--no-wait] "
 		"[--wait-sema] [--hold]\n"
-		"MODE: baseline detached detached_ab event span nested sdt\n"
+		"MODE: baseline detached detached_ab event span nested sdt pingpong\n"
 		"--chunks: pairs of chunks of detached_ab (default 200), --iters per loop\n");
 	return 2;
 }
@@ -237,7 +277,8 @@ int main(int argc, char **argv)
 	int wait_sig = 1, wait_sema = 0, ab = 0, hold = 0;
 	const char *mode;
 	void (*loop)(uint64_t);
-	int depth = 0;
+	int depth = 0, child = 0;
+	pid_t peer = 0;
 
 	if (argc < 2)
 		return usage();
@@ -281,6 +322,20 @@ int main(int argc, char **argv)
 		return 4;
 #endif
 		loop = loop_sdt;
+	} else if (!strcmp(mode, "pingpong")) {
+		int to[2], from[2];
+
+		loop = loop_pingpong;
+		/* Before anything is attached: a fork after a probe hit may lose its trampoline. */
+		if (pipe(to) || pipe(from) || (peer = fork()) < 0) {
+			perror("bench: pingpong");
+			return 1;
+		}
+		child = peer == 0;
+		pp_out = child ? from[1] : to[1];
+		pp_in = child ? to[0] : from[0];
+		close(child ? from[0] : to[0]);
+		close(child ? to[1] : from[1]);
 	} else
 		return usage();
 
@@ -301,12 +356,19 @@ int main(int argc, char **argv)
 	}
 	/* Inside the recording span, so that it carries the recording's key. */
 	REC_SPAN_INIT(&span_sp, INFO, "bench span");
+	REC_SPAN_INIT(&pp_sp, INFO, "bench pp");
+	if (child) {
+		pingpong_child();
+		return 0;
+	}
 
 	sigset_t set;
 	sigemptyset(&set);
 	sigaddset(&set, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	printf("bench: pid %d\n", (int)getpid());
+	if (peer)
+		printf("bench: peer %d\n", (int)peer);
 	fflush(stdout);
 	if (wait_sig) {
 		int sig;
@@ -350,6 +412,10 @@ int main(int argc, char **argv)
 			rec_span_exit(&span_sp);
 	}
 
+	if (peer) {
+		close(pp_out);
+		waitpid(peer, NULL, 0);
+	}
 	for (int d = depth - 1; d >= 0; d--)
 		rec_span_exit(&kids[d]);
 	rec_span_exit(&root);

@@ -296,6 +296,10 @@ NS = {  # config -> (results key, description)
     "bpftrace_count": ("bpftrace_count_ns", "bpftrace `@c = count()` on the same nop5 `recorder:event` site"),
     "bpftrace_sdt": ("bpftrace_sdt_ns", "bpftrace `@c = count()` on a sys/sdt.h `DTRACE_PROBE3` (1-byte nop)"),
     "lttng": ("lttng_ns", "LTTng-UST tracepoint (i64, string, int), userspace snapshot session"),
+    "sched_pp_none": ("sched_pp_none_ns", "pipe ping-pong round trip (2 switches, one CPU), nothing attached"),
+    "sched_pp_untraced": ("sched_pp_untraced_ns", "the same, `recorder-attach --sched` attached to a third process"),
+    "sched_pp_traced": ("sched_pp_traced_ns", "the same, `recorder-attach --sched` attached to both ends (a span "
+                        "a round trip on each)"),
 }
 put("baseline_ns", key_of("detached_ab", "baseline_ns"))
 put("detached_ns", key_of("detached_ab", "detached_ns"))
@@ -317,6 +321,9 @@ RATIOS = {
     "nested_event_vs_floor": ("nested", "floor"),
     "event_vs_lttng": ("event", "lttng"),
     "floor_vs_bpftrace_sdt": ("floor", "bpftrace_sdt"),
+    # Kernel time per span (issue 26): the scheduler hooks' cost to context switches.
+    "sched_untraced_switch_ratio": ("sched_pp_untraced", "sched_pp_none"),
+    "sched_traced_switch_ratio": ("sched_pp_traced", "sched_pp_none"),
 }
 for k, nd in RATIOS.items():
     put(k, key_of("detached_ab", "ratio") if nd is None else ratio_of(*nd))
@@ -446,6 +453,11 @@ target("fast_event_vs_bpftrace_sdt", "3-field event, batch path, vs bpftrace `co
 target("fast_throughput_vs_per_event", "events/s delivered, 2 threads flat out, batch / per-event path "
        "(accounting exact in every round of both, or no result)", "≥ 5×",
        M["fast_throughput_vs_per_event"], lambda v: v >= 5, x2)
+target("sched_untraced_switch_ratio", "pipe ping-pong of two processes not traced, `recorder-attach --sched` "
+       "attached to a third / nothing attached, same round", "≤ 1.03×", M["sched_untraced_switch_ratio"],
+       lambda v: v <= 1.03, x3)
+target("sched_traced_switch_ratio", "the same ping-pong with both ends traced inside spans / nothing attached, "
+       "same round", "≤ 1.15×", M["sched_traced_switch_ratio"], lambda v: v <= 1.15, x3)
 target("event_vs_floor", "attached 3-field event, per-event path, vs floor", "≤ 1.3×", M["event_vs_floor"],
        lambda v: v <= 1.3, x2)
 target("event_vs_bpftrace_sdt", "attached event, per-event path, vs bpftrace `count()` on sys/sdt.h", "≤ 0.7×",

@@ -58,6 +58,7 @@ if [ "$SMOKE" = 1 ]; then
 	TP_EVENTS=100000 SITES=300 RSS_RECS=10 RSS_EVENTS=100
 	FAST_TP_EVENTS=100000 STORM_EVENTS=100000 STORM_FLAT_EVENTS=100000
 	SERVER_PAIRS=1 SERVER_REQUESTS=500
+	IT_PP=20000
 else
 	OUT=$BUILD/bench
 	BIN=$BUILD/bench
@@ -75,6 +76,7 @@ else
 	# The server keys: pairs of load segments a round, requests per connection a segment
 	# (4 connections: about 1 s a segment here).
 	SERVER_PAIRS=${SERVER_PAIRS:-3} SERVER_REQUESTS=${SERVER_REQUESTS:-10000}
+	IT_PP=${IT_PP:-500000}
 fi
 WORK_BYTES=${WORK_BYTES:-112}
 # The throughput runs: TP_THREADS producers; the paced ones at PACED_RATE events/s per
@@ -114,6 +116,10 @@ LAT_REQUESTS=50 LAT_BAD=25 LAT_RATE=100
 declare -A TP_FIRE=([fast_throughput_rules]=never [storm]=never [storm_trigger]=every [storm_flat]=never
 	[storm_flat_trigger]=every)
 STORM_COOLDOWN=1s
+# The scheduler-hook ping-pong (run_pingpong): round trips a run, the CPU both ends are
+# pinned to, and the recorder-attach flags that turn the hooks on.
+SCHED_FLAGS=(--sched)
+PP_CPU=${PP_CPU:-1}
 # detached_ab: pairs of chunks per round; each chunk runs IT_WORK / AB_CHUNKS iterations.
 AB_CHUNKS=${AB_CHUNKS:-200}
 RAW=$OUT/raw.jsonl
@@ -760,6 +766,71 @@ run_trigger_latency() {
 		\"target\": $(jstr "incident requests $LAT_REQUESTS $LAT_BAD $LAT_RATE")}"
 }
 
+# run_pingpong CONFIG WHO [RECORDER-ATTACH FLAGS...]: bench pingpong (a parent and the
+# child it forks pass a byte to and fro over two pipes, pinned to one CPU: two context
+# switches a round trip, each side in a span), its ns per round trip, with WHO
+# attached: "none" (nothing), "other" (recorder-attach with the flags, attached to a
+# third, idle bench process: the cost of the scheduler hooks to processes it does not
+# trace) or "both" (recorder-attach attached to both ends). The scheduler-hook ratios
+# (sched_untraced_switch_ratio, sched_traced_switch_ratio) divide these by "none" of the
+# same round.
+run_pingpong() {
+	local cfg=$1 who=$2 f=$LOG/$1.r$ROUND a=$LOG/$1.a.r$ROUND i=$LOG/$1.idle.r$ROUND
+	local ap="" ip="" peer n=1 targets=()
+	shift 2
+	begin "$cfg"
+	start_bench "$f" taskset -c "$PP_CPU" "$BIN/bench" pingpong --iters "$IT_PP" || { fail "$cfg" "$WHY"; return; }
+	if ! wait_for "$f" '^bench: peer [0-9]+$' 5 "$BP"; then
+		fail "$cfg" "bench pingpong printed no peer line: $(head -c 300 "$f")"
+		stop "$BP"
+		return
+	fi
+	peer=$(awk '$1 == "bench:" && $2 == "peer" { print $3; exit }' "$f")
+	case $who in
+	other)
+		spawn "$i" "$BIN/bench" baseline --iters 1
+		ip=$LP
+		if ! own_pid "$i" bench "$ip" 5; then
+			fail "$cfg" "the idle bench: $WHY"
+			stop "$ip"
+			stop "$BP"
+			return
+		fi
+		targets=(-p "$ip")
+		;;
+	both) targets=(-p "$BP" -p "$peer") n=2 ;;
+	esac
+	if [ "$who" != none ]; then
+		spawn "$a" "$BUILD/recorder-attach" "${targets[@]}" --no-dump "$@"
+		ap=$LP
+		for _ in $(seq 2000); do
+			[ "$(grep -c '^attached to' "$a")" -ge "$n" ] && break
+			alive "$ap" || break
+			sleep 0.01
+		done
+		if [ "$(grep -c '^attached to' "$a")" -lt "$n" ]; then
+			fail "$cfg" "recorder-attach $* did not attach to ${targets[*]}: $(head -c 300 "$a")"
+			stop "$ap"
+			[ -n "$ip" ] && stop "$ip"
+			stop "$BP"
+			return
+		fi
+	fi
+	kill -USR1 "$BP"
+	reap_bench
+	NS=$(awk '/^ns_per_iter /{print $2; exit}' "$f")
+	[ -n "$ap" ] && stop "$ap"
+	if [ -n "$ip" ]; then
+		kill -USR1 "$ip"
+		stop "$ip"
+	fi
+	if [ -z "$NS" ]; then
+		fail "$cfg" "no result from bench pingpong: $(tr '\n' ' ' <"$f" | head -c 300)"
+		return
+	fi
+	emit "$cfg" ns "$NS" ", \"who\": \"$who\", \"cpu\": $PP_CPU, \"attach_flags\": $(jstr "$*")"
+}
+
 run_attach_sites() {
 	local s=$LOG/sites.r$ROUND a=$LOG/sites.a.r$ROUND sp ap t0 t1
 	begin attach_sites
@@ -906,6 +977,17 @@ for ((ROUND = 1; ROUND <= ROUNDS; ROUND++)); do
 	# The drop target, at 1 M events/s with default settings, without and with clients.
 	run_throughput throughput_1m "$PACED_RATE" 0
 	run_throughput throughput_1m_clients "$PACED_RATE" 1
+	# The scheduler hooks' cost to context switches (issue 26), in an order alternating
+	# by round: nothing attached, attached to a third process, attached to both ends.
+	if ((ROUND % 2)); then
+		run_pingpong sched_pp_none none
+		run_pingpong sched_pp_untraced other "${SCHED_FLAGS[@]}"
+		run_pingpong sched_pp_traced both "${SCHED_FLAGS[@]}"
+	else
+		run_pingpong sched_pp_traced both "${SCHED_FLAGS[@]}"
+		run_pingpong sched_pp_untraced other "${SCHED_FLAGS[@]}"
+		run_pingpong sched_pp_none none
+	fi
 	run_attach_sites
 	run_rss
 	run_server
@@ -916,7 +998,7 @@ cleanup
 
 ARGS=(--raw "$RAW" --ran "$RAN" --skipped "$SKIPS" --notes "$OUT/notes.txt" --json "$OUT/results.json"
 	--rounds "$ROUNDS" --elapsed "$(sub "$END" "$START")" --work-bytes "$WORK_BYTES"
-	--iters "work=$IT_WORK (detached_ab: $AB_CHUNKS pairs of chunks of $((IT_WORK / AB_CHUNKS))),event=$IT_EVENT,bpftrace=$IT_SDT,throughput_events_per_thread=$TP_EVENTS (batch path flat out: $FAST_TP_EVENTS; error storm at 1 M/s: $STORM_EVENTS, flat out: $STORM_FLAT_EVENTS),sites=$SITES,rss_recordings=$RSS_RECS"
+	--iters "work=$IT_WORK (detached_ab: $AB_CHUNKS pairs of chunks of $((IT_WORK / AB_CHUNKS))),event=$IT_EVENT,bpftrace=$IT_SDT,throughput_events_per_thread=$TP_EVENTS (batch path flat out: $FAST_TP_EVENTS; error storm at 1 M/s: $STORM_EVENTS, flat out: $STORM_FLAT_EVENTS),pingpong=$IT_PP round trips,sites=$SITES,rss_recordings=$RSS_RECS"
 	--never-rules="$(python3 -c 'import json, sys; print(json.dumps(sys.argv[1:]))' "${NEVER_RULES[@]}")" --latency-target="incident requests $LAT_REQUESTS $LAT_BAD $LAT_RATE"
 	--per-event-flags="${PER_EVENT_FLAGS[*]}" --fast-flags="${FAST_FLAGS[*]}" --timed-flags="${TIMED_FLAGS[*]}"
 	--load "$LOAD_START $LOAD_END" --machine "$MACHINE" --generated "$(date '+%Y-%m-%d %H:%M:%S %z')")
@@ -931,7 +1013,7 @@ bad = [f"round {f['round']}: {f['config']}: {f['why']}" for f in r["failures"]]
 need = ("baseline_ns", "detached_ns", "detached_ratio", "event_ns", "span_pair_ns", "nested_event_ns",
         "events_per_s", "paced_events_per_s", "clients_dropped", "attach_5000_s", "loader_rss_mib",
         "trigger_storm_extra_drops", "trigger_latency_per_event_ms", "server_attached_vs_detached",
-        "server_detached_vs_plain")
+        "server_detached_vs_plain", "sched_untraced_switch_ratio", "sched_traced_switch_ratio")
 if sys.argv[2] == "1":  # the batch path's (skipped with FAST_PATH=0)
     need += ("trigger_rules_throughput_ratio", "trigger_latency_ms")
 bad += [f"{k}: no value" for k in need if r.get(k) is None]

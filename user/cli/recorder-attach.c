@@ -146,6 +146,8 @@ enum {
 	OPT_MIN_CAP,
 	OPT_MAX_CAP,
 	OPT_PER_EVENT,
+	OPT_SCHED,
+	OPT_NO_SCHED,
 	OPT_COLLECT,
 	OPT_TRIGGER,
 	OPT_TRIGGER_AFTER,
@@ -169,6 +171,12 @@ static const struct argp_option options[] = {
 	{ "per-event", OPT_PER_EVENT, NULL, 0,
 	  "One probe hit per event, span enter and exit (the default is the batch path: "
 	  "one per full per-thread buffer)",
+	  0 },
+	{ "sched", OPT_SCHED, NULL, 0,
+	  "Charge each span the time its thread spent on the CPU, blocked (by system call) "
+	  "and waiting to run (off by default until measured: see README)",
+	  0 },
+	{ "no-sched", OPT_NO_SCHED, NULL, 0, "Attach no scheduler hook: spans have no kernel time",
 	  0 },
 	{ "collect-ms", OPT_COLLECT, "MS", 0,
 	  "Batch path: take what sleeping threads have pending every MS milliseconds "
@@ -346,6 +354,7 @@ static void print_path(void)
 	printf("event path: %s\n", env.opts.per_event
 					   ? "per-event (one probe hit per event)"
 					   : "batch (one probe hit per full per-thread buffer)");
+	printf("kernel time per span: %s\n", env.opts.sched ? "on" : "off (--sched: on)");
 	/* A full buffer goes into the ring as one record: a small ring holds few. */
 	if (!env.opts.per_event && env.opts.ring_bytes < BATCH_RING_MIN)
 		fprintf(stderr,
@@ -385,6 +394,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_PER_EVENT:
 		env.opts.per_event = 1;
+		break;
+	case OPT_SCHED:
+	case OPT_NO_SCHED:
+		env.opts.sched = key == OPT_SCHED;
 		break;
 	case OPT_COLLECT:
 		if (rec_cli__parse_u64(arg, 0, 10000, &v))
@@ -1084,6 +1097,13 @@ int main(int argc, char **argv)
 	err = argp_parse(&argp, argc, argv, 0, NULL, NULL);
 	if (err)
 		return 2;
+	/* A rule on a span's kernel time would never fire without it. */
+	for (unsigned int i = 0; i < env.triggers.n && !env.opts.sched; i++)
+		if (env.triggers.rules[i].rule.part) {
+			fprintf(stderr, "recorder-attach: --trigger '%s' needs --sched\n",
+				env.triggers.rules[i].text);
+			return 2;
+		}
 	if (geteuid() != 0) {
 		fprintf(stderr, "recorder-attach: must run as root (loading BPF programs and "
 				"attaching uprobes needs CAP_BPF and CAP_PERFMON)\n");

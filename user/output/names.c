@@ -7,7 +7,10 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 
 #include "names.h"
 
@@ -299,4 +302,151 @@ const char *rec_names__end(enum rec_end end, int code, int core, char *buf, size
 		break;
 	}
 	return buf;
+}
+
+/*
+ * The system calls a thread is commonly blocked in, by number (this
+ * machine's: the recorder and its target share the kernel).
+ */
+#define NAME(c)                                                                                    \
+	{                                                                                          \
+		SYS_##c, #c                                                                        \
+	}
+static const struct {
+	long nr;
+	const char *name;
+} syscall_names[] = {
+	NAME(read),
+	NAME(write),
+	NAME(open),
+	NAME(close),
+	NAME(stat),
+	NAME(fstat),
+	NAME(poll),
+	NAME(lseek),
+	NAME(mmap),
+	NAME(mprotect),
+	NAME(munmap),
+	NAME(brk),
+	NAME(ioctl),
+	NAME(pread64),
+	NAME(pwrite64),
+	NAME(readv),
+	NAME(writev),
+	NAME(access),
+	NAME(pipe),
+	NAME(select),
+	NAME(sched_yield),
+	NAME(msync),
+	NAME(madvise),
+	NAME(nanosleep),
+	NAME(pause),
+	NAME(getitimer),
+	NAME(alarm),
+	NAME(sendfile),
+	NAME(socket),
+	NAME(connect),
+	NAME(accept),
+	NAME(sendto),
+	NAME(recvfrom),
+	NAME(sendmsg),
+	NAME(recvmsg),
+	NAME(shutdown),
+	NAME(wait4),
+	NAME(kill),
+	NAME(fcntl),
+	NAME(flock),
+	NAME(fsync),
+	NAME(fdatasync),
+	NAME(openat),
+	NAME(epoll_wait),
+	NAME(epoll_pwait),
+	NAME(epoll_pwait2),
+	NAME(futex),
+	NAME(futex_waitv),
+	NAME(clock_nanosleep),
+	NAME(rt_sigsuspend),
+	NAME(rt_sigtimedwait),
+	NAME(ppoll),
+	NAME(pselect6),
+	NAME(accept4),
+	NAME(recvmmsg),
+	NAME(sendmmsg),
+	NAME(waitid),
+	NAME(io_getevents),
+	NAME(io_uring_enter),
+	NAME(splice),
+	NAME(tee),
+	NAME(vmsplice),
+	NAME(sync),
+	NAME(syncfs),
+	NAME(fallocate),
+	NAME(copy_file_range),
+	NAME(preadv),
+	NAME(pwritev),
+	NAME(preadv2),
+	NAME(pwritev2),
+	NAME(exit_group),
+	NAME(mlock),
+	NAME(munlock),
+	NAME(semop),
+	NAME(semtimedop),
+	NAME(msgsnd),
+	NAME(msgrcv),
+	NAME(mq_timedsend),
+	NAME(mq_timedreceive),
+	NAME(pidfd_open),
+	NAME(unlink),
+	NAME(rename),
+	NAME(mkdir),
+	NAME(rmdir),
+	NAME(getdents64),
+	NAME(statx),
+	NAME(newfstatat),
+	NAME(sched_setaffinity),
+	NAME(getrandom),
+};
+#undef NAME
+
+/* The names of enum rec_offcpu_cause, from REC_OFF_RUNQ (-1) down. */
+static const char *const offcpu_names[] = { "runq", "kernel", "fault" };
+
+const char *rec_names__offcpu_cause(int32_t cause, char *buf, size_t len)
+{
+	if (cause < 0) {
+		if ((size_t)-cause <= COUNT(offcpu_names))
+			return offcpu_names[-cause - 1];
+		snprintf(buf, len, "cause_%d", -cause);
+		return buf;
+	}
+	for (size_t i = 0; i < COUNT(syscall_names); i++)
+		if (syscall_names[i].nr == cause)
+			return syscall_names[i].name;
+	snprintf(buf, len, "syscall_%d", cause);
+	return buf;
+}
+
+int rec_names__parse_offcpu_cause(const char *s, int32_t *out)
+{
+	char *end;
+	long v;
+
+	for (size_t i = 0; i < COUNT(offcpu_names); i++)
+		if (!strcmp(s, offcpu_names[i])) {
+			*out = -(int32_t)i - 1;
+			return 0;
+		}
+	for (size_t i = 0; i < COUNT(syscall_names); i++)
+		if (!strcmp(s, syscall_names[i].name)) {
+			*out = (int32_t)syscall_names[i].nr;
+			return 0;
+		}
+	if (strncmp(s, "syscall_", 8) || !s[8] || s[8] == '-' || s[8] == '+')
+		return -EINVAL;
+	errno = 0;
+	v = strtol(s + 8, &end, 10);
+	if (errno || *end || v < 0 || v > INT32_MAX)
+		return -EINVAL;
+	*out = (int32_t)v;
+	return 0;
 }

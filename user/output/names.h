@@ -12,6 +12,7 @@
 #ifndef REC_NAMES_H
 #define REC_NAMES_H
 
+#include <stdint.h>
 #include <stddef.h>
 
 #include "recorder_abi.h"
@@ -78,5 +79,14 @@ int rec_names__parse_end_how(const char *s, enum rec_end *out);
  * Returns buf.
  */
 const char *rec_names__end(enum rec_end end, int code, int core, char *buf, size_t len);
+
+/*
+ * What a thread was off the CPU for (rec_offcpu_rec.cause): a system call's
+ * name ("futex", "read", or "syscall_N" for one not in the table), "runq",
+ * "kernel" or "fault". buf (16 bytes do) holds a name made up. The parser
+ * takes any of those back.
+ */
+const char *rec_names__offcpu_cause(int32_t cause, char *buf, size_t len);
+int rec_names__parse_offcpu_cause(const char *s, int32_t *out);
 
 #endif /* REC_NAMES_H */

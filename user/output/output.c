@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "dump.h"
+#include "names.h"
 #include "output.h"
 
 void rec_output__init(struct rec_output *o, FILE *out, const struct rec_output_ops *ops)
@@ -166,4 +167,83 @@ void rec_output__json_rule_counts(struct rec_json *w, const struct rec_dump_rule
 	rec_json__member_u64(w, "capped", c->capped);
 	rec_json__member_u64(w, "failed", c->failed);
 	rec_json__end_object(w);
+}
+
+void rec_output__sched_members(struct rec_json *w, const struct rec_sched_figs *f, int slices)
+{
+	char buf[24];
+
+	rec_json__member_u64(w, "cpu_ns", f->cpu_ns);
+	rec_json__member_u64(w, "blocked_ns", f->blocked_ns);
+	rec_json__member_u64(w, "runq_ns", f->runq_ns);
+	rec_json__member_u64(w, "switches", f->switches);
+	rec_json__key(w, "blocked_by");
+	rec_json__begin_object(w);
+	for (int i = 0; i < REC_SCHED_TOP && f->top[i].ns; i++)
+		rec_json__member_u64(w, rec_names__offcpu_cause(f->top[i].cause, buf, sizeof(buf)),
+				     f->top[i].ns);
+	if (f->other_ns)
+		rec_json__member_u64(w, "other", f->other_ns);
+	rec_json__end_object(w);
+	if (f->flags & REC_SCHED_PARTIAL)
+		rec_json__member_bool(w, "sched_partial", 1);
+	if (!slices || !f->nslices)
+		return;
+	rec_json__key(w, "off_cpu");
+	rec_json__begin_array(w);
+	for (uint32_t i = 0; i < f->nslices && i < REC_SCHED_SLICES; i++) {
+		const struct rec_sched_slice *sl = &f->slices[i];
+
+		rec_json__begin_object(w);
+		rec_json__member_u64(w, "off_ns", sl->off);
+		rec_json__member_u64(w, "wake_ns", sl->wake);
+		rec_json__member_u64(w, "on_ns", sl->on);
+		rec_json__member_cstr(w, "cause",
+				      rec_names__offcpu_cause(sl->cause, buf, sizeof(buf)));
+		rec_json__end_object(w);
+	}
+	rec_json__end_array(w);
+	if (f->slices_omitted)
+		rec_json__member_u64(w, "off_cpu_omitted", f->slices_omitted);
+}
+
+void rec_output__sched_counts(struct rec_json *w, const struct rec_offcpu *sched)
+{
+	const struct rec_offcpu_counts *c = &sched->count;
+
+	rec_json__key(w, "sched");
+	rec_json__begin_object(w);
+	rec_json__member_u64(w, "intervals", c->intervals);
+	rec_json__member_u64(w, "lost", c->lost);
+	rec_json__member_u64(w, "forgotten", c->forgotten);
+	rec_json__member_u64(w, "threads_full", c->threads_full);
+	rec_json__member_u64(w, "partial", c->partial);
+	rec_json__end_object(w);
+}
+
+int rec_output__sched_totals(const struct rec_rstate *rs, struct rec_sched_totals *t)
+{
+	struct rec_u64map ids = { 0 };
+	static char present;
+	int err = 0;
+
+	memset(t, 0, sizeof(*t));
+	for (size_t i = 0; i < rs->spans.n && !err; i++) {
+		const struct rec_kept_span *s = rec_spans__at(&rs->spans, i);
+
+		if (s->id && s->id != UINT64_MAX)
+			err = rec_u64map__put(&ids, s->id, &present);
+	}
+	for (size_t i = 0; i < rs->spans.n && !err; i++) {
+		const struct rec_kept_span *s = rec_spans__at(&rs->spans, i);
+
+		if (!s->sched.flags || (s->parent && rec_u64map__get(&ids, s->parent)))
+			continue;
+		t->spans++;
+		t->cpu_ns += s->sched.cpu_ns;
+		t->blocked_ns += s->sched.blocked_ns;
+		t->runq_ns += s->sched.runq_ns;
+	}
+	rec_u64map__free(&ids);
+	return err;
 }

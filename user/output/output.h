@@ -79,6 +79,8 @@ struct rec_span_view {
 	int64_t attached_ns;
 	/* CLOCK_REALTIME when it was read: now live, the dump's writing for a dump (0: not known). */
 	int64_t read_ns;
+	const struct rec_sched_figs *sched; /* its kernel time (--sched); NULL: not known */
+	int64_t clock_offset_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC: the sched slices' times */
 };
 
 /*
@@ -199,6 +201,7 @@ struct rec_output {
 	struct rec_json json;
 	uint64_t salt; /* OTLP: mixed into the trace and span IDs (rec_query.otlp_salt) */
 	int spans;     /* --spans: list rows show the span counts too */
+	int sched;     /* the process has kernel time per span: list rows show its totals */
 };
 
 /* Starts writing to out with the backend ops. */
@@ -228,6 +231,32 @@ extern const struct rec_output_ops rec_output_otlp__ops;  /* output_otlp.c: OTLP
 /* output_chrome.c: one Chrome trace-event JSON document ({"traceEvents":[...]}) per tail */
 extern const struct rec_output_ops rec_output_chrome__ops;
 
+/*
+ * A span's kernel time as members of the JSON object w is in: cpu_ns,
+ * blocked_ns, runq_ns, switches, blocked_by (an object, cause name -> ns, the
+ * most first, "other" last if any), and sched_partial: true if some intervals
+ * were lost; with slices (the dump) also off_cpu, its longest intervals off
+ * the CPU ({off_ns, wake_ns, on_ns, cause}, CLOCK_MONOTONIC, by off_ns), and
+ * off_cpu_omitted, the shorter ones left out, if any. The JSON lines backend
+ * and the dump write the same.
+ */
+void rec_output__sched_members(struct rec_json *w, const struct rec_sched_figs *f, int slices);
+/* A recording's kernel time (--list): the sums over its outermost spans kept. */
+struct rec_sched_totals {
+	uint64_t spans; /* outermost spans kept with kernel time */
+	uint64_t cpu_ns, blocked_ns, runq_ns;
+};
+/*
+ * The totals of rs's spans that no other kept span of it holds (figures
+ * include children, so a child is not counted twice). Returns 0 or -ENOMEM.
+ */
+int rec_output__sched_totals(const struct rec_rstate *rs, struct rec_sched_totals *t);
+/*
+ * The counts of the kernel time per span (offcpu.h) as a member "sched" of
+ * the JSON object w is in: intervals, lost, forgotten, threads_full, partial.
+ * --stats --json and the dump write the same.
+ */
+void rec_output__sched_counts(struct rec_json *w, const struct rec_offcpu *sched);
 /* The OTLP trace ID (32 hex digits) and span ID (16) of recording key under salt. */
 void rec_output_otlp__ids(uint64_t key, uint64_t salt, char trace_id[33], char span_id[17]);
 /* The OTLP backend's span call, with the time it was read (ends an open span). */

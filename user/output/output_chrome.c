@@ -23,6 +23,11 @@
  *     "recorder_spans_open_untimed" beside "traceEvents".
  *   - Timestamps ("ts") are microseconds since the epoch with three decimals
  *     (nanoseconds): 1764820000123456.789.
+ *   - With --sched, a span's longest intervals off the CPU (struct
+ *     rec_sched_slice) are slices inside it, "cat" "sched", named by cause:
+ *     "blocked: futex" from off to wake, then "runq" to on (preempted: runq
+ *     only), args.off_cpu true. The same interval kept by a span and by its
+ *     parent is drawn once, inside the child.
  * Per (pid, tid) the slices nest: spans are ordered by enter, the longer
  * first at the same enter, so a parent's B comes before its children's, and
  * an E comes before a B at the same time. A span that would end after the span
@@ -52,8 +57,10 @@ struct item {
 	uint32_t pid, tid;
 	enum item_kind kind;
 	int clipped;
-	int64_t ts;   /* an instant's time; a span's enter */
-	int64_t exit; /* a span's exit; INT64_MAX: still open */
+	int off_cpu;   /* a slice of time off the CPU (--sched) */
+	int32_t cause; /* its cause (REC_OFF_RUNQ for a runq slice) */
+	int64_t ts;    /* an instant's time; a span's enter */
+	int64_t exit;  /* a span's exit; INT64_MAX: still open */
 	uint64_t id;
 	size_t index;		   /* in the order the calls came */
 	size_t off, len;	   /* the instant or the B object */
@@ -251,6 +258,60 @@ static void span_head(struct rec_json *w, const struct rec_span_view *sp, const 
 	rec_json__member_u64(w, "line", sp->cs ? sp->cs->line : 0);
 }
 
+/* A slice of time sp's thread spent off the CPU, from..to (CLOCK_REALTIME), in sp. */
+static void off_cpu_slice(struct chrome *c, const struct rec_span_view *sp, int64_t from,
+			  int64_t to, int32_t cause)
+{
+	char name[48], buf[24];
+	struct rec_json *w = &c->w;
+	struct item *it;
+
+	if (to <= from || !(it = new_item(c, &sp->from)))
+		return;
+	if (cause == REC_OFF_RUNQ)
+		snprintf(name, sizeof(name), "runq");
+	else
+		snprintf(name, sizeof(name), "blocked: %s",
+			 rec_names__offcpu_cause(cause, buf, sizeof(buf)));
+	it->kind = ITEM_SPAN;
+	it->off_cpu = 1;
+	it->cause = cause;
+	it->ts = from;
+	it->exit = to;
+	it->off = mem_at(c);
+	rec_json__begin_object(w);
+	rec_json__member_cstr(w, "name", name);
+	rec_json__member_cstr(w, "cat", "sched");
+	common(w, "B", from, sp->from.pid, sp->from.tid);
+	rec_json__key(w, "args");
+	rec_json__begin_object(w);
+	rec_json__member_bool(w, "off_cpu", true);
+	rec_json__member_hex(w, "span", sp->id);
+	rec_json__end_object(w);
+	rec_json__end_object(w);
+	it->len = mem_at(c) - it->off;
+	rec_json__init(w, c->mem);
+	it->name_off = mem_at(c);
+	rec_json__cstr(w, name);
+	it->name_len = mem_at(c) - it->name_off;
+	rec_json__init(w, c->mem);
+}
+
+/* The slices of sp's longest intervals off the CPU (--sched), inside it. */
+static void off_cpu_slices(struct chrome *c, const struct rec_span_view *sp)
+{
+	const struct rec_sched_figs *f = sp->sched;
+	int64_t d = sp->clock_offset_ns;
+
+	for (uint32_t i = 0; i < f->nslices && i < REC_SCHED_SLICES; i++) {
+		const struct rec_sched_slice *sl = &f->slices[i];
+		int32_t cause = sl->cause == REC_OFF_RUNQ ? REC_OFF_KERNEL : sl->cause;
+
+		off_cpu_slice(c, sp, (int64_t)sl->off + d, (int64_t)sl->wake + d, cause);
+		off_cpu_slice(c, sp, (int64_t)sl->wake + d, (int64_t)sl->on + d, REC_OFF_RUNQ);
+	}
+}
+
 static void chrome_span(struct rec_output *o, const struct rec_span_view *sp)
 {
 	char buf[REC_TEXT_CALLSITE_MAX];
@@ -299,6 +360,8 @@ static void chrome_span(struct rec_output *o, const struct rec_span_view *sp)
 	rec_json__cstr(w, sp->cs ? sp->cs->name : rec_text__callsite(sp->meta, buf));
 	it->name_len = mem_at(c) - it->name_off;
 	rec_json__init(w, c->mem);
+	if (sp->sched && sp->exit_ns)
+		off_cpu_slices(c, sp);
 }
 
 static int cmp_i64(int64_t a, int64_t b)
@@ -397,6 +460,26 @@ static void write_thread(struct rec_json *w, const char *buf, struct item **item
 		write_item(w, buf, items[i]);
 }
 
+/*
+ * Leaves out of order[0..n) (sorted) an off-CPU slice that is the same as
+ * the one before it on its thread (kept by a span and by its parent alike).
+ * Returns how many are left.
+ */
+static size_t drop_twins(struct item **order, size_t n)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct item *x = order[i], *y = k ? order[k - 1] : NULL;
+
+		if (y && x->off_cpu && y->off_cpu && x->pid == y->pid && x->tid == y->tid &&
+		    x->ts == y->ts && x->exit == y->exit && x->cause == y->cause)
+			continue;
+		order[k++] = order[i];
+	}
+	return k;
+}
+
 static void write_metadata(struct rec_json *w, const char *name, uint32_t pid, uint32_t tid,
 			   const char *value)
 {
@@ -438,6 +521,7 @@ static void chrome_end(struct rec_output *o)
 	struct chrome *c = o->state;
 	struct item **order = NULL, **stack = NULL;
 	char name[REC_SUBJECT_MAX + 64];
+	size_t n;
 
 	rec_json__begin_object(w);
 	rec_json__key(w, "traceEvents");
@@ -473,10 +557,10 @@ static void chrome_end(struct rec_output *o)
 		order[i] = &c->items[i];
 	if (c->n)
 		qsort(order, c->n, sizeof(*order), by_thread_time);
-	for (size_t i = 0, j; i < c->n; i = j) {
+	n = drop_twins(order, c->n);
+	for (size_t i = 0, j; i < n; i = j) {
 		for (j = i + 1;
-		     j < c->n && order[j]->pid == order[i]->pid && order[j]->tid == order[i]->tid;
-		     j++)
+		     j < n && order[j]->pid == order[i]->pid && order[j]->tid == order[i]->tid; j++)
 			;
 		write_thread(w, c->buf, order + i, j - i, stack);
 	}

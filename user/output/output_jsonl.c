@@ -123,7 +123,8 @@ static void jsonl_event(struct rec_output *o, const struct rec_event_view *ev)
  * known); enter and exit are RFC 3339 like an event's time, enter null if not
  * known (entered before the attach: entered_before_attach true), exit null and
  * duration_ns null while it is open. With cs NULL, name is "<callsite 0x…>"
- * and target and file "?".
+ * and target and file "?". With --sched, a closed span has its kernel time too
+ * (rec_output__sched_members).
  */
 static void jsonl_span(struct rec_output *o, const struct rec_span_view *sp)
 {
@@ -151,6 +152,8 @@ static void jsonl_span(struct rec_output *o, const struct rec_span_view *sp)
 	else
 		rec_json__null(w);
 	rec_json__member_bool(w, "entered_before_attach", !sp->enter_ns);
+	if (sp->sched)
+		rec_output__sched_members(w, sp->sched, 0);
 	rec_json__end_object(w);
 	rec_json__newline(w);
 }
@@ -202,6 +205,7 @@ static void jsonl_list_row(struct rec_output *o, const struct rec_proc *p,
 			   const struct rec_rstate *rs)
 {
 	struct rec_json *w = &o->json;
+	struct rec_sched_totals t;
 
 	rec_json__begin_object(w);
 	rec_json__member_i64(w, "pid", p->pid);
@@ -225,6 +229,12 @@ static void jsonl_list_row(struct rec_output *o, const struct rec_proc *p,
 		rec_json__member_u64(w, "spans_kept", rs->spans.n);
 		rec_json__member_u64(w, "spans_aged", rs->spans.aged);
 		rec_json__member_u64(w, "spans_lost", rs->spans.lost);
+	}
+	/* Its kernel time: the sums over its outermost spans kept (--sched). */
+	if (o->sched && !rec_output__sched_totals(rs, &t)) {
+		rec_json__member_u64(w, "cpu_ns", t.cpu_ns);
+		rec_json__member_u64(w, "blocked_ns", t.blocked_ns);
+		rec_json__member_u64(w, "runq_ns", t.runq_ns);
 	}
 	rec_json__end_object(w);
 	rec_json__newline(w);
@@ -324,6 +334,8 @@ static void jsonl_stats(struct rec_output *o, const struct rec_stats_view *s)
 		rec_json__member_u64(w, "recordings_omitted", p->dump_omitted_recordings);
 		rec_json__member_u64(w, "stacks_omitted", p->dump_omitted_stacks);
 	}
+	if (p->sched.since_ns)
+		rec_output__sched_counts(w, &p->sched);
 	rec_json__key(w, "limits");
 	rec_json__begin_object(w);
 	for (int l = 0; l < REC_L_MAX; l++) {

@@ -17,6 +17,10 @@
  * recorder.open true; a span entered before the attach (enter 0) starts where
  * it ends (a zero-length span at its exit, or at the read if open too), with
  * recorder.enter_unknown true. A span with no known parent is a root.
+ * With --sched a span left has its kernel time (docs/kernel-time.md):
+ * recorder.cpu_ns, recorder.blocked_ns, recorder.runq_ns, recorder.switches,
+ * recorder.blocked.CAUSE (ns, a system call's name, fault, kernel or other)
+ * and recorder.sched_partial true if some intervals were lost.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -186,6 +190,26 @@ static void attr_bool(struct rec_json *w, const char *key)
 	key_close(w);
 }
 
+/* A span's kernel time (--sched) as attributes. */
+static void sched_attrs(struct rec_json *w, const struct rec_sched_figs *f)
+{
+	char key[64], buf[24];
+
+	attr_int(w, "recorder.cpu_ns", (int64_t)f->cpu_ns);
+	attr_int(w, "recorder.blocked_ns", (int64_t)f->blocked_ns);
+	attr_int(w, "recorder.runq_ns", (int64_t)f->runq_ns);
+	attr_int(w, "recorder.switches", f->switches);
+	for (int i = 0; i < REC_SCHED_TOP && f->top[i].ns; i++) {
+		snprintf(key, sizeof(key), "recorder.blocked.%s",
+			 rec_names__offcpu_cause(f->top[i].cause, buf, sizeof(buf)));
+		attr_int(w, key, (int64_t)f->top[i].ns);
+	}
+	if (f->other_ns)
+		attr_int(w, "recorder.blocked.other", (int64_t)f->other_ns);
+	if (f->flags & REC_SCHED_PARTIAL)
+		attr_bool(w, "recorder.sched_partial");
+}
+
 void rec_output_otlp__span(struct rec_output *o, const struct rec_span_view *sp, int64_t read_ns)
 {
 	char buf[REC_TEXT_CALLSITE_MAX], tid[33], sid[17], key[24], t[24];
@@ -223,6 +247,8 @@ void rec_output_otlp__span(struct rec_output *o, const struct rec_span_view *sp,
 		attr_bool(w, "recorder.open");
 	if (!sp->enter_ns)
 		attr_bool(w, "recorder.enter_unknown");
+	if (sp->sched && sp->exit_ns && sp->enter_ns)
+		sched_attrs(w, sp->sched);
 	rec_json__end_array(w);
 	rec_json__end_object(w);
 	rec_json__newline(w);

@@ -106,6 +106,46 @@ static void put_seconds(FILE *out, int64_t ns)
 	fprintf(out, "%" PRId64 ".%06" PRId64 " s", ns / 1000000000, ns % 1000000000 / 1000);
 }
 
+/* ns as milliseconds with one decimal, rounded. */
+static void text_ms1(FILE *out, uint64_t ns)
+{
+	uint64_t tenths = (ns + 50000) / 100000;
+
+	fprintf(out, "%" PRIu64 ".%" PRIu64, tenths / 10, tenths % 10);
+}
+
+/*
+ * A span's kernel time, in ms: " (cpu 3.1, blocked 470.0 [futex 465.2, read
+ * 4.8], runq 7.1)", the blocked split by cause, the most first, then other;
+ * ", partial" before the ")" if some intervals were lost.
+ */
+static void text_sched(FILE *out, const struct rec_sched_figs *f)
+{
+	char buf[24];
+
+	fputs(" (cpu ", out);
+	text_ms1(out, f->cpu_ns);
+	fputs(", blocked ", out);
+	text_ms1(out, f->blocked_ns);
+	for (int i = 0; i < REC_SCHED_TOP && f->top[i].ns; i++) {
+		fputs(i ? ", " : " [", out);
+		fputs(rec_names__offcpu_cause(f->top[i].cause, buf, sizeof(buf)), out);
+		fputc(' ', out);
+		text_ms1(out, f->top[i].ns);
+	}
+	if (f->other_ns) {
+		fputs(", other ", out);
+		text_ms1(out, f->other_ns);
+	}
+	if (f->top[0].ns)
+		fputc(']', out);
+	fputs(", runq ", out);
+	text_ms1(out, f->runq_ns);
+	if (f->flags & REC_SCHED_PARTIAL)
+		fputs(", partial", out);
+	fputc(')', out);
+}
+
 /*
  * A span (--spans), a line like an event's, timed by its enter (by its exit
  * if the enter is not known) and lettered S:
@@ -113,6 +153,7 @@ static void put_seconds(FILE *out, int64_t ns)
  * and "open" for the time of one still open. One entered before the attach
  * says so; if still open, its line is timed by the attach (if that is not
  * known, a dump that predates it, by when it was read: the dump's writing).
+ * With --sched its kernel time follows its time (text_sched).
  */
 static void text_span(struct rec_output *o, const struct rec_span_view *sp)
 {
@@ -146,6 +187,8 @@ static void text_span(struct rec_output *o, const struct rec_span_view *sp)
 		fprintf(out, ": %" PRId64 ".%06" PRId64 " ms",
 			(sp->exit_ns - sp->enter_ns) / 1000000,
 			(sp->exit_ns - sp->enter_ns) % 1000000);
+	if (sp->sched && sp->exit_ns && sp->enter_ns)
+		text_sched(out, sp->sched);
 	fprintf(out, ", id 0x%" PRIx64, sp->id);
 	if (sp->parent)
 		fprintf(out, ", parent 0x%" PRIx64, sp->parent);
@@ -231,6 +274,8 @@ static void text_list_header(struct rec_output *o)
 	if (o->spans)
 		fprintf(o->out, " %10s %10s %10s %10s", "SPANS-SEEN", "SPANS-KEPT", "SPANS-AGED",
 			"SPANS-LOST");
+	if (o->sched)
+		fprintf(o->out, " %10s %10s %10s", "CPU-MS", "BLOCKED-MS", "RUNQ-MS");
 	fputc('\n', o->out);
 }
 
@@ -250,6 +295,15 @@ static void text_list_row(struct rec_output *o, const struct rec_proc *p,
 	if (o->spans)
 		fprintf(o->out, " %10" PRIu64 " %10zu %10" PRIu64 " %10" PRIu64, rs->spans.seen,
 			rs->spans.n, rs->spans.aged, rs->spans.lost);
+	if (o->sched) {
+		struct rec_sched_totals t;
+
+		if (rec_output__sched_totals(rs, &t))
+			fprintf(o->out, " %10s %10s %10s", "?", "?", "?");
+		else
+			fprintf(o->out, " %10.1f %10.1f %10.1f", t.cpu_ns / 1e6, t.blocked_ns / 1e6,
+				t.runq_ns / 1e6);
+	}
 	fputc('\n', o->out);
 }
 
@@ -428,6 +482,14 @@ static void text_stats(struct rec_output *o, const struct rec_stats_view *s)
 		" aged out (--span-cap), %" PRIu64 " lost; orphan spans: %" PRIu64
 		"; spans of recordings older than the attach: %" PRIu64 "\n",
 		sp.seen, sp.kept, sp.aged, sp.lost, p->span_orphans, p->spans_before_attach);
+	if (p->sched.since_ns)
+		fprintf(out,
+			"kernel time (--sched): %" PRIu64 " intervals off the CPU, %" PRIu64
+			" lost (ring full), %" PRIu64 " forgotten (past %d a thread), %" PRIu64
+			" of threads past %d; %" PRIu64 " spans partial\n",
+			p->sched.count.intervals, p->sched.count.lost, p->sched.count.forgotten,
+			REC_SCHED_THREAD_CAP, p->sched.count.threads_full, REC_SCHED_MAX_THREADS,
+			p->sched.count.partial);
 	/* How the events came: a live recorder-attach's, nothing in a dump. */
 	if (s->clients)
 		fprintf(out,

@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: MIT
+/* rec_offcpu (offcpu.h): off-CPU intervals charged to spans by time. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "offcpu.h"
+
+/* Thread tid was off the CPU from off, woken at wake, ran again at on. */
+static void add(struct rec_offcpu *s, uint32_t tid, uint64_t off, uint64_t wake, uint64_t on,
+		int32_t cause, uint32_t lost)
+{
+	struct rec_offcpu_rec r = {
+		.hdr = { .type = REC_RT_OFFCPU, .size = sizeof(r), .tid = tid, .time_ns = on },
+		.off_ns = off,
+		.wake_ns = wake,
+		.cause = cause,
+		.lost = lost,
+	};
+
+	assert_int_equal(rec_offcpu__add(s, &r), 0);
+}
+
+static void off_means_nothing_known(void **state)
+{
+	struct rec_offcpu s = { 0 };
+	struct rec_sched_figs f;
+
+	(void)state;
+	rec_offcpu__charge(&s, 1, 100, 200, &f);
+	assert_int_equal(f.flags, 0);
+}
+
+static void a_span_is_charged_what_overlaps_it(void **state)
+{
+	struct rec_offcpu s = { 0 };
+	struct rec_sched_figs f;
+
+	(void)state;
+	rec_offcpu__start(&s, 10);
+	add(&s, 1, 50, 60, 70, 202, 0);		    /* before the span: not charged */
+	add(&s, 1, 110, 150, 160, 202, 0);	    /* futex 40, runq 10 */
+	add(&s, 1, 170, 170, 180, REC_OFF_RUNQ, 0); /* preempted: runq 10 */
+	add(&s, 1, 185, 190, 195, 0, 0);	    /* read 5, runq 5 */
+	add(&s, 2, 100, 200, 200, 202, 0);	    /* another thread */
+	rec_offcpu__charge(&s, 1, 100, 200, &f);
+	assert_int_equal(f.flags, REC_SCHED_KNOWN);
+	assert_int_equal(f.blocked_ns, 45);
+	assert_int_equal(f.runq_ns, 25);
+	assert_int_equal(f.cpu_ns, 30);
+	assert_int_equal(f.switches, 3);
+	assert_int_equal(f.top[0].cause, 202);
+	assert_int_equal(f.top[0].ns, 40);
+	assert_int_equal(f.top[1].cause, 0);
+	assert_int_equal(f.top[1].ns, 5);
+	assert_int_equal(f.top[2].ns, 0);
+	assert_int_equal(f.other_ns, 0);
+	/* A span cut in the middle of an interval gets only its part. */
+	rec_offcpu__charge(&s, 1, 130, 165, &f);
+	assert_int_equal(f.blocked_ns, 20);
+	assert_int_equal(f.runq_ns, 10);
+	assert_int_equal(f.cpu_ns, 5);
+	assert_int_equal(f.switches, 0);
+	rec_offcpu__free(&s);
+}
+
+static void past_the_top_causes_the_rest_is_other(void **state)
+{
+	struct rec_offcpu s = { 0 };
+	struct rec_sched_figs f;
+	uint64_t t = 100;
+
+	(void)state;
+	rec_offcpu__start(&s, 10);
+	/* Causes 0..5, cause c blocked (c + 1) * 10 ns. */
+	for (int32_t c = 0; c < 6; c++) {
+		add(&s, 1, t, t + (uint64_t)(c + 1) * 10, t + (uint64_t)(c + 1) * 10, c, 0);
+		t += 100;
+	}
+	rec_offcpu__charge(&s, 1, 100, t, &f);
+	assert_int_equal(f.blocked_ns, 210);
+	for (int i = 0; i < REC_SCHED_TOP; i++)
+		assert_int_equal(f.top[i].cause, 5 - i);
+	assert_int_equal(f.other_ns, 20 + 10);
+	assert_int_equal(f.cpu_ns + f.blocked_ns + f.runq_ns, t - 100);
+	rec_offcpu__free(&s);
+}
+
+static void lost_forgotten_or_before_the_start_is_partial(void **state)
+{
+	struct rec_offcpu s = { 0 };
+	struct rec_sched_figs f;
+	uint64_t t = 1000;
+
+	(void)state;
+	rec_offcpu__start(&s, 500);
+	rec_offcpu__charge(&s, 1, 400, 600, &f);
+	assert_int_equal(f.flags, REC_SCHED_KNOWN | REC_SCHED_PARTIAL);
+	add(&s, 1, 700, 710, 720, 0, 0);
+	add(&s, 1, 800, 810, 820, 0, 3); /* 3 lost between 720 and 800 */
+	rec_offcpu__charge(&s, 1, 600, 900, &f);
+	assert_int_equal(f.flags, REC_SCHED_KNOWN | REC_SCHED_PARTIAL);
+	rec_offcpu__charge(&s, 1, 805, 900, &f);
+	assert_int_equal(f.flags, REC_SCHED_KNOWN);
+	assert_int_equal(s.count.lost, 3);
+	/* Past a thread's cap the oldest go: a span older than those left is partial. */
+	for (int i = 0; i < REC_SCHED_THREAD_CAP; i++, t += 10)
+		add(&s, 1, t, t + 1, t + 2, 0, 0);
+	assert_int_equal(s.count.forgotten, 2);
+	rec_offcpu__charge(&s, 1, 700, t, &f);
+	assert_true(f.flags & REC_SCHED_PARTIAL);
+	rec_offcpu__charge(&s, 1, 1500, t, &f);
+	assert_int_equal(f.flags, REC_SCHED_KNOWN);
+	rec_offcpu__free(&s);
+}
+
+static void a_malformed_interval_is_refused(void **state)
+{
+	struct rec_offcpu s = { 0 };
+	struct rec_offcpu_rec r = { .hdr = { .tid = 1, .time_ns = 10 },
+				    .off_ns = 20,
+				    .wake_ns = 15 };
+
+	(void)state;
+	assert_int_equal(rec_offcpu__add(&s, &r), -EINVAL);
+	r.off_ns = 5;
+	r.wake_ns = 11;
+	assert_int_equal(rec_offcpu__add(&s, &r), -EINVAL);
+	assert_int_equal(s.count.intervals, 0);
+	rec_offcpu__free(&s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(off_means_nothing_known),
+		cmocka_unit_test(a_span_is_charged_what_overlaps_it),
+		cmocka_unit_test(past_the_top_causes_the_rest_is_other),
+		cmocka_unit_test(lost_forgotten_or_before_the_start_is_partial),
+		cmocka_unit_test(a_malformed_interval_is_refused),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
