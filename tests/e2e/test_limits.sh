@@ -113,6 +113,13 @@ test_limits_quota_and_full_table_are_counted_per_process() {
 	wait_for "$T/a.out" '^ready' 30 || return 1
 	kill -USR1 "$b_PID"
 	wait_for "$T/b.out" '^ready' 30 || return 1
+	# B's recordings reach the table with its batch: at a read of B, or within
+	# --collect-ms (50 ms). A's figure of the whole table waits for them (10 s at most).
+	local i
+	for ((i = 0; i < 200; i++)); do
+		[ "$($B/recorder-tail -p "$a_PID" --stats --json | jq -c .limits.recordings.used)" = 64 ] && break
+		sleep 0.05
+	done
 	expect "A: 40 recordings tracked, 10 refused at its quota with their 30 events" \
 		'{"limit":40,"used":40,"over":10,"events":30} {"limit":64,"used":64,"over":0,"events":0}' \
 		"$($B/recorder-tail -p "$a_PID" --stats --json | jq -c '.limits.recordings_per_process, .limits.recordings' | tr '\n' ' ' | sed 's/ $//')" ||
