@@ -64,9 +64,12 @@ static int to_recording(struct rec_batch_iter *it, const unsigned char *p, uint3
 	struct rec_recording_rec *r = &it->recording;
 	struct rec_brec_rec b;
 
-	if (size != REC_BREC_REC_SIZE(((const struct rec_brec *)(const void *)p)->kind))
+	/* Copied before it is read: a record of the ring is not 8-byte aligned. */
+	if (size < sizeof(b))
 		return -EINVAL;
 	memcpy(&b, p, sizeof(b));
+	if (size != REC_BREC_REC_SIZE(b.h.kind))
+		return -EINVAL;
 	memset(r, 0, sizeof(*r));
 	r->hdr = it->hdr;
 	r->hdr.type = REC_RT_RECORDING;
