@@ -44,12 +44,15 @@ $at before_attach: open, entered before the attach" \
 {"name":"before_attach","enter":null,"exit":null,"entered_before_attach":true}' \
 		"$(rtail --spans --json | jq -c 'select(.type == "span") | {name, enter, exit, entered_before_attach}')" ||
 		return 1
-	# Chrome: each a slice open from the attach, none left out as untimed.
+	# Chrome: each a slice open from the attach, none left out as untimed. The live
+	# trace and the dump each turn CLOCK_MONOTONIC into wall-clock time with the offset
+	# read when they were made, which differ by microseconds on a loaded machine: at
+	# the attach is within 1 ms of it (the spans were entered well before it).
 	expect "chrome: a B at the attach for each, args.enter says before the attach" \
 		"2 2 null" \
 		"$(rtail --format chrome | jq -r --argjson at "$(($(realtime_of "$dump" "$(jq .attached_ns "$dump")") / 1000))" \
 			'[.traceEvents[] | select(.ph == "B" and .args.enter == "before the attach")] as $b |
-			 "\($b | length) \($b | map(select((.ts - $at) | fabs < 1)) | length) \(.recorder_spans_open_untimed)"')" ||
+			 "\($b | length) \($b | map(select((.ts - $at) | fabs < 1000)) | length) \(.recorder_spans_open_untimed)"')" ||
 		return 1
 	expect "the dump reads back the same" "$(TZ=UTC rtail --spans)" \
 		"$(TZ=UTC $B/recorder-tail --file "$dump" --spans | sed 's/^==> pid [0-9]* running <==$//; /^$/d')"
