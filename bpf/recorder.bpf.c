@@ -1211,7 +1211,18 @@ static __always_inline void seed_stack_of(struct rec_stack *st, __u64 span,
 	seed_ids(st, task ? (__u32)BPF_CORE_READ(task, pid) : (__u32)bpf_get_current_pid_tgid());
 }
 
-/* This thread's stack; *seeded says whether it was just read from the target. */
+/*
+ * This thread's stack st seeded from its chain of entered spans: a global
+ * function, verified once per program rather than at each of the walk's and
+ * the probes' calls (its loops read the target at every depth).
+ */
+__attribute__((noinline)) int seed_stack(struct rec_stack *st, __u64 chain)
+{
+	if (st)
+		seed_stack_of(st, chain, NULL);
+	return 0;
+}
+
 /*
  * The stack of task (NULL: this thread); *seeded says whether it was just read
  * from the target. Only this thread's is seeded here: another's (the
@@ -1234,7 +1245,7 @@ static __always_inline struct rec_stack *thread_stack_of(struct task_struct *tas
 	}
 	if (!st->seeded && !task) {
 		st->seeded = 1;
-		seed_stack_of(st, chain, NULL);
+		seed_stack(st, chain);
 		*seeded = true;
 	}
 	return st;
@@ -1406,10 +1417,11 @@ static __always_inline void flush_spans(struct batch_buf *b)
  * TSC if tsc): into the ring (REC_RT_SPAN), or, during batch b's walk, held
  * in b until the batch ends (one REC_RT_SPANS record for up to
  * REC_SPANS_MAX, not a ring record each). Spans of no recording are not
- * written.
+ * written. full: b may hold REC_SPANS_MAX already (then they go first); false
+ * if the caller saw that it has room.
  */
 static __always_inline int emit_span(struct rec_stack *st, __u32 at, __u64 id, __u64 now, __u32 tsc,
-				     struct batch_buf *b)
+				     struct batch_buf *b, const bool full)
 {
 	struct rec_span_item *it;
 	struct rec_span_rec *r;
@@ -1428,7 +1440,7 @@ static __always_inline int emit_span(struct rec_stack *st, __u32 at, __u64 id, _
 	/* Entered on another clock (before the batch path took over): not known. */
 	enter = !(f->flags & REC_FF_TSC) == !tsc ? f->enter : 0;
 	if (b) {
-		if (b->nspans >= REC_SPANS_MAX)
+		if (full && b->nspans >= REC_SPANS_MAX)
 			flush_spans(b);
 		n = b->nspans & (REC_SPANS_MAX - 1);
 		it = &b->spans.items[n];
@@ -1510,11 +1522,11 @@ static __always_inline void span_exit(struct task_struct *task, __u64 span, __u6
 	}
 	if (st->frames[d - 1].span == span) {
 		st->depth = d - 1;
-		emit_span(st, d - 1, b ? b->id : task_id(task), now, tsc, b);
+		emit_span(st, d - 1, b ? b->id : task_id(task), now, tsc, b, true);
 		return;
 	}
 	/* Written before it goes: its frame, and the one below it, are still there. */
-	emit_span(st, find_frame(st, span), b ? b->id : task_id(task), now, tsc, b);
+	emit_span(st, find_frame(st, span), b ? b->id : task_id(task), now, tsc, b, true);
 	if (stack_remove(st, span))
 		count(REC_C_EXIT_UNMATCHED);
 	else
@@ -1527,6 +1539,7 @@ static __always_inline void span_exit(struct task_struct *task, __u64 span, __u6
 struct batch_ctx {
 	struct task_struct *task; /* whose buffer, when not the current task's */
 	struct batch_buf *buf;	  /* the batch and where the loop is */
+	struct rec_stack *st;	  /* this thread's stack, if seeded already: the fast path's */
 };
 
 /* One record of a batch, taken as its probe would have been. Returns 1 to stop. */
@@ -1757,36 +1770,75 @@ __attribute__((noinline)) int batch_step_slow(struct batch_buf *b)
 }
 
 /*
- * The usual record of this thread's batch: an event of a recording in its
- * key's slot, numbered. Returns 0 when done, 1 to stop, 2 when the record
- * needs batch_step_slow() (which checks it all again).
+ * The usual record of this thread's batch, with its stack st (seeded, or
+ * NULL): an event of a recording in its key's slot, numbered; a span enter
+ * below the depth limit; or the exit of the span on top, into the batch's
+ * spans. What span_enter() and span_exit() do in these cases, without their
+ * lookups and calls: a span pair costs the walk a third of what it did.
+ * Returns 0 when done, 1 to stop, 2 when the record needs batch_step_slow()
+ * (which checks it all again).
  */
-static __always_inline int batch_step_fast(struct batch_buf *b)
+static __always_inline int batch_step_fast(struct batch_buf *b, struct rec_stack *st)
 {
+	struct rec_frame *f;
 	struct rec_brec *h;
 	struct rec_rval *v;
-	__u32 off, size;
+	__u32 off, size, d;
 	__u64 *w;
 
 	off = b->off;
 	if (off >= b->end || off >= REC_TBUF_DATA)
 		return 1;
-	if (b->drop || !b->seen)
+	if (b->drop)
 		return 2;
 	h = (struct rec_brec *)&b->data[off];
 	w = (__u64 *)(h + 1);
 	size = h->size;
-	if (h->kind != REC_BK_EVENT || h->nvals > REC_MAX_FIELDS || h->strbytes > REC_STR_AREA ||
-	    size > b->end - off || size != REC_BREC_EVENT_SIZE(h->nvals, h->strbytes))
+	if (size > b->end - off)
 		return 2;
-	v = slot_of(b->id >> 32, w[2]);
-	if (!v || v->state != REC_RS_LIVE ||
-	    (v->owner && v->owner != (__u32)b->id && b->alive_key != w[2]))
+	switch (h->kind) {
+	case REC_BK_EVENT:
+		if (!b->seen || h->nvals > REC_MAX_FIELDS || h->strbytes > REC_STR_AREA ||
+		    size != REC_BREC_EVENT_SIZE(h->nvals, h->strbytes))
+			return 2;
+		v = slot_of(b->id >> 32, w[2]);
+		if (!v || v->state != REC_RS_LIVE ||
+		    (v->owner && v->owner != (__u32)b->id && b->alive_key != w[2]))
+			return 2;
+		/* As batch_step: the span slot carries the seq. */
+		w[3] = __sync_fetch_and_add(&v->seq, 1);
+		h->pad = REC_BREC_TAKEN;
+		b->taken++;
+		break;
+	case REC_BK_ENTER:
+		if (!st || size != sizeof(struct rec_brec_enter))
+			return 2;
+		d = st->depth;
+		if (d >= REC_MAX_DEPTH)
+			return 2;
+		f = &st->frames[d];
+		f->span = w[0];
+		f->meta = w[1];
+		f->recording = w[2];
+		f->id = new_span_id(st, NULL, b->id);
+		f->enter = h->time;
+		/* REC_HF_TSC or 0, as REC_FF_TSC or 0: no branch. */
+		f->flags = b->flags & REC_HF_TSC;
+		st->depth = d + 1;
+		break;
+	case REC_BK_EXIT:
+		if (!st || size != sizeof(struct rec_brec_exit) || st->overflow ||
+		    b->nspans >= REC_SPANS_MAX)
+			return 2;
+		d = st->depth;
+		if (d == 0 || d > REC_MAX_DEPTH || st->frames[d - 1].span != w[0])
+			return 2;
+		st->depth = d - 1;
+		emit_span(st, d - 1, b->id, h->time, b->flags & REC_HF_TSC, b, false);
+		break;
+	default:
 		return 2;
-	/* As batch_step: the span slot carries the seq. */
-	w[3] = __sync_fetch_and_add(&v->seq, 1);
-	h->pad = REC_BREC_TAKEN;
-	b->taken++;
+	}
 	b->off = off + size;
 	return 0;
 }
@@ -1800,10 +1852,11 @@ static __always_inline int batch_step_fast(struct batch_buf *b)
 static long batch_step_current(__u64 i, void *ctx)
 {
 	struct batch_buf *b = ((struct batch_ctx *)ctx)->buf;
+	struct rec_stack *st = ((struct batch_ctx *)ctx)->st;
 	int r;
 
 	for (int k = 0; k < BATCH_PER_CALL; k++) {
-		r = batch_step_fast(b);
+		r = batch_step_fast(b, st);
 		if (r == 2)
 			r = batch_step_slow(b);
 		if (r == 3)
@@ -1861,7 +1914,8 @@ static __always_inline long output_batch(struct batch_buf *buf, __u32 start)
  * Returns the buffer's generation, or -1 if it could not be read.
  */
 static __always_inline long take_batch(struct task_struct *task, struct rec_tbuf_reg *reg,
-				       struct batch_buf *buf, __u64 id, const bool other)
+				       struct batch_buf *buf, __u64 id, const bool other,
+				       const bool fast_spans)
 {
 	struct batch_ctx c = {};
 	struct rec_tbuf_hdr h;
@@ -1925,6 +1979,16 @@ static __always_inline long take_batch(struct task_struct *task, struct rec_tbuf
 take:
 	c.task = task;
 	c.buf = buf;
+	/*
+	 * The fast path's stack: one seeded already (else the slow path seeds
+	 * it). Only for a flush: a dying or exec'ing thread's last batch takes
+	 * the slow path, and its program is verified without the fast one's.
+	 */
+	if (fast_spans) {
+		c.st = bpf_task_storage_get(&stacks, bpf_get_current_task_btf(), 0, 0);
+		if (c.st && !c.st->seeded)
+			c.st = NULL;
+	}
 	buf->id = id;
 	buf->off = skip;
 	buf->end = n;
@@ -2022,7 +2086,7 @@ int on_batch(struct pt_regs *ctx)
 	buf = bpf_map_lookup_elem(&batch_scratch, &zero);
 	if (!buf)
 		return 0;
-	gen = take_batch(NULL, reg, buf, bpf_get_current_pid_tgid(), false);
+	gen = take_batch(NULL, reg, buf, bpf_get_current_pid_tgid(), false, true);
 	/* The thread empties the buffer and counts its generation up once this returns. */
 	if (gen >= 0)
 		reg->claim = (__u64)(gen + 1) << 32;
@@ -2043,7 +2107,7 @@ static __always_inline void rescue_batch(struct task_struct *task)
 		return;
 	buf = bpf_map_lookup_elem(&batch_scratch, &zero);
 	if (buf)
-		take_batch(NULL, reg, buf, bpf_get_current_pid_tgid(), false);
+		take_batch(NULL, reg, buf, bpf_get_current_pid_tgid(), false, false);
 	reg->addr = 0;
 	reg->claim = 0;
 }
@@ -2091,7 +2155,7 @@ int collect_batches(struct bpf_iter__task *ctx)
 	buf = bpf_map_lookup_elem(&iter_scratch, &zero);
 	if (!buf)
 		return 0;
-	take_batch(task, reg, buf, task_id(task), true);
+	take_batch(task, reg, buf, task_id(task), true, false);
 	return 0;
 }
 

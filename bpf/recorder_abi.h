@@ -480,7 +480,7 @@ struct rec_span_item {
 };
 
 /* The most spans one REC_RT_SPANS record holds (a power of two). */
-#define REC_SPANS_MAX 32
+#define REC_SPANS_MAX 256
 
 /*
  * The spans a thread left in one batch (the batch path), as one record rather
