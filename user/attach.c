@@ -11,6 +11,7 @@
 #include <bpf/libbpf.h>
 
 #include "attach.h"
+#include "bpfstate.h"
 #include "compat/usdt_multi.h"
 #include "target/elf.h"
 #include "reaper.h"
@@ -50,7 +51,7 @@ struct rec_attach_object {
 	unsigned int tries; /* the tries that failed */
 };
 
-int rec_attach__new(struct rec_attach **ap, struct bpf_object *obj,
+int rec_attach__new(struct rec_attach **ap, const struct rec_bpfstate *bs,
 		    const struct rec_attach_opts *opts)
 {
 	struct rec_attach *a = calloc(1, sizeof(*a));
@@ -64,14 +65,14 @@ int rec_attach__new(struct rec_attach **ap, struct bpf_object *obj,
 		struct bpf_program *prog;
 
 		snprintf(name, sizeof(name), "on_%s", probe_names[p]);
-		prog = bpf_object__find_program_by_name(obj, name);
+		prog = rec_bpfstate__program(bs, name);
 		if (!prog) {
 			free(a);
 			return -ENOENT;
 		}
 		a->prog_fds[p] = bpf_program__fd(prog);
 	}
-	err = rec_usdt_multi__init(&a->um, obj);
+	err = rec_usdt_multi__init(&a->um, rec_bpfstate__object(bs));
 	if (err) {
 		free(a);
 		return err;

@@ -19,6 +19,7 @@
 #include "usdt.h"
 
 struct bpf_object;
+struct rec_bpfstate;
 struct rec_attach;
 struct rec_attach_object;
 
@@ -97,10 +98,10 @@ struct rec_attach_count {
 };
 
 /*
- * Gets ready to attach the USDT programs of obj, loaded, whose names are
+ * Gets ready to attach the USDT programs of bs, loaded, whose names are
  * "on_" and the probe's. Returns 0 or a negative errno (-ENOENT if one is missing).
  */
-int rec_attach__new(struct rec_attach **ap, struct bpf_object *obj,
+int rec_attach__new(struct rec_attach **ap, const struct rec_bpfstate *bs,
 		    const struct rec_attach_opts *opts);
 /* Lets go of what is attached for every process (detaching takes a while: the reaper does it). */
 void rec_attach__free(struct rec_attach *a);

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <pthread.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -22,7 +23,10 @@
 #define FIRST_CAP 16
 
 struct rec_bpfstate {
+	/* The maps and the global data, loaded first with no program of its own. */
 	struct recorder_bpf *skel;
+	/* The programs: two copies of the object on skel's maps, each loading some. */
+	struct recorder_bpf *half[2];
 	struct bpf_link *iter_link; /* dump_stacks: the span stacks of a process */
 	struct bpf_link *exit_link; /* sched_process_exit: stacks at death, how it ended */
 	struct bpf_link *exec_link; /* exec_mm_release: batches pending at exec */
@@ -46,8 +50,133 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 /* Attaches prog (a tracepoint's) into *link. Returns 0 or -errno. */
 static int attach_prog(struct bpf_program *prog, struct bpf_link **link)
 {
-	*link = bpf_program__attach(prog);
+	*link = prog ? bpf_program__attach(prog) : NULL;
+	if (!prog)
+		return -ENOENT;
 	return *link ? 0 : -errno;
+}
+
+/*
+ * The programs the second half loads. The verifier's time is most of an
+ * attach's (about 2.4 million instructions processed), and each program is
+ * verified on its own: these, about half of that work, are verified in a
+ * second thread while the first verifies the rest.
+ */
+static const char *const second_half[] = {
+	"on_sched_exit",   "on_exec_release", "on_span_exit",	      "on_span_enter",
+	"on_sched_switch", "on_sched_wakeup", "on_sched_thread_exit",
+};
+
+static bool in_second_half(const struct bpf_program *prog)
+{
+	for (size_t i = 0; i < sizeof(second_half) / sizeof(second_half[0]); i++)
+		if (strcmp(bpf_program__name(prog), second_half[i]) == 0)
+			return true;
+	return false;
+}
+
+/* Whether the session needs prog: the --binary and --sched hooks only with their option. */
+static bool wanted(const struct bpf_program *prog, const struct rec_bpfstate_opts *opts)
+{
+	const char *name = bpf_program__name(prog);
+
+	/* Without --binary, nobody is adopted: no hook on every exec and fork. */
+	if (!strcmp(name, "on_process_exec") || !strcmp(name, "on_process_fork"))
+		return opts->follow_new;
+	/* Without --sched, no hook on every context switch, nor its verifying. */
+	if (!strcmp(name, "on_sched_switch") || !strcmp(name, "on_sched_wakeup") ||
+	    !strcmp(name, "on_sched_thread_exit"))
+		return opts->sched;
+	return true;
+}
+
+/* A copy of the object, configured by opts before load; which programs it loads is set apart. */
+static int open_copy(struct recorder_bpf **sp, const struct rec_bpfstate_opts *opts)
+{
+	struct recorder_bpf *s = recorder_bpf__open();
+	int err;
+
+	*sp = s;
+	if (!s)
+		return -errno;
+	/* Read-only config goes in before load. */
+	s->rodata->wakeup_bytes = opts->ring_bytes / 4;
+	s->rodata->follow_new = opts->follow_new;
+	s->rodata->max_per_process = opts->max_per_process;
+	/* The recordings table, and as many refused recordings listed as it holds. */
+	err = bpf_map__set_max_entries(s->maps.events, opts->ring_bytes)
+		      ?: bpf_map__set_max_entries(s->maps.recordings, opts->max_recordings)
+		      ?: bpf_map__set_max_entries(s->maps.untracked, opts->max_recordings);
+	/* Attached with uprobe_multi links (compat/usdt_multi.h), not libbpf's per-site uprobes. */
+	return err ?: rec_usdt_multi__prepare(s->obj);
+}
+
+/* Half h of the programs, on the maps of bs->skel (loaded). Returns 0 or -errno. */
+static int open_half(struct rec_bpfstate *bs, int h, const struct rec_bpfstate_opts *opts)
+{
+	struct bpf_program *prog;
+	struct bpf_map *map;
+	int err = open_copy(&bs->half[h], opts);
+
+	if (err)
+		return err;
+	bpf_object__for_each_map(map, bs->half[h]->obj)
+	{
+		struct bpf_map *own =
+			bpf_object__find_map_by_name(bs->skel->obj, bpf_map__name(map));
+
+		err = own ? bpf_map__reuse_fd(map, bpf_map__fd(own)) : -ENOENT;
+		if (err)
+			return err;
+	}
+	bpf_object__for_each_program(prog, bs->half[h]->obj)
+		bpf_program__set_autoload(prog, wanted(prog, opts) && in_second_half(prog) == h);
+	return 0;
+}
+
+static void *load_half(void *arg)
+{
+	return (void *)(long)recorder_bpf__load(arg);
+}
+
+/*
+ * Loads the maps (bs->skel, with no program), then the two halves of the
+ * programs at once, the second in a thread of its own.
+ */
+static int load(struct rec_bpfstate *bs, const struct rec_bpfstate_opts *opts)
+{
+	struct bpf_program *prog;
+	pthread_t thread;
+	void *ret;
+	int err;
+
+	err = open_copy(&bs->skel, opts);
+	if (err)
+		return err;
+	bpf_object__for_each_program(prog, bs->skel->obj)
+		bpf_program__set_autoload(prog, false);
+	err = recorder_bpf__load(bs->skel) ?: open_half(bs, 0, opts) ?: open_half(bs, 1, opts);
+	if (err)
+		return err;
+	err = -pthread_create(&thread, NULL, load_half, bs->half[1]);
+	if (err)
+		return err;
+	err = recorder_bpf__load(bs->half[0]);
+	pthread_join(thread, &ret);
+	return err ?: (int)(long)ret;
+}
+
+struct bpf_program *rec_bpfstate__program(const struct rec_bpfstate *bs, const char *name)
+{
+	for (int h = 0; h < 2; h++) {
+		struct bpf_program *prog =
+			bs->half[h] ? bpf_object__find_program_by_name(bs->half[h]->obj, name)
+				    : NULL;
+
+		if (prog && bpf_program__fd(prog) >= 0)
+			return prog;
+	}
+	return NULL;
 }
 
 int rec_bpfstate__open(struct rec_bpfstate **bsp, const struct rec_bpfstate_opts *opts)
@@ -60,49 +189,27 @@ int rec_bpfstate__open(struct rec_bpfstate **bsp, const struct rec_bpfstate_opts
 	bs = calloc(1, sizeof(*bs));
 	if (!bs)
 		return -ENOMEM;
-	bs->skel = recorder_bpf__open();
-	if (!bs->skel) {
-		err = -errno;
-		goto fail;
-	}
-	/* Read-only config goes in before load. */
-	bs->skel->rodata->wakeup_bytes = opts->ring_bytes / 4;
-	bs->skel->rodata->follow_new = opts->follow_new;
-	err = bpf_map__set_max_entries(bs->skel->maps.events, opts->ring_bytes);
+	err = load(bs, opts);
 	if (err)
 		goto fail;
-	/* The recordings table, and as many refused recordings listed as it holds. */
-	bs->skel->rodata->max_per_process = opts->max_per_process;
-	err = bpf_map__set_max_entries(bs->skel->maps.recordings, opts->max_recordings)
-		      ?: bpf_map__set_max_entries(bs->skel->maps.untracked, opts->max_recordings);
-	if (err)
-		goto fail;
-	/* Without --binary, nobody is adopted: no hook on every exec and fork. */
-	bpf_program__set_autoload(bs->skel->progs.on_process_exec, opts->follow_new);
-	bpf_program__set_autoload(bs->skel->progs.on_process_fork, opts->follow_new);
-	/* Without --sched, no hook on every context switch, nor its verifying. */
-	bpf_program__set_autoload(bs->skel->progs.on_sched_switch, opts->sched);
-	bpf_program__set_autoload(bs->skel->progs.on_sched_wakeup, opts->sched);
-	bpf_program__set_autoload(bs->skel->progs.on_sched_thread_exit, opts->sched);
-	/* Attached with uprobe_multi links (compat/usdt_multi.h), not libbpf's per-site uprobes. */
-	err = rec_usdt_multi__prepare(bs->skel->obj) ?: recorder_bpf__load(bs->skel);
-	if (err)
-		goto fail;
-	bs->iter_link = bpf_program__attach_iter(bs->skel->progs.dump_stacks, NULL);
+	bs->iter_link = bpf_program__attach_iter(rec_bpfstate__program(bs, "dump_stacks"), NULL);
 	if (!bs->iter_link) {
 		err = -errno;
 		goto fail;
 	}
-	err = attach_prog(bs->skel->progs.on_sched_exit, &bs->exit_link)
-		      ?: attach_prog(bs->skel->progs.on_exec_release, &bs->exec_link);
+	err = attach_prog(rec_bpfstate__program(bs, "on_sched_exit"), &bs->exit_link)
+		      ?: attach_prog(rec_bpfstate__program(bs, "on_exec_release"), &bs->exec_link);
 	if (!err && opts->follow_new)
-		err = attach_prog(bs->skel->progs.on_process_exec, &bs->adopt_exec_link)
-			      ?: attach_prog(bs->skel->progs.on_process_fork, &bs->adopt_fork_link);
+		err = attach_prog(rec_bpfstate__program(bs, "on_process_exec"),
+				  &bs->adopt_exec_link)
+			      ?: attach_prog(rec_bpfstate__program(bs, "on_process_fork"),
+					     &bs->adopt_fork_link);
 	if (!err && opts->sched)
-		err = attach_prog(bs->skel->progs.on_sched_wakeup, &bs->wakeup_link)
-			      ?: attach_prog(bs->skel->progs.on_sched_thread_exit,
+		err = attach_prog(rec_bpfstate__program(bs, "on_sched_wakeup"), &bs->wakeup_link)
+			      ?: attach_prog(rec_bpfstate__program(bs, "on_sched_thread_exit"),
 					     &bs->thread_exit_link)
-			      ?: attach_prog(bs->skel->progs.on_sched_switch, &bs->switch_link);
+			      ?: attach_prog(rec_bpfstate__program(bs, "on_sched_switch"),
+					     &bs->switch_link);
 	if (err)
 		goto fail;
 	*bsp = bs;
@@ -124,6 +231,8 @@ void rec_bpfstate__free(struct rec_bpfstate *bs)
 	bpf_link__destroy(bs->switch_link);
 	bpf_link__destroy(bs->wakeup_link);
 	bpf_link__destroy(bs->thread_exit_link);
+	recorder_bpf__destroy(bs->half[0]);
+	recorder_bpf__destroy(bs->half[1]);
 	recorder_bpf__destroy(bs->skel);
 	free(bs);
 }
@@ -500,13 +609,13 @@ int rec_bpfstate__seed_stacks(struct rec_bpfstate *bs, pid_t tgid, int64_t tls_o
 
 	bs->skel->bss->tls_current_off = tls_off;
 	bs->skel->bss->seed_running = 0;
-	err = run_task_iter(bs, bs->skel->progs.seed_stacks, tgid);
+	err = run_task_iter(bs, rec_bpfstate__program(bs, "seed_stacks"), tgid);
 	return err ? err : (int)bs->skel->bss->seed_running;
 }
 
 int rec_bpfstate__collect(struct rec_bpfstate *bs, pid_t tgid)
 {
-	return run_task_iter(bs, bs->skel->progs.collect_batches, tgid);
+	return run_task_iter(bs, rec_bpfstate__program(bs, "collect_batches"), tgid);
 }
 
 void rec_bpfstate__forget(struct rec_bpfstate *bs, pid_t tgid)

@@ -19,6 +19,7 @@
 #include "proc.h"
 
 struct bpf_object;
+struct bpf_program;
 struct rec_bpfstate;
 
 struct rec_bpfstate_opts {
@@ -35,8 +36,10 @@ int rec_bpfstate__open(struct rec_bpfstate **bsp, const struct rec_bpfstate_opts
 /* Unloads everything. NULL is ignored. */
 void rec_bpfstate__free(struct rec_bpfstate *bs);
 
-/* The loaded object, whose USDT programs attach.h attaches. */
+/* The loaded object: its maps (the USDT argument specs attach.h fills among them). */
 struct bpf_object *rec_bpfstate__object(const struct rec_bpfstate *bs);
+/* The loaded program name (attach.h attaches the USDT ones), or NULL. */
+struct bpf_program *rec_bpfstate__program(const struct rec_bpfstate *bs, const char *name);
 /* The ring buffer map's fd (ring.h). */
 int rec_bpfstate__ring_fd(const struct rec_bpfstate *bs);
 

@@ -138,9 +138,9 @@ static double time_site(int n)
 	return median(per, ROUNDS);
 }
 
-int rec_machine__time_uprobe(struct rec_machine *m, struct bpf_object *obj)
+int rec_machine__time_uprobe(struct rec_machine *m, struct bpf_object *obj,
+			     struct bpf_program *prog)
 {
-	struct bpf_program *prog = bpf_object__find_program_by_name(obj, "uprobe_cost");
 	struct rec_usdt_multi_skipped skipped;
 	struct rec_usdt_multi um;
 	unsigned int nsites = 0;

@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 struct bpf_object;
+struct bpf_program;
 
 struct rec_machine {
 	char clocksource[32];	/* current_clocksource, or "" if unreadable */
@@ -38,14 +39,15 @@ const char *rec_machine__pti(const char *meltdown);
 void rec_machine__time_syscall(struct rec_machine *m);
 
 /*
- * m->uprobe_ns: attaches obj's uprobe_cost program to a nop of this process's
+ * m->uprobe_ns: attaches prog, obj's uprobe_cost program, to a nop of this process's
  * own and times hits of it (2,000 at most, about 1 ms where a hit costs 0.5 µs
  * and 12 ms where it costs 6 µs), less the same calls unattached. Run it
  * before anything else is attached through obj: it takes an id of obj's USDT
  * specs map, which the session's attach then reuses. Returns 0 or a negative
  * errno (also in m->uprobe_err).
  */
-int rec_machine__time_uprobe(struct rec_machine *m, struct bpf_object *obj);
+int rec_machine__time_uprobe(struct rec_machine *m, struct bpf_object *obj,
+			     struct bpf_program *prog);
 
 /* m as one line of text, "clocksource tsc (available: ...), pti ..., ...", into buf. */
 void rec_machine__format(const struct rec_machine *m, char *buf, size_t len);

@@ -946,8 +946,7 @@ int rec_session__open(struct rec_session **sp, const struct rec_session_opts *op
 	err = rec_bpfstate__open(&s->bs, &bo);
 	if (err)
 		goto fail;
-	err = rec_attach__new(&s->att, rec_bpfstate__object(s->bs), &ao)
-		      ?: rec_clients__new(&s->clients, &co);
+	err = rec_attach__new(&s->att, s->bs, &ao) ?: rec_clients__new(&s->clients, &co);
 	if (err)
 		goto fail;
 	s->rb = rec_ring__new(rec_bpfstate__ring_fd(s->bs), on_record, s);
@@ -1207,7 +1206,8 @@ int rec_session__machine(struct rec_session *s, struct rec_machine *m)
 {
 	rec_machine__read(m, NULL);
 	rec_machine__time_syscall(m);
-	return rec_machine__time_uprobe(m, rec_bpfstate__object(s->bs));
+	return rec_machine__time_uprobe(m, rec_bpfstate__object(s->bs),
+					rec_bpfstate__program(s->bs, "uprobe_cost"));
 }
 
 int rec_session__attach(struct rec_session *s, pid_t pid, struct rec_attach_info *info)
