@@ -196,14 +196,6 @@ struct {
 	__type(value, struct batch_buf);
 } iter_scratch SEC(".maps");
 
-/* See stack_remove(). */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u32);
-} remove_at SEC(".maps");
-
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, REC_C_MAX);
@@ -1251,44 +1243,61 @@ static __always_inline struct rec_stack *thread_stack_of(struct task_struct *tas
 	return st;
 }
 
+/* stack_remove()'s walks: bpf_loop callbacks, each verified once, not unrolled. */
+struct remove_ctx {
+	struct rec_stack *st;
+	__u64 span;
+	__u32 d;  /* the stack's depth */
+	__u32 at; /* where span is, + 1; 0 if it is not below the top */
+};
+
+/* Frame i (below the top): the innermost of span's so far. */
+static long remove_find(__u64 i, void *ctx)
+{
+	struct remove_ctx *c = ctx;
+
+	if (i >= REC_MAX_DEPTH - 1 || i + 1 >= c->d)
+		return 1;
+	if (c->st->frames[i].span == c->span)
+		c->at = i + 1;
+	return 0;
+}
+
+/* The j-th frame from the removed one's place: the one above it moves down. */
+static long remove_shift(__u64 j, void *ctx)
+{
+	struct remove_ctx *c = ctx;
+	__u64 k = c->at - 1 + j;
+
+	if (k + 1 >= c->d || k >= REC_MAX_DEPTH - 1)
+		return 1;
+	c->st->frames[k] = c->st->frames[k + 1];
+	return 0;
+}
+
 /*
  * Exited out of order: removes span from st where it is (its innermost entry
  * below the top), keeping the spans inside it. Returns 0, or -1 if it is not
- * there. A global function, verified once on its own: inlined into the batch
- * loop it multiplied the states the verifier walks past its limit.
+ * there. A global function, verified once on its own, whose two walks are
+ * bpf_loop callbacks: as unrolled loops, where the span was and how far the
+ * frames above it move multiplied the states past a million instructions a
+ * program, and this one function was three quarters of the verifier's work
+ * at an attach.
  */
 __attribute__((noinline)) int stack_remove(struct rec_stack *st, __u64 span)
 {
-	__u32 zero = 0, *atp, at, d;
+	struct remove_ctx c = { .st = st, .span = span };
 
-	atp = bpf_map_lookup_elem(&remove_at, &zero);
-	if (!st || !atp)
+	if (!st)
 		return -1;
-	d = st->depth;
-	if (d == 0 || d > REC_MAX_DEPTH)
+	c.d = st->depth;
+	if (c.d == 0 || c.d > REC_MAX_DEPTH)
 		return -1;
-	/*
-	 * Where it is goes through memory the verifier does not follow: its paths
-	 * then differ in nothing it must keep apart, and merge.
-	 */
-	*atp = 0;
-	for (int i = 0; i < REC_MAX_DEPTH - 1; i++) {
-		if (i >= d - 1)
-			break;
-		if (st->frames[i].span == span)
-			*atp = i + 1;
-	}
-	at = *atp;
-	if (!at)
+	bpf_loop(REC_MAX_DEPTH - 1, remove_find, &c, 0);
+	if (!c.at)
 		return -1;
-	for (int j = 0; j < REC_MAX_DEPTH - 1; j++) {
-		__u32 k = at - 1 + j;
-
-		if (k >= d - 1 || k >= REC_MAX_DEPTH - 1)
-			break;
-		st->frames[k] = st->frames[k + 1];
-	}
-	st->depth = d - 1;
+	bpf_loop(REC_MAX_DEPTH - 1, remove_shift, &c, 0);
+	st->depth = c.d - 1;
 	return 0;
 }
 

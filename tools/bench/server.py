@@ -18,6 +18,12 @@ keep-alive connections, N requests each, one at a time, every reply checked.
 - detached vs plain: an instrumented server nobody attaches to and a plain
   one, running side by side; K pairs of segments, alternating the same way.
 
+Where the machine has two CPUs or more, the servers run on CPU 1 and loadgen on
+CPU 0, each pinned. Left to the scheduler, a segment ran at another speed
+when server and client shared a CPU than when they did not: unpinned, the
+detached server ran 0.92 - 0.99x the plain one a round, pinned 1.00 - 1.03x
+(tools/bench/ANALYSIS.md). recorder-attach is not pinned.
+
 A segment's throughput is requests / its wall time (loadgen's own clock), its
 server CPU the server's on-CPU time over the segment (/proc/PID/schedstat, ns)
 divided by requests. An attached segment counts only if recorder-attach
@@ -56,8 +62,19 @@ def wait_line(proc, prefix, secs):
     return None
 
 
+# The CPUs of the servers and of loadgen (None: not pinned), set in main().
+PIN = {"server": None, "loadgen": None}
+
+
+def pinned(who):
+    """A preexec_fn that pins the child to PIN[who], or None."""
+    cpus = PIN[who]
+    return (lambda: os.sched_setaffinity(0, cpus)) if cpus else None
+
+
 def start_server(path):
-    p = subprocess.Popen([path, "3600"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    p = subprocess.Popen([path, "3600"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                         preexec_fn=pinned("server"))
     port = wait_line(p, "port ", 10)
     if not port or not wait_line(p, "ready", 10):
         p.kill()
@@ -76,7 +93,7 @@ def segment(a, server, port):
     """One load segment on server: (requests/s, server CPU ns per request)."""
     c0 = cpu_ns(server.pid)
     p = subprocess.run([a.loadgen, str(port), str(a.conns), str(a.requests)], capture_output=True,
-                       text=True, timeout=120)
+                       text=True, timeout=120, preexec_fn=pinned("loadgen"))
     c1 = cpu_ns(server.pid)
     if p.returncode != 0 or not p.stdout.startswith("requests "):
         fail(f"loadgen: {p.stderr.strip() or p.stdout.strip()}")
@@ -150,10 +167,14 @@ def main():
     ap.add_argument("--requests", type=int, default=20000)
     ap.add_argument("--attach-flags", default="")
     a = ap.parse_args()
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) >= 2:
+        PIN["loadgen"], PIN["server"] = {cpus[0]}, {cpus[1]}
     inst, inst_port = start_server(f"{a.build}/tests/targets/evloop")
     plain, plain_port = start_server(f"{a.build}/tests/targets/evloop-plain")
     res = {"pairs": a.pairs, "conns": a.conns, "requests_per_conn": a.requests, "attached": [], "detached": [],
-           "plain": [], "detached_side": []}
+           "plain": [], "detached_side": [],
+           "pinned": {k: sorted(v) for k, v in PIN.items() if v}}
     try:
         # Warm both up: the first connections and pages of each cost what later ones do not.
         segment(a, inst, inst_port)
