@@ -564,10 +564,32 @@ static void refresh_stacks(struct rec_bpfstate *bs, struct rec_proc *p)
 	rec_proc__set_stacks(p, v, n);
 }
 
+/*
+ * The recordings of p that the BPF table has and p does not: those whose every
+ * record the full ring refused (their new, their events, their spans). Without
+ * this they would go unlisted, their losses counted only in ring_full. Looked
+ * for only when ring_full has grown since the last look: it walks the whole
+ * table.
+ */
+static void recover_unseen(struct rec_bpfstate *bs, struct rec_proc *p)
+{
+	struct rec_rkey *keys;
+	size_t n = recording_keys(bpf_map__fd(bs->skel->maps.recordings), p->pid, &keys, NULL);
+
+	for (size_t i = 0; i < n && keys; i++)
+		if (!rec_proc__find(p, keys[i].key))
+			rec_bpfstate__recover_recording(bs, p, keys[i].key);
+	free(keys);
+}
+
 void rec_bpfstate__refresh(struct rec_bpfstate *bs, struct rec_proc *p)
 {
-	refresh_recordings(bs, p);
+	uint64_t ring_full = p->counters[REC_C_RING_FULL];
+
 	read_counters(bs, p->counters);
+	if (p->counters[REC_C_RING_FULL] != ring_full)
+		recover_unseen(bs, p);
+	refresh_recordings(bs, p);
 	refresh_limits(bs, p);
 	if (p->alive)
 		refresh_stacks(bs, p);

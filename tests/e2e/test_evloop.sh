@@ -130,9 +130,14 @@ test_evloop_stacks_show_a_hung_request_in_its_connection() {
 # The plain build (-DEVLOOP_PLAIN, tests/targets/evloop_plain.h) is the same
 # server without a probe: it serves the same client, and has no recorder note.
 test_evloop_plain_build_serves_without_recorder() {
-	readelf -n "$EVLOOP" | grep -q 'Provider: recorder' ||
+	# Read whole, then matched: grep -q on the pipe would end it early, and
+	# readelf's SIGPIPE fails the pipeline (pipefail).
+	local notes
+	notes=$(readelf -n "$EVLOOP")
+	grep -q 'Provider: recorder' <<<"$notes" ||
 		fail "the instrumented build has no recorder probe" || return 1
-	if readelf -n "$EVLOOP-plain" | grep -q stapsdt; then
+	notes=$(readelf -n "$EVLOOP-plain")
+	if grep -q stapsdt <<<"$notes"; then
 		fail "the plain build has probes"
 		return 1
 	fi
