@@ -118,6 +118,18 @@ demo: deps
 	@$(MAKE) --no-print-directory all
 	@./tools/demo.sh
 
+# The Rust programs of the end-to-end tests and the Rust bench (issue 27: rust/e2e,
+# rust/bench), built offline by cargo into build/rust, --release (the bench needs it;
+# the test programs share its build of the dependencies). cargo decides what is stale.
+# make check builds them before tests/run-all.sh runs tests/e2e/test_rust.sh.
+CARGO ?= cargo
+RUST_OUT := $(BUILD)/rust
+.PHONY: rust-e2e
+rust-e2e:
+	cd rust && CARGO_TARGET_DIR=$(CURDIR)/$(RUST_OUT) $(CARGO) build --offline --release \
+		-p recorder-e2e -p recorder-bench
+check e2e: rust-e2e
+
 # Benchmarks (root): several interleaved rounds; writes docs/BENCHMARKS.md and
 # build/bench/results.json. tools/bench/run.sh --smoke is the quick check.
 bench: all
