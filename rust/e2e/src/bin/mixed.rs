@@ -17,38 +17,38 @@ use tracing_subscriber::prelude::*;
 const PROG: &str = "rust-mixed";
 
 extern "C" {
-	fn mixed_c_side();
-	fn mixed_c_enter_held();
-	fn mixed_c_exit_held();
+    fn mixed_c_side();
+    fn mixed_c_enter_held();
+    fn mixed_c_exit_held();
 }
 
 /// Called from C inside its span "c_span".
 #[no_mangle]
 pub extern "C" fn mixed_rust_inside_c() {
-	info!(n = 3i64, "from rust inside c_span");
+    info!(n = 3i64, "from rust inside c_span");
 }
 
 fn main() {
-	block_signals();
-	let recorder = Recorder::new();
-	tracing_subscriber::registry().with(recorder.layer()).init();
-	say_pid(PROG);
-	wait_for_attach(PROG);
+    block_signals();
+    let recorder = Recorder::new();
+    tracing_subscriber::registry().with(recorder.layer()).init();
+    say_pid(PROG);
+    wait_for_attach(PROG);
 
-	let rec = recorder.record(10);
-	let root = rec.span("mixed").entered();
-	info!(n = 0i64, "from rust");
-	// SAFETY: plain C functions without arguments (c/mixed.c).
-	unsafe { mixed_c_side() };
-	let held = info_span!("rust_held").entered();
-	// SAFETY: as above; the C span is static and left before the Rust one.
-	unsafe { mixed_c_enter_held() };
-	say(&format!("recording mixed {:#x}", rec.key()));
-	say("ready");
+    let rec = recorder.record(10);
+    let root = rec.span("mixed").entered();
+    info!(n = 0i64, "from rust");
+    // SAFETY: plain C functions without arguments (c/mixed.c).
+    unsafe { mixed_c_side() };
+    let held = info_span!("rust_held").entered();
+    // SAFETY: as above; the C span is static and left before the Rust one.
+    unsafe { mixed_c_enter_held() };
+    say(&format!("recording mixed {:#x}", rec.key()));
+    say("ready");
 
-	wait_stop();
-	// SAFETY: as above.
-	unsafe { mixed_c_exit_held() };
-	drop(held);
-	drop(root);
+    wait_stop();
+    // SAFETY: as above.
+    unsafe { mixed_c_exit_held() };
+    drop(held);
+    drop(root);
 }
