@@ -85,7 +85,7 @@ FUZZ_BINS := $(patsubst %,$(FUZZ)/fuzz_%,$(FUZZ_TARGETS))
 FUZZ_SECONDS ?= 600
 
 .PHONY: all deps test check unit e2e demo bench clean format format-check asan fuzzers fuzz \
-	install uninstall man FORCE
+	install uninstall man rust FORCE
 .DELETE_ON_ERROR:
 
 all: $(BINS) $(UNIT_BINS) $(TARGET_BINS) $(GOLDEN_BINS)
@@ -97,10 +97,18 @@ deps:
 test: deps
 	@$(MAKE) --no-print-directory check
 
-check: all asan fuzzers man
+check: all asan fuzzers man rust
 	@./tests/run-all.sh
 
 asan: $(ASAN_BINS)
+
+# The Rust tracing layer (rust/recorder-tracing), built offline against Debian's
+# packaged crates (rust/.cargo/config.toml) into build/rust. tests/run-all.sh --unit
+# runs its cargo test.
+CARGO ?= cargo
+RUST_ENV = CARGO_TARGET_DIR=$(CURDIR)/$(BUILD)/rust
+rust:
+	cd rust && $(RUST_ENV) $(CARGO) build --offline -p recorder-tracing --lib --examples
 
 fuzzers: $(FUZZ_BINS)
 
