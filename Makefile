@@ -130,12 +130,9 @@ demo: deps
 # rust/bench), built offline by cargo into build/rust, --release (the bench needs it;
 # the test programs share its build of the dependencies). cargo decides what is stale.
 # make check builds them before tests/run-all.sh runs tests/e2e/test_rust.sh.
-CARGO ?= cargo
-RUST_OUT := $(BUILD)/rust
 .PHONY: rust-e2e
 rust-e2e:
-	cd rust && CARGO_TARGET_DIR=$(CURDIR)/$(RUST_OUT) $(CARGO) build --offline --release \
-		-p recorder-e2e -p recorder-bench
+	cd rust && $(RUST_ENV) $(CARGO) build --offline --release -p recorder-e2e -p recorder-bench
 check e2e: rust-e2e
 
 # Benchmarks (root): several interleaved rounds; writes docs/BENCHMARKS.md and

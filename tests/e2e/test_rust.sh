@@ -153,6 +153,15 @@ test_rust_mixed_c_and_rust() {
 		got+="$s $(nm "$RUST_MIXED" | awk -v s="$s" '$3 == s' | grep -c .)"$'\n'
 	done
 	expect "nm: each defined once in the mixed binary" "$want" "$got" || return 1
+	# The notes of both languages' sites (C's and Rust's event, span_enter and span_exit
+	# sites) name that one semaphore.
+	local notes
+	notes=$(readelf -n "$RUST_MIXED" | awk '$1 == "Name:" { n = $2 } /Semaphore:/ { print n, $NF }')
+	expect "readelf: one semaphore address per probe name" "" \
+		"$(sort -u <<<"$notes" | awk '{ print $1 }' | uniq -d)" || return 1
+	expect "readelf: event, span_enter and span_exit sites of both languages" "event span_enter span_exit" \
+		"$(awk '{ print $1 }' <<<"$notes" | sort | uniq -c | awk '$1 >= 2 && $2 != "attached" && $2 != "batch" { print $2 }' |
+			tr '\n' ' ' | sed 's/ $//')" || return 1
 	start_target "$RUST_MIXED" || return 1
 	attach "$TARGET_PID" || return 1
 	wait_for "$T/target.out" '^ready' || { cat "$T/target.err"; return 1; }

@@ -36,6 +36,7 @@ struct Scenario {
     recordings: Vec<(&'static str, Recording)>,
     held: Vec<EnteredSpan>,
     holders: Vec<mpsc::Sender<()>>,
+    running: Vec<mpsc::Receiver<()>>,
 }
 
 impl Scenario {
@@ -106,7 +107,7 @@ fn active_spans(sc: &mut Scenario, r: &Recorder) {
 }
 
 /// A thread that runs f, then holds whatever f returned (entered spans) until the
-/// epilogue: the test reads its stack meanwhile.
+/// epilogue: the test reads its stack meanwhile. wait_held waits until f is done.
 fn hold_on_thread<F>(sc: &mut Scenario, name: &str, f: F)
 where
     F: FnOnce() -> Vec<EnteredSpan> + Send + 'static,
@@ -122,8 +123,15 @@ where
             drop(held);
         })
         .unwrap();
-    done_rx.recv().unwrap();
     sc.holders.push(tx);
+    sc.running.push(done_rx);
+}
+
+/// Until every thread started by hold_on_thread has run its f.
+fn wait_held(sc: &mut Scenario) {
+    for done in sc.running.drain(..) {
+        done.recv().unwrap();
+    }
 }
 
 /// Spans that cross threads:
@@ -182,6 +190,8 @@ fn threads(sc: &mut Scenario, r: &Recorder) {
         info!("a after the foreign exit");
         vec![ga]
     });
+
+    wait_held(sc);
 
     // A future with its span, polled on three threads in turn.
     let task = sc.record(r, 10, "task");
