@@ -478,8 +478,13 @@ where
                 None => return,
             }
         };
+        let blob = if recording_span {
+            meta::RECORDING_SPAN.as_ptr() as u64
+        } else {
+            meta::blob(span.metadata()).addr
+        };
         let canon = RecSpan {
-            meta: meta::blob(span.metadata()).addr,
+            meta: blob,
             recording_key: key,
             recording: rec,
             parent,

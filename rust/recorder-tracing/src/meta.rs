@@ -18,6 +18,15 @@ pub const BLOB_MAX: usize = 2048;
 /// A span of no recording: never shown, but its frame must point at a valid blob.
 pub static PLAIN_SPAN: &[u8] = b"RCS1\0S\x002\0span\0recorder_tracing\0\x000\0\x000\0";
 
+/// The recording span's callsite, in the image's read-only data as the header's
+/// literals are: the black box names the spans a process died in from the
+/// file once the process is gone, and a blob on the heap is gone with it.
+pub static RECORDING_SPAN: &[u8] = concat!(
+    "RCS1\0", "S\0", "2\0", "recording\0", "recorder_tracing\0", file!(), "\0",
+    line!(), "\0", "\0", "3\0", "recording\0", "recorder\0", "subject\0"
+)
+.as_bytes();
+
 /// A string of the blob: cut at a NUL (it would end the field) and at max bytes.
 fn push_str(out: &mut Vec<u8>, s: &str, max: usize) {
     let b = s.as_bytes();
@@ -124,6 +133,14 @@ mod tests {
             f,
             vec!["RCS1", "E", "3", "event src/x.rs:7", "app::x", "src/x.rs", "7", "", "2", "message", "id"]
         );
+    }
+
+    #[test]
+    fn the_recording_span_blob_parses() {
+        let f = parse(&RECORDING_SPAN[..RECORDING_SPAN.len() - 1]);
+        assert_eq!(f.len(), 12);
+        assert_eq!(&f[..5], ["RCS1", "S", "2", "recording", "recorder_tracing"]);
+        assert_eq!(&f[8..], ["3", "recording", "recorder", "subject"]);
     }
 
     #[test]
