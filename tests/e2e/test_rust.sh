@@ -125,20 +125,21 @@ a huge display
 eleven fields
 still alive' "$(jq -r .fields.message <<<"$json")" || return 1
 	expect "the panicking Display: the event kept with its other fields, the field marked" \
-		'{"after":1,"bad":"panicked"}' \
-		"$(jq -c 'select(.fields.message == "a panicking display") |
-			{after: .fields.after, bad: .field_status.bad}' <<<"$json")" || return 1
+		'{"after":1,"bad":"<panicked>"}' \
+		"$(jq -c 'select(.fields.message == "a panicking display") | {after: .fields.after, bad: .fields.bad}' \
+			<<<"$json")" || return 1
 	# Cut as C strings are: the first 255 bytes, marked truncated.
 	long="$(printf '0123456789%.0s' $(seq 25))01234"
 	expect "the huge Display: cut and marked" \
 		'{"after":2,"huge":"'"$long"'","status":"truncated"}' \
 		"$(jq -c 'select(.fields.message == "a huge display") |
 			{after: .fields.after, huge: .fields.huge, status: .field_status.huge}' <<<"$json")" || return 1
-	expect "eleven fields: the first 8 kept, the other 3 counted" \
-		'{"kept":["message","f1","f2","f3","f4","f5","f6","f7"],"values":[1,2,3,4,5,6,7],"dropped":3}' \
+	expect "eleven fields: the first 8 kept" \
+		'{"kept":["message","f1","f2","f3","f4","f5","f6","f7"],"values":[1,2,3,4,5,6,7]}' \
 		"$(jq -c 'select(.fields.message == "eleven fields") |
-			{kept: (.fields | keys_unsorted), values: [.fields[] | numbers],
-			 dropped: .fields_dropped}' <<<"$json")" || return 1
+			{kept: (.fields | keys_unsorted), values: [.fields[] | numbers]}' <<<"$json")" || return 1
+	expect "... and the other 3 counted (recorder_tracing::fields_left_out())" "fields_left_out 3" \
+		"$(grep '^fields_left_out ' "$T/target.out")" || return 1
 	expect "the panic went to stderr, the process did not end" "ready" "$(tail -1 "$T/target.out")"
 }
 

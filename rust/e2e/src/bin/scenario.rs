@@ -117,10 +117,12 @@ where
     thread::Builder::new()
         .name(name.to_string())
         .spawn(move || {
-            let held = f();
+            let mut held = f();
             done_tx.send(()).unwrap();
             let _ = rx.recv();
-            drop(held);
+            while let Some(g) = held.pop() {
+                drop(g);
+            }
         })
         .unwrap();
     sc.holders.push(tx);
@@ -135,24 +137,25 @@ fn wait_held(sc: &mut Scenario) {
 }
 
 /// Spans that cross threads:
-/// - "shared": one child span entered on two threads at once, both still inside it;
+/// - "shared": a recording span and its child entered on two threads at once, both
+///   still inside them;
 /// - "cross_a"/"cross_b": a span entered on thread A is exited and closed from
 ///   thread B, which is inside its own recording: neither thread's stack changes;
 /// - "task": a future instrumented with its span, polled on three threads in turn.
 fn threads(sc: &mut Scenario, r: &Recorder) {
-    // A span entered on two threads at once.
+    // A recording span and its child, both entered on two threads at once.
     let shared = sc.record(r, 10, "shared");
     let root = sc.rec(shared).span("shared");
     let child = info_span!(parent: &root, "shared_child");
     let both_inside = Arc::new(Barrier::new(2));
     for t in 0..2u64 {
-        let child = child.clone();
+        let (root, child) = (root.clone(), child.clone());
         let both_inside = Arc::clone(&both_inside);
         hold_on_thread(sc, &format!("shared{}", t), move || {
-            let g = child.entered();
+            let held = vec![root.entered(), child.entered()];
             both_inside.wait();
             info!(thread = t, "inside the shared span");
-            vec![g]
+            held
         });
     }
     drop(child);
@@ -297,6 +300,10 @@ fn bad_input(sc: &mut Scenario, r: &Recorder) {
         "eleven fields"
     );
     info!("still alive");
+    say(&format!(
+        "fields_left_out {}",
+        recorder_tracing::fields_left_out()
+    ));
 }
 
 type Run = fn(&mut Scenario, &Recorder);
