@@ -82,6 +82,8 @@ shared shared_child>recording' \
 		return 1
 	expect "the shared span's two stacks are on two threads" 2 \
 		"$(rtail --stacks --json --subject shared | jq -r .tid | sort -u | grep -c .)" || return 1
+	expect "B's exit of a span it was not in is counted, as a C one's" 1 \
+		"$(rtail --stats --json | jq .counters.exit_unmatched)" || return 1
 	expect "thread A's stack is on the thread of A's events, B's on B's" \
 		"$(tid_of_event 'a after the foreign exit') $(tid_of_event 'b after the foreign exit')" \
 		"$(rtail --stacks --json --subject cross_a | jq -r .tid) $(rtail --stacks --json --subject cross_b | jq -r .tid)"
