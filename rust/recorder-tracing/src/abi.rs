@@ -26,10 +26,16 @@ macro_rules! rec_site {
             "992: .balign 4\n",
             "993: .8byte 990b\n",
             ".8byte _.stapsdt.base\n",
-            ".8byte recorder_", $name, "_semaphore\n",
+            ".8byte recorder_",
+            $name,
+            "_semaphore\n",
             ".asciz \"recorder\"\n",
-            ".asciz \"", $name, "\"\n",
-            ".asciz \"", $args, "\"\n",
+            ".asciz \"",
+            $name,
+            "\"\n",
+            ".asciz \"",
+            $args,
+            "\"\n",
             "994: .balign 4\n",
             ".popsection\n",
             ".ifndef _.stapsdt.base\n",
@@ -48,12 +54,22 @@ macro_rules! rec_site {
 macro_rules! rec_sema {
     ($name:literal) => {
         concat!(
-            ".weak recorder_", $name, "_semaphore\n",
-            ".hidden recorder_", $name, "_semaphore\n",
-            ".type recorder_", $name, "_semaphore, @object\n",
-            ".size recorder_", $name, "_semaphore, 2\n",
+            ".weak recorder_",
+            $name,
+            "_semaphore\n",
+            ".hidden recorder_",
+            $name,
+            "_semaphore\n",
+            ".type recorder_",
+            $name,
+            "_semaphore, @object\n",
+            ".size recorder_",
+            $name,
+            "_semaphore, 2\n",
             ".balign 2\n",
-            "recorder_", $name, "_semaphore: .2byte 0\n"
+            "recorder_",
+            $name,
+            "_semaphore: .2byte 0\n"
         )
     };
 }
@@ -62,12 +78,25 @@ macro_rules! rec_sema {
 macro_rules! rec_weak {
     ($sym:literal, $sect:literal, $size:literal) => {
         concat!(
-            ".pushsection ", $sect, "\n",
-            ".weak ", $sym, "\n",
-            ".type ", $sym, ", @object\n",
-            ".size ", $sym, ", ", $size, "\n",
+            ".pushsection ",
+            $sect,
+            "\n",
+            ".weak ",
+            $sym,
+            "\n",
+            ".type ",
+            $sym,
+            ", @object\n",
+            ".size ",
+            $sym,
+            ", ",
+            $size,
+            "\n",
             ".balign 8\n",
-            $sym, ": .zero ", $size, "\n",
+            $sym,
+            ": .zero ",
+            $size,
+            "\n",
             ".popsection\n"
         )
     };
@@ -242,13 +271,24 @@ pub fn set_tbuf(p: usize) {
 macro_rules! rec_probe_fn {
     ($sym:literal, $name:literal, $args:literal) => {
         concat!(
-            ".weak ", $sym, "\n",
-            ".hidden ", $sym, "\n",
-            ".type ", $sym, ", @function\n",
-            $sym, ":\n",
+            ".weak ",
+            $sym,
+            "\n",
+            ".hidden ",
+            $sym,
+            "\n",
+            ".type ",
+            $sym,
+            ", @function\n",
+            $sym,
+            ":\n",
             rec_site!($name, $args),
             "ret\n",
-            ".size ", $sym, ", .-", $sym, "\n"
+            ".size ",
+            $sym,
+            ", .-",
+            $sym,
+            "\n"
         )
     };
 }
@@ -263,8 +303,7 @@ global_asm!(
     rec_probe_fn!("rec__rs_probe_batch_open", "batch", "8@%rdi 8@%rsi 8@%rdx"),
     rec_probe_fn!("rec__rs_probe_trigger", "trigger", "8@%rdi 8@%rsi 8@%rdx"),
     rec_probe_fn!("rec__rs_probe_recording_new", "recording_new", "8@%rdi 8@%rsi 8@%rdx 8@%rcx"),
-    rec_probe_fn!("rec__rs_probe_recording_span", "recording_span",
-                  "8@%rdi 8@%rsi 8@%rdx 8@%rcx"),
+    rec_probe_fn!("rec__rs_probe_recording_span", "recording_span", "8@%rdi 8@%rsi 8@%rdx 8@%rcx"),
     rec_probe_fn!("rec__rs_probe_span_exit", "span_exit", "8@%rdi 8@%rsi 8@%rdx 8@%rcx"),
     rec_probe_fn!("rec__rs_probe_span_enter", "span_enter", "8@%rdi 8@%rsi 8@%rdx 8@%rcx 8@%r8"),
     // The event: meta, types, key, span in rdi, rsi, rdx, rcx; r8 points at the
@@ -285,7 +324,10 @@ global_asm!(
     "movq 40(%r8), %r12",
     "movq 48(%r8), %r13",
     "movq 56(%r8), %r14",
-    rec_site!("event", "8@%rdi 8@%rsi 8@%rdx 8@%rcx 8@%r9 8@%r10 8@%r11 8@%rax 8@%rbx 8@%r12 8@%r13 8@%r14"),
+    rec_site!(
+        "event",
+        "8@%rdi 8@%rsi 8@%rdx 8@%rcx 8@%r9 8@%r10 8@%r11 8@%rax 8@%rbx 8@%r12 8@%r13 8@%r14"
+    ),
     "popq %r14",
     "popq %r13",
     "popq %r12",

@@ -122,7 +122,6 @@ pub fn type_of(types: u64, i: usize) -> u64 {
     (types >> (4 * i)) & 0xf
 }
 
-
 /// A level as the ABI numbers it: 0 TRACE .. 4 ERROR.
 pub fn level(l: &tracing::Level) -> u8 {
     match *l {

@@ -422,8 +422,16 @@ impl RecorderLayer {
         let head = [blob.addr, f.types, key, span, rec];
         if abi::batch_on() {
             if let Some(b) = batch::get(abi::current()) {
-                let mut vals = [Val::Word(0), Val::Word(0), Val::Word(0), Val::Word(0),
-                                Val::Word(0), Val::Word(0), Val::Word(0), Val::Word(0)];
+                let mut vals = [
+                    Val::Word(0),
+                    Val::Word(0),
+                    Val::Word(0),
+                    Val::Word(0),
+                    Val::Word(0),
+                    Val::Word(0),
+                    Val::Word(0),
+                    Val::Word(0),
+                ];
                 for i in 0..n {
                     vals[i] = if encode::type_of(f.types, i) != TYPE_STR {
                         Val::Word(f.vals[i])
@@ -474,7 +482,9 @@ where
             };
             let ext = parent.extensions();
             match ext.get::<SpanRec>() {
-                Some(p) => (p.canon.recording_key, p.canon.recording, &p.canon as *const RecSpan as u64),
+                Some(p) => {
+                    (p.canon.recording_key, p.canon.recording, &p.canon as *const RecSpan as u64)
+                }
                 None => return,
             }
         };
@@ -483,14 +493,8 @@ where
         } else {
             meta::blob(span.metadata()).addr
         };
-        let canon = RecSpan {
-            meta: blob,
-            recording_key: key,
-            recording: rec,
-            parent,
-            prev: 0,
-            entered: 0,
-        };
+        let canon =
+            RecSpan { meta: blob, recording_key: key, recording: rec, parent, prev: 0, entered: 0 };
         let mut ext = span.extensions_mut();
         ext.insert(SpanRec { canon });
         if recording_span {
@@ -550,10 +554,8 @@ where
                 Ok(f) => f,
                 Err(_) => return,
             };
-            let f = frames
-                .free
-                .pop()
-                .unwrap_or_else(|| Box::into_raw(Box::new(RecSpan::default())));
+            let f =
+                frames.free.pop().unwrap_or_else(|| Box::into_raw(Box::new(RecSpan::default())));
             let armed = abi::armed(Sema::SpanEnter);
             let b = if armed && abi::batch_on() { batch::get(abi::current()) } else { None };
             fr.prev = abi::current() as u64;

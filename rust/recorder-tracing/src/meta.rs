@@ -22,8 +22,18 @@ pub static PLAIN_SPAN: &[u8] = b"RCS1\0S\x002\0span\0recorder_tracing\0\x000\0\x
 /// literals are: the black box names the spans a process died in from the
 /// file once the process is gone, and a blob on the heap is gone with it.
 pub static RECORDING_SPAN: &[u8] = concat!(
-    "RCS1\0", "S\0", "2\0", "recording\0", "recorder_tracing\0", "recorder_tracing\0",
-    "0\0", "\0", "3\0", "recording\0", "recorder\0", "subject\0"
+    "RCS1\0",
+    "S\0",
+    "2\0",
+    "recording\0",
+    "recorder_tracing\0",
+    "recorder_tracing\0",
+    "0\0",
+    "\0",
+    "3\0",
+    "recording\0",
+    "recorder\0",
+    "subject\0"
 )
 .as_bytes();
 
@@ -131,7 +141,19 @@ mod tests {
         let f = parse(&b[..b.len() - 1]);
         assert_eq!(
             f,
-            vec!["RCS1", "E", "3", "event src/x.rs:7", "app::x", "src/x.rs", "7", "", "2", "message", "id"]
+            vec![
+                "RCS1",
+                "E",
+                "3",
+                "event src/x.rs:7",
+                "app::x",
+                "src/x.rs",
+                "7",
+                "",
+                "2",
+                "message",
+                "id"
+            ]
         );
     }
 
@@ -140,8 +162,20 @@ mod tests {
         let f = parse(&RECORDING_SPAN[..RECORDING_SPAN.len() - 1]);
         assert_eq!(
             f,
-            vec!["RCS1", "S", "2", "recording", "recorder_tracing", "recorder_tracing", "0", "",
-                 "3", "recording", "recorder", "subject"]
+            vec![
+                "RCS1",
+                "S",
+                "2",
+                "recording",
+                "recorder_tracing",
+                "recorder_tracing",
+                "0",
+                "",
+                "3",
+                "recording",
+                "recorder",
+                "subject"
+            ]
         );
     }
 
