@@ -14,16 +14,7 @@ fn main() {
     let out = PathBuf::from(env::var("OUT_DIR").unwrap()).join("mixed.o");
     let cc = env::var("CC").unwrap_or_else(|_| "cc".to_string());
     let status = Command::new(&cc)
-        .args([
-            "-c",
-            "-g",
-            "-O2",
-            "-fPIC",
-            "-Wall",
-            "-Wextra",
-            "-Werror",
-            "-std=gnu11",
-        ])
+        .args(["-c", "-g", "-O2", "-fPIC", "-Wall", "-Wextra", "-Werror", "-std=gnu11"])
         .arg("-I")
         .arg(&include)
         .arg(&src)
@@ -31,17 +22,9 @@ fn main() {
         .arg(&out)
         .status()
         .unwrap_or_else(|e| panic!("cannot run the C compiler '{}': {}", cc, e));
-    assert!(
-        status.success(),
-        "'{}' failed to compile {}",
-        cc,
-        src.display()
-    );
+    assert!(status.success(), "'{}' failed to compile {}", cc, src.display());
     println!("cargo:rustc-link-arg-bin=rust-mixed={}", out.display());
     println!("cargo:rerun-if-changed={}", src.display());
-    println!(
-        "cargo:rerun-if-changed={}",
-        include.join("recorder.h").display()
-    );
+    println!("cargo:rerun-if-changed={}", include.join("recorder.h").display());
     println!("cargo:rerun-if-env-changed=CC");
 }

@@ -89,14 +89,21 @@ shared shared_child>recording' \
 		"$(rtail --stacks --json --subject cross_a | jq -r .tid) $(rtail --stacks --json --subject cross_b | jq -r .tid)"
 }
 
-# A Rust process killed by SIGKILL inside its spans: the black box has its last
-# events, exact counts and the stack it died in (on the batch path, the events
-# still in its thread's buffer at the kill).
+# A Rust process killed by SIGKILL inside its spans, idle since its last events
+# (which recorder-attach has seen live): the black box has those events with their
+# fields, exact counts, and the stack it died in, named. (A callsite whose first
+# record reaches recorder-attach only after the death cannot be named: the Rust
+# layer's callsites are on the heap; docs/probe-abi.md.)
 test_rust_kill_9_black_box() {
 	rust_built "$RUST_SCENARIO" || return 1
 	start_target "$RUST_SCENARIO" blackbox || return 1
 	attach_dumping "$TARGET_PID" || return 1
 	wait_for "$T/target.out" '^ready' || { cat "$T/target.err"; return 1; }
+	local i
+	for ((i = 0; i < 500; i++)); do
+		[ "$(rtail --list --json | jq .seen)" = 20 ] && break
+		sleep 0.02
+	done
 	kill -9 "$TARGET_PID"
 	local dump
 	dump=$(dump_of "$TARGET_PID") || return 1

@@ -132,11 +132,7 @@ fn main() {
         ab("detached", &ours, &registry, &rec, Op::Event, iters, chunks);
         return;
     }
-    let fmt = Dispatch::new(
-        tracing_subscriber::fmt()
-            .with_writer(std::io::sink)
-            .finish(),
-    );
+    let fmt = Dispatch::new(tracing_subscriber::fmt().with_writer(std::io::sink).finish());
     wait_usr1();
     let n = (iters / chunks).max(1);
     let warm = (iters / 10).max(1);

@@ -85,11 +85,7 @@ pub fn wait_for_attach(prog: &str) {
     let deadline = Instant::now() + ATTACH_TIMEOUT;
     while !recorder_tracing::is_attached() {
         if Instant::now() >= deadline {
-            eprintln!(
-                "{}: no recorder attached after {} s",
-                prog,
-                ATTACH_TIMEOUT.as_secs()
-            );
+            eprintln!("{}: no recorder attached after {} s", prog, ATTACH_TIMEOUT.as_secs());
             exit(3);
         }
         sleep(Duration::from_millis(1));

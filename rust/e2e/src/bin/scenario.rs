@@ -300,10 +300,7 @@ fn bad_input(sc: &mut Scenario, r: &Recorder) {
         "eleven fields"
     );
     info!("still alive");
-    say(&format!(
-        "fields_left_out {}",
-        recorder_tracing::fields_left_out()
-    ));
+    say(&format!("fields_left_out {}", recorder_tracing::fields_left_out()));
 }
 
 type Run = fn(&mut Scenario, &Recorder);
@@ -311,15 +308,9 @@ type Run = fn(&mut Scenario, &Recorder);
 const SCENARIOS: &[(&str, Run)] = &[
     ("events_are_recorded", events_are_recorded),
     ("last_n_entries", last_n_entries),
-    (
-        "events_outside_span_are_not_recorded",
-        events_outside_span_are_not_recorded,
-    ),
+    ("events_outside_span_are_not_recorded", events_outside_span_are_not_recorded),
     ("child_span_inherits_recorder", child_span_inherits_recorder),
-    (
-        "recording_spans_are_isolated_across_nested_recordings",
-        recording_spans_are_isolated,
-    ),
+    ("recording_spans_are_isolated_across_nested_recordings", recording_spans_are_isolated),
     ("active_spans", active_spans),
     ("threads", threads),
     ("blackbox", blackbox),
