@@ -347,12 +347,30 @@ impl Visit for KeyVisitor {
 /// An event's fields as the probe carries them.
 struct Fields {
     md: &'static Metadata<'static>,
+    /// Fields the event carries: its callsite's, at most 8.
+    n: usize,
     types: u64,
     vals: [u64; MAX_FIELDS],
     strs: [StrBuf; MAX_FIELDS],
 }
 
 impl Fields {
+    /// The event's fields, in its callsite's order: the first 8 of them, a
+    /// field left unrecorded a NULL string (the types end at the first 0).
+    fn of(event: &Event<'_>) -> Fields {
+        let md = event.metadata();
+        let n = md.fields().len().min(MAX_FIELDS);
+        let mut f = Fields { md, n, types: 0, vals: [0; MAX_FIELDS], strs: [NO_STR; MAX_FIELDS] };
+        event.record(&mut f);
+        for i in 0..n {
+            if encode::type_of(f.types, i) == 0 {
+                f.types = encode::types_set(f.types, i, TYPE_STR);
+                f.vals[i] = 0;
+            }
+        }
+        f
+    }
+
     /// The field's place in the callsite, if it is one of the first 8.
     fn slot(&mut self, field: &Field, t: u64) -> Option<usize> {
         let i = self.md.fields().iter().take(MAX_FIELDS).position(|f| f == *field)?;
@@ -404,21 +422,12 @@ impl RecorderLayer {
     /// Emits an event of recording key, in span (a struct rec_span's address).
     #[inline(never)]
     fn emit(&self, event: &Event<'_>, key: u64, span: u64, rec: u64) {
-        let md = event.metadata();
-        let blob = meta::blob(md);
-        let mut f = Fields { md, types: 0, vals: [0; MAX_FIELDS], strs: [NO_STR; MAX_FIELDS] };
-        event.record(&mut f);
+        let blob = meta::blob(event.metadata());
         if blob.dropped != 0 {
             FIELDS_LEFT_OUT.fetch_add(blob.dropped as u64, Ordering::Relaxed);
         }
-        // A field left unrecorded is a NULL string: the types end at the first 0.
-        let n = md.fields().len().min(MAX_FIELDS);
-        for i in 0..n {
-            if encode::type_of(f.types, i) == 0 {
-                f.types = encode::types_set(f.types, i, TYPE_STR);
-                f.vals[i] = 0;
-            }
-        }
+        let mut f = Fields::of(event);
+        let n = f.n;
         let head = [blob.addr, f.types, key, span, rec];
         if abi::batch_on() {
             if let Some(b) = batch::get(abi::current()) {
@@ -708,6 +717,92 @@ mod tests {
             drop(g);
             assert_eq!(abi::current(), 0);
         });
+    }
+
+    thread_local! {
+        static LEFT_OUT: std::cell::Cell<usize> = std::cell::Cell::new(0);
+    }
+
+    /// A layer that keeps what Fields::of makes of each event.
+    struct Capture(std::sync::Arc<std::sync::Mutex<Vec<(u64, Vec<u64>, Vec<Vec<u8>>)>>>);
+
+    impl<S: Subscriber> Layer<S> for Capture {
+        fn on_event(&self, event: &Event<'_>, _: Context<'_, S>) {
+            let f = Fields::of(event);
+            LEFT_OUT.with(|l| l.set(meta::build(event.metadata()).1));
+            let strs = f.strs.iter().take(f.n).map(|s| s.bytes().to_vec()).collect();
+            self.0.lock().unwrap().push((f.types, f.vals[..f.n].to_vec(), strs));
+        }
+    }
+
+    fn capture(f: impl FnOnce()) -> Vec<(u64, Vec<u64>, Vec<Vec<u8>>)> {
+        use tracing_subscriber::prelude::*;
+        let got = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sub = tracing_subscriber::registry().with(Capture(got.clone()));
+        tracing::subscriber::with_default(sub, f);
+        let v = got.lock().unwrap().clone();
+        v
+    }
+
+    #[test]
+    fn fields_are_typed_in_callsite_order() {
+        let err = std::io::Error::new(std::io::ErrorKind::Other, "disk full");
+        let got = capture(|| {
+            tracing::info!(
+                a = -3i64,
+                b = 7u64,
+                c = 0.5f64,
+                d = true,
+                e = "text",
+                f = ?(1, 2),
+                g = &err as &dyn std::error::Error,
+                "hello {}",
+                "world"
+            )
+        });
+        let (types, vals, strs) = &got[0];
+        // message first: tracing puts it before the named fields.
+        assert_eq!(*types, 0x1115_4321);
+        assert_eq!(strs[0], b"hello world");
+        assert_eq!(vals[1], -3i64 as u64);
+        assert_eq!(vals[2], 7);
+        assert_eq!(vals[3], 0.5f64.to_bits());
+        assert_eq!(vals[4], 1);
+        assert_eq!(strs[5], b"text");
+        assert_eq!(strs[6], b"(1, 2)");
+        assert_eq!(strs[7], b"disk full");
+    }
+
+    #[test]
+    fn an_event_keeps_its_first_8_fields() {
+        let got = capture(|| {
+            tracing::info!(a = 1, b = 2, c = 3, d = 4, e = 5, f = 6, g = 7, h = 8, i = 9, "ten")
+        });
+        let (types, vals, strs) = &got[0];
+        assert_eq!(*types, 0x2222_2221);
+        assert_eq!(strs[0], b"ten");
+        assert_eq!(vals[1..], [1, 2, 3, 4, 5, 6, 7]);
+        // The message and a..g are kept; h and i are counted as left out.
+        assert_eq!(LEFT_OUT.with(|l| l.get()), 2);
+    }
+
+    #[test]
+    fn a_panicking_field_leaves_the_event_and_the_program() {
+        struct Panics;
+        impl std::fmt::Display for Panics {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("half")?;
+                panic!("a Display that panics");
+            }
+        }
+        let prev = std::panic::take_hook();
+        std::panic::set_hook(Box::new(|_| {}));
+        let got = capture(|| tracing::info!(p = %Panics, after = 1u64, "bad"));
+        std::panic::set_hook(prev);
+        let (types, vals, strs) = &got[0];
+        assert_eq!(*types, 0x311);
+        assert_eq!(strs[1], b"half<panicked>");
+        assert_eq!(vals[2], 1);
     }
 
     #[test]
