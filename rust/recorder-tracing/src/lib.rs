@@ -806,6 +806,42 @@ mod tests {
     }
 
     #[test]
+    fn an_exit_on_another_thread_leaves_both_chains() {
+        use tracing_subscriber::prelude::*;
+        let recorder = Recorder::new();
+        let recording = recorder.record(4);
+        let dispatch =
+            tracing::Dispatch::new(tracing_subscriber::registry().with(recorder.layer()));
+        tracing::dispatcher::with_default(&dispatch, || {
+            let root = recording.span("s");
+            let _in = root.enter();
+            let span = tracing::info_span!("shared");
+            let id = span.id().unwrap();
+            dispatch.enter(&id);
+            let here = abi::current();
+            // SAFETY: the thread is in that frame.
+            assert_eq!(unsafe { (*(here as *const RecSpan)).recording_key }, recording.key());
+            let (d, i) = (dispatch.clone(), id.clone());
+            let there = std::thread::spawn(move || {
+                tracing::dispatcher::with_default(&d, || {
+                    let other = tracing::info_span!("other");
+                    let _o = other.enter();
+                    let before = abi::current();
+                    // An exit of a span this thread never entered.
+                    d.exit(&i);
+                    before == abi::current() && before != 0
+                })
+            })
+            .join()
+            .unwrap();
+            assert!(there, "the other thread's chain changed");
+            assert_eq!(abi::current(), here, "this thread's chain changed");
+            dispatch.exit(&id);
+            assert_ne!(abi::current(), here);
+        });
+    }
+
+    #[test]
     fn out_of_order_exits_unlink() {
         let mut a = RecSpan { entered: 1, ..RecSpan::default() };
         let mut b = RecSpan { entered: 1, ..RecSpan::default() };
