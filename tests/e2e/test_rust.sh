@@ -187,3 +187,34 @@ mixed 4 mixed.c inside c_held null' \
 		'{"subject":"mixed","stack":["c_held","rust_held","recording"]}' \
 		"$(rtail --stacks --json | jq -c '{subject, stack: [.stack[].name]}')"
 }
+
+# Triggers and exports of a Rust process (rust-scenario incident): an error! fires a
+# level rule and Recording::trigger() a code rule, each saving its own recording's
+# story; a request's spans are in --spans and in the chrome trace.
+test_rust_triggers_and_exports() {
+	rust_built "$RUST_SCENARIO" || return 1
+	start_target "$RUST_SCENARIO" incident || return 1
+	trig_attach --trigger 'level>=error' --trigger 'code:health*' --trigger-after 0 || return 1
+	wait_for "$T/target.out" '^ready' || { cat "$T/target.err"; return 1; }
+	local s1 s2 s key
+	s1=$(snapshot_of 1) && s2=$(snapshot_of 2) || return 1
+	expect "two snapshots: the failed request's story alone, the health check's alone" \
+		'code:health* health checking
+level>=error req[7] step 0|step 1|request failed 503' \
+		"$(for s in "$s1" "$s2"; do
+			echo "$(jq -r .trigger.rule "$s") $($B/recorder-tail --file "$s" --list --json | jq -r .subject)" \
+				"$($B/recorder-tail --file "$s" --json | jq -r 'select(.seq != null) |
+					[.fields.message, .fields.step, .fields.status] | map(select(. != null)) | join(" ")' |
+					paste -sd'|')"
+		done | LC_ALL=C sort)" || return 1
+	key=$(key_of 'req[3]')
+	# The probe ABI has no span fields: the span's req is not recorded (as with C).
+	expect "a request's spans, left in order: request (with its file), then its recording span" \
+		'request scenario.rs
+recording' \
+		"$(rtail --recording "$key" --spans --json |
+			jq -r 'select(.type == "span") | .name + (if .name == "request" then " " + (.file | split("/") | last) else "" end)')" ||
+		return 1
+	expect "the chrome trace draws them" '["recording","request"]' \
+		"$(rtail --recording "$key" --format chrome | jq -c '[.traceEvents[] | select(.ph == "X" or .ph == "B") | .name] | unique')"
+}

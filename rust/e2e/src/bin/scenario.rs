@@ -23,7 +23,7 @@ use std::thread;
 use recorder_e2e::{block_signals, say, say_pid, wait_for_attach, wait_stop};
 use recorder_tracing::{Recorder, Recording};
 use tracing::span::EnteredSpan;
-use tracing::{info, info_span, Instrument, Span};
+use tracing::{error, info, info_span, Instrument, Span};
 use tracing_subscriber::prelude::*;
 
 const PROG: &str = "rust-scenario";
@@ -303,6 +303,33 @@ fn bad_input(sc: &mut Scenario, r: &Recorder) {
     say(&format!("fields_left_out {}", recorder_tracing::fields_left_out()));
 }
 
+/// Incidents: 10 requests, each its own recording, span "request" and 3 steps;
+/// request 7's last step is an error. Then a "health" recording whose code calls
+/// trigger().
+fn incident(sc: &mut Scenario, r: &Recorder) {
+    for req in 0..10u64 {
+        let name: &'static str = Box::leak(format!("req[{}]", req).into_boxed_str());
+        let i = sc.record(r, 10, name);
+        let root = sc.rec(i).span(name);
+        let _g = root.enter();
+        let request = info_span!("request", req = req);
+        let _rg = request.enter();
+        for step in 0..2u64 {
+            info!(step = step, "step");
+        }
+        if req == 7 {
+            error!(status = 503u64, "request failed");
+        } else {
+            info!(status = 200u64, "request done");
+        }
+    }
+    let i = sc.record(r, 10, "health");
+    let root = sc.rec(i).span("health");
+    let _g = root.enter();
+    info!("checking");
+    sc.rec(i).trigger("health check failed");
+}
+
 type Run = fn(&mut Scenario, &Recorder);
 
 const SCENARIOS: &[(&str, Run)] = &[
@@ -315,6 +342,7 @@ const SCENARIOS: &[(&str, Run)] = &[
     ("threads", threads),
     ("blackbox", blackbox),
     ("bad_input", bad_input),
+    ("incident", incident),
 ];
 
 fn usage() {
