@@ -4,6 +4,7 @@
 //! cut as include/recorder.h cuts a `REC_STRN`. Pure logic, no probe.
 
 use std::fmt::{self, Write};
+use std::mem::MaybeUninit;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 pub const MAX_FIELDS: usize = 8;
@@ -30,7 +31,8 @@ pub const PANICKED: &str = "<panicked>";
 /// so that it marks a longer one truncated, as for a C string), cut at the
 /// first NUL as a C string is, and NUL-terminated for the per-event probe.
 pub struct StrBuf {
-    buf: [u8; STR_MAX + 1],
+    /// Written up to len (and the NUL c_ptr puts there); never zeroed first.
+    buf: [MaybeUninit<u8>; STR_MAX + 1],
     len: usize,
     /// A NUL was written, or the value went on past STR_MAX bytes: no more is taken.
     full: bool,
@@ -38,7 +40,7 @@ pub struct StrBuf {
 
 impl StrBuf {
     pub const fn new() -> Self {
-        StrBuf { buf: [0; STR_MAX + 1], len: 0, full: false }
+        StrBuf { buf: [MaybeUninit::uninit(); STR_MAX + 1], len: 0, full: false }
     }
 
     pub fn clear(&mut self) {
@@ -57,7 +59,14 @@ impl StrBuf {
             n = z;
             self.full = true;
         }
-        self.buf[self.len..self.len + n].copy_from_slice(&s[..n]);
+        // SAFETY: n <= STR_MAX - len bytes from s into the buffer.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                s.as_ptr(),
+                self.buf.as_mut_ptr().add(self.len) as *mut u8,
+                n,
+            )
+        };
         self.len += n;
         if s.len() > room {
             self.full = true;
@@ -80,12 +89,13 @@ impl StrBuf {
 
     /// The bytes taken (no NUL).
     pub fn bytes(&self) -> &[u8] {
-        &self.buf[..self.len]
+        // SAFETY: the first len bytes were written by push.
+        unsafe { std::slice::from_raw_parts(self.buf.as_ptr() as *const u8, self.len) }
     }
 
     /// A NUL-terminated copy for the per-event probe: its address as a word.
     pub fn c_ptr(&mut self) -> u64 {
-        self.buf[self.len] = 0;
+        self.buf[self.len] = MaybeUninit::new(0);
         self.buf.as_ptr() as u64
     }
 }

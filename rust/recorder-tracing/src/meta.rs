@@ -83,9 +83,35 @@ pub struct Blob {
 
 static BLOBS: RwLock<Option<HashMap<usize, Blob>>> = RwLock::new(None);
 
+/// Blobs a thread found last, by callsite address: (address, blob, dropped).
+const CACHE: usize = 64;
+thread_local! {
+    static RECENT: std::cell::RefCell<[(usize, u64, u32); CACHE]> =
+        const { std::cell::RefCell::new([(0, 0, 0); CACHE]) };
+}
+
 /// The blob of the callsite of meta, made and kept on first use.
 pub fn blob(meta: &'static Metadata<'static>) -> Blob {
     let k = meta as *const Metadata<'static> as usize;
+    let at = (k >> 4) % CACHE;
+    let hit = RECENT.try_with(|r| {
+        let e = r.borrow()[at];
+        if e.0 == k {
+            Some(Blob { addr: e.1, dropped: e.2 })
+        } else {
+            None
+        }
+    });
+    if let Ok(Some(b)) = hit {
+        return b;
+    }
+    let b = blob_shared(k, meta);
+    let _ = RECENT.try_with(|r| r.borrow_mut()[at] = (k, b.addr, b.dropped));
+    b
+}
+
+/// The blob from the process's table, made there if it is the first.
+fn blob_shared(k: usize, meta: &'static Metadata<'static>) -> Blob {
     if let Ok(m) = BLOBS.read() {
         if let Some(b) = m.as_ref().and_then(|m| m.get(&k)) {
             return *b;
