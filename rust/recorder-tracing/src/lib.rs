@@ -135,7 +135,7 @@ impl Recorder {
             cap: cap as u64,
             subject: UnsafeCell::new([0; SUBJECT_MAX]),
         }));
-        let r = Recording { rec };
+        let r = Recording { rec, subject_lock: std::sync::Mutex::new(()) };
         r.state().magic.store(RECORDING_MAGIC, Ordering::Release);
         r.announce(Sema::RecordingNew, batch::BK_REC_NEW, 0);
         r
@@ -165,10 +165,13 @@ impl Drop for Recorder {
 /// retires its key: its spans may live on, their events are then ignored.
 pub struct Recording {
     rec: *mut RecRecording,
+    /// Held while span() writes the subject and announces it: two threads
+    /// making spans of one recording write it one after the other.
+    subject_lock: std::sync::Mutex<()>,
 }
 
 // SAFETY: the recording is written only at its creation, by span() (its
-// subject, as include/recorder.h does) and at its drop.
+// subject, as include/recorder.h does, under subject_lock) and at its drop.
 unsafe impl Send for Recording {}
 // SAFETY: as above.
 unsafe impl Sync for Recording {}
@@ -220,8 +223,9 @@ impl Recording {
     /// recording, recorder and subject. It records nothing until entered. The
     /// subject (its first 63 bytes) labels the recording.
     pub fn span(&self, subject: &str) -> tracing::Span {
+        let _subject = self.subject_lock.lock().unwrap_or_else(|p| p.into_inner());
         {
-            // SAFETY: see Send above.
+            // SAFETY: see Send above; the lock is held.
             let dst = unsafe { &mut *self.state().subject.get() };
             let b = subject.as_bytes();
             let n = b.iter().position(|&c| c == 0).unwrap_or(b.len()).min(SUBJECT_MAX - 1);
@@ -510,7 +514,11 @@ where
             let at = ext.get_mut::<SpanRec>().map(|r| &r.canon as *const RecSpan as u64);
             drop(ext);
             // SAFETY: rec is the live recording whose span() call this is.
-            let r = std::mem::ManuallyDrop::new(Recording { rec: rec as *mut RecRecording });
+            // (Its span() holds the subject's lock on this thread.)
+            let r = std::mem::ManuallyDrop::new(Recording {
+                rec: rec as *mut RecRecording,
+                subject_lock: std::sync::Mutex::new(()),
+            });
             r.announce(Sema::RecordingSpan, batch::BK_REC_SPAN, at.unwrap_or(0));
         }
     }
