@@ -455,6 +455,12 @@ impl RecorderLayer {
                     };
                 }
                 batch::event(b, head, &vals[..n]);
+                // A new callsite's blob is on the heap: hand its first event
+                // over now, so that recorder-attach reads the blob while the
+                // process lives (docs/probe-abi.md, "The Rust emitter").
+                if blob.fresh {
+                    batch::flush(b);
+                }
                 return;
             }
         }

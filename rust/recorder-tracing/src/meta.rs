@@ -79,6 +79,8 @@ pub struct Blob {
     pub addr: u64,
     /// Fields of the callsite past the 8th, which its events leave out.
     pub dropped: u32,
+    /// Made by this call: no record has named it yet.
+    pub fresh: bool,
 }
 
 static BLOBS: RwLock<Option<HashMap<usize, Blob>>> = RwLock::new(None);
@@ -97,7 +99,7 @@ pub fn blob(meta: &'static Metadata<'static>) -> Blob {
     let hit = RECENT.try_with(|r| {
         let e = r.borrow()[at];
         if e.0 == k {
-            Some(Blob { addr: e.1, dropped: e.2 })
+            Some(Blob { addr: e.1, dropped: e.2, fresh: false })
         } else {
             None
         }
@@ -123,10 +125,16 @@ fn blob_shared(k: usize, meta: &'static Metadata<'static>) -> Blob {
         Err(p) => p.into_inner(),
     };
     let map = m.get_or_insert_with(HashMap::new);
-    *map.entry(k).or_insert_with(|| Blob {
+    if let Some(b) = map.get(&k) {
+        return *b;
+    }
+    let b = Blob {
         addr: Box::leak(bytes.into_boxed_slice()).as_ptr() as u64,
         dropped: dropped as u32,
-    })
+        fresh: false,
+    };
+    map.insert(k, b);
+    Blob { fresh: true, ..b }
 }
 
 #[cfg(test)]
