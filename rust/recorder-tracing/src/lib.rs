@@ -515,7 +515,9 @@ where
         let canon =
             RecSpan { meta: blob, recording_key: key, recording: rec, parent, prev: 0, entered: 0 };
         let mut ext = span.extensions_mut();
-        ext.insert(SpanRec { canon });
+        // replace, not insert (which panics on a second one): two recorder
+        // layers in one subscriber emit twice (documented), but run.
+        ext.replace(SpanRec { canon });
         if recording_span {
             let at = ext.get_mut::<SpanRec>().map(|r| &r.canon as *const RecSpan as u64);
             drop(ext);
@@ -852,6 +854,20 @@ mod tests {
             assert_eq!(abi::current(), here, "this thread's chain changed");
             dispatch.exit(&id);
             assert_ne!(abi::current(), here);
+        });
+    }
+
+    #[test]
+    fn two_layers_in_one_subscriber_do_not_panic() {
+        use tracing_subscriber::prelude::*;
+        let (a, b) = (Recorder::new(), Recorder::new());
+        let recording = a.record(4);
+        let sub = tracing_subscriber::registry().with(a.layer()).with(b.layer());
+        tracing::subscriber::with_default(sub, || {
+            let span = recording.span("s");
+            let _in = span.enter();
+            let _c = tracing::info_span!("child").entered();
+            tracing::info!("x");
         });
     }
 
