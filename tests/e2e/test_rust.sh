@@ -93,7 +93,8 @@ shared shared_child>recording' \
 # (which recorder-attach has seen live): the black box has those events with their
 # fields, exact counts, and the stack it died in, named. (A callsite whose first
 # record reaches recorder-attach only after the death cannot be named: the Rust
-# layer's callsites are on the heap; docs/probe-abi.md.)
+# layer's callsites are on the heap; docs/probe-abi.md. So "work" was left once
+# before, as a request handler's span would have been.)
 test_rust_kill_9_black_box() {
 	rust_built "$RUST_SCENARIO" || return 1
 	start_target "$RUST_SCENARIO" blackbox || return 1
