@@ -85,7 +85,7 @@ FUZZ_BINS := $(patsubst %,$(FUZZ)/fuzz_%,$(FUZZ_TARGETS))
 FUZZ_SECONDS ?= 600
 
 .PHONY: all deps test check unit e2e demo bench clean format format-check asan fuzzers fuzz \
-	install uninstall man FORCE
+	install uninstall man rust FORCE
 .DELETE_ON_ERROR:
 
 all: $(BINS) $(UNIT_BINS) $(TARGET_BINS) $(GOLDEN_BINS)
@@ -97,10 +97,18 @@ deps:
 test: deps
 	@$(MAKE) --no-print-directory check
 
-check: all asan fuzzers man
+check: all asan fuzzers man rust
 	@./tests/run-all.sh
 
 asan: $(ASAN_BINS)
+
+# The Rust tracing layer (rust/recorder-tracing), built offline against Debian's
+# packaged crates (rust/.cargo/config.toml) into build/rust. tests/run-all.sh --unit
+# runs its cargo test.
+CARGO ?= cargo
+RUST_ENV = CARGO_TARGET_DIR=$(CURDIR)/$(BUILD)/rust
+rust:
+	cd rust && $(RUST_ENV) $(CARGO) build --offline -p recorder-tracing --lib --examples
 
 fuzzers: $(FUZZ_BINS)
 
@@ -117,6 +125,15 @@ e2e: all
 demo: deps
 	@$(MAKE) --no-print-directory all
 	@./tools/demo.sh
+
+# The Rust programs of the end-to-end tests and the Rust bench (issue 27: rust/e2e,
+# rust/bench), built offline by cargo into build/rust, --release (the bench needs it;
+# the test programs share its build of the dependencies). cargo decides what is stale.
+# make check builds them before tests/run-all.sh runs tests/e2e/test_rust.sh.
+.PHONY: rust-e2e
+rust-e2e:
+	cd rust && $(RUST_ENV) $(CARGO) build --offline --release -p recorder-e2e -p recorder-bench
+check e2e: rust-e2e
 
 # Benchmarks (root): several interleaved rounds; writes docs/BENCHMARKS.md and
 # build/bench/results.json. tools/bench/run.sh --smoke is the quick check.

@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# Runs every test: the header compile checks, the cmocka unit tests, the
+# Runs every test: the header compile checks, the cmocka unit tests, the Rust
+# layer's cargo test (rust/recorder-tracing), the
 # golden outputs of every format (tests/golden), the end-to-end tests that load
 # BPF for real (root), the unit tests and a subset of
 # the end-to-end tests again with ASan and UBSan (build/asan), and a short fuzz
@@ -108,6 +109,19 @@ unit_tests() {
 		rm -f "$log"
 		record "unit: $(basename "$t")" $rc
 	done
+}
+
+rust_unit_tests() {
+	# The Rust layer's own tests (rust/recorder-tracing), offline, in build/rust.
+	local log
+	log=$(mktemp)
+	(cd rust && CARGO_TARGET_DIR="$PWD/../build/rust" cargo test --offline -p recorder-tracing) \
+		>"$log" 2>&1
+	local rc=$?
+	grep -E '^test result' "$log" | head -1 | sed 's/^/  recorder-tracing: /'
+	[ $rc -ne 0 ] && cat "$log"
+	rm -f "$log"
+	record "unit: cargo test of rust/recorder-tracing" $rc
 }
 
 need_root() { # what
@@ -295,6 +309,7 @@ if [ "$mode" = all ] || [ "$mode" = unit ]; then
 	format_check
 	readme_excerpts
 	unit_tests
+	rust_unit_tests
 	golden_tests
 fi
 if [ "$mode" = all ] || [ "$mode" = e2e ]; then

@@ -10,7 +10,13 @@ set -eu
 # chromium: the headless browser that renders a --format chrome trace in make test.
 PKGS="make gcc g++ clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcmocka-dev
 pkg-config bpftrace binutils jq util-linux python3 systemtap-sdt-dev procps
-libclang-rt-14-dev clang-format scdoc man-db chromium"
+libclang-rt-14-dev clang-format scdoc man-db chromium
+librust-tracing-dev librust-tracing-subscriber-dev"
+# librust-*: the crates rust/recorder-tracing builds against, offline, from
+# /usr/share/cargo/registry (rust/.cargo/config.toml); tracing-subscriber's
+# package carries every feature (registry, fmt, std). Debian's cargo and rustc
+# (1.63) only where the machine has no cargo (a rustup toolchain will do).
+command -v cargo >/dev/null 2>&1 || PKGS="$PKGS cargo rustc"
 
 missing=""
 for p in $PKGS; do

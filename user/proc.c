@@ -607,6 +607,12 @@ int rec_proc__ingest_span(struct rec_proc *p, const struct rec_span_rec *r)
 			p->span_orphans++;
 		return -ENOENT;
 	}
+	/*
+	 * Resolve now, as an event's: a callsite on the target's heap (the Rust
+	 * layer's) cannot be read from any file once the process is gone.
+	 */
+	if (r->meta != p->hot_meta && p->alive)
+		rec_proc__callsite(p, r->meta);
 	rec_offcpu__charge(&p->sched, sp.tid, sp.enter, sp.exit, &sp.sched);
 	if (sp.sched.flags & REC_SCHED_PARTIAL)
 		p->sched.count.partial++;

@@ -330,6 +330,8 @@ static void seed_stacks(struct rec_session *s, struct traced *t, bool wait)
 	 * Their recordings may be older than the attach, and nothing announces
 	 * them until a thread emits: learn them from the target now, while it
 	 * lives, so that the stacks (and the black box) have their subjects.
+	 * Their callsites too: a Rust program's are on its heap, which no file
+	 * holds once it is gone (docs/probe-abi.md, "The Rust emitter").
 	 */
 	refresh(s, t);
 	for (size_t i = 0; i < t->proc.nstacks; i++) {
@@ -340,6 +342,8 @@ static void seed_stacks(struct rec_session *s, struct traced *t, bool wait)
 
 			if (f->recording && !rec_proc__find(&t->proc, f->recording))
 				rec_proc__learn_recording(&t->proc, f->span);
+			if (f->recording)
+				rec_proc__callsite(&t->proc, f->meta);
 		}
 	}
 }

@@ -3,9 +3,10 @@
 # the same scenario in a real instrumented process, attached for real, checked
 # through recorder-tail's JSON the way the seed checks json_value().
 
-# run_scenario NAME: starts the scenario, attaches, waits until it has run.
+# run_scenario NAME: starts the scenario, attaches, waits until it has run. The
+# program is SEED_TARGET if set (tests/e2e/test_rust.sh: the Rust twin), else scenario.c.
 run_scenario() {
-	start_target $SCENARIO "$1" || return 1
+	start_target ${SEED_TARGET:-$SCENARIO} "$1" || return 1
 	attach "$TARGET_PID" || return 1
 	wait_for "$T/target.out" '^ready' || { cat "$T/target.err"; return 1; }
 }

@@ -359,6 +359,36 @@ static void test_span_of_an_unknown_recording(void **state)
 	assert_int_equal(p->span_orphans, 2);
 }
 
+/*
+ * A span record's callsite is read when the record comes in, while the
+ * process lives: the Rust layer's blobs are on its heap, which no file holds
+ * once the process is gone (docs/probe-abi.md, "The Rust emitter").
+ */
+static void test_span_callsite_read_at_ingest(void **state)
+{
+	static const char blob[] = REC__SPAN_META(INFO, "heap_span");
+	struct rec_proc *p = *state;
+	size_t len = sizeof(blob);
+	char *heap = malloc(len);
+	const struct rec_callsite *cs;
+	struct rec_span_rec r = { .hdr = { .type = REC_RT_SPAN, .size = sizeof(r), .time_ns = 500 },
+				  .recording = KEY_A,
+				  .id = 1,
+				  .enter = 400 };
+
+	assert_non_null(heap);
+	memcpy(heap, blob, len);
+	r.meta = (uintptr_t)heap;
+	assert_int_equal(rec_proc__ingest_span(p, &r), 0);
+	/* The process is gone, and its heap with it. */
+	p->alive = 0;
+	memset(heap, 0, len);
+	cs = rec_proc__callsite(p, r.meta);
+	assert_non_null(cs);
+	assert_string_equal(cs->name, "heap_span");
+	free(heap);
+}
+
 /* True if out holds a byte below 0x20 other than the newline ending each line, or DEL. */
 static int has_control(const char *out)
 {
@@ -600,6 +630,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_retire_and_clamp, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_min_and_max_cap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_span_of_an_unknown_recording, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_span_callsite_read_at_ingest, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_text_answers_escape_target_text, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_clients_and_not_sent, setup, teardown),

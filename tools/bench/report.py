@@ -69,6 +69,15 @@ def selftest():
     for r, (b, p) in enumerate(((10, 50), (30, 150), (20, 120)), 1):
         raw.append({"round": r, "config": "trigger_latency", "latency_ms": b, "mtime_latency_ms": b})
         raw.append({"round": r, "config": "trigger_latency_per_event", "latency_ms": p, "mtime_latency_ms": p})
+    # rust-bench: its rounds' ratios 1.2, 1.05, 1.08 (median 1.08); the attached run of
+    # round 3 failed its check, so neither attached key has a value.
+    for r, v in enumerate((1.2, 1.05, 1.08), 1):
+        raw.append({"round": r, "config": "rust_detached", "a_ns": 10 * v, "b_ns": 10, "ratio": v,
+                    "ratio_p25": v, "ratio_p75": v, "pairs": 2, "chunk_iters": 10})
+    for r, (e, sp) in enumerate(((0.3, 0.6), (0.4, 0.2)), 1):
+        raw.append({"round": r, "config": "rust_attached", "event_a_ns": 30, "event_b_ns": 100, "event_ratio": e,
+                    "span_a_ns": 20, "span_b_ns": 100, "span_ratio": sp, "events": 10, "spans": 12})
+    failed("rust_attached", 3, "the recorder counted events seen 9; rust-bench sent 10 events")
     ran = [{"round": r["round"], "config": r["config"]} for r in raw] + [{"round": 2, "config": "attach_sites"}]
     skips = [{"config": c, "reason": "fast path not built yet "}
              for c in ("fast_event", "fast_span", "fast_throughput", "fast_throughput_rules")]
@@ -112,6 +121,12 @@ def selftest():
         ("trigger latency, median of rounds", r["trigger_latency_ms"], 20),
         ("... met", t["trigger_latency_ms"]["verdict"], "met"),
         ("per-event trigger latency 120 ms", t["trigger_latency_per_event_ms"]["verdict"], "missed"),
+        ("rust_detached_ratio: the median of the rounds' ratios", r["rust_detached_ratio"], 1.08),
+        ("... met (≤ 1.10)", t["rust_detached_ratio"]["verdict"], "met"),
+        ("rust_event_vs_fmt: a failed round leaves no value", r["rust_event_vs_fmt"], None),
+        ("... and its target without a result", t["rust_event_vs_fmt"]["verdict"], "no result"),
+        ("... with the reason", "seen 9" in t["rust_event_vs_fmt"]["why"], True),
+        ("rust_span_pair_vs_fmt per round", r["rust_span_pair_vs_fmt_per_round"], {"1": 0.6, "2": 0.2}),
         ("no target met on a missing value", [k for k, v in t.items() if v["verdict"] == "met" and v["value"] is None],
          []),
     ]
@@ -398,6 +413,16 @@ put("trigger_storm_flat_out_extra_drops", per_round(["storm_flat_trigger", "stor
 put("trigger_latency_ms", key_of("trigger_latency", "latency_ms"))
 put("trigger_latency_per_event_ms", key_of("trigger_latency_per_event", "latency_ms"))
 
+# Rust programs (issue 27): rust-bench's pairs of subscribers, side by side in one
+# process; a round's ratio is the median of its pairs' (a over b).
+put("rust_detached_ratio", key_of("rust_detached", "ratio"))
+put("rust_detached_ns", key_of("rust_detached", "a_ns"))
+put("rust_registry_ns", key_of("rust_detached", "b_ns"))
+for mode, key in (("event", "rust_event"), ("span", "rust_span_pair")):
+    put(f"{key}_vs_fmt", key_of("rust_attached", f"{mode}_ratio"))
+    put(f"{key}_ns", key_of("rust_attached", f"{mode}_a_ns"))
+    put(f"{key}_fmt_ns", key_of("rust_attached", f"{mode}_b_ns"))
+
 put("attach_5000_s", key_of("attach_sites", "seconds"))
 # The attached timed loops' time beyond their steady state (bench_time.h): one-off costs.
 put("fast_event_excess_ms", key_of("fast_event", "excess_ms"))
@@ -563,6 +588,14 @@ target("trigger_latency_ms", "from an error to its snapshot on disk, `--trigger-
        "≤ 100 ms", M["trigger_latency_ms"], lambda v: v <= 100, ms)
 target("trigger_latency_per_event_ms", "the same, per-event path", "≤ 100 ms", M["trigger_latency_per_event_ms"],
        lambda v: v <= 100, ms)
+target("rust_detached_ratio", "Rust: a 3-field `tracing` event in a recording span through the registry with the "
+       "recorder layer, nothing attached / the registry alone, pairs of chunks in one process", "≤ 1.10×",
+       M["rust_detached_ratio"], lambda v: v <= 1.10, x3)
+target("rust_event_vs_fmt", "Rust: the same event attached (default path) / through `tracing_subscriber::fmt` to "
+       "`io::sink()`, pairs of chunks in one process", "≤ 0.5×", M["rust_event_vs_fmt"], lambda v: v <= 0.5, x2)
+target("rust_span_pair_vs_fmt", "Rust: a span created, entered, exited and closed, attached (default path) / "
+       "through `tracing_subscriber::fmt` to `io::sink()`", "≤ 0.5×", M["rust_span_pair_vs_fmt"],
+       lambda v: v <= 0.5, x2)
 target("attach_5000_s", f"attach, {res['attach_sites'] or 5000} sites", "< 1 s", M["attach_5000_s"],
        lambda v: v < 1, lambda v: f"{v:.3f} s")
 target("server_attached_vs_detached", "the event-loop example under load on 127.0.0.1, requests/s attached "
@@ -679,6 +712,12 @@ L.append("|---|---|---|")
 rows_ns = [("baseline_ns", f"work only: FNV-1a over {a.work_bytes} bytes, no probe site"),
            ("detached_ns", "work + REC_INFO (3 fields) + span enter/exit, nothing attached")]
 rows_ns += [v for v in NS.values()]
+rows_ns += [("rust_registry_ns", "Rust: a 3-field `tracing` event through the registry alone (rust-bench)"),
+            ("rust_detached_ns", "Rust: the same with the recorder layer, nothing attached"),
+            ("rust_event_ns", "Rust: the same, attached, default path"),
+            ("rust_event_fmt_ns", "Rust: the same through `tracing_subscriber::fmt` to `io::sink()`"),
+            ("rust_span_pair_ns", "Rust: a span created, entered, exited and closed, attached, default path"),
+            ("rust_span_pair_fmt_ns", "Rust: the same through `tracing_subscriber::fmt` to `io::sink()`")]
 for key, desc in rows_ns:
     r = M[key]
     if r.per:

@@ -59,6 +59,7 @@ if [ "$SMOKE" = 1 ]; then
 	FAST_TP_EVENTS=100000 STORM_EVENTS=100000 STORM_FLAT_EVENTS=100000
 	SERVER_PAIRS=1 SERVER_REQUESTS=500 RULE_PAIRS=1
 	IT_PP=20000
+	IT_RUST=20000 RUST_CHUNKS=20
 else
 	OUT=$BUILD/bench
 	BIN=$BUILD/bench
@@ -80,6 +81,9 @@ else
 	# Pairs a round of the flat-out run without and with the 4 rules that never fire.
 	RULE_PAIRS=${RULE_PAIRS:-3}
 	IT_PP=${IT_PP:-500000}
+	# rust-bench (rust/bench): iterations of each side of each of its pairs of
+	# subscribers, in RUST_CHUNKS pairs of chunks.
+	IT_RUST=${IT_RUST:-1000000} RUST_CHUNKS=${RUST_CHUNKS:-200}
 fi
 WORK_BYTES=${WORK_BYTES:-112}
 # The throughput runs: TP_THREADS producers; the paced ones at PACED_RATE events/s per
@@ -393,6 +397,17 @@ $CC -O1 -g0 -I"$ROOT/include" "$BIN/sites.c" -o "$BIN/sites" 2>"$LOG/build-sites
 	die "building the $SITES-site program failed: $(head -c 300 "$LOG/build-sites.log")"
 nsites=$(readelf -n "$BIN/sites" | grep -c 'Name: event')
 [ "$nsites" -eq "$SITES" ] || die "sites program has $nsites event sites, expected $SITES"
+
+# ---- the Rust bench (issue 27): rust/bench, --release, offline, into build/rust ----
+RUST_BENCH=$BUILD/rust/release/rust-bench
+HAVE_RUST=1
+if ! (cd rust && CARGO_TARGET_DIR=$BUILD/rust cargo build --offline --release -p recorder-bench) \
+	>"$LOG/build-rust.log" 2>&1; then
+	HAVE_RUST=0
+	for c in rust_detached rust_attached; do
+		skip $c "building rust/bench failed: $(tail -c 300 "$LOG/build-rust.log")"
+	done
+fi
 
 # ---- LTTng session daemon ----
 # A session daemon that is already running is used and left alone. Otherwise one is
@@ -907,6 +922,100 @@ run_rss() {
 	stop "$wp"
 }
 
+# rust_ab_row LINE: the JSON members of a "rust_ab MODE a_ns A b_ns B ratio R ratio_p25
+# P ratio_p75 Q pairs N chunk_iters C" line of rust-bench, their names prefixed by
+# MODE_ ("" for detached); fails if LINE is not one.
+rust_ab_row() {
+	local p
+	set -- $1
+	[ "$1" = rust_ab ] && [ $# -eq 16 ] || return 1
+	p=$2_
+	[ "$2" = detached ] && p=""
+	printf '"%sa_ns": %s, "%sb_ns": %s, "%sratio": %s, "%sratio_p25": %s, "%sratio_p75": %s, "%spairs": %s, "%schunk_iters": %s' \
+		"$p" "$4" "$p" "$6" "$p" "$8" "$p" "${10}" "$p" "${12}" "$p" "${14}" "$p" "${16}"
+}
+
+# start_rust_bench OUTFILE MODE: starts rust-bench MODE; BP = its pid, checked.
+start_rust_bench() {
+	spawn "$1" "$RUST_BENCH" "$2" --iters "$IT_RUST" --chunks "$RUST_CHUNKS"
+	BP=$LP
+	own_pid "$1" rust-bench "$BP" 5 || { stop "$BP"; return 1; }
+}
+
+# rust_detached_ratio: a tracing event through the registry with the recorder layer and
+# nothing attached (a) over the registry alone (b), pairs of chunks in one process.
+run_rust_detached() {
+	local f=$LOG/rust_detached.r$ROUND m
+	begin rust_detached
+	start_rust_bench "$f" detached || { fail rust_detached "$WHY"; return; }
+	reap_bench
+	if ! m=$(rust_ab_row "$(grep -m1 '^rust_ab detached ' "$f")"); then
+		fail rust_detached "no result: $(tr '\n' ' ' <"$f" | head -c 300)"
+		return
+	fi
+	printf '{"round": %d, "config": "rust_detached", %s}\n' "$ROUND" "$m" >>"$RAW"
+}
+
+# rust_event_vs_fmt and rust_span_pair_vs_fmt: under recorder-attach (default path), the
+# event and the span pair through the recorder layer (a) over tracing_subscriber::fmt
+# to io::sink() (b), pairs of chunks in one process. The round counts only if the
+# recording saw exactly the events and spans the bench sent through the layer, none
+# dropped or lost.
+run_rust_attached() {
+	local f=$LOG/rust_attached.r$ROUND a=$LOG/rust_attached.attach.r$ROUND ap l ev sp m1 m2 v
+	begin rust_attached
+	start_rust_bench "$f" attached || { fail rust_attached "$WHY"; return; }
+	spawn "$a" "$BUILD/recorder-attach" -p "$BP" --no-dump "${TIMED_FLAGS[@]}" "${FAST_FLAGS[@]}"
+	ap=$LP
+	if ! wait_for "$a" "^attached to $BP:" 20 "$ap"; then
+		fail rust_attached "recorder-attach did not attach: $(head -c 300 "$a")"
+		stop "$ap"
+		stop "$BP"
+		return
+	fi
+	kill -USR1 "$BP"
+	if ! wait_for "$f" '^rust-bench: holding$' 120 "$BP"; then
+		fail rust_attached "the bench loops did not finish: $(tr '\n' ' ' <"$f" | tail -c 300)"
+		stop "$ap"
+		stop "$BP"
+		return
+	fi
+	l=$(grep -m1 '^emitted events ' "$f")
+	set -- $l
+	ev=${3:-} sp=${5:-}
+	v=$("$BUILD/recorder-tail" -p "$BP" --list --spans --json 2>&1 | python3 -c '
+import json, sys
+ev, sp = int(sys.argv[1]), int(sys.argv[2])
+try:
+    r = [json.loads(l) for l in sys.stdin if l.strip()]
+except ValueError as e:
+    sys.exit(f"recorder-tail --list: {e}")
+r = [x for x in r if x.get("subject") == "bench"]
+if len(r) != 1:
+    sys.exit(f"{len(r)} recordings with subject bench, expected 1")
+x = r[0]
+got = (x.get("seen"), x.get("dropped"), x.get("spans_seen"), x.get("spans_lost"))
+if got != (ev, 0, sp, 0):
+    sys.exit(f"the recorder counted events seen {got[0]}, dropped {got[1]}, spans seen {got[2]}, "
+             f"lost {got[3]}; rust-bench sent {ev} events and {sp} spans")
+' "${ev:-0}" "${sp:-0}" 2>&1)
+	local rc=$?
+	kill -USR1 "$BP"
+	reap_bench
+	stop "$ap"
+	if [ -z "$ev" ] || [ -z "$sp" ]; then
+		fail rust_attached "no emitted line: $(tr '\n' ' ' <"$f" | tail -c 300)"
+	elif [ $rc -ne 0 ]; then
+		fail rust_attached "$v"
+	elif ! m1=$(rust_ab_row "$(grep -m1 '^rust_ab event ' "$f")") ||
+		! m2=$(rust_ab_row "$(grep -m1 '^rust_ab span ' "$f")"); then
+		fail rust_attached "no result: $(tr '\n' ' ' <"$f" | head -c 300)"
+	else
+		printf '{"round": %d, "config": "rust_attached", %s, %s, "events": %s, "spans": %s}\n' \
+			"$ROUND" "$m1" "$m2" "$ev" "$sp" >>"$RAW"
+	fi
+}
+
 # ---- the load generator of the server keys ----
 $CC -g -O2 -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -Itools/bench -pthread tools/bench/loadgen.c \
 	-o "$BIN/loadgen" 2>"$LOG/build-loadgen.log" || die "building loadgen failed: $(cat "$LOG/build-loadgen.log")"
@@ -936,6 +1045,10 @@ LOAD_START=$(cut -d' ' -f1 /proc/loadavg)
 for ((ROUND = 1; ROUND <= ROUNDS; ROUND++)); do
 	note "round $ROUND of $ROUNDS"
 	run_ab
+	if [ "$HAVE_RUST" = 1 ]; then
+		run_rust_detached
+		run_rust_attached
+	fi
 	run_attached event event "${TIMED_FLAGS[@]}" "${PER_EVENT_FLAGS[@]}"
 	run_attached span span "${TIMED_FLAGS[@]}" "${PER_EVENT_FLAGS[@]}"
 	run_attached nested nested "${TIMED_FLAGS[@]}" "${PER_EVENT_FLAGS[@]}"
@@ -1009,7 +1122,7 @@ cleanup
 
 ARGS=(--raw "$RAW" --ran "$RAN" --skipped "$SKIPS" --notes "$OUT/notes.txt" --json "$OUT/results.json"
 	--rounds "$ROUNDS" --elapsed "$(sub "$END" "$START")" --work-bytes "$WORK_BYTES"
-	--iters "work=$IT_WORK (detached_ab: $AB_CHUNKS pairs of chunks of $((IT_WORK / AB_CHUNKS))),event=$IT_EVENT,bpftrace=$IT_SDT,throughput_events_per_thread=$TP_EVENTS (batch path flat out: $FAST_TP_EVENTS; error storm at 1 M/s: $STORM_EVENTS, flat out: $STORM_FLAT_EVENTS),pingpong=$IT_PP round trips,sites=$SITES,rss_recordings=$RSS_RECS"
+	--iters "work=$IT_WORK (detached_ab: $AB_CHUNKS pairs of chunks of $((IT_WORK / AB_CHUNKS))),event=$IT_EVENT,rust=$IT_RUST a side ($RUST_CHUNKS pairs of chunks of $((IT_RUST / RUST_CHUNKS))),bpftrace=$IT_SDT,throughput_events_per_thread=$TP_EVENTS (batch path flat out: $FAST_TP_EVENTS; error storm at 1 M/s: $STORM_EVENTS, flat out: $STORM_FLAT_EVENTS),pingpong=$IT_PP round trips,sites=$SITES,rss_recordings=$RSS_RECS"
 	--never-rules="$(python3 -c 'import json, sys; print(json.dumps(sys.argv[1:]))' "${NEVER_RULES[@]}")" --latency-target="incident requests $LAT_REQUESTS $LAT_BAD $LAT_RATE"
 	--per-event-flags="${PER_EVENT_FLAGS[*]}" --fast-flags="${FAST_FLAGS[*]}" --timed-flags="${TIMED_FLAGS[*]}"
 	--load "$LOAD_START $LOAD_END" --machine "$MACHINE" --generated "$(date '+%Y-%m-%d %H:%M:%S %z')")
@@ -1024,7 +1137,8 @@ bad = [f"round {f['round']}: {f['config']}: {f['why']}" for f in r["failures"]]
 need = ("baseline_ns", "detached_ns", "detached_ratio", "event_ns", "span_pair_ns", "nested_event_ns",
         "events_per_s", "paced_events_per_s", "clients_dropped", "attach_5000_s", "loader_rss_mib",
         "trigger_storm_extra_drops", "trigger_latency_per_event_ms", "server_attached_vs_detached",
-        "server_detached_vs_plain", "sched_untraced_switch_ratio", "sched_traced_switch_ratio")
+        "server_detached_vs_plain", "sched_untraced_switch_ratio", "sched_traced_switch_ratio",
+        "rust_detached_ratio", "rust_event_vs_fmt", "rust_span_pair_vs_fmt")
 if sys.argv[2] == "1":  # the batch path's (skipped with FAST_PATH=0)
     need += ("trigger_rules_throughput_ratio", "trigger_latency_ms")
 bad += [f"{k}: no value" for k in need if r.get(k) is None]

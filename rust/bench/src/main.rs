@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: MIT
+//! rust-bench: the Rust keys of make bench (tools/bench/run.sh). Each mode runs two
+//! subscribers side by side in one process: pairs of chunks, A B then B A, each
+//! chunk timed on its own; a mode's ratio is the median of its pairs' ratios.
+//!
+//!	rust-bench detached --iters N --chunks C
+//!	  the registry with our layer and nothing attached (A) over the registry
+//!	  alone (B): a 3-field event inside a recording span
+//!	rust-bench attached --iters N --chunks C
+//!	  waits for SIGUSR1 (sent once recorder-attach has attached), then the same
+//!	  event through our layer, attached (A), over tracing_subscriber::fmt writing
+//!	  to io::sink() (B); then a span created, entered, exited and closed, the same
+//!	  way; then prints what it emitted through our layer and holds until SIGUSR1
+//!	  so that run.sh can check that the recorder saw exactly that.
+//!
+//! Lines: "rust-bench: pid N"; per mode "rust_ab MODE a_ns X b_ns Y ratio R
+//! ratio_p25 P ratio_p75 Q pairs C chunk_iters I"; attached also "emitted events E
+//! spans S" and "rust-bench: holding".
+
+use std::time::Instant;
+
+use recorder_e2e::{block_signals, say, say_pid, wait_usr1};
+use recorder_tracing::{Recorder, Recording};
+use tracing::dispatcher::{self, Dispatch};
+use tracing::{info, info_span};
+use tracing_subscriber::prelude::*;
+
+const PROG: &str = "rust-bench";
+
+/// What one chunk does, n times, inside a recording span of its own.
+#[derive(Clone, Copy)]
+enum Op {
+    Event,
+    SpanPair,
+}
+
+/// Runs op n times under dispatch; returns ns per iteration.
+fn chunk(dispatch: &Dispatch, rec: &Recording, op: Op, n: u64) -> f64 {
+    dispatcher::with_default(dispatch, || {
+        let root = rec.span("bench");
+        let _g = root.enter();
+        let t = Instant::now();
+        match op {
+            Op::Event => {
+                for i in 0..n {
+                    info!(i = i as i64, s = "text", b = true, "bench event");
+                }
+            }
+            Op::SpanPair => {
+                for _ in 0..n {
+                    let s = info_span!("pair");
+                    let _e = s.enter();
+                }
+            }
+        }
+        t.elapsed().as_nanos() as f64 / n as f64
+    })
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+fn quartile(v: &[f64], q: usize) -> f64 {
+    // v sorted
+    v[(v.len() - 1) * q / 4]
+}
+
+/// Pairs of chunks of A and B, alternating their order; prints the mode's line.
+fn ab(mode: &str, a: &Dispatch, b: &Dispatch, rec: &Recording, op: Op, iters: u64, chunks: u64) {
+    let n = (iters / chunks).max(1);
+    // Warm-up: a tenth of the work, each side.
+    chunk(a, rec, op, (iters / 10).max(1));
+    chunk(b, rec, op, (iters / 10).max(1));
+    let (mut av, mut bv, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    for k in 0..chunks {
+        let (x, y) = if k % 2 == 0 {
+            let x = chunk(a, rec, op, n);
+            (x, chunk(b, rec, op, n))
+        } else {
+            let y = chunk(b, rec, op, n);
+            (chunk(a, rec, op, n), y)
+        };
+        av.push(x);
+        bv.push(y);
+        ratios.push(x / y);
+    }
+    let (am, bm, r) = (median(&mut av), median(&mut bv), median(&mut ratios));
+    say(&format!(
+		"rust_ab {} a_ns {:.3} b_ns {:.3} ratio {:.4} ratio_p25 {:.4} ratio_p75 {:.4} pairs {} chunk_iters {}",
+		mode,
+		am,
+		bm,
+		r,
+		quartile(&ratios, 1),
+		quartile(&ratios, 3),
+		chunks,
+		n
+	));
+}
+
+fn arg(args: &[String], name: &str) -> u64 {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+        .filter(|&v| v > 0)
+        .unwrap_or_else(|| {
+            eprintln!("{}: {} N (a positive number) is required", PROG, name);
+            std::process::exit(2);
+        })
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let mode = args.get(1).map(String::as_str).unwrap_or("");
+    if mode != "detached" && mode != "attached" {
+        eprintln!("usage: {} detached|attached --iters N --chunks C", PROG);
+        std::process::exit(2);
+    }
+    let iters = arg(&args, "--iters");
+    let chunks = arg(&args, "--chunks");
+    block_signals();
+    say_pid(PROG);
+
+    let recorder = Recorder::new();
+    let rec = recorder.record(1000);
+    let ours = Dispatch::new(tracing_subscriber::registry().with(recorder.layer()));
+    if mode == "detached" {
+        let registry = Dispatch::new(tracing_subscriber::registry());
+        ab("detached", &ours, &registry, &rec, Op::Event, iters, chunks);
+        return;
+    }
+    let fmt = Dispatch::new(tracing_subscriber::fmt().with_writer(std::io::sink).finish());
+    wait_usr1();
+    let n = (iters / chunks).max(1);
+    let warm = (iters / 10).max(1);
+    ab("event", &ours, &fmt, &rec, Op::Event, iters, chunks);
+    ab("span", &ours, &fmt, &rec, Op::SpanPair, iters, chunks);
+    // Through our layer: the events of the event chunks; the spans left: the pairs
+    // of the span chunks and every chunk's recording span.
+    let events = warm + chunks * n;
+    let spans = warm + chunks * n + 2 * (chunks + 1);
+    say(&format!("emitted events {} spans {}", events, spans));
+    say(&format!("{}: holding", PROG));
+    wait_usr1();
+}

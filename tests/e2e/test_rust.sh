@@ -1,0 +1,221 @@
+# SPDX-License-Identifier: MIT
+# Rust programs (issue 27): real processes built from rust/e2e with the recorder-tracing
+# layer, attached for real. The seed's six behaviours with test_seed.sh's own
+# expectations; spans that cross threads; a kill -9 black box; bad input; a binary
+# that mixes C and Rust. The programs are built by `make rust-e2e` into build/rust.
+
+RUST_BIN=${RUST_BIN:-build/rust/release}
+RUST_SCENARIO=$RUST_BIN/rust-scenario
+RUST_MIXED=$RUST_BIN/rust-mixed
+
+# rust_built PROGRAM...: fails, naming it, if a program is missing.
+rust_built() {
+	local p
+	for p in "$@"; do
+		[ -x "$p" ] || fail "$p is missing: run 'make rust-e2e'" || return 1
+	done
+}
+
+# The seed's six, as test_seed.sh checks them, with rust-scenario as the target.
+rust_seed() { # TEST_FUNCTION
+	rust_built "$RUST_SCENARIO" || return 1
+	SEED_TARGET=$RUST_SCENARIO "$1"
+}
+
+test_rust_events_are_recorded() { rust_seed test_events_are_recorded; }
+test_rust_last_n_entries() { rust_seed test_last_n_entries; }
+test_rust_events_outside_span_are_not_recorded() { rust_seed test_events_outside_span_are_not_recorded; }
+test_rust_child_span_inherits_recorder() { rust_seed test_child_span_inherits_recorder; }
+test_rust_recording_spans_are_isolated_across_nested_recordings() {
+	rust_seed test_recording_spans_are_isolated_across_nested_recordings
+}
+test_rust_active_spans() { rust_seed test_active_spans; }
+
+# rust_run SCENARIO: starts rust-scenario SCENARIO, attaches, waits until it has run.
+rust_run() {
+	rust_built "$RUST_SCENARIO" || return 1
+	start_target "$RUST_SCENARIO" "$1" || return 1
+	attach "$TARGET_PID" || return 1
+	wait_for "$T/target.out" '^ready' || { cat "$T/target.err"; return 1; }
+}
+
+# The tid of the event whose message is $1.
+tid_of_event() {
+	rtail --json | jq -r --arg m "$1" 'select(.fields.message == $m) | .tid'
+}
+
+# Spans that cross threads (rust-scenario threads): a span entered on two threads at
+# once; spans of thread A's recording closed and exited from thread B; a future with
+# its span polled on three threads in turn. Each thread keeps its own stack.
+test_rust_spans_cross_threads() {
+	rust_run threads || return 1
+	expect "every event in its own recording" \
+'cross_a a after the foreign exit -
+cross_a a inside closed_elsewhere -
+cross_a a inside handed_over -
+cross_b b after the foreign exit -
+shared inside the shared span 0
+shared inside the shared span 1
+task task step 0
+task task step 1
+task task step 2' \
+		"$(rtail --json | jq -r '"\(.subject) \(.fields.message) \(.fields.thread // .fields.step // "-")"' |
+			LC_ALL=C sort)" || return 1
+	expect "cross_a's events in the order thread A logged them" \
+		'0 a inside closed_elsewhere
+1 a inside handed_over
+2 a after the foreign exit' \
+		"$(rtail --json --subject cross_a | jq -r '"\(.seq) \(.fields.message)"')" || return 1
+	expect "the task's steps in order, each polled on a thread of its own" \
+		'0 1 2 distinct tids 3' \
+		"$(rtail --json --subject task | jq -sr '"\(map(.fields.step) | map(tostring) | join(" ")) distinct tids \(map(.tid) | unique | length)"')" ||
+		return 1
+	# Thread A is still inside handed_over: B's exit of it was not A's. B is in its
+	# own recording span alone. Both threads of the shared span are inside it. The
+	# task left its span on every thread that polled it.
+	expect "the stacks: one per thread, each as that thread entered it" \
+'cross_a handed_over>recording
+cross_b recording
+shared shared_child>recording
+shared shared_child>recording' \
+		"$(rtail --stacks --json | jq -r '"\(.subject) \(.stack | map(.name) | join(">"))"' | LC_ALL=C sort)" ||
+		return 1
+	expect "the shared span's two stacks are on two threads" 2 \
+		"$(rtail --stacks --json --subject shared | jq -r .tid | sort -u | grep -c .)" || return 1
+	expect "B's exit of a span it was not in is counted, as a C one's" 1 \
+		"$(rtail --stats --json | jq .counters.exit_unmatched)" || return 1
+	expect "thread A's stack is on the thread of A's events, B's on B's" \
+		"$(tid_of_event 'a after the foreign exit') $(tid_of_event 'b after the foreign exit')" \
+		"$(rtail --stacks --json --subject cross_a | jq -r .tid) $(rtail --stacks --json --subject cross_b | jq -r .tid)"
+}
+
+# A Rust process killed by SIGKILL inside its spans, idle since its last events
+# (which recorder-attach has seen live): the black box has those events with their
+# fields, exact counts, and the stack it died in, named. (A callsite whose first
+# record reaches recorder-attach only after the death cannot be named: the Rust
+# layer's callsites are on the heap; docs/probe-abi.md. So "work" was left once
+# before, as a request handler's span would have been.)
+test_rust_kill_9_black_box() {
+	rust_built "$RUST_SCENARIO" || return 1
+	start_target "$RUST_SCENARIO" blackbox || return 1
+	attach_dumping "$TARGET_PID" || return 1
+	wait_for "$T/target.out" '^ready' || { cat "$T/target.err"; return 1; }
+	local i
+	for ((i = 0; i < 500; i++)); do
+		[ "$(rtail --list --json | jq .seen)" = 20 ] && break
+		sleep 0.02
+	done
+	kill -9 "$TARGET_PID"
+	local dump
+	dump=$(dump_of "$TARGET_PID") || return 1
+	[ -s "$dump" ] || fail "no dump at '$dump'" || return 1
+	expect "the process ended by SIGKILL" "recorder-attach: pid $TARGET_PID exited: killed by SIGKILL" \
+		"$(grep "^recorder-attach: pid $TARGET_PID exited" "$T/attach.out")" || return 1
+	expect "the last 10 of 20 events, the last one last" \
+		"$(for n in $(seq 10 19); do echo "box $n $n $([ "$n" = 19 ] && echo true || echo false)"; done)" \
+		"$($B/recorder-tail --file "$dump" --json | jq -r '"\(.subject) \(.seq) \(.fields.n) \(.fields.last)"')" ||
+		return 1
+	expect "every event counted: seen 20, kept 20, none dropped" \
+		'{"subject":"box","cap":10,"seen":20,"kept":20,"dropped":0,"tail":10}' \
+		"$($B/recorder-tail --file "$dump" --list --json | jq -c '{subject, cap, seen, kept, dropped, tail}')" ||
+		return 1
+	expect "the stack it died in" '{"subject":"box","stack":["work","recording"]}' \
+		"$($B/recorder-tail --file "$dump" --stacks --json | jq -c '{subject, stack: [.stack[].name]}')"
+}
+
+# Bad input from Rust code: a Display that panics, a Display of 100,000 bytes, and an
+# event with 11 fields. Every event is recorded and the program lives on.
+test_rust_bad_input() {
+	rust_run bad_input || return 1
+	local json long
+	json=$(rtail --json) || return 1
+	expect "four events, the program unharmed" \
+		'a panicking display
+a huge display
+eleven fields
+still alive' "$(jq -r .fields.message <<<"$json")" || return 1
+	expect "the panicking Display: the event kept with its other fields, the field marked" \
+		'{"after":1,"bad":"<panicked>"}' \
+		"$(jq -c 'select(.fields.message == "a panicking display") | {after: .fields.after, bad: .fields.bad}' \
+			<<<"$json")" || return 1
+	# Cut as C strings are: the first 255 bytes, marked truncated.
+	long="$(printf '0123456789%.0s' $(seq 25))01234"
+	expect "the huge Display: cut and marked" \
+		'{"after":2,"huge":"'"$long"'","status":"truncated"}' \
+		"$(jq -c 'select(.fields.message == "a huge display") |
+			{after: .fields.after, huge: .fields.huge, status: .field_status.huge}' <<<"$json")" || return 1
+	expect "eleven fields: the first 8 kept" \
+		'{"kept":["message","f1","f2","f3","f4","f5","f6","f7"],"values":[1,2,3,4,5,6,7]}' \
+		"$(jq -c 'select(.fields.message == "eleven fields") |
+			{kept: (.fields | keys_unsorted), values: [.fields[] | numbers]}' <<<"$json")" || return 1
+	expect "... and the other 3 counted (recorder_tracing::fields_left_out())" "fields_left_out 3" \
+		"$(grep '^fields_left_out ' "$T/target.out")" || return 1
+	expect "the panic went to stderr, the process did not end" "ready" "$(tail -1 "$T/target.out")"
+}
+
+# One binary, C and Rust: one rec__current and one of each semaphore, whichever
+# language defines them; both emit into one recording and stack on one thread.
+test_rust_mixed_c_and_rust() {
+	rust_built "$RUST_MIXED" || return 1
+	local s want="" got=""
+	for s in rec__current recorder_{event,span_enter,span_exit,recording_new,recording_span}_semaphore \
+		recorder_{recording_free,recorder_new,recorder_free,batch,trigger,attached}_semaphore; do
+		want+="$s 1"$'\n'
+		got+="$s $(nm "$RUST_MIXED" | awk -v s="$s" '$3 == s' | grep -c .)"$'\n'
+	done
+	expect "nm: each defined once in the mixed binary" "$want" "$got" || return 1
+	# The notes of both languages' sites (C's and Rust's event, span_enter and span_exit
+	# sites) name that one semaphore.
+	local notes
+	notes=$(readelf -n "$RUST_MIXED" | awk '$1 == "Name:" { n = $2 } /Semaphore:/ { print n, $NF }')
+	expect "readelf: one semaphore address per probe name" "" \
+		"$(sort -u <<<"$notes" | awk '{ print $1 }' | uniq -d)" || return 1
+	expect "readelf: event, span_enter and span_exit sites of both languages" "event span_enter span_exit" \
+		"$(awk '{ print $1 }' <<<"$notes" | sort | uniq -c | awk '$1 >= 2 && $2 != "attached" && $2 != "batch" { print $2 }' |
+			tr '\n' ' ' | sed 's/ $//')" || return 1
+	start_target "$RUST_MIXED" || return 1
+	attach "$TARGET_PID" || return 1
+	wait_for "$T/target.out" '^ready' || { cat "$T/target.err"; return 1; }
+	expect "both languages' events, in order, in the one recording, each with its own file" \
+		'mixed 0 mixed.rs from rust 0
+mixed 1 mixed.c from c 1
+mixed 2 mixed.c from c inside c_span 2
+mixed 3 mixed.rs from rust inside c_span 3
+mixed 4 mixed.c inside c_held null' \
+		"$(rtail --json | jq -r '"\(.subject) \(.seq) \(.file | split("/") | last) \(.fields.message) \(.fields.n)"')" ||
+		return 1
+	expect "the C span inside the Rust span inside the recording, on one stack" \
+		'{"subject":"mixed","stack":["c_held","rust_held","recording"]}' \
+		"$(rtail --stacks --json | jq -c '{subject, stack: [.stack[].name]}')"
+}
+
+# Triggers and exports of a Rust process (rust-scenario incident): an error! fires a
+# level rule and Recording::trigger() a code rule, each saving its own recording's
+# story; a request's spans are in --spans and in the chrome trace.
+test_rust_triggers_and_exports() {
+	rust_built "$RUST_SCENARIO" || return 1
+	start_target "$RUST_SCENARIO" incident || return 1
+	trig_attach --trigger 'level>=error' --trigger 'code:health*' --trigger-after 0 || return 1
+	wait_for "$T/target.out" '^ready' || { cat "$T/target.err"; return 1; }
+	local s1 s2 s key
+	s1=$(snapshot_of 1) && s2=$(snapshot_of 2) || return 1
+	expect "two snapshots: the failed request's story alone, the health check's alone" \
+		'code:health* health checking
+level>=error req[7] step 0|step 1|request failed 503' \
+		"$(for s in "$s1" "$s2"; do
+			echo "$(jq -r .trigger.rule "$s") $($B/recorder-tail --file "$s" --list --json | jq -r .subject)" \
+				"$($B/recorder-tail --file "$s" --json | jq -r 'select(.seq != null) |
+					[.fields.message, .fields.step, .fields.status] | map(select(. != null)) | join(" ")' |
+					paste -sd'|')"
+		done | LC_ALL=C sort)" || return 1
+	key=$(key_of 'req[3]')
+	# The probe ABI has no span fields: the span's req is not recorded (as with C).
+	expect "a request's spans, left in order: request (with its file), then its recording span" \
+		'request scenario.rs
+recording' \
+		"$(rtail --recording "$key" --spans --json |
+			jq -r 'select(.type == "span") | .name + (if .name == "request" then " " + (.file | split("/") | last) else "" end)')" ||
+		return 1
+	expect "the chrome trace draws them" '["recording","request"]' \
+		"$(rtail --recording "$key" --format chrome | jq -c '[.traceEvents[] | select(.ph == "X" or .ph == "B") | .name] | unique')"
+}
