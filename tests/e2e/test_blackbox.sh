@@ -19,6 +19,15 @@ dump_of() {
 	sed -n "s/^recorder-attach: black box of pid $1 written to //p" "$T/attach.out"
 }
 
+# ended_box PID SIGNAL: waits for PID's black box and checks that recorder-attach says it
+# was killed by SIGNAL; sets DUMP to the box's path.
+ended_box() {
+	DUMP=$(dump_of "$1") || return 1
+	[ -s "$DUMP" ] || fail "no dump at '$DUMP'" || return 1
+	expect "the process ended by $2" "recorder-attach: pid $1 exited: killed by $2" \
+		"$(grep "^recorder-attach: pid $1 exited" "$T/attach.out" | sed 's/ (core dumped)//')"
+}
+
 # die_and_compare HOW SIGNAL [RECORDINGS]: a workload bursts, dies by HOW, and the black box must
 # end with the last event it reported, for every recording.
 die_and_compare() {
@@ -27,11 +36,8 @@ die_and_compare() {
 	# Batches taken only at reads: what the dying threads had pending is read
 	# as they die, or lost.
 	RECORDER_ATTACH_FLAGS="$RECORDER_ATTACH_FLAGS --collect-ms 0" attach_dumping "$TARGET_PID" || return 1
-	local dump
-	dump=$(dump_of "$TARGET_PID") || return 1
-	[ -s "$dump" ] || fail "no dump at '$dump'" || return 1
-	expect "the process ended by $2" "recorder-attach: pid $TARGET_PID exited: killed by $2" \
-		"$(grep "^recorder-attach: pid $TARGET_PID exited" "$T/attach.out" | sed 's/ (core dumped)//')" || return 1
+	ended_box "$TARGET_PID" "$2" || return 1
+	local dump=$DUMP
 	expect "each recording's tail ends with the last event the target reported" \
 		"$(jq -r '.recordings[] | "\(.key) \(.subject) \(.last_seq) \(.emitted)"' "$T/report.json" | sort)" \
 		"$($B/recorder-tail --file "$dump" --json -n 1 | jq -r '"\(.recording) \(.subject) \(.seq) \(.seq + 1)"' | sort)" || return 1

@@ -100,17 +100,17 @@ test_rust_kill_9_black_box() {
 	start_target "$RUST_SCENARIO" blackbox || return 1
 	attach_dumping "$TARGET_PID" || return 1
 	wait_for "$T/target.out" '^ready' || { cat "$T/target.err"; return 1; }
-	local i
-	for ((i = 0; i < 500; i++)); do
-		[ "$(rtail --list --json | jq .seen)" = 20 ] && break
+	# A condition, bounded generously (a loaded machine): every event seen live.
+	local i seen
+	for ((i = 0; i < 3000; i++)); do
+		seen=$(rtail --list --json | jq .seen)
+		[ "$seen" = 20 ] && break
 		sleep 0.02
 	done
+	[ "$seen" = 20 ] || fail "recorder-attach saw $seen of the 20 events in 60 s" || return 1
 	kill -9 "$TARGET_PID"
-	local dump
-	dump=$(dump_of "$TARGET_PID") || return 1
-	[ -s "$dump" ] || fail "no dump at '$dump'" || return 1
-	expect "the process ended by SIGKILL" "recorder-attach: pid $TARGET_PID exited: killed by SIGKILL" \
-		"$(grep "^recorder-attach: pid $TARGET_PID exited" "$T/attach.out")" || return 1
+	ended_box "$TARGET_PID" SIGKILL || return 1
+	local dump=$DUMP
 	expect "the last 10 of 20 events, the last one last" \
 		"$(for n in $(seq 10 19); do echo "box $n $n $([ "$n" = 19 ] && echo true || echo false)"; done)" \
 		"$($B/recorder-tail --file "$dump" --json | jq -r '"\(.subject) \(.seq) \(.fields.n) \(.fields.last)"')" ||
