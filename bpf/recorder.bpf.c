@@ -104,6 +104,21 @@ struct {
 } traced SEC(".maps");
 
 /*
+ * The same as a bit a process id (tgid), for the scheduler hooks, which run on
+ * every context switch of the machine: a load and a test, no hashing. Set
+ * wherever traced gains a process (adopt_task, rec_bpfstate__trace), cleared
+ * where it loses one (rec_bpfstate__untrace); both sides update it atomically.
+ * A bit set a moment after its process left traced costs a lookup, no more.
+ */
+#define TRACED_BITS_PIDS (1u << 22) /* PID_MAX_LIMIT on 64-bit: 512 KiB */
+__u64 traced_bits[TRACED_BITS_PIDS / 64];
+
+static __always_inline bool traced_bit(__u32 tgid)
+{
+	return tgid < TRACED_BITS_PIDS && (traced_bits[tgid / 64] >> (tgid % 64) & 1);
+}
+
+/*
  * Entries of a process (tgid) in recordings that user space has deleted. Only
  * user space writes it, so that it needs no atomic update from there.
  */
@@ -435,6 +450,8 @@ static __always_inline bool adopt_task(struct task_struct *task, __u32 tgid, __u
 	/* Lost a race with another thread of it: that one says hello. */
 	if (bpf_map_update_elem(&traced, &tgid, &zero, BPF_NOEXIST))
 		return true;
+	if (tgid < TRACED_BITS_PIDS)
+		__sync_fetch_and_or(&traced_bits[tgid / 64], 1ull << (tgid % 64));
 	say_hello(task, tgid, ppid, &bk);
 	return true;
 }
@@ -2292,13 +2309,13 @@ int BPF_PROG(on_sched_exit, struct task_struct *task)
  */
 enum sched_pending {
 	SCHED_NONE = 0,
-	SCHED_BLOCKED = 1, /* asleep since off_ns, woken at wake_ns (0: not yet) */
-	SCHED_RUNQ = 2,	   /* runnable since wake_ns */
+	SCHED_BLOCKED = 1, /* asleep since off_ns */
+	SCHED_RUNQ = 2,	   /* runnable since off_ns (preempted) */
 };
 
 struct sched_task {
 	__u64 off_ns;
-	__u64 wake_ns;
+	__u64 run_delay; /* the kernel's sched_info.run_delay when it left the CPU */
 	__s32 cause;
 	__u32 pending; /* enum sched_pending */
 	__u32 lost;    /* intervals the full ring refused since the last one written */
@@ -2354,15 +2371,35 @@ static __always_inline void sched_off(struct task_struct *prev, bool runnable, _
 			return;
 	}
 	st->off_ns = now;
+	st->run_delay = prev->sched_info.run_delay;
 	if (runnable) {
 		st->pending = SCHED_RUNQ;
-		st->wake_ns = now;
 		st->cause = REC_OFF_RUNQ;
 	} else {
 		st->pending = SCHED_BLOCKED;
-		st->wake_ns = 0;
 		st->cause = sched_cause(prev);
 	}
+}
+
+/*
+ * When next, asleep since st->off_ns, was woken: now less the time it waited
+ * to run since, as the kernel's run-queue accounting (CONFIG_SCHED_INFO) has
+ * it, in the run queue's clock, which runs at the rate of this one: the waits
+ * it ended (moved to another CPU) in sched_info.run_delay, and the one it ends
+ * now since sched_info.last_queued. So no hook runs on every wakeup of the
+ * machine. The run queue is this CPU's, next's (its cfs_rq's, which
+ * CONFIG_FAIR_GROUP_SCHED links to it; without it, only the waits it ended).
+ */
+static __always_inline __u64 sched_woken(struct task_struct *next, struct sched_task *st, __u64 now)
+{
+	__u64 queued = next->sched_info.last_queued, clock = 0;
+	__u64 waited = next->sched_info.run_delay - st->run_delay;
+
+	if (bpf_core_field_exists(struct cfs_rq, rq))
+		clock = BPF_CORE_READ(next, se.cfs_rq, rq, clock);
+	if (queued && clock > queued)
+		waited += clock - queued;
+	return waited < now - st->off_ns ? now - waited : st->off_ns;
 }
 
 /* next, a thread of a traced process, runs again now: its interval off the CPU into the ring. */
@@ -2384,13 +2421,7 @@ static __always_inline void sched_on(struct task_struct *next, __u64 now)
 	fill_hdr_id(&r->hdr, REC_RT_OFFCPU, sizeof(*r), (__u64)next->tgid << 32 | tid);
 	r->hdr.time_ns = now;
 	r->off_ns = st->off_ns;
-	/*
-	 * A wakeup this hook did not see (woken before it was attached): runnable
-	 * from now. One another CPU stamped after this one's clock read: now too.
-	 */
-	r->wake_ns = st->wake_ns && st->wake_ns <= now ? st->wake_ns : now;
-	if (r->wake_ns < r->off_ns)
-		r->wake_ns = r->off_ns;
+	r->wake_ns = st->pending == SCHED_RUNQ ? st->off_ns : sched_woken(next, st, now);
 	r->cause = st->cause;
 	r->lost = st->lost;
 	st->lost = 0;
@@ -2402,11 +2433,7 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
-	__u32 prev_tgid = prev->tgid, next_tgid = next->tgid;
-	bool prev_traced = bpf_map_lookup_elem(&traced, &prev_tgid) != NULL;
-	bool next_traced = prev_tgid == next_tgid
-				   ? prev_traced
-				   : bpf_map_lookup_elem(&traced, &next_tgid) != NULL;
+	bool prev_traced = traced_bit(prev->tgid), next_traced = traced_bit(next->tgid);
 	__u64 now;
 
 	if (!prev_traced && !next_traced)
@@ -2416,17 +2443,6 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct tas
 		sched_off(prev, preempt || prev_state == 0, now);
 	if (next_traced)
 		sched_on(next, now);
-	return 0;
-}
-
-SEC("tp_btf/sched_wakeup")
-int BPF_PROG(on_sched_wakeup, struct task_struct *p)
-{
-	__u32 tid = p->pid;
-	struct sched_task *st = bpf_map_lookup_elem(&sched_threads, &tid);
-
-	if (st && st->pending == SCHED_BLOCKED && !st->wake_ns)
-		st->wake_ns = bpf_ktime_get_ns();
 	return 0;
 }
 

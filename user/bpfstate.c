@@ -29,7 +29,7 @@ struct rec_bpfstate {
 	/* --binary: processes adopted at their exec and their fork, before any probe */
 	struct bpf_link *adopt_exec_link, *adopt_fork_link;
 	/* --sched: the scheduler hooks (issue 26); NULL without it, so nothing runs per switch. */
-	struct bpf_link *switch_link, *wakeup_link, *thread_exit_link;
+	struct bpf_link *switch_link, *thread_exit_link;
 };
 
 static bool verbose;
@@ -82,7 +82,6 @@ int rec_bpfstate__open(struct rec_bpfstate **bsp, const struct rec_bpfstate_opts
 	bpf_program__set_autoload(bs->skel->progs.on_process_fork, opts->follow_new);
 	/* Without --sched, no hook on every context switch, nor its verifying. */
 	bpf_program__set_autoload(bs->skel->progs.on_sched_switch, opts->sched);
-	bpf_program__set_autoload(bs->skel->progs.on_sched_wakeup, opts->sched);
 	bpf_program__set_autoload(bs->skel->progs.on_sched_thread_exit, opts->sched);
 	/* Attached with uprobe_multi links (compat/usdt_multi.h), not libbpf's per-site uprobes. */
 	err = rec_usdt_multi__prepare(bs->skel->obj) ?: recorder_bpf__load(bs->skel);
@@ -99,9 +98,7 @@ int rec_bpfstate__open(struct rec_bpfstate **bsp, const struct rec_bpfstate_opts
 		err = attach_prog(bs->skel->progs.on_process_exec, &bs->adopt_exec_link)
 			      ?: attach_prog(bs->skel->progs.on_process_fork, &bs->adopt_fork_link);
 	if (!err && opts->sched)
-		err = attach_prog(bs->skel->progs.on_sched_wakeup, &bs->wakeup_link)
-			      ?: attach_prog(bs->skel->progs.on_sched_thread_exit,
-					     &bs->thread_exit_link)
+		err = attach_prog(bs->skel->progs.on_sched_thread_exit, &bs->thread_exit_link)
 			      ?: attach_prog(bs->skel->progs.on_sched_switch, &bs->switch_link);
 	if (err)
 		goto fail;
@@ -122,7 +119,6 @@ void rec_bpfstate__free(struct rec_bpfstate *bs)
 	bpf_link__destroy(bs->adopt_exec_link);
 	bpf_link__destroy(bs->adopt_fork_link);
 	bpf_link__destroy(bs->switch_link);
-	bpf_link__destroy(bs->wakeup_link);
 	bpf_link__destroy(bs->thread_exit_link);
 	recorder_bpf__destroy(bs->skel);
 	free(bs);
@@ -138,6 +134,20 @@ int rec_bpfstate__ring_fd(const struct rec_bpfstate *bs)
 	return bpf_map__fd(bs->skel->maps.events);
 }
 
+/* Sets or clears tgid's bit in traced_bits, the scheduler hooks' copy of traced. */
+static void traced_bit(struct rec_bpfstate *bs, __u32 tgid, bool on)
+{
+	__u64 *w = bs->skel->bss->traced_bits;
+	__u64 bit = 1ull << (tgid % 64);
+
+	if (tgid / 64 >= sizeof(bs->skel->bss->traced_bits) / sizeof(*w))
+		return;
+	if (on)
+		__atomic_fetch_or(&w[tgid / 64], bit, __ATOMIC_SEQ_CST);
+	else
+		__atomic_fetch_and(&w[tgid / 64], ~bit, __ATOMIC_SEQ_CST);
+}
+
 int rec_bpfstate__trace(struct rec_bpfstate *bs, pid_t tgid)
 {
 	struct rec_pstat zero = { 0 };
@@ -146,6 +156,7 @@ int rec_bpfstate__trace(struct rec_bpfstate *bs, pid_t tgid)
 	if (bpf_map_update_elem(bpf_map__fd(bs->skel->maps.traced), &k, &zero, BPF_NOEXIST) &&
 	    errno != EEXIST)
 		return -errno;
+	traced_bit(bs, k, true);
 	return 0;
 }
 
@@ -154,6 +165,7 @@ void rec_bpfstate__untrace(struct rec_bpfstate *bs, pid_t tgid)
 	__u32 k = tgid;
 
 	bpf_map_delete_elem(bpf_map__fd(bs->skel->maps.traced), &k);
+	traced_bit(bs, k, false);
 	bpf_map_delete_elem(bpf_map__fd(bs->skel->maps.released), &k);
 }
 
