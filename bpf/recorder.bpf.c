@@ -2319,7 +2319,7 @@ struct sched_task {
 	__s32 cause;
 	__u32 pending; /* enum sched_pending */
 	__u32 lost;    /* intervals the full ring refused since the last one written */
-	__u32 pad;
+	__u32 written; /* intervals written: the ring's fill is checked every EVENT_CHECK_EVERY-th */
 };
 
 /* Threads of traced processes, by thread id; one that finds it full counts no_storage. */
@@ -2343,11 +2343,11 @@ static __always_inline __s32 sched_cause(struct task_struct *prev)
 
 	if (!regs)
 		return REC_OFF_KERNEL;
-	ax = BPF_CORE_READ(regs, orig_ax);
+	/* Loads, not helper calls: this runs on every switch of a traced thread. */
+	ax = regs->orig_ax;
 	if (ax < 0)
 		return REC_OFF_KERNEL;
-	if (BPF_CORE_READ(regs, cx) == BPF_CORE_READ(regs, ip) &&
-	    BPF_CORE_READ(regs, r11) == BPF_CORE_READ(regs, flags))
+	if (regs->cx == regs->ip && regs->r11 == regs->flags)
 		return ax < 0x7fffffff ? (__s32)ax : REC_OFF_KERNEL;
 	return REC_OFF_FAULT;
 }
@@ -2396,7 +2396,7 @@ static __always_inline __u64 sched_woken(struct task_struct *next, struct sched_
 	__u64 waited = next->sched_info.run_delay - st->run_delay;
 
 	if (bpf_core_field_exists(struct cfs_rq, rq))
-		clock = BPF_CORE_READ(next, se.cfs_rq, rq, clock);
+		clock = next->se.cfs_rq->rq->clock;
 	if (queued && clock > queued)
 		waited += clock - queued;
 	return waited < now - st->off_ns ? now - waited : st->off_ns;
@@ -2426,7 +2426,8 @@ static __always_inline void sched_on(struct task_struct *next, __u64 now)
 	r->lost = st->lost;
 	st->lost = 0;
 	st->pending = SCHED_NONE;
-	bpf_ringbuf_submit(r, submit_flags());
+	/* As for events: the fill check reads a cache line the consumer keeps writing. */
+	bpf_ringbuf_submit(r, st->written++ % EVENT_CHECK_EVERY ? BPF_RB_NO_WAKEUP : submit_flags());
 }
 
 SEC("tp_btf/sched_switch")
