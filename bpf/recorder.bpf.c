@@ -2297,11 +2297,12 @@ int BPF_PROG(on_sched_exit, struct task_struct *task)
 }
 
 /*
- * Kernel time per span (issue 26). The scheduler hooks run on every context
- * switch of the machine: they leave at once for a thread that is not traced
- * (one lookup of its process in traced, or of the woken thread in
- * sched_threads). For a traced thread they write each interval it spent off
- * the CPU into the ring when it runs again; user space charges the intervals
+ * Kernel time per span (issue 26). The scheduler hook runs on every context
+ * switch of the machine: it leaves at once for threads that are not traced
+ * (their processes' bits in traced_bits). For a traced thread it writes each
+ * interval it spent off the CPU into the ring when it runs again (when it was
+ * woken from the kernel's run-queue accounting, see sched_woken: no hook on
+ * every wakeup of the machine); user space charges the intervals
  * to the thread's spans by time (user/offcpu.c), on both event paths alike.
  * The state is a hash by thread id, not task storage: a task-storage lookup
  * from these hooks fails while the switched task was preempted inside another
@@ -2331,12 +2332,16 @@ struct {
 } sched_threads SEC(".maps");
 
 /*
- * Why prev, asleep, left the CPU: the system call it is in, read from its user
- * registers (orig_ax). An exception's entry stores its error code there too;
- * only a system call's entry leaves rcx == rip and r11 == rflags (what the
- * syscall instruction saved), which tells a page fault apart.
+ * Why prev, asleep (in state), left the CPU: the system call it is in, read
+ * from its user registers (orig_ax). An exception's or an interrupt's entry
+ * sets orig_ax to -1 (the error code moved out); an interrupt's handler never
+ * sleeps, so a thread asleep under one from user mode is in an exception: a
+ * page fault that waits (on the disk, or a lock), unless it is stopped (a
+ * signal, a debugger's trap), which is kernel.
  */
-static __always_inline __s32 sched_cause(struct task_struct *prev)
+#define SCHED_STOPPED 0x0c /* __TASK_STOPPED | __TASK_TRACED */
+
+static __always_inline __s32 sched_cause(struct task_struct *prev, unsigned int state)
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(prev);
 	long ax;
@@ -2345,15 +2350,15 @@ static __always_inline __s32 sched_cause(struct task_struct *prev)
 		return REC_OFF_KERNEL;
 	/* Loads, not helper calls: this runs on every switch of a traced thread. */
 	ax = regs->orig_ax;
-	if (ax < 0)
-		return REC_OFF_KERNEL;
-	if (regs->cx == regs->ip && regs->r11 == regs->flags)
+	if (ax >= 0)
 		return ax < 0x7fffffff ? (__s32)ax : REC_OFF_KERNEL;
-	return REC_OFF_FAULT;
+	if (ax == -1 && (regs->cs & 3) == 3 && !(state & SCHED_STOPPED))
+		return REC_OFF_FAULT;
+	return REC_OFF_KERNEL;
 }
 
-/* prev, a thread of a traced process, leaves the CPU now. */
-static __always_inline void sched_off(struct task_struct *prev, bool runnable, __u64 now)
+/* prev, a thread of a traced process, leaves the CPU now, in state (0: runnable, preempted). */
+static __always_inline void sched_off(struct task_struct *prev, unsigned int state, __u64 now)
 {
 	__u32 tid = prev->pid;
 	struct sched_task *st = bpf_map_lookup_elem(&sched_threads, &tid);
@@ -2372,12 +2377,12 @@ static __always_inline void sched_off(struct task_struct *prev, bool runnable, _
 	}
 	st->off_ns = now;
 	st->run_delay = prev->sched_info.run_delay;
-	if (runnable) {
+	if (!state) {
 		st->pending = SCHED_RUNQ;
 		st->cause = REC_OFF_RUNQ;
 	} else {
 		st->pending = SCHED_BLOCKED;
-		st->cause = sched_cause(prev);
+		st->cause = sched_cause(prev, state);
 	}
 }
 
@@ -2427,7 +2432,8 @@ static __always_inline void sched_on(struct task_struct *next, __u64 now)
 	st->lost = 0;
 	st->pending = SCHED_NONE;
 	/* As for events: the fill check reads a cache line the consumer keeps writing. */
-	bpf_ringbuf_submit(r, st->written++ % EVENT_CHECK_EVERY ? BPF_RB_NO_WAKEUP : submit_flags());
+	bpf_ringbuf_submit(r,
+			   st->written++ % EVENT_CHECK_EVERY ? BPF_RB_NO_WAKEUP : submit_flags());
 }
 
 SEC("tp_btf/sched_switch")
@@ -2441,7 +2447,7 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct tas
 		return 0;
 	now = bpf_ktime_get_ns();
 	if (prev_traced)
-		sched_off(prev, preempt || prev_state == 0, now);
+		sched_off(prev, preempt ? 0 : prev_state, now);
 	if (next_traced)
 		sched_on(next, now);
 	return 0;
