@@ -102,6 +102,24 @@ test_sched_a_span_faulting_pages_in_is_blocked_in_fault() {
 		{ rtail --spans | sed 's/^/    | /'; return 1; }
 }
 
+test_sched_a_thread_switching_all_the_time_is_bounded_and_counted() {
+	# 100,000 round trips with another thread: 200,000 switches of this
+	# thread, far more than the 8192 intervals a thread keeps.
+	sched_run switch 100000 || return 1
+	local s
+	s=$(span switchy)
+	expect "switchy: the switches its thread kept (at most 8192), the older gone, so partial" \
+		'{"switches":true,"partial":true,"sum":true}' \
+		"$(jq -c '{switches: (.switches > 1000 and .switches <= 8192),
+			partial: (.sched_partial == true),
+			sum: (.cpu_ns + .blocked_ns + .runq_ns == .duration_ns)}' <<<"$s")" ||
+		{ echo "    $s"; return 1; }
+	expect "--stats --json counts what was pushed out, and intervals" '{"forgotten":true,"intervals":true}' \
+		"$(rtail --stats --json | jq -c 'select(.sched) | .sched |
+			{forgotten: (.forgotten > 0), intervals: (.intervals > 8192)}' | head -1)" ||
+		{ rtail --stats --json | sed 's/^/    | /'; return 1; }
+}
+
 test_sched_cpu_blocked_and_runq_add_up_over_many_spans() {
 	sched_run many 200 || return 1
 	# The identity is exact in ns (docs/kernel-time.md): cpu is the span's time

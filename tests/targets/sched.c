@@ -11,6 +11,9 @@
  *	sched mutex    a span "lock" that waits 100 ms for a mutex another
  *		       thread holds (futex)
  *	sched many N   N spans "iter", each sleeping 1 ms and spinning 1 ms
+ *	sched switch N a span "switchy" in which the thread passes a byte to and
+ *		       fro with another thread N times over two pipes (two
+ *		       switches a round trip: some 200,000 a second)
  *	sched fault F  a span "fault" that reads a byte of each page of file F,
  *		       mapped after its pages left the page cache: each read
  *		       is a major page fault that waits on the disk
@@ -105,6 +108,39 @@ static void *holder(void *arg)
 	return NULL;
 }
 
+/* switch: the pipes to the echo thread and back. */
+static int echo_in[2], echo_out[2];
+
+static void *echo(void *arg)
+{
+	char b;
+
+	(void)arg;
+	while (read(echo_in[0], &b, 1) == 1 && write(echo_out[1], &b, 1) == 1)
+		;
+	return NULL;
+}
+
+/* n round trips with the echo thread, in a span "switchy". */
+static int switchy(long n)
+{
+	struct rec_span s;
+	pthread_t th;
+	char b = 'x';
+
+	if (pipe(echo_in) || pipe(echo_out) || pthread_create(&th, NULL, echo, NULL))
+		return 4;
+	REC_SPAN_INIT(&s, INFO, "switchy");
+	rec_span_enter(&s);
+	for (long i = 0; i < n; i++)
+		if (write(echo_in[1], &b, 1) != 1 || read(echo_out[0], &b, 1) != 1)
+			return 4;
+	rec_span_exit(&s);
+	close(echo_in[1]);
+	pthread_join(th, NULL);
+	return 0;
+}
+
 /* What fault_in read, kept. */
 static volatile unsigned long fault_sum;
 
@@ -181,6 +217,8 @@ static int run(const char *mode, const char *arg)
 			spin(CLOCK_MONOTONIC, MS);
 			rec_span_exit(&s);
 		}
+	} else if (!strcmp(mode, "switch") && n > 0) {
+		return switchy(n);
 	} else if (!strcmp(mode, "fault") && arg) {
 		return fault_in(arg);
 	} else {
@@ -198,7 +236,7 @@ int main(int argc, char **argv)
 	int sig, err;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: sched sleep|spin|hog|mutex|many N|fault FILE\n");
+		fprintf(stderr, "usage: sched sleep|spin|hog|mutex|many N|switch N|fault FILE\n");
 		return 2;
 	}
 	sigemptyset(&stop);
