@@ -104,6 +104,21 @@ struct {
 } traced SEC(".maps");
 
 /*
+ * The same as a bit a process id (tgid), for the scheduler hooks, which run on
+ * every context switch of the machine: a load and a test, no hashing. Set
+ * wherever traced gains a process (adopt_task, rec_bpfstate__trace), cleared
+ * where it loses one (rec_bpfstate__untrace); both sides update it atomically.
+ * A bit set a moment after its process left traced costs a lookup, no more.
+ */
+#define TRACED_BITS_PIDS (1u << 22) /* PID_MAX_LIMIT on 64-bit: 512 KiB */
+__u64 traced_bits[TRACED_BITS_PIDS / 64];
+
+static __always_inline bool traced_bit(__u32 tgid)
+{
+	return tgid < TRACED_BITS_PIDS && (traced_bits[tgid / 64] >> (tgid % 64) & 1);
+}
+
+/*
  * Entries of a process (tgid) in recordings that user space has deleted. Only
  * user space writes it, so that it needs no atomic update from there.
  */
@@ -427,6 +442,8 @@ static __always_inline bool adopt_task(struct task_struct *task, __u32 tgid, __u
 	/* Lost a race with another thread of it: that one says hello. */
 	if (bpf_map_update_elem(&traced, &tgid, &zero, BPF_NOEXIST))
 		return true;
+	if (tgid < TRACED_BITS_PIDS)
+		__sync_fetch_and_or(&traced_bits[tgid / 64], 1ull << (tgid % 64));
 	say_hello(task, tgid, ppid, &bk);
 	return true;
 }
@@ -2353,11 +2370,12 @@ int BPF_PROG(on_sched_exit, struct task_struct *task)
 }
 
 /*
- * Kernel time per span (issue 26). The scheduler hooks run on every context
- * switch of the machine: they leave at once for a thread that is not traced
- * (one lookup of its process in traced, or of the woken thread in
- * sched_threads). For a traced thread they write each interval it spent off
- * the CPU into the ring when it runs again; user space charges the intervals
+ * Kernel time per span (issue 26). The scheduler hook runs on every context
+ * switch of the machine: it leaves at once for threads that are not traced
+ * (their processes' bits in traced_bits). For a traced thread it writes each
+ * interval it spent off the CPU into the ring when it runs again (when it was
+ * woken from the kernel's run-queue accounting, see sched_woken: no hook on
+ * every wakeup of the machine); user space charges the intervals
  * to the thread's spans by time (user/offcpu.c), on both event paths alike.
  * The state is a hash by thread id, not task storage: a task-storage lookup
  * from these hooks fails while the switched task was preempted inside another
@@ -2365,17 +2383,17 @@ int BPF_PROG(on_sched_exit, struct task_struct *task)
  */
 enum sched_pending {
 	SCHED_NONE = 0,
-	SCHED_BLOCKED = 1, /* asleep since off_ns, woken at wake_ns (0: not yet) */
-	SCHED_RUNQ = 2,	   /* runnable since wake_ns */
+	SCHED_BLOCKED = 1, /* asleep since off_ns */
+	SCHED_RUNQ = 2,	   /* runnable since off_ns (preempted) */
 };
 
 struct sched_task {
 	__u64 off_ns;
-	__u64 wake_ns;
+	__u64 run_delay; /* the kernel's sched_info.run_delay when it left the CPU */
 	__s32 cause;
 	__u32 pending; /* enum sched_pending */
 	__u32 lost;    /* intervals the full ring refused since the last one written */
-	__u32 pad;
+	__u32 written; /* intervals written: the ring's fill is checked every EVENT_CHECK_EVERY-th */
 };
 
 /* Threads of traced processes, by thread id; one that finds it full counts no_storage. */
@@ -2387,29 +2405,33 @@ struct {
 } sched_threads SEC(".maps");
 
 /*
- * Why prev, asleep, left the CPU: the system call it is in, read from its user
- * registers (orig_ax). An exception's entry stores its error code there too;
- * only a system call's entry leaves rcx == rip and r11 == rflags (what the
- * syscall instruction saved), which tells a page fault apart.
+ * Why prev, asleep (in state), left the CPU: the system call it is in, read
+ * from its user registers (orig_ax). An exception's or an interrupt's entry
+ * sets orig_ax to -1 (the error code moved out); an interrupt's handler never
+ * sleeps, so a thread asleep under one from user mode is in an exception: a
+ * page fault that waits (on the disk, or a lock), unless it is stopped (a
+ * signal, a debugger's trap), which is kernel.
  */
-static __always_inline __s32 sched_cause(struct task_struct *prev)
+#define SCHED_STOPPED 0x0c /* __TASK_STOPPED | __TASK_TRACED */
+
+static __always_inline __s32 sched_cause(struct task_struct *prev, unsigned int state)
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(prev);
 	long ax;
 
 	if (!regs)
 		return REC_OFF_KERNEL;
-	ax = BPF_CORE_READ(regs, orig_ax);
-	if (ax < 0)
-		return REC_OFF_KERNEL;
-	if (BPF_CORE_READ(regs, cx) == BPF_CORE_READ(regs, ip) &&
-	    BPF_CORE_READ(regs, r11) == BPF_CORE_READ(regs, flags))
+	/* Loads, not helper calls: this runs on every switch of a traced thread. */
+	ax = regs->orig_ax;
+	if (ax >= 0)
 		return ax < 0x7fffffff ? (__s32)ax : REC_OFF_KERNEL;
-	return REC_OFF_FAULT;
+	if (ax == -1 && (regs->cs & 3) == 3 && !(state & SCHED_STOPPED))
+		return REC_OFF_FAULT;
+	return REC_OFF_KERNEL;
 }
 
-/* prev, a thread of a traced process, leaves the CPU now. */
-static __always_inline void sched_off(struct task_struct *prev, bool runnable, __u64 now)
+/* prev, a thread of a traced process, leaves the CPU now, in state (0: runnable, preempted). */
+static __always_inline void sched_off(struct task_struct *prev, unsigned int state, __u64 now)
 {
 	__u32 tid = prev->pid;
 	struct sched_task *st = bpf_map_lookup_elem(&sched_threads, &tid);
@@ -2427,15 +2449,35 @@ static __always_inline void sched_off(struct task_struct *prev, bool runnable, _
 			return;
 	}
 	st->off_ns = now;
-	if (runnable) {
+	st->run_delay = prev->sched_info.run_delay;
+	if (!state) {
 		st->pending = SCHED_RUNQ;
-		st->wake_ns = now;
 		st->cause = REC_OFF_RUNQ;
 	} else {
 		st->pending = SCHED_BLOCKED;
-		st->wake_ns = 0;
-		st->cause = sched_cause(prev);
+		st->cause = sched_cause(prev, state);
 	}
+}
+
+/*
+ * When next, asleep since st->off_ns, was woken: now less the time it waited
+ * to run since, as the kernel's run-queue accounting (CONFIG_SCHED_INFO) has
+ * it, in the run queue's clock, which runs at the rate of this one: the waits
+ * it ended (moved to another CPU) in sched_info.run_delay, and the one it ends
+ * now since sched_info.last_queued. So no hook runs on every wakeup of the
+ * machine. The run queue is this CPU's, next's (its cfs_rq's, which
+ * CONFIG_FAIR_GROUP_SCHED links to it; without it, only the waits it ended).
+ */
+static __always_inline __u64 sched_woken(struct task_struct *next, struct sched_task *st, __u64 now)
+{
+	__u64 queued = next->sched_info.last_queued, clock = 0;
+	__u64 waited = next->sched_info.run_delay - st->run_delay;
+
+	if (bpf_core_field_exists(struct cfs_rq, rq))
+		clock = next->se.cfs_rq->rq->clock;
+	if (queued && clock > queued)
+		waited += clock - queued;
+	return waited < now - st->off_ns ? now - waited : st->off_ns;
 }
 
 /* next, a thread of a traced process, runs again now: its interval off the CPU into the ring. */
@@ -2457,49 +2499,30 @@ static __always_inline void sched_on(struct task_struct *next, __u64 now)
 	fill_hdr_id(&r->hdr, REC_RT_OFFCPU, sizeof(*r), (__u64)next->tgid << 32 | tid);
 	r->hdr.time_ns = now;
 	r->off_ns = st->off_ns;
-	/*
-	 * A wakeup this hook did not see (woken before it was attached): runnable
-	 * from now. One another CPU stamped after this one's clock read: now too.
-	 */
-	r->wake_ns = st->wake_ns && st->wake_ns <= now ? st->wake_ns : now;
-	if (r->wake_ns < r->off_ns)
-		r->wake_ns = r->off_ns;
+	r->wake_ns = st->pending == SCHED_RUNQ ? st->off_ns : sched_woken(next, st, now);
 	r->cause = st->cause;
 	r->lost = st->lost;
 	st->lost = 0;
 	st->pending = SCHED_NONE;
-	bpf_ringbuf_submit(r, submit_flags());
+	/* As for events: the fill check reads a cache line the consumer keeps writing. */
+	bpf_ringbuf_submit(r,
+			   st->written++ % EVENT_CHECK_EVERY ? BPF_RB_NO_WAKEUP : submit_flags());
 }
 
 SEC("tp_btf/sched_switch")
 int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
-	__u32 prev_tgid = prev->tgid, next_tgid = next->tgid;
-	bool prev_traced = bpf_map_lookup_elem(&traced, &prev_tgid) != NULL;
-	bool next_traced = prev_tgid == next_tgid
-				   ? prev_traced
-				   : bpf_map_lookup_elem(&traced, &next_tgid) != NULL;
+	bool prev_traced = traced_bit(prev->tgid), next_traced = traced_bit(next->tgid);
 	__u64 now;
 
 	if (!prev_traced && !next_traced)
 		return 0;
 	now = bpf_ktime_get_ns();
 	if (prev_traced)
-		sched_off(prev, preempt || prev_state == 0, now);
+		sched_off(prev, preempt ? 0 : prev_state, now);
 	if (next_traced)
 		sched_on(next, now);
-	return 0;
-}
-
-SEC("tp_btf/sched_wakeup")
-int BPF_PROG(on_sched_wakeup, struct task_struct *p)
-{
-	__u32 tid = p->pid;
-	struct sched_task *st = bpf_map_lookup_elem(&sched_threads, &tid);
-
-	if (st && st->pending == SCHED_BLOCKED && !st->wake_ns)
-		st->wake_ns = bpf_ktime_get_ns();
 	return 0;
 }
 

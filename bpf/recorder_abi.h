@@ -540,7 +540,7 @@ enum rec_offcpu_cause {
 
 /*
  * One interval a traced thread spent off the CPU (kernel scheduler, tp_btf
- * sched_switch and sched_wakeup), written when it runs again: hdr.time_ns is
+ * sched_switch; the wakeup from its sched_info), written when it runs again: hdr.time_ns is
  * when it ran again. From off_ns to wake_ns it slept (blocked, in cause), from
  * wake_ns to hdr.time_ns it waited to run; wake_ns == off_ns if it was
  * preempted. All CLOCK_MONOTONIC.

@@ -33,7 +33,7 @@ struct rec_bpfstate {
 	/* --binary: processes adopted at their exec and their fork, before any probe */
 	struct bpf_link *adopt_exec_link, *adopt_fork_link;
 	/* --sched: the scheduler hooks (issue 26); NULL without it, so nothing runs per switch. */
-	struct bpf_link *switch_link, *wakeup_link, *thread_exit_link;
+	struct bpf_link *switch_link, *thread_exit_link;
 };
 
 static bool verbose;
@@ -63,8 +63,8 @@ static int attach_prog(struct bpf_program *prog, struct bpf_link **link)
  * second thread while the first verifies the rest.
  */
 static const char *const second_half[] = {
-	"on_batch",	   "on_exec_release", "on_span_enter",	      "seed_stacks",
-	"on_sched_switch", "on_sched_wakeup", "on_sched_thread_exit",
+	"on_batch",    "on_exec_release", "on_span_enter",
+	"seed_stacks", "on_sched_switch", "on_sched_thread_exit",
 };
 
 static bool in_second_half(const struct bpf_program *prog)
@@ -84,8 +84,7 @@ static bool wanted(const struct bpf_program *prog, const struct rec_bpfstate_opt
 	if (!strcmp(name, "on_process_exec") || !strcmp(name, "on_process_fork"))
 		return opts->follow_new;
 	/* Without --sched, no hook on every context switch, nor its verifying. */
-	if (!strcmp(name, "on_sched_switch") || !strcmp(name, "on_sched_wakeup") ||
-	    !strcmp(name, "on_sched_thread_exit"))
+	if (!strcmp(name, "on_sched_switch") || !strcmp(name, "on_sched_thread_exit"))
 		return opts->sched;
 	return true;
 }
@@ -205,9 +204,8 @@ int rec_bpfstate__open(struct rec_bpfstate **bsp, const struct rec_bpfstate_opts
 			      ?: attach_prog(rec_bpfstate__program(bs, "on_process_fork"),
 					     &bs->adopt_fork_link);
 	if (!err && opts->sched)
-		err = attach_prog(rec_bpfstate__program(bs, "on_sched_wakeup"), &bs->wakeup_link)
-			      ?: attach_prog(rec_bpfstate__program(bs, "on_sched_thread_exit"),
-					     &bs->thread_exit_link)
+		err = attach_prog(rec_bpfstate__program(bs, "on_sched_thread_exit"),
+				  &bs->thread_exit_link)
 			      ?: attach_prog(rec_bpfstate__program(bs, "on_sched_switch"),
 					     &bs->switch_link);
 	if (err)
@@ -229,7 +227,6 @@ void rec_bpfstate__free(struct rec_bpfstate *bs)
 	bpf_link__destroy(bs->adopt_exec_link);
 	bpf_link__destroy(bs->adopt_fork_link);
 	bpf_link__destroy(bs->switch_link);
-	bpf_link__destroy(bs->wakeup_link);
 	bpf_link__destroy(bs->thread_exit_link);
 	recorder_bpf__destroy(bs->half[0]);
 	recorder_bpf__destroy(bs->half[1]);
@@ -247,6 +244,20 @@ int rec_bpfstate__ring_fd(const struct rec_bpfstate *bs)
 	return bpf_map__fd(bs->skel->maps.events);
 }
 
+/* Sets or clears tgid's bit in traced_bits, the scheduler hooks' copy of traced. */
+static void traced_bit(struct rec_bpfstate *bs, __u32 tgid, bool on)
+{
+	__u64 *w = bs->skel->bss->traced_bits;
+	__u64 bit = 1ull << (tgid % 64);
+
+	if (tgid / 64 >= sizeof(bs->skel->bss->traced_bits) / sizeof(*w))
+		return;
+	if (on)
+		__atomic_fetch_or(&w[tgid / 64], bit, __ATOMIC_SEQ_CST);
+	else
+		__atomic_fetch_and(&w[tgid / 64], ~bit, __ATOMIC_SEQ_CST);
+}
+
 int rec_bpfstate__trace(struct rec_bpfstate *bs, pid_t tgid)
 {
 	struct rec_pstat zero = { 0 };
@@ -255,6 +266,7 @@ int rec_bpfstate__trace(struct rec_bpfstate *bs, pid_t tgid)
 	if (bpf_map_update_elem(bpf_map__fd(bs->skel->maps.traced), &k, &zero, BPF_NOEXIST) &&
 	    errno != EEXIST)
 		return -errno;
+	traced_bit(bs, k, true);
 	return 0;
 }
 
@@ -263,6 +275,7 @@ void rec_bpfstate__untrace(struct rec_bpfstate *bs, pid_t tgid)
 	__u32 k = tgid;
 
 	bpf_map_delete_elem(bpf_map__fd(bs->skel->maps.traced), &k);
+	traced_bit(bs, k, false);
 	bpf_map_delete_elem(bpf_map__fd(bs->skel->maps.released), &k);
 }
 

@@ -87,6 +87,39 @@ test_sched_a_span_waiting_on_a_mutex_is_blocked_in_futex() {
 			map(select(.name == "lock"))[0].blocked_by.futex' <<<"$SPANS")" || return 1
 }
 
+test_sched_a_span_faulting_pages_in_is_blocked_in_fault() {
+	# 16 MiB the target maps after dropping it from the page cache: each page
+	# it reads is a major fault that waits on the disk.
+	dd if=/dev/urandom of="$T/pages" bs=1M count=16 status=none || return 1
+	sched_run fault "$T/pages" || return 1
+	local s
+	s=$(span fault)
+	expect "fault: blocked in fault, most of its blocked time" '{"fault":true,"most":true}' \
+		"$(jq -c '{fault: (.blocked_by.fault > 0),
+			most: (.blocked_by.fault * 2 > .blocked_ns)}' <<<"$s")" || { echo "    $s"; return 1; }
+	expect "the text S line names it: blocked … [fault …]" 'yes' \
+		"$(rtail --spans | grep -E '\] <sched> span fault: .* blocked [0-9.]+ \[fault [0-9.]+' >/dev/null && echo yes)" ||
+		{ rtail --spans | sed 's/^/    | /'; return 1; }
+}
+
+test_sched_a_thread_switching_all_the_time_is_bounded_and_counted() {
+	# 100,000 round trips with another thread: 200,000 switches of this
+	# thread, far more than the 8192 intervals a thread keeps.
+	sched_run switch 100000 || return 1
+	local s
+	s=$(span switchy)
+	expect "switchy: the switches its thread kept (at most 8192), the older gone, so partial" \
+		'{"switches":true,"partial":true,"sum":true}' \
+		"$(jq -c '{switches: (.switches > 1000 and .switches <= 8192),
+			partial: (.sched_partial == true),
+			sum: (.cpu_ns + .blocked_ns + .runq_ns == .duration_ns)}' <<<"$s")" ||
+		{ echo "    $s"; return 1; }
+	expect "--stats --json counts what was pushed out, and intervals" '{"forgotten":true,"intervals":true}' \
+		"$(rtail --stats --json | jq -c 'select(.sched) | .sched |
+			{forgotten: (.forgotten > 0), intervals: (.intervals > 8192)}' | head -1)" ||
+		{ rtail --stats --json | sed 's/^/    | /'; return 1; }
+}
+
 test_sched_cpu_blocked_and_runq_add_up_over_many_spans() {
 	sched_run many 200 || return 1
 	# The identity is exact in ns (docs/kernel-time.md): cpu is the span's time

@@ -11,12 +11,19 @@
  *	sched mutex    a span "lock" that waits 100 ms for a mutex another
  *		       thread holds (futex)
  *	sched many N   N spans "iter", each sleeping 1 ms and spinning 1 ms
+ *	sched switch N a span "switchy" in which the thread passes a byte to and
+ *		       fro with another thread N times over two pipes (two
+ *		       switches a round trip: some 200,000 a second)
+ *	sched fault F  a span "fault" that reads a byte of each page of file F,
+ *		       mapped after its pages left the page cache: each read
+ *		       is a major page fault that waits on the disk
  *
  * Prints "pid N", waits for recorder-attach (rec_is_attached()), runs, leaves
  * the recording span, prints "done", and waits for SIGTERM or SIGINT (exit 0).
  * Exit status: 2 usage, 3 nothing attached within 30 s, 4 a thread or the
  * affinity could not be set up.
  */
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -24,6 +31,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -99,8 +108,73 @@ static void *holder(void *arg)
 	return NULL;
 }
 
-static int run(const char *mode, long n)
+/* switch: the pipes to the echo thread and back. */
+static int echo_in[2], echo_out[2];
+
+static void *echo(void *arg)
 {
+	char b;
+
+	(void)arg;
+	while (read(echo_in[0], &b, 1) == 1 && write(echo_out[1], &b, 1) == 1)
+		;
+	return NULL;
+}
+
+/* n round trips with the echo thread, in a span "switchy". */
+static int switchy(long n)
+{
+	struct rec_span s;
+	pthread_t th;
+	char b = 'x';
+
+	if (pipe(echo_in) || pipe(echo_out) || pthread_create(&th, NULL, echo, NULL))
+		return 4;
+	REC_SPAN_INIT(&s, INFO, "switchy");
+	rec_span_enter(&s);
+	for (long i = 0; i < n; i++)
+		if (write(echo_in[1], &b, 1) != 1 || read(echo_out[0], &b, 1) != 1)
+			return 4;
+	rec_span_exit(&s);
+	close(echo_in[1]);
+	pthread_join(th, NULL);
+	return 0;
+}
+
+/* What fault_in read, kept. */
+static volatile unsigned long fault_sum;
+
+/* Each page of path, mapped once out of the page cache, read in a span "fault". */
+static int fault_in(const char *path)
+{
+	struct rec_span s;
+	volatile const char *p;
+	unsigned long sum = 0;
+	long page = sysconf(_SC_PAGESIZE);
+	struct stat st;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0 || fstat(fd, &st) || fdatasync(fd) ||
+	    posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED))
+		return 4;
+	p = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED || madvise((void *)p, st.st_size, MADV_RANDOM))
+		return 4;
+	REC_SPAN_INIT(&s, INFO, "fault");
+	rec_span_enter(&s);
+	for (off_t off = 0; off < st.st_size; off += page)
+		sum += p[off];
+	rec_span_exit(&s);
+	munmap((void *)p, st.st_size);
+	fault_sum = sum;
+	return 0;
+}
+
+static int run(const char *mode, const char *arg)
+{
+	long n = arg ? strtol(arg, NULL, 10) : 0;
+
 	struct rec_span s;
 	pthread_t th;
 
@@ -143,6 +217,10 @@ static int run(const char *mode, long n)
 			spin(CLOCK_MONOTONIC, MS);
 			rec_span_exit(&s);
 		}
+	} else if (!strcmp(mode, "switch") && n > 0) {
+		return switchy(n);
+	} else if (!strcmp(mode, "fault") && arg) {
+		return fault_in(arg);
 	} else {
 		return 2;
 	}
@@ -158,7 +236,7 @@ int main(int argc, char **argv)
 	int sig, err;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: sched sleep|spin|hog|mutex|many N\n");
+		fprintf(stderr, "usage: sched sleep|spin|hog|mutex|many N|switch N|fault FILE\n");
 		return 2;
 	}
 	sigemptyset(&stop);
@@ -172,7 +250,7 @@ int main(int argc, char **argv)
 	rec = rec_recording_new(r, 64);
 	rec_recording_span(&span, rec, "sched");
 	rec_span_enter(&span);
-	err = run(argv[1], argc > 2 ? strtol(argv[2], NULL, 10) : 0);
+	err = run(argv[1], argc > 2 ? argv[2] : NULL);
 	rec_span_exit(&span);
 	if (err) {
 		fprintf(stderr, "sched: %s\n", err == 2 ? "bad arguments" : "could not set up");
