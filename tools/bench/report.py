@@ -418,6 +418,11 @@ put("trigger_latency_per_event_ms", key_of("trigger_latency_per_event", "latency
 put("rust_detached_ratio", key_of("rust_detached", "ratio"))
 put("rust_detached_ns", key_of("rust_detached", "a_ns"))
 put("rust_registry_ns", key_of("rust_detached", "b_ns"))
+# A span pair through the registry alone over fmt: the floor of rust_span_pair_vs_fmt.
+put("rust_span_pair_registry_vs_fmt", key_of("rust_detached", "span_floor_ratio"))
+put("rust_span_pair_registry_ns", key_of("rust_detached", "span_floor_a_ns"))
+# The event through a layer that does nothing over the registry alone: the floor of rust_detached_ratio.
+put("rust_noop_layer_ratio", key_of("rust_detached", "layer_floor_ratio"))
 for mode, key in (("event", "rust_event"), ("span", "rust_span_pair")):
     put(f"{key}_vs_fmt", key_of("rust_attached", f"{mode}_ratio"))
     put(f"{key}_ns", key_of("rust_attached", f"{mode}_a_ns"))
@@ -717,7 +722,9 @@ rows_ns += [("rust_registry_ns", "Rust: a 3-field `tracing` event through the re
             ("rust_event_ns", "Rust: the same, attached, default path"),
             ("rust_event_fmt_ns", "Rust: the same through `tracing_subscriber::fmt` to `io::sink()`"),
             ("rust_span_pair_ns", "Rust: a span created, entered, exited and closed, attached, default path"),
-            ("rust_span_pair_fmt_ns", "Rust: the same through `tracing_subscriber::fmt` to `io::sink()`")]
+            ("rust_span_pair_fmt_ns", "Rust: the same through `tracing_subscriber::fmt` to `io::sink()`"),
+            ("rust_span_pair_registry_ns", "Rust: the same through the registry alone, no layer (the floor of "
+             "any layer: `rust_span_pair_registry_vs_fmt` is the least `rust_span_pair_vs_fmt` can be)")]
 for key, desc in rows_ns:
     r = M[key]
     if r.per:
@@ -855,6 +862,14 @@ for k, what in (("fast_event_excess_ms", "event"), ("fast_span_excess_ms", "span
                  f"its ns figure is): {f(ex.median, 1)} ms ({f(ex.lo, 1)} – {f(ex.hi, 1)}). A cost paid once "
                  "(an attach's, a thread's first batch, memory touched the first time) shows here, as would "
                  "other programs' interruptions.")
+fl, nl = M["rust_span_pair_registry_vs_fmt"], M["rust_noop_layer_ratio"]
+if fl.per and nl.per:
+    L.append(f"- **What any `tracing` layer costs** (rust-bench, pairs of chunks in one process): a span "
+             f"created, entered, exited and closed through the registry alone, no layer, is {f(fl.median, 3)}× "
+             f"({f(fl.lo, 3)} – {f(fl.hi, 3)}) the same through `tracing_subscriber::fmt`: the least "
+             f"`rust_span_pair_vs_fmt` a layer on the registry can reach. An event through a layer that does "
+             f"nothing is {f(nl.median, 3)}× ({f(nl.lo, 3)} – {f(nl.hi, 3)}) the registry alone: the least "
+             "`rust_detached_ratio` can be.")
 sv = {m: (M[f"server_{m}_per_s"], M[f"server_{m}_cpu_ns_per_request"]) for m in ("plain", "detached", "attached")}
 if sv["attached"][0].per:
     L.append("- **Server** (`tests/targets/evloop.c`, one recording per connection, a span and an event per "

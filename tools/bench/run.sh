@@ -943,17 +943,22 @@ start_rust_bench() {
 }
 
 # rust_detached_ratio: a tracing event through the registry with the recorder layer and
-# nothing attached (a) over the registry alone (b), pairs of chunks in one process.
+# nothing attached (a) over the registry alone (b), pairs of chunks in one process; and
+# span_floor: a span pair through the registry alone over tracing_subscriber::fmt, the
+# least rust_span_pair_vs_fmt a layer on the registry can reach; and layer_floor: the
+# event through the registry with a layer that does nothing over the registry alone.
 run_rust_detached() {
-	local f=$LOG/rust_detached.r$ROUND m
+	local f=$LOG/rust_detached.r$ROUND m m2 m3
 	begin rust_detached
 	start_rust_bench "$f" detached || { fail rust_detached "$WHY"; return; }
 	reap_bench
-	if ! m=$(rust_ab_row "$(grep -m1 '^rust_ab detached ' "$f")"); then
+	if ! m=$(rust_ab_row "$(grep -m1 '^rust_ab detached ' "$f")") ||
+		! m2=$(rust_ab_row "$(grep -m1 '^rust_ab span_floor ' "$f")") ||
+		! m3=$(rust_ab_row "$(grep -m1 '^rust_ab layer_floor ' "$f")"); then
 		fail rust_detached "no result: $(tr '\n' ' ' <"$f" | head -c 300)"
 		return
 	fi
-	printf '{"round": %d, "config": "rust_detached", %s}\n' "$ROUND" "$m" >>"$RAW"
+	printf '{"round": %d, "config": "rust_detached", %s, %s, %s}\n' "$ROUND" "$m" "$m2" "$m3" >>"$RAW"
 }
 
 # rust_event_vs_fmt and rust_span_pair_vs_fmt: under recorder-attach (default path), the

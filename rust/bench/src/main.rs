@@ -5,7 +5,12 @@
 //!
 //!	rust-bench detached --iters N --chunks C
 //!	  the registry with our layer and nothing attached (A) over the registry
-//!	  alone (B): a 3-field event inside a recording span
+//!	  alone (B): a 3-field event inside a recording span; then a span created,
+//!	  entered, exited and closed through the registry alone (A) over the same
+//!	  through tracing_subscriber::fmt to io::sink() (B): the best ratio to fmt
+//!	  that any layer on the registry can reach ("span_floor"); and the event
+//!	  through the registry with a layer that does nothing (A) over the registry
+//!	  alone (B): the least rust_detached_ratio any layer can have ("layer_floor")
 //!	rust-bench attached --iters N --chunks C
 //!	  waits for SIGUSR1 (sent once recorder-attach has attached), then the same
 //!	  event through our layer, attached (A), over tracing_subscriber::fmt writing
@@ -26,6 +31,11 @@ use tracing::{info, info_span};
 use tracing_subscriber::prelude::*;
 
 const PROG: &str = "rust-bench";
+
+/// A layer that does nothing: what any layer costs the registry's dispatch.
+struct Noop;
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Noop {}
 
 /// What one chunk does, n times, inside a recording span of its own.
 #[derive(Clone, Copy)]
@@ -127,12 +137,15 @@ fn main() {
     let recorder = Recorder::new();
     let rec = recorder.record(1000);
     let ours = Dispatch::new(tracing_subscriber::registry().with(recorder.layer()));
+    let fmt = Dispatch::new(tracing_subscriber::fmt().with_writer(std::io::sink).finish());
     if mode == "detached" {
         let registry = Dispatch::new(tracing_subscriber::registry());
         ab("detached", &ours, &registry, &rec, Op::Event, iters, chunks);
+        ab("span_floor", &registry, &fmt, &rec, Op::SpanPair, iters, chunks);
+        let noop = Dispatch::new(tracing_subscriber::registry().with(Noop));
+        ab("layer_floor", &noop, &registry, &rec, Op::Event, iters, chunks);
         return;
     }
-    let fmt = Dispatch::new(tracing_subscriber::fmt().with_writer(std::io::sink).finish());
     wait_usr1();
     let n = (iters / chunks).max(1);
     let warm = (iters / 10).max(1);

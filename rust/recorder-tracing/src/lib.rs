@@ -473,6 +473,41 @@ impl RecorderLayer {
     }
 }
 
+impl RecorderLayer {
+    /// on_event's work once the event probe is armed.
+    #[inline(never)]
+    fn on_event_armed<S>(&self, event: &Event<'_>, ctx: Context<'_, S>)
+    where
+        S: Subscriber + for<'a> LookupSpan<'a>,
+    {
+        if let Some(pid) = event.parent() {
+            // An explicit parent: its recording, whatever this thread is in.
+            if let Some(s) = ctx.span(pid) {
+                let ext = s.extensions();
+                if let Some(r) = ext.get::<SpanRec>() {
+                    if r.canon.recording_key != 0 {
+                        let at = &r.canon as *const RecSpan as u64;
+                        self.emit(event, r.canon.recording_key, at, r.canon.recording);
+                    }
+                }
+            }
+            return;
+        }
+        if event.is_root() {
+            return;
+        }
+        let cur = abi::current();
+        if cur == 0 {
+            return;
+        }
+        // SAFETY: rec__current is a valid struct rec_span while the thread is in it.
+        let s = unsafe { *(cur as *const RecSpan) };
+        if s.recording_key != 0 {
+            self.emit(event, s.recording_key, cur as u64, s.recording);
+        }
+    }
+}
+
 impl<S> Layer<S> for RecorderLayer
 where
     S: Subscriber + for<'a> LookupSpan<'a>,
@@ -531,34 +566,12 @@ where
         }
     }
 
+    // Detached, the semaphore's test is all: inlined into the registry's dispatch,
+    // the rest (armed) in a call of its own.
+    #[inline(always)]
     fn on_event(&self, event: &Event<'_>, ctx: Context<'_, S>) {
-        if !abi::armed(Sema::Event) {
-            return;
-        }
-        if let Some(pid) = event.parent() {
-            // An explicit parent: its recording, whatever this thread is in.
-            if let Some(s) = ctx.span(pid) {
-                let ext = s.extensions();
-                if let Some(r) = ext.get::<SpanRec>() {
-                    if r.canon.recording_key != 0 {
-                        let at = &r.canon as *const RecSpan as u64;
-                        self.emit(event, r.canon.recording_key, at, r.canon.recording);
-                    }
-                }
-            }
-            return;
-        }
-        if event.is_root() {
-            return;
-        }
-        let cur = abi::current();
-        if cur == 0 {
-            return;
-        }
-        // SAFETY: rec__current is a valid struct rec_span while the thread is in it.
-        let s = unsafe { *(cur as *const RecSpan) };
-        if s.recording_key != 0 {
-            self.emit(event, s.recording_key, cur as u64, s.recording);
+        if abi::armed(Sema::Event) {
+            self.on_event_armed(event, ctx);
         }
     }
 
