@@ -124,6 +124,16 @@ int rec_batch__next(struct rec_batch_iter *it, struct rec_event_rec *ev, const c
 		if (h.kind != REC_BK_EVENT && h.kind != REC_BK_ENTER && h.kind != REC_BK_EXIT &&
 		    !is_recording_kind(h.kind))
 			return -EINVAL;
+		if (h.kind == REC_BK_ENTER && it->enters) {
+			struct rec_brec_enter e;
+
+			if (size != sizeof(e))
+				return -EINVAL;
+			memcpy(&e, it->data + it->pos, sizeof(e));
+			it->pos += size;
+			it->enter_meta = e.meta;
+			return REC_BATCH_ENTER;
+		}
 		it->pos += size;
 	}
 	return 0;

@@ -1519,7 +1519,18 @@ static void ingest_batch(struct rec_session *s, struct traced *t, const void *da
 		return;
 	}
 	t->proc.batches++;
+	it.enters = t->proc.alive;
 	for (at = it.pos; (n = rec_batch__next(&it, &ev, &strings, &area)) > 0; at = it.pos) {
+		if (n == REC_BATCH_ENTER) {
+			/*
+			 * Its callsite read now, while the process lives: a Rust
+			 * program's is on its heap and goes with it, and a span
+			 * still open at a SIGKILL is named only if it was read.
+			 */
+			if (it.enter_meta != t->proc.hot_meta)
+				rec_proc__callsite(&t->proc, it.enter_meta);
+			continue;
+		}
 		if (n == REC_BATCH_RECORDING) {
 			/* A recording's new, span or free, where the thread wrote it. */
 			if (it.recording.hdr.flags & REC_HF_TSC)

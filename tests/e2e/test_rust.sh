@@ -91,13 +91,17 @@ shared shared_child>recording' \
 
 # A Rust process killed by SIGKILL inside its spans, idle since its last events
 # (which recorder-attach has seen live): the black box has those events with their
-# fields, exact counts, and the stack it died in, named. (A callsite whose first
-# record reaches recorder-attach only after the death cannot be named: the Rust
-# layer's callsites are on the heap; docs/probe-abi.md. So "work" was left once
-# before, as a request handler's span would have been.)
+# fields, exact counts, and the stack it died in, named. The Rust layer's
+# callsites are on the heap, gone with the process: on the batch path "work" is
+# entered for the first time and held, and its name comes from its enter,
+# read while the process lived. The per-event path sends no enter to user space
+# (the documented limit, docs/probe-abi.md): there "work" was left once before,
+# as a request handler's span would have been.
 test_rust_kill_9_black_box() {
+	local scenario=blackbox_open
+	[[ " $RECORDER_ATTACH_FLAGS " == *" --per-event "* ]] && scenario=blackbox
 	rust_built "$RUST_SCENARIO" || return 1
-	start_target "$RUST_SCENARIO" blackbox || return 1
+	start_target "$RUST_SCENARIO" $scenario || return 1
 	attach_dumping "$TARGET_PID" || return 1
 	wait_for "$T/target.out" '^ready' || { cat "$T/target.err"; return 1; }
 	# A condition, bounded generously (a loaded machine): every event seen live.

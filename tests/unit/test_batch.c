@@ -44,6 +44,14 @@ static uint32_t put(struct ring_rec *r, uint16_t kind, uint8_t pad, uint64_t seq
 			memcpy(p + sizeof(e), vals, 8u * nvals);
 		if (strbytes)
 			memcpy(p + sizeof(e) + 8u * nvals, str, strbytes);
+	} else if (kind == REC_BK_ENTER) {
+		struct rec_brec_enter e = { 0 };
+
+		size = sizeof(e);
+		e.h.kind = kind;
+		e.h.size = (uint16_t)size;
+		e.meta = 0x6000 + seq;
+		memcpy(p, &e, sizeof(e));
 	} else {
 		struct rec_brec_exit x = { 0 };
 
@@ -114,6 +122,38 @@ static void test_numbered_events_come_out_as_event_records(void **state)
 	assert_int_equal(ev.values[1], 0);
 	assert_null(strings);
 	assert_int_equal(area, 0);
+	assert_int_equal(rec_batch__next(&it, &ev, &strings, &area), 0);
+}
+
+/* Span enters come out (their callsites) only when asked for, in order with the events. */
+static void test_enters_come_out_when_asked(void **state)
+{
+	uint64_t vals[1] = { 1 };
+	struct rec_event_rec ev;
+	const char *strings;
+	uint32_t area;
+	struct rec_batch_iter it;
+	struct ring_rec r;
+
+	(void)state;
+	init(&r);
+	put(&r, REC_BK_ENTER, 0, 1, 0, NULL, NULL, 0);
+	put(&r, REC_BK_EVENT, REC_BREC_TAKEN, 5, 1, vals, NULL, 0);
+	put(&r, REC_BK_ENTER, 0, 2, 0, NULL, NULL, 0);
+	put(&r, REC_BK_EXIT, 0, 0, 0, NULL, NULL, 0);
+	assert_int_equal(rec_batch__begin(&it, &r, r.b.hdr.size), 0);
+	assert_int_equal(rec_batch__next(&it, &ev, &strings, &area), REC_BATCH_EVENT);
+	assert_int_equal(ev.seq, 5);
+	assert_int_equal(rec_batch__next(&it, &ev, &strings, &area), 0);
+
+	assert_int_equal(rec_batch__begin(&it, &r, r.b.hdr.size), 0);
+	it.enters = true;
+	assert_int_equal(rec_batch__next(&it, &ev, &strings, &area), REC_BATCH_ENTER);
+	assert_int_equal(it.enter_meta, 0x6001);
+	assert_int_equal(rec_batch__next(&it, &ev, &strings, &area), REC_BATCH_EVENT);
+	assert_int_equal(ev.seq, 5);
+	assert_int_equal(rec_batch__next(&it, &ev, &strings, &area), REC_BATCH_ENTER);
+	assert_int_equal(it.enter_meta, 0x6002);
 	assert_int_equal(rec_batch__next(&it, &ev, &strings, &area), 0);
 }
 
@@ -198,6 +238,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_numbered_events_come_out_as_event_records),
 		cmocka_unit_test(test_start_skips_records_taken_before),
+		cmocka_unit_test(test_enters_come_out_when_asked),
 		cmocka_unit_test(test_bad_headers_are_refused),
 		cmocka_unit_test(test_malformed_records_stop_the_batch),
 	};
