@@ -22,8 +22,8 @@ struct rec_batch_iter {
 	uint32_t pos, end;
 	struct rec_hdr hdr; /* the ring record's header */
 	struct rec_recording_rec
-		recording; /* what next() gave out last, with REC_BATCH_RECORDING */
-	bool enters;	   /* set after begin: next() gives out span enters too */
+		recording;   /* what next() gave out last, with REC_BATCH_RECORDING */
+	bool enters;	     /* set after begin: next() gives out span enters too */
 	uint64_t enter_meta; /* the callsite of the enter next() gave out last */
 };
 
@@ -31,7 +31,7 @@ struct rec_batch_iter {
 enum rec_batch_item {
 	REC_BATCH_EVENT = 1,	 /* an event, in parts */
 	REC_BATCH_RECORDING = 2, /* a recording's record, in it->recording */
-	REC_BATCH_ENTER = 3,	 /* a span enter (with it->enters), its callsite in it->enter_meta */
+	REC_BATCH_ENTER = 3, /* a span enter (with it->enters), its callsite in it->enter_meta */
 };
 
 /* Starts on the ring record rec of len bytes; -EINVAL if its header or bounds are wrong. */
