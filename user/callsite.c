@@ -52,7 +52,9 @@ static int parse_decimal(const char *s, uint32_t max, uint32_t *val)
 int rec_callsite__parse(struct rec_callsite *cs, const void *blob, size_t len)
 {
 	struct blob_cursor c;
-	const char *magic, *kind, *level, *line, *nfields;
+	const char *magic, *kind, *level, *line, *nfields, *plus;
+	char count[12];
+	size_t n;
 	uint32_t val, i;
 
 	memset(cs, 0, sizeof(*cs));
@@ -90,7 +92,19 @@ int rec_callsite__parse(struct rec_callsite *cs, const void *blob, size_t len)
 
 	cs->message = blob_next(&c);
 	nfields = blob_next(&c);
-	if (!cs->message || !nfields || parse_decimal(nfields, REC_MAX_FIELDS, &cs->nfields))
+	if (!cs->message || !nfields)
+		goto invalid;
+	/* "N", or "8+M": the site has M more fields, which its events leave out. */
+	plus = strchr(nfields, '+');
+	n = plus ? (size_t)(plus - nfields) : strlen(nfields);
+	if (n >= sizeof(count))
+		goto invalid;
+	memcpy(count, nfields, n);
+	count[n] = '\0';
+	if (parse_decimal(count, REC_MAX_FIELDS, &cs->nfields))
+		goto invalid;
+	if (plus && (cs->nfields != REC_MAX_FIELDS ||
+		     parse_decimal(plus + 1, UINT32_MAX, &cs->left_out) || !cs->left_out))
 		goto invalid;
 
 	for (i = 0; i < cs->nfields; i++) {

@@ -25,6 +25,7 @@ struct rec_callsite {
 	uint32_t line;
 	const char *message;
 	uint32_t nfields;
+	uint32_t left_out; /* fields past the 8th the site has, not carried ("8+M") */
 	const char *field_names[REC_MAX_FIELDS];
 	size_t blob_len;	     /* bytes of the blob used, last NUL included */
 	char blob[REC_CALLSITE_MAX]; /* the strings above point in here */

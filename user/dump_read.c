@@ -1271,6 +1271,7 @@ enum {
 	TOP_TRIGGERS_PENDING,
 	TOP_ATTACHED_NS,
 	TOP_SPANS_BEFORE_ATTACH,
+	TOP_FIELDS_LEFT_OUT,
 	TOP_N
 };
 static const char *const top_keys[TOP_N] = {
@@ -1298,6 +1299,7 @@ static const char *const top_keys[TOP_N] = {
 	[TOP_TRIGGERS_PENDING] = "triggers_pending",
 	[TOP_ATTACHED_NS] = "attached_ns",
 	[TOP_SPANS_BEFORE_ATTACH] = "spans_before_attach",
+	[TOP_FIELDS_LEFT_OUT] = "fields_left_out",
 };
 
 enum {
@@ -1708,6 +1710,12 @@ static int read_dump(struct reader *r, const struct rec_json_value *root, struct
 	if (m[TOP_SPANS_BEFORE_ATTACH].type != REC_JSON_NONE) {
 		err = get_u64(r, &o, TOP_SPANS_BEFORE_ATTACH, 0, UINT64_MAX,
 			      &p->spans_before_attach);
+		if (err)
+			return err;
+	}
+	/* Optional: events' fields past their callsite's 8th (the Rust layer's). */
+	if (m[TOP_FIELDS_LEFT_OUT].type != REC_JSON_NONE) {
+		err = get_u64(r, &o, TOP_FIELDS_LEFT_OUT, 0, UINT64_MAX, &p->fields_left_out);
 		if (err)
 			return err;
 	}

@@ -501,6 +501,8 @@ int rec_dump__write_opts(FILE *out, struct rec_proc *p, const struct rec_dump_op
 		rec_json__member_u64(&w, "span_orphans", p->span_orphans);
 	if (p->spans_before_attach)
 		rec_json__member_u64(&w, "spans_before_attach", p->spans_before_attach);
+	if (p->fields_left_out)
+		rec_json__member_u64(&w, "fields_left_out", p->fields_left_out);
 	/* Version 3: what the kernel time per span could not keep (--sched). */
 	if (p->sched.since_ns)
 		rec_output__sched_counts(&w, &p->sched);

@@ -346,6 +346,14 @@ static int ingest_normalized(struct rec_proc *p, ssize_t n, const struct rec_eve
 	/* Resolve now: the process may be gone by the time someone asks. */
 	if (d->meta != p->hot_meta || !d->meta)
 		rec_proc__callsite(p, d->meta);
+	/* What its callsite leaves out of each of its events, counted. */
+	if (d->meta != p->left_meta) {
+		const struct rec_callsite *cs = rec_proc__callsite(p, d->meta);
+
+		p->left_meta = d->meta;
+		p->left_per = cs ? cs->left_out : 0;
+	}
+	p->fields_left_out += p->left_per;
 	*rsp = rs;
 	err = rec_spool__push(rs->spool, d->seq, p->norm, (size_t)n);
 	if (err == -ESTALE)

@@ -163,6 +163,10 @@ struct rec_proc {
 	size_t nretired;    /* retired recordings held */
 	uint64_t malformed; /* records that failed validation */
 	uint64_t orphans;   /* events of recordings we know nothing of */
+	/* Fields events had past their callsite's 8th, not carried (a callsite's nfields "8+M"). */
+	uint64_t fields_left_out;
+	uint64_t left_meta; /* the callsite left_per is of */
+	uint32_t left_per;  /* its fields left out an event */
 	uint64_t
 		span_orphans; /* spans of recordings we know nothing of, entered after the attach */
 	/*

@@ -154,6 +154,11 @@ still alive' "$(jq -r .fields.message <<<"$json")" || return 1
 			{kept: (.fields | keys_unsorted), values: [.fields[] | numbers]}' <<<"$json")" || return 1
 	expect "... and the other 3 counted (recorder_tracing::fields_left_out())" "fields_left_out 3" \
 		"$(grep '^fields_left_out ' "$T/target.out")" || return 1
+	# Counted where a user looks too: the callsite says "8+3", recorder-attach adds
+	# 3 an event of it.
+	expect "... and in recorder-tail --stats" "3
+fields left out: 3 (of events whose callsite has more than 8: the first 8 are kept)" \
+		"$(rtail --stats --json | jq .fields_left_out; rtail --stats | grep '^fields left out')" || return 1
 	expect "the panic went to stderr, the process did not end" "ready" "$(tail -1 "$T/target.out")"
 }
 

@@ -220,6 +220,33 @@ static void test_bad_nfields(void **state)
 	assert_int_equal(PARSE(BLOB("E", "2", "n", "t", "f.c", "1", "", "", "")), -EINVAL);
 	assert_int_equal(PARSE(BLOB("E", "2", "n", "t", "f.c", "1", "", "x", "")), -EINVAL);
 	assert_int_equal(PARSE(BLOB("E", "2", "n", "t", "f.c", "1", "", "-1", "")), -EINVAL);
+	/* "8+M" only: 8 fields kept, M > 0 left out. */
+	assert_int_equal(
+		PARSE(BLOB("E", "2", "n", "t", "f.c", "1", "", "7+1", "a\0b\0c\0d\0e\0f\0g\0")),
+		-EINVAL);
+	assert_int_equal(
+		PARSE(BLOB("E", "2", "n", "t", "f.c", "1", "", "8+0", "a\0b\0c\0d\0e\0f\0g\0h\0")),
+		-EINVAL);
+	assert_int_equal(
+		PARSE(BLOB("E", "2", "n", "t", "f.c", "1", "", "8+", "a\0b\0c\0d\0e\0f\0g\0h\0")),
+		-EINVAL);
+	assert_int_equal(
+		PARSE(BLOB("E", "2", "n", "t", "f.c", "1", "", "8+x", "a\0b\0c\0d\0e\0f\0g\0h\0")),
+		-EINVAL);
+}
+
+/* A callsite with more than 8 fields (the Rust layer's): "8+M", M left out of each event. */
+static void test_fields_left_out(void **state)
+{
+	(void)state;
+	assert_int_equal(
+		PARSE(BLOB("E", "2", "n", "t", "f.rs", "3", "", "8+3", "a\0b\0c\0d\0e\0f\0g\0h\0")),
+		0);
+	assert_int_equal(cs.nfields, 8);
+	assert_int_equal(cs.left_out, 3);
+	assert_string_equal(cs.field_names[7], "h");
+	assert_int_equal(PARSE(BLOB("E", "2", "n", "t", "f.c", "1", "", "2", "a\0b\0")), 0);
+	assert_int_equal(cs.left_out, 0);
 }
 
 static void test_missing_names(void **state)
@@ -314,6 +341,7 @@ int main(void)
 		cmocka_unit_test(test_bad_level),
 		cmocka_unit_test(test_bad_line),
 		cmocka_unit_test(test_bad_nfields),
+		cmocka_unit_test(test_fields_left_out),
 		cmocka_unit_test(test_missing_names),
 		cmocka_unit_test(test_too_long),
 		cmocka_unit_test(test_failure_clears),

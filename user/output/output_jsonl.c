@@ -306,6 +306,8 @@ static void jsonl_stats(struct rec_output *o, const struct rec_stats_view *s)
 		rec_json__member_cstr(w, "scope", rec_names__scope(1));
 	rec_json__member_u64(w, "malformed", p->malformed);
 	rec_json__member_u64(w, "orphans", p->orphans);
+	if (p->fields_left_out)
+		rec_json__member_u64(w, "fields_left_out", p->fields_left_out);
 	rec_json__key(w, "spans");
 	rec_json__begin_object(w);
 	rec_json__member_u64(w, "seen", sp.seen);

@@ -473,6 +473,11 @@ static void text_stats(struct rec_output *o, const struct rec_stats_view *s)
 	fprintf(out, "pid %d: %s\nmalformed records: %" PRIu64 "\norphan events: %" PRIu64 "\n",
 		(int)p->pid, rec_names__end(p->end, p->end_code, p->end_core, how, sizeof(how)),
 		p->malformed, p->orphans);
+	if (p->fields_left_out)
+		fprintf(out,
+			"fields left out: %" PRIu64 " (of events whose callsite has more than %d: "
+			"the first %d are kept)\n",
+			p->fields_left_out, REC_MAX_FIELDS, REC_MAX_FIELDS);
 	if (p->dump_one_recording)
 		fputs("scope: one recording (its spans and recordings are its own; the rest is the "
 		      "whole process's)\n",

@@ -65,12 +65,18 @@ pub fn build(meta: &Metadata<'_>) -> (Vec<u8>, usize) {
     push_str(&mut b, &meta.line().unwrap_or(0).to_string(), 16);
     // The message is a field of tracing's events (the header's printf form).
     b.push(0);
-    push_str(&mut b, &n.to_string(), 4);
+    // Fields past the 8th: "8+M", so that recorder-attach counts them (docs/probe-abi.md).
+    let left_out = fields.len() - n;
+    if left_out > 0 {
+        push_str(&mut b, &format!("{}+{}", n, left_out), 16);
+    } else {
+        push_str(&mut b, &n.to_string(), 4);
+    }
     for f in fields.iter().take(n) {
         push_str(&mut b, f.name(), 80);
     }
     debug_assert!(b.len() <= BLOB_MAX);
-    (b, fields.len() - n)
+    (b, left_out)
 }
 
 /// A callsite's blob, made once.
