@@ -2389,6 +2389,7 @@ enum sched_pending {
 
 struct sched_task {
 	__u64 off_ns;
+	__u64 off_clock; /* its run queue's clock then (0: not known), for sched_woken() */
 	__u64 run_delay; /* the kernel's sched_info.run_delay when it left the CPU */
 	__s32 cause;
 	__u32 pending; /* enum sched_pending */
@@ -2449,6 +2450,9 @@ static __always_inline void sched_off(struct task_struct *prev, unsigned int sta
 			return;
 	}
 	st->off_ns = now;
+	st->off_clock = 0;
+	if (bpf_core_field_exists(struct cfs_rq, rq))
+		st->off_clock = prev->se.cfs_rq->rq->clock;
 	st->run_delay = prev->sched_info.run_delay;
 	if (!state) {
 		st->pending = SCHED_RUNQ;
@@ -2460,24 +2464,28 @@ static __always_inline void sched_off(struct task_struct *prev, unsigned int sta
 }
 
 /*
- * When next, asleep since st->off_ns, was woken: now less the time it waited
- * to run since, as the kernel's run-queue accounting (CONFIG_SCHED_INFO) has
- * it, in the run queue's clock, which runs at the rate of this one: the waits
- * it ended (moved to another CPU) in sched_info.run_delay, and the one it ends
- * now since sched_info.last_queued. So no hook runs on every wakeup of the
- * machine. The run queue is this CPU's, next's (its cfs_rq's, which
- * CONFIG_FAIR_GROUP_SCHED links to it; without it, only the waits it ended).
+ * When next, asleep since st->off_ns, was woken, from the kernel's run-queue
+ * accounting (CONFIG_SCHED_INFO), so that no hook runs on every wakeup of the
+ * machine: sched_info.last_queued is when it was put on a run queue, in the
+ * run queue's clock, and sched_info.run_delay grows by the waits it ended
+ * (moved to another CPU) since it left. The run queue's clock is carried over
+ * into this one by the pair (off_ns, off_clock) read as it left the CPU: the
+ * clock as it is now can be stale (a wakeup that preempts the running task
+ * skips the next update, so a wait of a few microseconds would read as none).
+ * Without the run queue's clock (no CONFIG_FAIR_GROUP_SCHED): only the waits
+ * it ended.
  */
 static __always_inline __u64 sched_woken(struct task_struct *next, struct sched_task *st, __u64 now)
 {
-	__u64 queued = next->sched_info.last_queued, clock = 0;
+	__u64 queued = next->sched_info.last_queued, wake = now;
 	__u64 waited = next->sched_info.run_delay - st->run_delay;
 
-	if (bpf_core_field_exists(struct cfs_rq, rq))
-		clock = next->se.cfs_rq->rq->clock;
-	if (queued && clock > queued)
-		waited += clock - queued;
-	return waited < now - st->off_ns ? now - waited : st->off_ns;
+	if (queued && st->off_clock && queued >= st->off_clock)
+		wake = st->off_ns + (queued - st->off_clock);
+	if (wake > now)
+		wake = now;
+	wake = wake - st->off_ns > waited ? wake - waited : st->off_ns;
+	return wake < st->off_ns ? st->off_ns : wake;
 }
 
 /* next, a thread of a traced process, runs again now: its interval off the CPU into the ring. */

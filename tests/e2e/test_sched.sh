@@ -76,6 +76,22 @@ test_sched_a_span_beside_a_cpu_hog_waits_to_run() {
 			switches: (.switches >= 2)}' <<<"$s")" || { echo "    $s"; return 1; }
 }
 
+# The run-queue wait after a wakeup (from the kernel's sched_info, with no hook on
+# wakeups): a span that only sleeps, beside a hog on its CPU, waits to run after
+# each of its 20 wakeups, and hardly runs at all, so nearly all of its runq is that.
+test_sched_a_woken_span_waits_to_run() {
+	sched_run wake || return 1
+	local s
+	s=$(span woken)
+	# 40 us: 2 us a wakeup, the least a wakeup that preempts the hog at once waits
+	# here (from the timer's interrupt to the switch); read from a stale clock it
+	# was 0 - 12 us, with the wakeup hook 127 us - 2.8 ms.
+	expect "woken: blocked >= 19 ms in clock_nanosleep, runq >= 40 us, 20 switches or more" \
+		'{"blocked":true,"runq":true,"switches":true}' \
+		"$(jq -c '{blocked: (.blocked_by.clock_nanosleep >= 19000000), runq: (.runq_ns >= 40000),
+			switches: (.switches >= 20)}' <<<"$s")" || { echo "    $s"; return 1; }
+}
+
 test_sched_a_span_waiting_on_a_mutex_is_blocked_in_futex() {
 	sched_run mutex || return 1
 	local s

@@ -8,6 +8,9 @@
  *		       (no system call)
  *	sched hog      the thread and a CPU hog thread pinned to the same CPU; a
  *		       span "contended" that spins until it has had 50 ms of CPU
+ *	sched wake     the thread and a CPU hog pinned to the same CPU; a span
+ *		       "woken" that sleeps 1 ms 20 times: each wakeup waits for
+ *		       the CPU the hog holds
  *	sched mutex    a span "lock" that waits 100 ms for a mutex another
  *		       thread holds (futex)
  *	sched many N   N spans "iter", each sleeping 1 ms and spinning 1 ms
@@ -198,6 +201,17 @@ static int run(const char *mode, const char *arg)
 		rec_span_exit(&s);
 		atomic_store(&stop_hog, 1);
 		pthread_join(th, NULL);
+	} else if (!strcmp(mode, "wake")) {
+		if (pin_to_cpu0() || pthread_create(&th, NULL, hog, NULL))
+			return 4;
+		sleep_ns(20 * MS); /* the hog is running */
+		REC_SPAN_INIT(&s, INFO, "woken");
+		rec_span_enter(&s);
+		for (int i = 0; i < 20; i++)
+			sleep_ns(MS);
+		rec_span_exit(&s);
+		atomic_store(&stop_hog, 1);
+		pthread_join(th, NULL);
 	} else if (!strcmp(mode, "mutex")) {
 		if (pthread_create(&th, NULL, holder, NULL))
 			return 4;
@@ -236,7 +250,8 @@ int main(int argc, char **argv)
 	int sig, err;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: sched sleep|spin|hog|mutex|many N|switch N|fault FILE\n");
+		fprintf(stderr,
+			"usage: sched sleep|spin|hog|wake|mutex|many N|switch N|fault FILE\n");
 		return 2;
 	}
 	sigemptyset(&stop);
