@@ -18,6 +18,8 @@ int rec_batch__begin(struct rec_batch_iter *it, const void *rec, size_t len)
 	it->pos = b.start;
 	it->end = b.end;
 	it->hdr = b.hdr;
+	it->enters = false;
+	it->enter_meta = 0;
 	return 0;
 }
 

@@ -5,6 +5,7 @@
  * written by the target, so nothing in them is trusted. Checked beyond memory
  * safety:
  *  - rec_batch__begin() refuses a record whose header disagrees with its length;
+ *  - it gives out span enters only when asked (it.enters);
  *  - every event rec_batch__next() gives out is a REC_RT_EVENT record of the
  *    size its header says, with the batch's thread, whose string area lies
  *    inside the batch record; every recording a REC_RT_RECORDING record of
@@ -46,6 +47,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	FUZZ_CHECK(size >= sizeof(b), "a %zu-byte record was accepted", size);
 	memcpy(&b, data, sizeof(b));
+	/* Span enters asked for or not, as the batch's thread id says. */
+	it.enters = b.hdr.tid & 1;
 	FUZZ_CHECK(b.hdr.size == size && b.end == size - sizeof(b) && b.start <= b.end,
 		   "a header that disagrees with the length was accepted");
 	/* Exact size: a write past REC_EVENT_MAX is an ASan report. */
@@ -55,8 +58,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	while ((n = rec_batch__next(&it, &ev, &strings, &area)) > 0) {
 		ssize_t len;
 
-		FUZZ_CHECK(n == REC_BATCH_EVENT || n == REC_BATCH_RECORDING, "next returned %d", n);
+		FUZZ_CHECK(n == REC_BATCH_EVENT || n == REC_BATCH_RECORDING ||
+				   (n == REC_BATCH_ENTER && it.enters),
+			   "next returned %d", n);
 		FUZZ_CHECK(++calls <= size / 8, "more events than the batch has words");
+		if (n == REC_BATCH_ENTER)
+			continue;
 		if (n == REC_BATCH_RECORDING) {
 			FUZZ_CHECK(it.recording.hdr.type == REC_RT_RECORDING &&
 					   it.recording.hdr.size == sizeof(it.recording) &&
