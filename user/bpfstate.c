@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <pthread.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -581,8 +582,8 @@ static void refresh_stacks(struct rec_bpfstate *bs, struct rec_proc *p)
  * The recordings of p that the BPF table has and p does not: those whose every
  * record the full ring refused (their new, their events, their spans). Without
  * this they would go unlisted, their losses counted only in ring_full. Looked
- * for only when ring_full has grown since the last look: it walks the whole
- * table.
+ * for only when ring_full has grown since the last look, and while the process
+ * lives once a second at most: it walks the whole table.
  */
 static void recover_unseen(struct rec_bpfstate *bs, struct rec_proc *p)
 {
@@ -595,13 +596,23 @@ static void recover_unseen(struct rec_bpfstate *bs, struct rec_proc *p)
 	free(keys);
 }
 
+/* While the ring overflows, a live process's table is walked once a second at most. */
+#define RECOVER_EVERY_NS 1000000000ULL
+
 void rec_bpfstate__refresh(struct rec_bpfstate *bs, struct rec_proc *p)
 {
-	uint64_t ring_full = p->counters[REC_C_RING_FULL];
+	struct timespec ts;
+	uint64_t now;
 
 	read_counters(bs, p->counters);
-	if (p->counters[REC_C_RING_FULL] != ring_full)
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	if (p->counters[REC_C_RING_FULL] != p->ring_full_seen &&
+	    (!p->alive || now - p->recovered_ns >= RECOVER_EVERY_NS)) {
+		p->ring_full_seen = p->counters[REC_C_RING_FULL];
+		p->recovered_ns = now;
 		recover_unseen(bs, p);
+	}
 	refresh_recordings(bs, p);
 	refresh_limits(bs, p);
 	if (p->alive)

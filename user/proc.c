@@ -480,6 +480,16 @@ const struct rec_callsite *rec_proc__callsite(struct rec_proc *p, uint64_t addr)
 	return cs;
 }
 
+void rec_proc__know_callsite(struct rec_proc *p, uint64_t addr)
+{
+	uint64_t hot = p->hot_meta;
+
+	if (rec_u64map__get(&p->callsites, addr))
+		return;
+	rec_proc__callsite(p, addr);
+	p->hot_meta = hot;
+}
+
 /* The bytes up to the first NUL of buf[0..n), at most REC_STR_MAX - 1 of them. */
 static struct rec_literal *literal_new(const char *buf, size_t n)
 {

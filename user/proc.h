@@ -201,6 +201,9 @@ struct rec_proc {
 	 */
 	struct rec_rstate *hot;
 	uint64_t hot_meta;
+	uint64_t enter_meta;	 /* the callsite of the last span enter read from a batch */
+	uint64_t ring_full_seen; /* ring_full when its recordings were last looked for in BPF */
+	uint64_t recovered_ns;	 /* when (CLOCK_MONOTONIC) */
 	uint64_t dump_omitted_recordings; /* left out of a dump read back: too many */
 	uint64_t dump_omitted_stacks;
 	/*
@@ -291,6 +294,8 @@ int rec_proc__ingest_recording(struct rec_proc *p, const struct rec_recording_re
  * each call (counted) and valid only until the next call.
  */
 const struct rec_callsite *rec_proc__callsite(struct rec_proc *p, uint64_t addr);
+/* Reads the callsite at addr into the cache now, if it is not there (hot_meta left alone). */
+void rec_proc__know_callsite(struct rec_proc *p, uint64_t addr);
 /* The callsite at addr if it is cached, else NULL (nothing is read). */
 const struct rec_callsite *rec_proc__cached_callsite(const struct rec_proc *p, uint64_t addr);
 /*

@@ -1527,8 +1527,10 @@ static void ingest_batch(struct rec_session *s, struct traced *t, const void *da
 			 * program's is on its heap and goes with it, and a span
 			 * still open at a SIGKILL is named only if it was read.
 			 */
-			if (it.enter_meta != t->proc.hot_meta)
-				rec_proc__callsite(&t->proc, it.enter_meta);
+			if (it.enter_meta != t->proc.enter_meta) {
+				t->proc.enter_meta = it.enter_meta;
+				rec_proc__know_callsite(&t->proc, it.enter_meta);
+			}
 			continue;
 		}
 		if (n == REC_BATCH_RECORDING) {
