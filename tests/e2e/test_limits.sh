@@ -65,7 +65,11 @@ limits_identity() {
 test_limits_hostile_process_leaves_its_neighbour_exact() {
 	limits_start hostile many 70000 || return 1
 	limits_start normal -w normal || return 1
-	limits_attach -- "$hostile_PID" "$normal_PID" || return 1
+	# A ring that holds the hostile burst (70,000 recordings, about 20 MB of records)
+	# whatever the consumer's pace: this test is about the table's quota, and a
+	# record the full ring refused (counted in ring_full) would take a refused
+	# recording's subject with it. Checked below: nothing was refused.
+	limits_attach --ring-size $((64 << 20)) -- "$hostile_PID" "$normal_PID" || return 1
 	wait_for "$T/hostile.out" '^ready' 120 || return 1
 	# Only now, with the hostile process done, does the normal one create its recordings.
 	kill -USR1 "$normal_PID"
@@ -85,6 +89,8 @@ test_limits_hostile_process_leaves_its_neighbour_exact() {
 	expect "every event of the refused recordings is counted by the BPF side" 160848 \
 		"$($B/recorder-tail -p "$hostile_PID" --stats --json | jq '.counters.untracked_events')" ||
 		return 1
+	expect "the ring refused nothing (the test's premise)" 0 \
+		"$($B/recorder-tail -p "$hostile_PID" --stats --json | jq '.counters.ring_full')" || return 1
 	local list
 	list=$($B/recorder-tail -p "$hostile_PID" --list --json)
 	expect "the refused recordings are listed, saying why, each with its 3 events lost" \

@@ -679,8 +679,9 @@ L.append(f"- Iterations per configuration and round: {a.iters}.")
 L.append(f"- recorder-attach flags: per-event path `{a.per_event_flags or '(none: the default)'}`, "
          f"batch path `{a.fast_flags or '(none: the default)'}`; the timed (ns) configurations add "
          f"`{a.timed_flags or '(nothing)'}`, the throughput runs nothing (default settings).")
-L.append("- Timing: `clock_gettime(CLOCK_MONOTONIC)` around N iterations after a warm-up of N/10, "
-         "ns per iteration. Medians across rounds; min – max of the rounds.")
+L.append("- Timing: after a warm-up of N/10 iterations, N iterations in 50 chunks, each timed on its own with "
+         "`clock_gettime(CLOCK_MONOTONIC)`: ns per iteration of the median chunk (the steady state; the "
+         "time the chunks took beyond it is `*_excess_ms`). Medians across rounds; min – max of the rounds.")
 L.append("- **Ratios** are computed per round, from two configurations measured in that round, and "
          "reported as the median of the per-round ratios with their min – max.")
 L.append("- **A value counts only if the work was done.** After each recorder-attached run the bench "
