@@ -117,6 +117,34 @@ static void lost_forgotten_or_before_the_start_is_partial(void **state)
 	rec_offcpu__free(&s);
 }
 
+/*
+ * A process's threads past REC_SCHED_MAX_THREADS keep no intervals: counted
+ * (threads_full), and a span of such a thread is partial, not wrongly all CPU.
+ * (10,000 threads fit; the 16,385th and on do not.)
+ */
+static void threads_past_the_limit_are_counted_and_partial(void **state)
+{
+	struct rec_offcpu s = { 0 };
+	struct rec_sched_figs f;
+	uint32_t tid;
+
+	(void)state;
+	rec_offcpu__start(&s, 100);
+	for (tid = 1; tid <= REC_SCHED_MAX_THREADS; tid++)
+		add(&s, tid, 200, 300, 400, 0, 0);
+	assert_int_equal(s.count.threads_full, 0);
+	rec_offcpu__charge(&s, 10000, 150, 500, &f);
+	assert_int_equal(f.flags, REC_SCHED_KNOWN);
+	assert_int_equal(f.blocked_ns, 100);
+	assert_int_equal(f.runq_ns, 100);
+	for (; tid <= REC_SCHED_MAX_THREADS + 10; tid++)
+		add(&s, tid, 200, 300, 400, 0, 0);
+	assert_int_equal(s.count.threads_full, 10);
+	rec_offcpu__charge(&s, REC_SCHED_MAX_THREADS + 5, 150, 500, &f);
+	assert_int_equal(f.flags, REC_SCHED_KNOWN | REC_SCHED_PARTIAL);
+	rec_offcpu__free(&s);
+}
+
 static void a_malformed_interval_is_refused(void **state)
 {
 	struct rec_offcpu s = { 0 };
@@ -140,6 +168,7 @@ int main(void)
 		cmocka_unit_test(a_span_is_charged_what_overlaps_it),
 		cmocka_unit_test(past_the_top_causes_the_rest_is_other),
 		cmocka_unit_test(lost_forgotten_or_before_the_start_is_partial),
+		cmocka_unit_test(threads_past_the_limit_are_counted_and_partial),
 		cmocka_unit_test(a_malformed_interval_is_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
