@@ -34,8 +34,12 @@ die_and_compare() {
 	start_target $B/workload --wait-attach --threads 2 --recordings "${3:-2}" --events 5000 --cap 50 \
 		--depth 2 --fields 1 --die "$1" --report "$T/report.json" || return 1
 	# Batches taken only at reads: what the dying threads had pending is read
-	# as they die, or lost.
-	RECORDER_ATTACH_FLAGS="$RECORDER_ATTACH_FLAGS --collect-ms 0" attach_dumping "$TARGET_PID" || return 1
+	# as they die, or lost. A ring that holds the whole burst (several MB of
+	# events, span records and spans, near the default 8 MiB), whatever the
+	# consumer's pace on a loaded machine: this is about what the threads had
+	# when they died (a record the full ring refused is counted dropped).
+	RECORDER_ATTACH_FLAGS="$RECORDER_ATTACH_FLAGS --collect-ms 0 --ring-size $((32 << 20))" \
+		attach_dumping "$TARGET_PID" || return 1
 	ended_box "$TARGET_PID" "$2" || return 1
 	local dump=$DUMP
 	expect "each recording's tail ends with the last event the target reported" \
