@@ -15,7 +15,9 @@
 //! ```
 //!
 //! While nothing is attached an event costs the layer one load and one branch:
-//! it never allocates or formats. Spans keep the thread's current span
+//! it never allocates or formats, and neither does a span (a recording span's
+//! recording is in the layer's table, made with it; callsite blobs are made
+//! when tracing registers the callsite). Spans keep the thread's current span
 //! (`rec__current`, shared with C objects of the program) whether or not
 //! anything is attached, as the header does, so that an attach made while
 //! threads are inside spans attributes their events right.
@@ -31,9 +33,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id};
+use tracing::subscriber::Interest;
 use tracing::{Event, Level, Metadata, Subscriber};
 use tracing_subscriber::layer::{Context, Layer};
-use tracing_subscriber::registry::LookupSpan;
+use tracing_subscriber::registry::{LookupSpan, SpanRef};
 
 use abi::Sema;
 use batch::Val;
@@ -143,7 +146,7 @@ impl Recorder {
 
     /// The layer that emits the probe ABI; install it into the subscriber.
     pub fn layer(&self) -> RecorderLayer {
-        RecorderLayer { _private: () }
+        RecorderLayer { roots: Roots::new() }
     }
 }
 
@@ -271,11 +274,82 @@ impl Drop for Recording {
     }
 }
 
-/// What a span inside a recording holds: its struct rec_span as created (its
-/// callsite, its recording, its parent). Each enter gets a frame of its own.
-struct SpanRec {
-    canon: RecSpan,
+/// The recording spans a layer knows: span id -> (recording key, address).
+/// A fixed table made with the layer, in buckets of 8 ids (a cache line or
+/// two): a span's recording is found from its root at each enter, so no other
+/// span keeps anything, and no span or event allocates. A recording span
+/// whose bucket is full keeps its recording in the registry's extensions of
+/// that span instead (one allocation, never a loss).
+struct Roots {
+    ids: Box<[AtomicU64]>,
+    vals: Box<[(AtomicU64, AtomicU64)]>,
 }
+
+const ROOT_SLOTS: usize = 4096;
+const ROOT_BUCKET: usize = 8;
+/// A slot being written.
+const ROOT_BUSY: u64 = u64::MAX;
+
+impl Roots {
+    fn new() -> Self {
+        Roots {
+            ids: (0..ROOT_SLOTS).map(|_| AtomicU64::new(0)).collect(),
+            vals: (0..ROOT_SLOTS).map(|_| (AtomicU64::new(0), AtomicU64::new(0))).collect(),
+        }
+    }
+
+    /// The slots of id's bucket.
+    fn bucket(id: u64) -> std::ops::Range<usize> {
+        let b = (id.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40) as usize % (ROOT_SLOTS / ROOT_BUCKET);
+        b * ROOT_BUCKET..(b + 1) * ROOT_BUCKET
+    }
+
+    fn insert(&self, id: u64, key: u64, rec: u64) -> bool {
+        for i in Self::bucket(id) {
+            let slot = &self.ids[i];
+            if slot.compare_exchange(0, ROOT_BUSY, Ordering::Acquire, Ordering::Relaxed).is_ok() {
+                self.vals[i].0.store(key, Ordering::Relaxed);
+                self.vals[i].1.store(rec, Ordering::Relaxed);
+                slot.store(id, Ordering::Release);
+                return true;
+            }
+        }
+        false
+    }
+
+    fn get(&self, id: u64) -> Option<(u64, u64)> {
+        Self::bucket(id).find(|&i| self.ids[i].load(Ordering::Acquire) == id).map(|i| {
+            (self.vals[i].0.load(Ordering::Relaxed), self.vals[i].1.load(Ordering::Relaxed))
+        })
+    }
+
+    /// Forgets id, if it is here. A span's close comes after every use of it.
+    fn remove(&self, id: u64) {
+        if let Some(i) = Self::bucket(id).find(|&i| self.ids[i].load(Ordering::Relaxed) == id) {
+            self.ids[i].store(0, Ordering::Release);
+        }
+    }
+}
+
+/// A recording span's recording, kept in the registry when its bucket is full.
+struct RootRec {
+    key: u64,
+    rec: u64,
+}
+
+/// The callsite of `Recording::span()`'s span (its Metadata's address), set at
+/// the first one: a span of that callsite is a recording span if its id is in
+/// the layer's table (or extensions).
+static RECORDING_CALLSITE: AtomicU64 = AtomicU64::new(0);
+
+fn is_recording_callsite(md: &'static Metadata<'static>) -> bool {
+    md as *const Metadata<'static> as u64 == RECORDING_CALLSITE.load(Ordering::Relaxed)
+}
+
+/// What an exit of a span this thread is not in names: a struct that no
+/// thread's chain holds, which the BPF side counts as unmatched.
+static UNMATCHED: RecSpan =
+    RecSpan { meta: 0, recording_key: 0, recording: 0, parent: 0, prev: 0, entered: 0 };
 
 /// The frames of the spans this thread is in (a span entered on several
 /// threads at once has a frame on each), and frames to reuse.
@@ -333,7 +407,7 @@ unsafe fn unlink(f: *mut RecSpan) {
 /// The layer: it emits recorder's probe ABI for the spans and events of the
 /// subscriber it is installed in. Install one per subscriber.
 pub struct RecorderLayer {
-    _private: (),
+    roots: Roots,
 }
 
 /// Picks the recording key out of a recording span's fields.
@@ -458,7 +532,7 @@ impl RecorderLayer {
                 // A new callsite's blob is on the heap: hand its first event
                 // over now, so that recorder-attach reads the blob while the
                 // process lives (docs/probe-abi.md, "The Rust emitter").
-                if blob.fresh {
+                if blob.first_named() {
                     batch::flush(b);
                 }
                 return;
@@ -474,6 +548,36 @@ impl RecorderLayer {
 }
 
 impl RecorderLayer {
+    /// The recording of a span (key and address; 0 for none): a recording
+    /// span's own; any other span's parent's, as the header's spans inherit
+    /// their contextual parent's at creation, the registry's parent of a span
+    /// being that. A parent entered on this thread (`entered`, its frames) has
+    /// it in its frame; else the walk goes on to the root.
+    fn recording_of<S>(&self, span: SpanRef<'_, S>, entered: &[(u64, *mut RecSpan)]) -> (u64, u64)
+    where
+        S: Subscriber + for<'a> LookupSpan<'a>,
+    {
+        let mut s = span;
+        loop {
+            if is_recording_callsite(s.metadata()) {
+                let id = s.id().into_u64();
+                return match self.roots.get(id) {
+                    Some(r) => r,
+                    None => s.extensions().get::<RootRec>().map_or((0, 0), |r| (r.key, r.rec)),
+                };
+            }
+            s = match s.parent() {
+                Some(p) => p,
+                None => return (0, 0),
+            };
+            let id = s.id().into_u64();
+            if let Some(e) = entered.iter().rev().find(|e| e.0 == id) {
+                // SAFETY: a frame on this thread's chain.
+                return unsafe { ((*e.1).recording_key, (*e.1).recording) };
+            }
+        }
+    }
+
     /// on_event's work once the event probe is armed.
     #[inline(never)]
     fn on_event_armed<S>(&self, event: &Event<'_>, ctx: Context<'_, S>)
@@ -482,12 +586,24 @@ impl RecorderLayer {
     {
         if let Some(pid) = event.parent() {
             // An explicit parent: its recording, whatever this thread is in.
-            if let Some(s) = ctx.span(pid) {
-                let ext = s.extensions();
-                if let Some(r) = ext.get::<SpanRec>() {
-                    if r.canon.recording_key != 0 {
-                        let at = &r.canon as *const RecSpan as u64;
-                        self.emit(event, r.canon.recording_key, at, r.canon.recording);
+            if let Some(span) = ctx.span(pid) {
+                let id = pid.into_u64();
+                let got = FRAMES.try_with(|frames| {
+                    let frames = frames.try_borrow().ok()?;
+                    // In this thread's frame of it if it is entered here, else
+                    // in the thread's current span (only a chain's stack is seeded).
+                    Some(match frames.entered.iter().rev().find(|e| e.0 == id) {
+                        // SAFETY: a frame on this thread's chain.
+                        Some(e) => unsafe { ((*e.1).recording_key, (*e.1).recording, e.1 as u64) },
+                        None => {
+                            let (k, rec) = self.recording_of(span, &frames.entered);
+                            (k, rec, abi::current() as u64)
+                        }
+                    })
+                });
+                if let Ok(Some((k, rec, at))) = got {
+                    if k != 0 {
+                        self.emit(event, k, at, rec);
                     }
                 }
             }
@@ -512,58 +628,45 @@ impl<S> Layer<S> for RecorderLayer
 where
     S: Subscriber + for<'a> LookupSpan<'a>,
 {
+    /// Makes the callsite's blob, once: spans and events then find it made.
+    fn register_callsite(&self, md: &'static Metadata<'static>) -> Interest {
+        meta::register(md);
+        Interest::always()
+    }
+
+    /// Only a recording span is kept (in the layer's table): any other span's
+    /// recording is its parent's, found at its enters.
     fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
-        let span = match ctx.span(id) {
-            Some(s) => s,
-            None => return,
-        };
         let md = attrs.metadata();
-        let mut recording_span = false;
-        let (key, rec, parent) = if md.name() == "recording" && md.target() == module_path!() {
-            let mut v = KeyVisitor(None);
-            attrs.record(&mut v);
-            let (k, rec) = PENDING.try_with(|p| p.get()).unwrap_or((0, 0));
-            if k == 0 || v.0 != Some(k) {
-                return;
-            }
-            recording_span = true;
-            (k, rec, 0)
-        } else {
-            // Child spans inherit the recording of their parent, at creation.
-            let parent = match span.parent() {
-                Some(p) => p,
+        if md.name() != "recording" || md.target() != module_path!() {
+            return;
+        }
+        let mut v = KeyVisitor(None);
+        attrs.record(&mut v);
+        let (key, rec) = PENDING.try_with(|p| p.get()).unwrap_or((0, 0));
+        if key == 0 || v.0 != Some(key) {
+            return;
+        }
+        RECORDING_CALLSITE.store(md as *const Metadata<'static> as u64, Ordering::Relaxed);
+        if !self.roots.insert(id.into_u64(), key, rec) {
+            match ctx.span(id) {
+                // replace, not insert (which panics on a second one): two
+                // recorder layers in one subscriber emit twice (documented), but run.
+                Some(span) => span.extensions_mut().replace(RootRec { key, rec }),
                 None => return,
             };
-            let ext = parent.extensions();
-            match ext.get::<SpanRec>() {
-                Some(p) => {
-                    (p.canon.recording_key, p.canon.recording, &p.canon as *const RecSpan as u64)
-                }
-                None => return,
-            }
-        };
-        let blob = if recording_span {
-            meta::RECORDING_SPAN.as_ptr() as u64
-        } else {
-            meta::blob(span.metadata()).addr
-        };
-        let canon =
-            RecSpan { meta: blob, recording_key: key, recording: rec, parent, prev: 0, entered: 0 };
-        let mut ext = span.extensions_mut();
-        // replace, not insert (which panics on a second one): two recorder
-        // layers in one subscriber emit twice (documented), but run.
-        ext.replace(SpanRec { canon });
-        if recording_span {
-            let at = ext.get_mut::<SpanRec>().map(|r| &r.canon as *const RecSpan as u64);
-            drop(ext);
-            // SAFETY: rec is the live recording whose span() call this is.
-            // (Its span() holds the subject's lock on this thread.)
-            let r = std::mem::ManuallyDrop::new(Recording {
-                rec: rec as *mut RecRecording,
-                subject_lock: std::sync::Mutex::new(()),
-            });
-            r.announce(Sema::RecordingSpan, batch::BK_REC_SPAN, at.unwrap_or(0));
         }
+        // SAFETY: rec is the live recording whose span() call this is.
+        // (Its span() holds the subject's lock on this thread.)
+        let r = std::mem::ManuallyDrop::new(Recording {
+            rec: rec as *mut RecRecording,
+            subject_lock: std::sync::Mutex::new(()),
+        });
+        r.announce(Sema::RecordingSpan, batch::BK_REC_SPAN, 0);
+    }
+
+    fn on_close(&self, id: Id, _ctx: Context<'_, S>) {
+        self.roots.remove(id.into_u64());
     }
 
     // Detached, the semaphore's test is all: inlined into the registry's dispatch,
@@ -580,18 +683,19 @@ where
             Some(s) => s,
             None => return,
         };
-        let mut fr = {
-            let ext = span.extensions();
-            match ext.get::<SpanRec>() {
-                Some(r) => RecSpan { parent: &r.canon as *const RecSpan as u64, ..r.canon },
-                None => RecSpan { meta: meta::PLAIN_SPAN.as_ptr() as u64, ..RecSpan::default() },
-            }
-        };
+        let md = span.metadata();
         let _ = FRAMES.try_with(|frames| {
             let mut frames = match frames.try_borrow_mut() {
                 Ok(f) => f,
                 Err(_) => return,
             };
+            let (recording_key, recording) = self.recording_of(span, &frames.entered);
+            let meta = if recording_key != 0 && is_recording_callsite(md) {
+                meta::RECORDING_SPAN.as_ptr() as u64
+            } else {
+                meta::blob(md).addr
+            };
+            let mut fr = RecSpan { meta, recording_key, recording, ..RecSpan::default() };
             let f =
                 frames.free.pop().unwrap_or_else(|| Box::into_raw(Box::new(RecSpan::default())));
             let armed = abi::armed(Sema::SpanEnter);
@@ -612,7 +716,7 @@ where
         });
     }
 
-    fn on_exit(&self, id: &Id, ctx: Context<'_, S>) {
+    fn on_exit(&self, id: &Id, _ctx: Context<'_, S>) {
         let idv = id.into_u64();
         let _ = FRAMES.try_with(|frames| {
             let mut frames = match frames.try_borrow_mut() {
@@ -627,7 +731,7 @@ where
                     // Not entered on this thread: the chain stays as it is; the
                     // BPF side counts the exit as unmatched.
                     if armed {
-                        exit_unmatched(&ctx, id);
+                        exit_unmatched();
                     }
                     return;
                 }
@@ -655,22 +759,10 @@ where
     }
 }
 
-/// The exit of a span this thread is not in: its struct rec_span as created,
-/// which no thread's stack holds (include/recorder.h fires the same probe).
-fn exit_unmatched<S>(ctx: &Context<'_, S>, id: &Id)
-where
-    S: Subscriber + for<'a> LookupSpan<'a>,
-{
-    let span = match ctx.span(id) {
-        Some(s) => s,
-        None => return,
-    };
-    let ext = span.extensions();
-    let r = match ext.get::<SpanRec>() {
-        Some(r) => r,
-        None => return,
-    };
-    let at = &r.canon as *const RecSpan as u64;
+/// The exit of a span this thread is not in: a struct that no thread's stack
+/// holds (include/recorder.h fires the same probe for a span it is not in).
+fn exit_unmatched() {
+    let at = &UNMATCHED as *const RecSpan as u64;
     let cur = abi::current() as u64;
     if abi::batch_on() {
         if let Some(b) = batch::get(abi::current()) {
@@ -678,7 +770,7 @@ where
             return;
         }
     }
-    abi::probe_span_exit(at, r.canon.recording_key, r.canon.recording, cur);
+    abi::probe_span_exit(at, 0, 0, cur);
 }
 
 #[cfg(test)]
@@ -882,6 +974,79 @@ mod tests {
             let _c = tracing::info_span!("child").entered();
             tracing::info!("x");
         });
+    }
+
+    /// The recording of the span this thread is in.
+    fn current_key() -> u64 {
+        // SAFETY: the thread is in that frame.
+        unsafe { (*(abi::current() as *const RecSpan)).recording_key }
+    }
+
+    #[test]
+    fn a_span_keeps_the_recording_it_was_created_in() {
+        use tracing_subscriber::prelude::*;
+        let recorder = Recorder::new();
+        let (a, b) = (recorder.record(4), recorder.record(4));
+        let sub = tracing_subscriber::registry().with(recorder.layer());
+        tracing::subscriber::with_default(sub, || {
+            let (child, grandchild) = {
+                let sa = a.span("a");
+                let _in = sa.enter();
+                let child = tracing::info_span!("child");
+                let grandchild = child.in_scope(|| tracing::info_span!("grandchild"));
+                (child, grandchild)
+            };
+            // Entered later, inside another recording, and its parent not entered.
+            let sb = b.span("b");
+            let _in = sb.enter();
+            assert_eq!(current_key(), b.key());
+            grandchild.in_scope(|| assert_eq!(current_key(), a.key()));
+            child.in_scope(|| {
+                assert_eq!(current_key(), a.key());
+                let late = tracing::info_span!("late");
+                late.in_scope(|| assert_eq!(current_key(), a.key()));
+            });
+            tracing::info_span!("of b").in_scope(|| assert_eq!(current_key(), b.key()));
+            tracing::info_span!(parent: None, "root").in_scope(|| assert_eq!(current_key(), 0));
+        });
+    }
+
+    #[test]
+    fn recording_spans_past_the_table_keep_their_recording() {
+        use tracing_subscriber::prelude::*;
+        let recorder = Recorder::new();
+        let sub = tracing_subscriber::registry().with(recorder.layer());
+        tracing::subscriber::with_default(sub, || {
+            // More live recording spans than the table has slots: full
+            // buckets send some to the registry's extensions.
+            let n = ROOT_SLOTS + ROOT_SLOTS / 4;
+            let recs: Vec<Recording> = (0..n).map(|_| recorder.record(2)).collect();
+            let spans: Vec<tracing::Span> = recs.iter().map(|r| r.span("r")).collect();
+            for (r, s) in recs.iter().zip(&spans) {
+                s.in_scope(|| {
+                    assert_eq!(current_key(), r.key());
+                    tracing::info_span!("child").in_scope(|| assert_eq!(current_key(), r.key()));
+                });
+            }
+        });
+    }
+
+    #[test]
+    fn a_full_bucket_refuses_and_a_close_makes_room() {
+        let roots = Roots::new();
+        // Ids of one bucket.
+        let b0 = Roots::bucket(1);
+        let ids: Vec<u64> = (1..).filter(|&i| Roots::bucket(i) == b0).take(ROOT_BUCKET + 1).collect();
+        for &i in &ids[..ROOT_BUCKET] {
+            assert!(roots.insert(i, i * 10, i * 100));
+        }
+        assert!(!roots.insert(ids[ROOT_BUCKET], 1, 1));
+        assert_eq!(roots.get(ids[3]), Some((ids[3] * 10, ids[3] * 100)));
+        assert_eq!(roots.get(ids[ROOT_BUCKET]), None);
+        roots.remove(ids[3]);
+        assert_eq!(roots.get(ids[3]), None);
+        assert!(roots.insert(ids[ROOT_BUCKET], 7, 8));
+        assert_eq!(roots.get(ids[ROOT_BUCKET]), Some((7, 8)));
     }
 
     #[test]

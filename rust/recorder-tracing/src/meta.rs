@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 //! Callsite metadata blobs (docs/probe-abi.md, "Callsite metadata"), made from
-//! tracing's static `Metadata` once per callsite, on the first use while
-//! attached (or at the creation of a span inside a recording), and kept for the
-//! life of the process: probes pass their addresses, as the header's pass the
-//! addresses of its literals.
+//! tracing's static `Metadata` once per callsite, when tracing registers the
+//! callsite with the subscriber (where tracing itself allocates), and kept for
+//! the life of the process: probes pass their addresses, as the header's pass
+//! the addresses of its literals. A span or an event never makes one.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::RwLock;
 
 use tracing::Metadata;
@@ -14,9 +15,6 @@ use crate::encode::{level, MAX_FIELDS};
 
 /// The longest blob recorder-attach reads (REC_CALLSITE_MAX).
 pub const BLOB_MAX: usize = 2048;
-
-/// A span of no recording: never shown, but its frame must point at a valid blob.
-pub static PLAIN_SPAN: &[u8] = b"RCS1\0S\x002\0span\0recorder_tracing\0\x000\0\x000\0";
 
 /// The recording span's callsite, in the image's read-only data as the header's
 /// literals are: the black box names the spans a process died in from the
@@ -85,45 +83,33 @@ pub struct Blob {
     pub addr: u64,
     /// Fields of the callsite past the 8th, which its events leave out.
     pub dropped: u32,
-    /// Made by this call: no record has named it yet.
-    pub fresh: bool,
+    /// Set by the first event that names the blob in a record.
+    named: &'static AtomicBool,
+}
+
+impl Blob {
+    /// True for the first event to name the blob: no record has named it yet.
+    pub fn first_named(&self) -> bool {
+        !self.named.load(Ordering::Relaxed) && !self.named.swap(true, Ordering::Relaxed)
+    }
 }
 
 static BLOBS: RwLock<Option<HashMap<usize, Blob>>> = RwLock::new(None);
 
-/// Blobs a thread found last, by callsite address: (address, blob, dropped).
+/// Blobs a thread found last, by callsite address.
 const CACHE: usize = 64;
 thread_local! {
-    static RECENT: std::cell::RefCell<[(usize, u64, u32); CACHE]> =
-        const { std::cell::RefCell::new([(0, 0, 0); CACHE]) };
+    static RECENT: std::cell::RefCell<[Option<(usize, Blob)>; CACHE]> =
+        const { std::cell::RefCell::new([None; CACHE]) };
 }
 
-/// The blob of the callsite of meta, made and kept on first use.
-pub fn blob(meta: &'static Metadata<'static>) -> Blob {
+/// Makes the blob of the callsite of meta, once: tracing registers a callsite
+/// with each subscriber (and again with one installed later), before its
+/// first span or event.
+pub fn register(meta: &'static Metadata<'static>) {
     let k = meta as *const Metadata<'static> as usize;
-    let at = (k >> 4) % CACHE;
-    let hit = RECENT.try_with(|r| {
-        let e = r.borrow()[at];
-        if e.0 == k {
-            Some(Blob { addr: e.1, dropped: e.2, fresh: false })
-        } else {
-            None
-        }
-    });
-    if let Ok(Some(b)) = hit {
-        return b;
-    }
-    let b = blob_shared(k, meta);
-    let _ = RECENT.try_with(|r| r.borrow_mut()[at] = (k, b.addr, b.dropped));
-    b
-}
-
-/// The blob from the process's table, made there if it is the first.
-fn blob_shared(k: usize, meta: &'static Metadata<'static>) -> Blob {
-    if let Ok(m) = BLOBS.read() {
-        if let Some(b) = m.as_ref().and_then(|m| m.get(&k)) {
-            return *b;
-        }
+    if shared(k).is_some() {
+        return;
     }
     let (bytes, dropped) = build(meta);
     let mut m = match BLOBS.write() {
@@ -131,16 +117,41 @@ fn blob_shared(k: usize, meta: &'static Metadata<'static>) -> Blob {
         Err(p) => p.into_inner(),
     };
     let map = m.get_or_insert_with(HashMap::new);
-    if let Some(b) = map.get(&k) {
-        return *b;
-    }
-    let b = Blob {
+    map.entry(k).or_insert_with(|| Blob {
         addr: Box::leak(bytes.into_boxed_slice()).as_ptr() as u64,
         dropped: dropped as u32,
-        fresh: false,
-    };
-    map.insert(k, b);
-    Blob { fresh: true, ..b }
+        named: Box::leak(Box::new(AtomicBool::new(false))),
+    });
+}
+
+/// The blob of the callsite of meta, made at its registration (a callsite
+/// tracing never registered, a hand-made `Metadata` say, has its blob made now).
+pub fn blob(meta: &'static Metadata<'static>) -> Blob {
+    let k = meta as *const Metadata<'static> as usize;
+    let at = (k >> 4) % CACHE;
+    if let Ok(Some((ck, b))) = RECENT.try_with(|r| r.borrow()[at]) {
+        if ck == k {
+            return b;
+        }
+    }
+    match shared(k) {
+        Some(b) => {
+            let _ = RECENT.try_with(|r| r.borrow_mut()[at] = Some((k, b)));
+            b
+        }
+        None => {
+            register(meta);
+            shared(k).expect("a registered blob")
+        }
+    }
+}
+
+/// The blob from the process's table.
+fn shared(k: usize) -> Option<Blob> {
+    match BLOBS.read() {
+        Ok(m) => m.as_ref().and_then(|m| m.get(&k)).copied(),
+        Err(p) => p.into_inner().as_ref().and_then(|m| m.get(&k)).copied(),
+    }
 }
 
 #[cfg(test)]
@@ -217,11 +228,5 @@ mod tests {
                 "subject"
             ]
         );
-    }
-
-    #[test]
-    fn the_plain_span_blob_parses() {
-        let f = parse(&PLAIN_SPAN[..PLAIN_SPAN.len() - 1]);
-        assert_eq!(f, vec!["RCS1", "S", "2", "span", "recorder_tracing", "", "0", "", "0"]);
     }
 }
