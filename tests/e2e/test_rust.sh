@@ -228,3 +228,24 @@ recording' \
 	expect "the chrome trace draws them" '["recording","request"]' \
 		"$(rtail --recording "$key" --format chrome | jq -c '[.traceEvents[] | select(.ph == "X" or .ph == "B") | .name] | unique')"
 }
+
+# The tests above again, with recorder's own subscriber (Recorder::subscriber()) in
+# place of the layer on a registry; the target says which it installed.
+rust_own() { # TEST_FUNCTION
+	REC_RUST_SUBSCRIBER=own "$1" || return 1
+	grep -q '^subscriber: own$' "$T/target.out" || fail "the target did not install recorder's own subscriber"
+}
+
+test_rust_own_events_are_recorded() { rust_own test_rust_events_are_recorded; }
+test_rust_own_last_n_entries() { rust_own test_rust_last_n_entries; }
+test_rust_own_events_outside_span_are_not_recorded() { rust_own test_rust_events_outside_span_are_not_recorded; }
+test_rust_own_child_span_inherits_recorder() { rust_own test_rust_child_span_inherits_recorder; }
+test_rust_own_recording_spans_are_isolated_across_nested_recordings() {
+	rust_own test_rust_recording_spans_are_isolated_across_nested_recordings
+}
+test_rust_own_active_spans() { rust_own test_rust_active_spans; }
+test_rust_own_spans_cross_threads() { rust_own test_rust_spans_cross_threads; }
+test_rust_own_kill_9_black_box() { rust_own test_rust_kill_9_black_box; }
+test_rust_own_bad_input() { rust_own test_rust_bad_input; }
+test_rust_own_mixed_c_and_rust() { rust_own test_rust_mixed_c_and_rust; }
+test_rust_own_triggers_and_exports() { rust_own test_rust_triggers_and_exports; }

@@ -423,7 +423,10 @@ put("rust_span_pair_registry_vs_fmt", key_of("rust_detached", "span_floor_ratio"
 put("rust_span_pair_registry_ns", key_of("rust_detached", "span_floor_a_ns"))
 # The event through a layer that does nothing over the registry alone: the floor of rust_detached_ratio.
 put("rust_noop_layer_ratio", key_of("rust_detached", "layer_floor_ratio"))
-for mode, key in (("event", "rust_event"), ("span", "rust_span_pair")):
+# The event through recorder's own subscriber (Recorder::subscriber()), detached, over the registry alone.
+put("rust_own_detached_ratio", key_of("rust_detached", "own_detached_ratio"))
+for mode, key in (("event", "rust_event"), ("span", "rust_span_pair"), ("own_event", "rust_own_event"),
+                  ("own_span", "rust_own_span_pair")):
     put(f"{key}_vs_fmt", key_of("rust_attached", f"{mode}_ratio"))
     put(f"{key}_ns", key_of("rust_attached", f"{mode}_a_ns"))
     put(f"{key}_fmt_ns", key_of("rust_attached", f"{mode}_b_ns"))
@@ -601,6 +604,13 @@ target("rust_event_vs_fmt", "Rust: the same event attached (default path) / thro
 target("rust_span_pair_vs_fmt", "Rust: a span created, entered, exited and closed, attached (default path) / "
        "through `tracing_subscriber::fmt` to `io::sink()`", "≤ 0.5×", M["rust_span_pair_vs_fmt"],
        lambda v: v <= 0.5, x2)
+target("rust_own_span_pair_vs_fmt", "Rust: the same span pair through recorder's own subscriber "
+       "(`Recorder::subscriber()`, no registry), attached (default path) / through `tracing_subscriber::fmt`",
+       "≤ 0.5×", M["rust_own_span_pair_vs_fmt"], lambda v: v <= 0.5, x2)
+target("rust_own_event_vs_fmt", "Rust: the event through recorder's own subscriber, attached (default path) / "
+       "through `tracing_subscriber::fmt`", "≤ 0.5×", M["rust_own_event_vs_fmt"], lambda v: v <= 0.5, x2)
+target("rust_own_detached_ratio", "Rust: the event through recorder's own subscriber, nothing attached / the "
+       "registry alone", "≤ 1.10×", M["rust_own_detached_ratio"], lambda v: v <= 1.10, x3)
 target("attach_5000_s", f"attach, {res['attach_sites'] or 5000} sites", "< 1 s", M["attach_5000_s"],
        lambda v: v < 1, lambda v: f"{v:.3f} s")
 target("server_attached_vs_detached", "the event-loop example under load on 127.0.0.1, requests/s attached "
@@ -725,7 +735,10 @@ rows_ns += [("rust_registry_ns", "Rust: a 3-field `tracing` event through the re
             ("rust_span_pair_ns", "Rust: a span created, entered, exited and closed, attached, default path"),
             ("rust_span_pair_fmt_ns", "Rust: the same through `tracing_subscriber::fmt` to `io::sink()`"),
             ("rust_span_pair_registry_ns", "Rust: the same through the registry alone, no layer (the floor of "
-             "any layer: `rust_span_pair_registry_vs_fmt` is the least `rust_span_pair_vs_fmt` can be)")]
+             "any layer: `rust_span_pair_registry_vs_fmt` is the least `rust_span_pair_vs_fmt` can be)"),
+            ("rust_own_event_ns", "Rust: the event through recorder's own subscriber, attached, default path"),
+            ("rust_own_span_pair_ns", "Rust: the span pair through recorder's own subscriber, attached, default "
+             "path")]
 for key, desc in rows_ns:
     r = M[key]
     if r.per:

@@ -946,28 +946,31 @@ start_rust_bench() {
 # nothing attached (a) over the registry alone (b), pairs of chunks in one process; and
 # span_floor: a span pair through the registry alone over tracing_subscriber::fmt, the
 # least rust_span_pair_vs_fmt a layer on the registry can reach; and layer_floor: the
-# event through the registry with a layer that does nothing over the registry alone.
+# event through the registry with a layer that does nothing over the registry alone;
+# and own_detached: the event through recorder's own subscriber over the registry alone.
 run_rust_detached() {
-	local f=$LOG/rust_detached.r$ROUND m m2 m3
+	local f=$LOG/rust_detached.r$ROUND m m2 m3 m4
 	begin rust_detached
 	start_rust_bench "$f" detached || { fail rust_detached "$WHY"; return; }
 	reap_bench
 	if ! m=$(rust_ab_row "$(grep -m1 '^rust_ab detached ' "$f")") ||
 		! m2=$(rust_ab_row "$(grep -m1 '^rust_ab span_floor ' "$f")") ||
-		! m3=$(rust_ab_row "$(grep -m1 '^rust_ab layer_floor ' "$f")"); then
+		! m3=$(rust_ab_row "$(grep -m1 '^rust_ab layer_floor ' "$f")") ||
+		! m4=$(rust_ab_row "$(grep -m1 '^rust_ab own_detached ' "$f")"); then
 		fail rust_detached "no result: $(tr '\n' ' ' <"$f" | head -c 300)"
 		return
 	fi
-	printf '{"round": %d, "config": "rust_detached", %s, %s, %s}\n' "$ROUND" "$m" "$m2" "$m3" >>"$RAW"
+	printf '{"round": %d, "config": "rust_detached", %s, %s, %s, %s}\n' "$ROUND" "$m" "$m2" "$m3" "$m4" >>"$RAW"
 }
 
 # rust_event_vs_fmt and rust_span_pair_vs_fmt: under recorder-attach (default path), the
 # event and the span pair through the recorder layer (a) over tracing_subscriber::fmt
-# to io::sink() (b), pairs of chunks in one process. The round counts only if the
+# to io::sink() (b), pairs of chunks in one process; then both through recorder's own
+# subscriber (rust_own_event_vs_fmt, rust_own_span_pair_vs_fmt). The round counts only if the
 # recording saw exactly the events and spans the bench sent through the layer, none
 # dropped or lost.
 run_rust_attached() {
-	local f=$LOG/rust_attached.r$ROUND a=$LOG/rust_attached.attach.r$ROUND ap l ev sp m1 m2 v
+	local f=$LOG/rust_attached.r$ROUND a=$LOG/rust_attached.attach.r$ROUND ap l ev sp m1 m2 m3 m4 v
 	begin rust_attached
 	start_rust_bench "$f" attached || { fail rust_attached "$WHY"; return; }
 	spawn "$a" "$BUILD/recorder-attach" -p "$BP" --no-dump "${TIMED_FLAGS[@]}" "${FAST_FLAGS[@]}"
@@ -1013,11 +1016,13 @@ if got != (ev, 0, sp, 0):
 	elif [ $rc -ne 0 ]; then
 		fail rust_attached "$v"
 	elif ! m1=$(rust_ab_row "$(grep -m1 '^rust_ab event ' "$f")") ||
-		! m2=$(rust_ab_row "$(grep -m1 '^rust_ab span ' "$f")"); then
+		! m2=$(rust_ab_row "$(grep -m1 '^rust_ab span ' "$f")") ||
+		! m3=$(rust_ab_row "$(grep -m1 '^rust_ab own_event ' "$f")") ||
+		! m4=$(rust_ab_row "$(grep -m1 '^rust_ab own_span ' "$f")"); then
 		fail rust_attached "no result: $(tr '\n' ' ' <"$f" | head -c 300)"
 	else
-		printf '{"round": %d, "config": "rust_attached", %s, %s, "events": %s, "spans": %s}\n' \
-			"$ROUND" "$m1" "$m2" "$ev" "$sp" >>"$RAW"
+		printf '{"round": %d, "config": "rust_attached", %s, %s, %s, %s, "events": %s, "spans": %s}\n' \
+			"$ROUND" "$m1" "$m2" "$m3" "$m4" "$ev" "$sp" >>"$RAW"
 	fi
 }
 

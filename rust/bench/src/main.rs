@@ -10,13 +10,16 @@
 //!	  through tracing_subscriber::fmt to io::sink() (B): the best ratio to fmt
 //!	  that any layer on the registry can reach ("span_floor"); and the event
 //!	  through the registry with a layer that does nothing (A) over the registry
-//!	  alone (B): the least rust_detached_ratio any layer can have ("layer_floor")
+//!	  alone (B): the least rust_detached_ratio any layer can have ("layer_floor");
+//!	  and the event through recorder's own subscriber over the registry alone
+//!	  ("own_detached")
 //!	rust-bench attached --iters N --chunks C
 //!	  waits for SIGUSR1 (sent once recorder-attach has attached), then the same
 //!	  event through our layer, attached (A), over tracing_subscriber::fmt writing
 //!	  to io::sink() (B); then a span created, entered, exited and closed, the same
-//!	  way; then prints what it emitted through our layer and holds until SIGUSR1
-//!	  so that run.sh can check that the recorder saw exactly that.
+//!	  way; then both again through recorder's own subscriber (Recorder::subscriber(),
+//!	  "own_event", "own_span"); then prints what it emitted through both and holds
+//!	  until SIGUSR1 so that run.sh can check that the recorder saw exactly that.
 //!
 //! Lines: "rust-bench: pid N"; per mode "rust_ab MODE a_ns X b_ns Y ratio R
 //! ratio_p25 P ratio_p75 Q pairs C chunk_iters I"; attached also "emitted events E
@@ -137,10 +140,12 @@ fn main() {
     let recorder = Recorder::new();
     let rec = recorder.record(1000);
     let ours = Dispatch::new(tracing_subscriber::registry().with(recorder.layer()));
+    let own = Dispatch::new(recorder.subscriber());
     let fmt = Dispatch::new(tracing_subscriber::fmt().with_writer(std::io::sink).finish());
     if mode == "detached" {
         let registry = Dispatch::new(tracing_subscriber::registry());
         ab("detached", &ours, &registry, &rec, Op::Event, iters, chunks);
+        ab("own_detached", &own, &registry, &rec, Op::Event, iters, chunks);
         ab("span_floor", &registry, &fmt, &rec, Op::SpanPair, iters, chunks);
         let noop = Dispatch::new(tracing_subscriber::registry().with(Noop));
         ab("layer_floor", &noop, &registry, &rec, Op::Event, iters, chunks);
@@ -151,10 +156,12 @@ fn main() {
     let warm = (iters / 10).max(1);
     ab("event", &ours, &fmt, &rec, Op::Event, iters, chunks);
     ab("span", &ours, &fmt, &rec, Op::SpanPair, iters, chunks);
-    // Through our layer: the events of the event chunks; the spans left: the pairs
-    // of the span chunks and every chunk's recording span.
-    let events = warm + chunks * n;
-    let spans = warm + chunks * n + 2 * (chunks + 1);
+    ab("own_event", &own, &fmt, &rec, Op::Event, iters, chunks);
+    ab("own_span", &own, &fmt, &rec, Op::SpanPair, iters, chunks);
+    // Through our layer, then our subscriber: the events of the event chunks; the
+    // spans left: the pairs of the span chunks and every chunk's recording span.
+    let events = 2 * (warm + chunks * n);
+    let spans = 2 * (warm + chunks * n + 2 * (chunks + 1));
     say(&format!("emitted events {} spans {}", events, spans));
     say(&format!("{}: holding", PROG));
     wait_usr1();

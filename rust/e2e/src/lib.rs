@@ -91,3 +91,24 @@ pub fn wait_for_attach(prog: &str) {
         sleep(Duration::from_millis(1));
     }
 }
+
+/// Installs recorder as the program's subscriber: the layer on a registry, or
+/// with REC_RUST_SUBSCRIBER=own in the environment recorder's own subscriber
+/// (tests/e2e/test_rust.sh runs its tests both ways).
+pub fn install(recorder: &recorder_tracing::Recorder) {
+    use tracing_subscriber::prelude::*;
+    match std::env::var("REC_RUST_SUBSCRIBER").as_deref() {
+        Ok("own") => {
+            if tracing::subscriber::set_global_default(recorder.subscriber()).is_err() {
+                eprintln!("a subscriber was installed already");
+                exit(2);
+            }
+            say("subscriber: own");
+        }
+        Ok("layer") | Err(_) => tracing_subscriber::registry().with(recorder.layer()).init(),
+        Ok(other) => {
+            eprintln!("REC_RUST_SUBSCRIBER: '{}' is neither own nor layer", other);
+            exit(2);
+        }
+    }
+}

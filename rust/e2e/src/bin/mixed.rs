@@ -9,10 +9,9 @@
 //!	  Rust: span "rust_held" entered, C: span "c_held" entered in it, an event
 //!	  -> "recording mixed 0xKEY", "ready"; SIGTERM: leaves its spans, exits 0
 
-use recorder_e2e::{block_signals, say, say_pid, wait_for_attach, wait_stop};
+use recorder_e2e::{block_signals, install, say, say_pid, wait_for_attach, wait_stop};
 use recorder_tracing::Recorder;
 use tracing::{info, info_span};
-use tracing_subscriber::prelude::*;
 
 const PROG: &str = "rust-mixed";
 
@@ -31,7 +30,7 @@ pub extern "C" fn mixed_rust_inside_c() {
 fn main() {
     block_signals();
     let recorder = Recorder::new();
-    tracing_subscriber::registry().with(recorder.layer()).init();
+    install(&recorder);
     say_pid(PROG);
     wait_for_attach(PROG);
 

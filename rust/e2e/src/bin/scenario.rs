@@ -20,11 +20,10 @@ use std::sync::{Arc, Barrier};
 use std::task::{Context, Poll, RawWaker, RawWakerVTable, Waker};
 use std::thread;
 
-use recorder_e2e::{block_signals, say, say_pid, wait_for_attach, wait_stop};
+use recorder_e2e::{block_signals, install, say, say_pid, wait_for_attach, wait_stop};
 use recorder_tracing::{Recorder, Recording};
 use tracing::span::EnteredSpan;
 use tracing::{error, info, info_span, Instrument, Span};
-use tracing_subscriber::prelude::*;
 
 const PROG: &str = "rust-scenario";
 
@@ -387,7 +386,7 @@ fn main() {
     };
     block_signals();
     let recorder = Recorder::new();
-    tracing_subscriber::registry().with(recorder.layer()).init();
+    install(&recorder);
 
     say_pid(PROG);
     wait_for_attach(PROG);

@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: MIT
+//! The `tracing_subscriber::Layer`: it emits recorder's probe ABI for the spans
+//! and events of the registry it is installed in.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use tracing::span::{Attributes, Id};
+use tracing::subscriber::Interest;
+use tracing::{Event, Metadata, Subscriber};
+use tracing_subscriber::layer::{Context, Layer};
+use tracing_subscriber::registry::{LookupSpan, SpanRef};
+
+use crate::abi::{self, Sema};
+use crate::event;
+use crate::frames::{self, Frames};
+use crate::meta;
+use crate::{announce_recording_span, is_recording_callsite, recording_span_of, span_meta};
+
+/// The recording spans a layer knows: span id -> (recording key, address).
+/// A fixed table made with the layer, in buckets of 8 ids (a cache line or
+/// two): a span's recording is found from its root at each enter, so no other
+/// span keeps anything, and no span or event allocates. A recording span
+/// whose bucket is full keeps its recording in the registry's extensions of
+/// that span instead (one allocation, never a loss).
+struct Roots {
+    ids: Box<[AtomicU64]>,
+    vals: Box<[(AtomicU64, AtomicU64)]>,
+}
+
+pub(crate) const ROOT_SLOTS: usize = 4096;
+const ROOT_BUCKET: usize = 8;
+/// A slot being written.
+const ROOT_BUSY: u64 = u64::MAX;
+
+impl Roots {
+    fn new() -> Self {
+        Roots {
+            ids: (0..ROOT_SLOTS).map(|_| AtomicU64::new(0)).collect(),
+            vals: (0..ROOT_SLOTS).map(|_| (AtomicU64::new(0), AtomicU64::new(0))).collect(),
+        }
+    }
+
+    /// The slots of id's bucket.
+    fn bucket(id: u64) -> std::ops::Range<usize> {
+        let b = (id.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40) as usize % (ROOT_SLOTS / ROOT_BUCKET);
+        b * ROOT_BUCKET..(b + 1) * ROOT_BUCKET
+    }
+
+    fn insert(&self, id: u64, key: u64, rec: u64) -> bool {
+        for i in Self::bucket(id) {
+            let slot = &self.ids[i];
+            if slot.compare_exchange(0, ROOT_BUSY, Ordering::Acquire, Ordering::Relaxed).is_ok() {
+                self.vals[i].0.store(key, Ordering::Relaxed);
+                self.vals[i].1.store(rec, Ordering::Relaxed);
+                slot.store(id, Ordering::Release);
+                return true;
+            }
+        }
+        false
+    }
+
+    fn get(&self, id: u64) -> Option<(u64, u64)> {
+        Self::bucket(id).find(|&i| self.ids[i].load(Ordering::Acquire) == id).map(|i| {
+            (self.vals[i].0.load(Ordering::Relaxed), self.vals[i].1.load(Ordering::Relaxed))
+        })
+    }
+
+    /// Forgets id, if it is here. A span's close comes after every use of it.
+    fn remove(&self, id: u64) {
+        if let Some(i) = Self::bucket(id).find(|&i| self.ids[i].load(Ordering::Relaxed) == id) {
+            self.ids[i].store(0, Ordering::Release);
+        }
+    }
+}
+
+/// A recording span's recording, kept in the registry when its bucket is full.
+struct RootRec {
+    key: u64,
+    rec: u64,
+}
+
+/// The layer: it emits recorder's probe ABI for the spans and events of the
+/// subscriber it is installed in. Install one per subscriber.
+pub struct RecorderLayer {
+    roots: Roots,
+}
+
+impl RecorderLayer {
+    /// Made by `Recorder::layer()`.
+    pub(crate) fn new() -> Self {
+        RecorderLayer { roots: Roots::new() }
+    }
+
+    /// What this layer's frames are marked with.
+    fn owner(&self) -> usize {
+        self as *const RecorderLayer as usize
+    }
+
+    /// The recording of a span (key and address; 0 for none): a recording
+    /// span's own; any other span's parent's, as the header's spans inherit
+    /// their contextual parent's at creation, the registry's parent of a span
+    /// being that. A parent entered on this thread (`entered`, its frames) has
+    /// it in its frame; else the walk goes on to the root.
+    fn recording_of<S>(&self, span: SpanRef<'_, S>, frames: &Frames) -> (u64, u64)
+    where
+        S: Subscriber + for<'a> LookupSpan<'a>,
+    {
+        let mut s = span;
+        loop {
+            if is_recording_callsite(s.metadata()) {
+                let id = s.id().into_u64();
+                return match self.roots.get(id) {
+                    Some(r) => r,
+                    None => s.extensions().get::<RootRec>().map_or((0, 0), |r| (r.key, r.rec)),
+                };
+            }
+            s = match s.parent() {
+                Some(p) => p,
+                None => return (0, 0),
+            };
+            if let Some(e) = frames.find(s.id().into_u64(), self.owner()) {
+                return e.recording();
+            }
+        }
+    }
+
+    /// on_event's work once the event probe is armed.
+    #[inline(never)]
+    fn on_event_armed<S>(&self, event: &Event<'_>, ctx: Context<'_, S>)
+    where
+        S: Subscriber + for<'a> LookupSpan<'a>,
+    {
+        let pid = match event.parent() {
+            Some(pid) => pid,
+            None => return event::emit_in_current(event),
+        };
+        // An explicit parent: its recording, whatever this thread is in.
+        let span = match ctx.span(pid) {
+            Some(s) => s,
+            None => return,
+        };
+        let owner = self.owner();
+        let got = frames::with(|frames| match frames.find(pid.into_u64(), owner) {
+            // In this thread's frame of it if it is entered here, else in the
+            // thread's current span (only a chain's stack is seeded).
+            Some(e) => (e.recording(), e.frame as u64),
+            None => (self.recording_of(span, frames), abi::current() as u64),
+        });
+        if let Some(((key, rec), at)) = got {
+            if key != 0 {
+                event::emit(event, key, at, rec);
+            }
+        }
+    }
+}
+
+impl<S> Layer<S> for RecorderLayer
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+{
+    /// Makes the callsite's blob, once: spans and events then find it made.
+    fn register_callsite(&self, md: &'static Metadata<'static>) -> Interest {
+        meta::register(md);
+        Interest::always()
+    }
+
+    /// Only a recording span is kept (in the layer's table): any other span's
+    /// recording is its parent's, found at its enters.
+    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
+        let (key, rec) = match recording_span_of(attrs) {
+            Some(r) => r,
+            None => return,
+        };
+        if !self.roots.insert(id.into_u64(), key, rec) {
+            match ctx.span(id) {
+                // replace, not insert (which panics on a second one): two
+                // recorder layers in one subscriber emit twice (documented), but run.
+                Some(span) => span.extensions_mut().replace(RootRec { key, rec }),
+                None => return,
+            };
+        }
+        announce_recording_span(rec);
+    }
+
+    fn on_close(&self, id: Id, _ctx: Context<'_, S>) {
+        self.roots.remove(id.into_u64());
+    }
+
+    // Detached, the semaphore's test is all: inlined into the registry's dispatch,
+    // the rest (armed) in a call of its own.
+    #[inline(always)]
+    fn on_event(&self, event: &Event<'_>, ctx: Context<'_, S>) {
+        if abi::armed(Sema::Event) {
+            self.on_event_armed(event, ctx);
+        }
+    }
+
+    fn on_enter(&self, id: &Id, ctx: Context<'_, S>) {
+        let span = match ctx.span(id) {
+            Some(s) => s,
+            None => return,
+        };
+        let md = span.metadata();
+        frames::with(|frames| {
+            let (key, rec) = self.recording_of(span, frames);
+            let meta = span_meta(md, key);
+            frames::enter(frames, id.into_u64(), self.owner(), meta, key, rec);
+        });
+    }
+
+    fn on_exit(&self, id: &Id, _ctx: Context<'_, S>) {
+        frames::exit(id.into_u64(), self.owner());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_bucket_refuses_and_a_close_makes_room() {
+        let roots = Roots::new();
+        // Ids of one bucket.
+        let b0 = Roots::bucket(1);
+        let ids: Vec<u64> = (1..).filter(|&i| Roots::bucket(i) == b0).take(ROOT_BUCKET + 1).collect();
+        for &i in &ids[..ROOT_BUCKET] {
+            assert!(roots.insert(i, i * 10, i * 100));
+        }
+        assert!(!roots.insert(ids[ROOT_BUCKET], 1, 1));
+        assert_eq!(roots.get(ids[3]), Some((ids[3] * 10, ids[3] * 100)));
+        assert_eq!(roots.get(ids[ROOT_BUCKET]), None);
+        roots.remove(ids[3]);
+        assert_eq!(roots.get(ids[3]), None);
+        assert!(roots.insert(ids[ROOT_BUCKET], 7, 8));
+        assert_eq!(roots.get(ids[ROOT_BUCKET]), Some((7, 8)));
+    }
+}
