@@ -97,12 +97,30 @@ shared shared_child>recording' \
 # read while the process lived. The per-event path sends no enter to user space
 # (the documented limit, docs/probe-abi.md): there "work" was left once before,
 # as a request handler's span would have been.
-test_rust_kill_9_black_box() {
+test_rust_kill_9_black_box() { rust_kill_9 pid; }
+
+# The same with recorder-attach --binary, started before the program: a Rust
+# process that starts later is traced, shown live and boxed as a C one is.
+test_rust_binary_follows_a_new_process() { rust_kill_9 binary; }
+
+# rust_kill_9 pid|binary: the test above, attached with -p after the start or with
+# --binary before it.
+rust_kill_9() {
 	local scenario=blackbox_open
 	[[ " $RECORDER_ATTACH_FLAGS " == *" --per-event "* ]] && scenario=blackbox
 	rust_built "$RUST_SCENARIO" || return 1
-	start_target "$RUST_SCENARIO" $scenario || return 1
-	attach_dumping "$TARGET_PID" || return 1
+	if [ "$1" = binary ]; then
+		$B/recorder-attach $RECORDER_ATTACH_FLAGS --binary "$RUST_SCENARIO" --dump-dir "$T/dumps" \
+			>"$T/attach.out" 2>"$T/attach.err" &
+		ATTACH_PID=$!
+		BG_PIDS+=($ATTACH_PID)
+		wait_for "$T/attach.out" '^attached to .* in every process that runs it' ||
+			{ cat "$T/attach.err"; return 1; }
+		start_target "$RUST_SCENARIO" $scenario || return 1
+	else
+		start_target "$RUST_SCENARIO" $scenario || return 1
+		attach_dumping "$TARGET_PID" || return 1
+	fi
 	wait_for "$T/target.out" '^ready' || { cat "$T/target.err"; return 1; }
 	# A condition, bounded generously (a loaded machine): every event seen live.
 	local i seen
@@ -246,6 +264,7 @@ test_rust_own_recording_spans_are_isolated_across_nested_recordings() {
 test_rust_own_active_spans() { rust_own test_rust_active_spans; }
 test_rust_own_spans_cross_threads() { rust_own test_rust_spans_cross_threads; }
 test_rust_own_kill_9_black_box() { rust_own test_rust_kill_9_black_box; }
+test_rust_own_binary_follows_a_new_process() { rust_own test_rust_binary_follows_a_new_process; }
 test_rust_own_bad_input() { rust_own test_rust_bad_input; }
 test_rust_own_mixed_c_and_rust() { rust_own test_rust_mixed_c_and_rust; }
 test_rust_own_triggers_and_exports() { rust_own test_rust_triggers_and_exports; }
