@@ -599,14 +599,9 @@ static void recover_unseen(struct rec_bpfstate *bs, struct rec_proc *p)
 /* While the ring overflows, a live process's table is walked once a second at most. */
 #define RECOVER_EVERY_NS 1000000000ULL
 
-void rec_bpfstate__refresh(struct rec_bpfstate *bs, struct rec_proc *p)
+void rec_bpfstate__refresh(struct rec_bpfstate *bs, struct rec_proc *p, uint64_t now)
 {
-	struct timespec ts;
-	uint64_t now;
-
 	read_counters(bs, p->counters);
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 	if (p->counters[REC_C_RING_FULL] != p->ring_full_seen &&
 	    (!p->alive || now - p->recovered_ns >= RECOVER_EVERY_NS)) {
 		p->ring_full_seen = p->counters[REC_C_RING_FULL];

@@ -69,9 +69,10 @@ int rec_bpfstate__recover_recording(struct rec_bpfstate *bs, struct rec_proc *p,
 /*
  * Brings p up to date with the BPF side: the counts of its recordings (and the
  * retirements and untracked ones whose records were lost), the counters, the
- * use of its limits, and, while it lives, its threads' span stacks.
+ * use of its limits, and, while it lives, its threads' span stacks. now
+ * (CLOCK_MONOTONIC ns) paces the look for recordings the ring never delivered.
  */
-void rec_bpfstate__refresh(struct rec_bpfstate *bs, struct rec_proc *p);
+void rec_bpfstate__refresh(struct rec_bpfstate *bs, struct rec_proc *p, uint64_t now);
 
 /*
  * Gives every thread of tgid that sleeps inside spans its stack now, read from

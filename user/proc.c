@@ -343,10 +343,11 @@ static int ingest_normalized(struct rec_proc *p, ssize_t n, const struct rec_eve
 	rs->received++;
 	if (d->seq + 1 > rs->produced)
 		rs->produced = d->seq + 1;
-	/* Resolve now: the process may be gone by the time someone asks. */
-	if (d->meta != p->hot_meta || !d->meta)
-		rec_proc__callsite(p, d->meta);
-	/* What its callsite leaves out of each of its events, counted. */
+	/*
+	 * Resolve its callsite now (the process may be gone by the time someone
+	 * asks), once while events of one callsite follow each other, and count
+	 * what it leaves out of each of its events.
+	 */
 	if (d->meta != p->left_meta) {
 		const struct rec_callsite *cs = rec_proc__callsite(p, d->meta);
 

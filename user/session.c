@@ -64,7 +64,6 @@
 #define SEED_RETRY_MS 5
 #define SEED_WAIT_MS 250
 
-#define MS_PER_S 1000LL
 #define NS_PER_MS 1000000
 
 enum watch_kind {
@@ -144,12 +143,18 @@ struct rec_session {
 /* How often the sleeping threads' pending batches are collected by default: --follow's delay. */
 #define COLLECT_MS 50
 
-static int64_t now_ms(void)
+/* CLOCK_MONOTONIC in ns. */
+static int64_t now_mono_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * MS_PER_S + ts.tv_nsec / NS_PER_MS;
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static int64_t now_ms(void)
+{
+	return now_mono_ns() / NS_PER_MS;
 }
 
 /* Has epoll report fd as w, of kind and for ptr. Returns 0 or -errno. */
@@ -283,7 +288,7 @@ static void refresh(struct rec_session *s, struct traced *t)
 {
 	collect(s, t);
 	rec_ring__consume(s->rb);
-	rec_bpfstate__refresh(s->bs, &t->proc);
+	rec_bpfstate__refresh(s->bs, &t->proc, (uint64_t)now_mono_ns());
 	for (size_t i = 0; i < t->proc.nstacks; i++)
 		frames_to_mono(s, t->proc.stacks[i].frames, t->proc.stacks[i].depth);
 }
@@ -400,14 +405,6 @@ static int write_dump(struct rec_session *s, struct traced *t,
 }
 
 /* ---- incidents (issue 23): the --trigger rules held against what comes in ---- */
-
-static int64_t now_mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 /*
  * CLOCK_MONOTONIC to the tick (a few ms): what the trigger limiters ask per

@@ -101,6 +101,21 @@ static void *hog(void *arg)
 	return NULL;
 }
 
+/* Starts a CPU hog on CPU 0, this thread pinned there too; 0 once it runs. */
+static int hog_start(pthread_t *th)
+{
+	if (pin_to_cpu0() || pthread_create(th, NULL, hog, NULL))
+		return -1;
+	sleep_ns(20 * MS); /* the hog is running */
+	return 0;
+}
+
+static void hog_stop(pthread_t th)
+{
+	atomic_store(&stop_hog, 1);
+	pthread_join(th, NULL);
+}
+
 static void *holder(void *arg)
 {
 	(void)arg;
@@ -192,26 +207,22 @@ static int run(const char *mode, const char *arg)
 		spin(CLOCK_THREAD_CPUTIME_ID, 100 * MS);
 		rec_span_exit(&s);
 	} else if (!strcmp(mode, "hog")) {
-		if (pin_to_cpu0() || pthread_create(&th, NULL, hog, NULL))
+		if (hog_start(&th))
 			return 4;
-		sleep_ns(20 * MS); /* the hog is running */
 		REC_SPAN_INIT(&s, INFO, "contended");
 		rec_span_enter(&s);
 		spin(CLOCK_THREAD_CPUTIME_ID, 50 * MS);
 		rec_span_exit(&s);
-		atomic_store(&stop_hog, 1);
-		pthread_join(th, NULL);
+		hog_stop(th);
 	} else if (!strcmp(mode, "wake")) {
-		if (pin_to_cpu0() || pthread_create(&th, NULL, hog, NULL))
+		if (hog_start(&th))
 			return 4;
-		sleep_ns(20 * MS); /* the hog is running */
 		REC_SPAN_INIT(&s, INFO, "woken");
 		rec_span_enter(&s);
 		for (int i = 0; i < 20; i++)
 			sleep_ns(MS);
 		rec_span_exit(&s);
-		atomic_store(&stop_hog, 1);
-		pthread_join(th, NULL);
+		hog_stop(th);
 	} else if (!strcmp(mode, "mutex")) {
 		if (pthread_create(&th, NULL, holder, NULL))
 			return 4;
