@@ -162,3 +162,17 @@ EOF
 	expect "exit status of a 9th --where" 64 "$?" || return 1
 	[[ $out == *"too many --where 'n!=9': at most 8 conditions"* ]] || fail "9 --where: $out"
 }
+
+# The event filters with a view that shows no events: a usage error, not ignored.
+test_where_with_list_stacks_or_stats_is_a_usage_error() {
+	local out view filter
+	for view in --list --stacks --stats; do
+		for filter in "--where status>=500" "--level warn" "--target app" "--since 5m"; do
+			# shellcheck disable=SC2086
+			out=$($B/recorder-tail -p 1 $view $filter 2>&1)
+			expect "exit status of $view $filter" 64 "$?" || return 1
+			[[ $out == *"--level, --target, --since and --where choose events: they do not go with --list, --stacks or --stats"* ]] ||
+				fail "$view $filter: $out" || return 1
+		done
+	done
+}

@@ -361,6 +361,13 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			argp_error(state,
 				   "--format chrome writes one trace of the tails: it does not "
 				   "go with --follow, --list, --stacks or --stats");
+		/* Said, not ignored: these views show no events to choose. */
+		if ((env.q.flags & (REC_Q_LIST | REC_Q_STACKS | REC_Q_STATS)) &&
+		    ((env.q.flags & (REC_Q_HAS_LEVEL | REC_Q_HAS_SINCE)) || env.q.target[0] ||
+		     env.q.nwhere))
+			argp_error(state,
+				   "--level, --target, --since and --where choose events: they "
+				   "do not go with --list, --stacks or --stats");
 		if (env.file && (env.q.flags & REC_Q_DUMP))
 			argp_error(
 				state,
