@@ -425,6 +425,8 @@ put("rust_span_pair_registry_ns", key_of("rust_detached", "span_floor_a_ns"))
 put("rust_noop_layer_ratio", key_of("rust_detached", "layer_floor_ratio"))
 # The event through recorder's own subscriber (Recorder::subscriber()), detached, over the registry alone.
 put("rust_own_detached_ratio", key_of("rust_detached", "own_detached_ratio"))
+# A span pair through the registry with the layer, nothing attached, over the registry alone.
+put("rust_span_pair_detached_ratio", key_of("rust_detached", "span_detached_ratio"))
 for mode, key in (("event", "rust_event"), ("span", "rust_span_pair"), ("own_event", "rust_own_event"),
                   ("own_span", "rust_own_span_pair")):
     put(f"{key}_vs_fmt", key_of("rust_attached", f"{mode}_ratio"))
@@ -884,6 +886,11 @@ if fl.per and nl.per:
              f"`rust_span_pair_vs_fmt` a layer on the registry can reach. An event through a layer that does "
              f"nothing is {f(nl.median, 3)}× ({f(nl.lo, 3)} – {f(nl.hi, 3)}) the registry alone: the least "
              "`rust_detached_ratio` can be.")
+sd = M["rust_span_pair_detached_ratio"]
+if sd.per:
+    L.append(f"- **A span pair with the layer, nothing attached** (`rust_span_pair_detached_ratio`): "
+             f"{f(sd.median, 3)}× ({f(sd.lo, 3)} – {f(sd.hi, 3)}) the registry alone. The layer keeps the "
+             "thread's current span right while detached, as the header does.")
 sv = {m: (M[f"server_{m}_per_s"], M[f"server_{m}_cpu_ns_per_request"]) for m in ("plain", "detached", "attached")}
 if sv["attached"][0].per:
     L.append("- **Server** (`tests/targets/evloop.c`, one recording per connection, a span and an event per "

@@ -947,20 +947,23 @@ start_rust_bench() {
 # span_floor: a span pair through the registry alone over tracing_subscriber::fmt, the
 # least rust_span_pair_vs_fmt a layer on the registry can reach; and layer_floor: the
 # event through the registry with a layer that does nothing over the registry alone;
-# and own_detached: the event through recorder's own subscriber over the registry alone.
+# own_detached: the event through recorder's own subscriber over the registry alone; and
+# span_detached: a span pair through the registry with the layer over the registry alone.
 run_rust_detached() {
-	local f=$LOG/rust_detached.r$ROUND m m2 m3 m4
+	local f=$LOG/rust_detached.r$ROUND m m2 m3 m4 m5
 	begin rust_detached
 	start_rust_bench "$f" detached || { fail rust_detached "$WHY"; return; }
 	reap_bench
 	if ! m=$(rust_ab_row "$(grep -m1 '^rust_ab detached ' "$f")") ||
 		! m2=$(rust_ab_row "$(grep -m1 '^rust_ab span_floor ' "$f")") ||
 		! m3=$(rust_ab_row "$(grep -m1 '^rust_ab layer_floor ' "$f")") ||
-		! m4=$(rust_ab_row "$(grep -m1 '^rust_ab own_detached ' "$f")"); then
+		! m4=$(rust_ab_row "$(grep -m1 '^rust_ab own_detached ' "$f")") ||
+		! m5=$(rust_ab_row "$(grep -m1 '^rust_ab span_detached ' "$f")"); then
 		fail rust_detached "no result: $(tr '\n' ' ' <"$f" | head -c 300)"
 		return
 	fi
-	printf '{"round": %d, "config": "rust_detached", %s, %s, %s, %s}\n' "$ROUND" "$m" "$m2" "$m3" "$m4" >>"$RAW"
+	printf '{"round": %d, "config": "rust_detached", %s, %s, %s, %s, %s}\n' "$ROUND" "$m" "$m2" "$m3" "$m4" "$m5" \
+		>>"$RAW"
 }
 
 # rust_event_vs_fmt and rust_span_pair_vs_fmt: under recorder-attach (default path), the

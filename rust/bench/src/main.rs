@@ -12,7 +12,8 @@
 //!	  through the registry with a layer that does nothing (A) over the registry
 //!	  alone (B): the least rust_detached_ratio any layer can have ("layer_floor");
 //!	  and the event through recorder's own subscriber over the registry alone
-//!	  ("own_detached")
+//!	  ("own_detached"); and a span pair through the registry with our layer over
+//!	  the registry alone ("span_detached")
 //!	rust-bench attached --iters N --chunks C
 //!	  waits for SIGUSR1 (sent once recorder-attach has attached), then the same
 //!	  event through our layer, attached (A), over tracing_subscriber::fmt writing
@@ -146,6 +147,7 @@ fn main() {
         let registry = Dispatch::new(tracing_subscriber::registry());
         ab("detached", &ours, &registry, &rec, Op::Event, iters, chunks);
         ab("own_detached", &own, &registry, &rec, Op::Event, iters, chunks);
+        ab("span_detached", &ours, &registry, &rec, Op::SpanPair, iters, chunks);
         ab("span_floor", &registry, &fmt, &rec, Op::SpanPair, iters, chunks);
         let noop = Dispatch::new(tracing_subscriber::registry().with(Noop));
         ab("layer_floor", &noop, &registry, &rec, Op::Event, iters, chunks);

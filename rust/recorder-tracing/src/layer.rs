@@ -154,6 +154,81 @@ impl RecorderLayer {
     }
 }
 
+/// The recording of the registry's current span on this thread: that of the
+/// last frame of owner's that is not a span entered again (the registry's
+/// current span skips those); none if there is none.
+fn current_recording(frames: &Frames, owner: usize) -> (u64, u64) {
+    let e = &frames.entered;
+    for i in (0..e.len()).rev() {
+        if e[i].owner == owner && !e[..i].iter().any(|x| x.id == e[i].id && x.owner == owner) {
+            return e[i].recording();
+        }
+    }
+    (0, 0)
+}
+
+/// The spans this thread made lately, by id: what an enter of one needs, so
+/// that it makes no registry lookup. A cache: a span not found in it (made on
+/// another thread, with an explicit parent, or pushed out) is looked up.
+mod made {
+    use std::cell::RefCell;
+
+    #[derive(Clone, Copy)]
+    struct Made {
+        id: u64,
+        owner: usize,
+        meta: u64,
+        key: u64,
+        rec: u64,
+    }
+
+    const SLOTS: usize = 64;
+    const NONE: Made = Made { id: 0, owner: 0, meta: 0, key: 0, rec: 0 };
+
+    thread_local! {
+        static MADE: RefCell<[Made; SLOTS]> = const { RefCell::new([NONE; SLOTS]) };
+    }
+
+    fn slot(id: u64) -> usize {
+        (id.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 58) as usize
+    }
+
+    pub(super) fn note(id: u64, owner: usize, meta: u64, key: u64, rec: u64) {
+        let _ = MADE.try_with(|m| {
+            if let Ok(mut m) = m.try_borrow_mut() {
+                m[slot(id)] = Made { id, owner, meta, key, rec };
+            }
+        });
+    }
+
+    /// The blob, recording key and address of span id of owner, if noted here.
+    pub(super) fn find(id: u64, owner: usize) -> Option<(u64, u64, u64)> {
+        MADE.try_with(|m| {
+            let m = m.try_borrow().ok()?;
+            let e = m[slot(id)];
+            if e.id == id && e.owner == owner {
+                Some((e.meta, e.key, e.rec))
+            } else {
+                None
+            }
+        })
+        .ok()
+        .flatten()
+    }
+
+    /// Forgets a closed span (its id may be given to a new one).
+    pub(super) fn forget(id: u64, owner: usize) {
+        let _ = MADE.try_with(|m| {
+            if let Ok(mut m) = m.try_borrow_mut() {
+                let e = &mut m[slot(id)];
+                if e.id == id && e.owner == owner {
+                    *e = NONE;
+                }
+            }
+        });
+    }
+}
+
 impl<S> Layer<S> for RecorderLayer
 where
     S: Subscriber + for<'a> LookupSpan<'a>,
@@ -164,13 +239,29 @@ where
         Interest::always()
     }
 
-    /// Only a recording span is kept (in the layer's table): any other span's
-    /// recording is its parent's, found at its enters.
+    /// A recording span is kept in the layer's table; any other span's
+    /// recording is its parent's, found at its enters. What its enters need
+    /// is noted in the thread's cache of the spans it made, from the thread's
+    /// current span: found there, an enter makes no lookup.
     fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
+        let md = attrs.metadata();
         let (key, rec) = match recording_span_of(attrs) {
             Some(r) => r,
-            None => return,
+            None => {
+                let of_parent = if attrs.is_root() {
+                    Some((0, 0))
+                } else if attrs.is_contextual() {
+                    frames::with(|f| current_recording(f, self.owner()))
+                } else {
+                    None
+                };
+                if let Some((key, rec)) = of_parent {
+                    made::note(id.into_u64(), self.owner(), span_meta(md, key), key, rec);
+                }
+                return;
+            }
         };
+        made::note(id.into_u64(), self.owner(), span_meta(md, key), key, rec);
         if !self.roots.insert(id.into_u64(), key, rec) {
             match ctx.span(id) {
                 // replace, not insert (which panics on a second one): two
@@ -183,6 +274,7 @@ where
     }
 
     fn on_close(&self, id: Id, _ctx: Context<'_, S>) {
+        made::forget(id.into_u64(), self.owner());
         self.roots.remove(id.into_u64());
     }
 
@@ -196,6 +288,11 @@ where
     }
 
     fn on_enter(&self, id: &Id, ctx: Context<'_, S>) {
+        let (idv, owner) = (id.into_u64(), self.owner());
+        if let Some((meta, key, rec)) = made::find(idv, owner) {
+            frames::with(|frames| frames::enter(frames, idv, owner, meta, key, rec));
+            return;
+        }
         let span = match ctx.span(id) {
             Some(s) => s,
             None => return,

@@ -517,6 +517,33 @@ mod tests {
     }
 
     #[test]
+    fn a_span_made_in_a_span_entered_again_is_the_registry_parents() {
+        use tracing_subscriber::prelude::*;
+        let recorder = Recorder::new();
+        let (a, b) = (recorder.record(4), recorder.record(4));
+        let dispatch =
+            tracing::Dispatch::new(tracing_subscriber::registry().with(recorder.layer()));
+        tracing::dispatcher::with_default(&dispatch, || {
+            let sa = a.span("a");
+            let _ina = sa.enter();
+            let sb = b.span("b");
+            let _inb = sb.enter();
+            let _again = sa.enter();
+            assert_eq!(current_key(), a.key());
+            // The registry's current span skips a span entered again: c's parent is b's span.
+            let c = tracing::info_span!("c");
+            // Entered here (what the thread noted at c's creation) and on another
+            // thread (the walk up the registry's parents): b's, both.
+            c.in_scope(|| assert_eq!(current_key(), b.key()));
+            let (d, c2, bk) = (dispatch.clone(), c.clone(), b.key());
+            let there = std::thread::spawn(move || {
+                tracing::dispatcher::with_default(&d, || c2.in_scope(current_key)) == bk
+            });
+            assert!(there.join().unwrap(), "entered on another thread, c is not b's");
+        });
+    }
+
+    #[test]
     fn recording_spans_past_the_table_keep_their_recording() {
         use tracing_subscriber::prelude::*;
         let recorder = Recorder::new();
