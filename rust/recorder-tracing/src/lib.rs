@@ -292,12 +292,18 @@ fn is_recording_callsite(md: &'static Metadata<'static>) -> bool {
     md as *const Metadata<'static> as u64 == RECORDING_CALLSITE.load(Ordering::Relaxed)
 }
 
+/// A span named and targeted as `Recording::span()`'s (which one it is, its
+/// recording says: see recording_span_of).
+fn is_recording_span_md(md: &Metadata<'_>) -> bool {
+    md.is_span() && md.name() == "recording" && md.target() == module_path!()
+}
+
 /// The recording (key, address) of a span being created if it is a recording
 /// span: `Recording::span()`'s, running on this thread, for that recording (a
 /// span made elsewhere with its name and fields is not one).
 fn recording_span_of(attrs: &Attributes<'_>) -> Option<(u64, u64)> {
     let md = attrs.metadata();
-    if md.name() != "recording" || md.target() != module_path!() {
+    if !is_recording_span_md(md) {
         return None;
     }
     let mut v = KeyVisitor(None);
@@ -540,6 +546,24 @@ mod tests {
                 tracing::dispatcher::with_default(&d, || c2.in_scope(current_key)) == bk
             });
             assert!(there.join().unwrap(), "entered on another thread, c is not b's");
+        });
+    }
+
+    #[test]
+    fn the_subscribers_level_spares_recording_spans() {
+        let recorder = Recorder::new();
+        let recording = recorder.record(4);
+        let sub = recorder.subscriber().with_max_level(Level::WARN);
+        tracing::subscriber::with_default(sub, || {
+            let span = recording.span("r");
+            assert!(!span.is_disabled(), "the recording span is disabled");
+            span.in_scope(|| {
+                assert_eq!(current_key(), recording.key());
+                assert!(tracing::info_span!("info").is_disabled());
+                let warn = tracing::warn_span!("warn");
+                assert!(!warn.is_disabled());
+                warn.in_scope(|| assert_eq!(current_key(), recording.key()));
+            });
         });
     }
 

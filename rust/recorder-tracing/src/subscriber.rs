@@ -19,7 +19,7 @@ use crate::abi::{self, Sema};
 use crate::event;
 use crate::frames;
 use crate::meta;
-use crate::{announce_recording_span, recording_span_of, span_meta, RecSpan};
+use crate::{announce_recording_span, is_recording_span_md, recording_span_of, span_meta, RecSpan};
 
 /// A span: its handles, its callsite, the blob its frames name, its recording.
 struct Slot {
@@ -100,7 +100,8 @@ impl RecorderSubscriber {
     }
 
     /// Spans and events more verbose than level are disabled (no probe, no
-    /// slot), as `tracing_subscriber`'s level filters disable them.
+    /// slot), as `tracing_subscriber`'s level filters disable them. Recording
+    /// spans (`Recording::span()`, INFO) stay enabled at any level.
     pub fn with_max_level(self, level: impl Into<LevelFilter>) -> Self {
         RecorderSubscriber { max_level: level.into() }
     }
@@ -142,12 +143,15 @@ impl Subscriber for RecorderSubscriber {
         }
     }
 
+    /// What is as verbose as max_level or less; and recording spans whatever
+    /// their level, without which nothing would be recorded.
     fn enabled(&self, md: &Metadata<'_>) -> bool {
-        *md.level() <= self.max_level
+        *md.level() <= self.max_level || is_recording_span_md(md)
     }
 
+    /// At least INFO: the level of recording spans.
     fn max_level_hint(&self) -> Option<LevelFilter> {
-        Some(self.max_level)
+        Some(self.max_level.max(LevelFilter::INFO))
     }
 
     fn new_span(&self, attrs: &Attributes<'_>) -> Id {
