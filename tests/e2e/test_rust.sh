@@ -244,7 +244,24 @@ recording' \
 			jq -r 'select(.type == "span") | .name + (if .name == "request" then " " + (.file | split("/") | last) else "" end)')" ||
 		return 1
 	expect "the chrome trace draws them" '["recording","request"]' \
-		"$(rtail --recording "$key" --format chrome | jq -c '[.traceEvents[] | select(.ph == "X" or .ph == "B") | .name] | unique')"
+		"$(rtail --recording "$key" --format chrome | jq -c '[.traceEvents[] | select(.ph == "X" or .ph == "B") | .name] | unique')" ||
+		return 1
+	# And to OpenTelemetry, a real receiver: its events as log records, its spans as one trace.
+	local out
+	otlp_receiver --raw-traces "$T/traces.json" || return 1
+	out=$(rtail --recording "$key" --otlp "$OTLP_URL" 2>&1) || fail "recorder-tail --otlp failed: $out" || return 1
+	[[ $out == *"3 of 3 log records delivered to $OTLP_URL/v1/logs"*"2 of 2 spans delivered to $OTLP_URL/v1/traces (0 not delivered)"* ]] ||
+		fail "unexpected summary: $out" || return 1
+	[ ! -s "$T/otlp.err" ] || fail "the receiver refused a request: $(cat "$T/otlp.err")" || return 1
+	expect "its events, with their severity and fields, from service rust-scenario" \
+		'rust-scenario INFO step 0|rust-scenario INFO step 1|rust-scenario INFO request done 200' \
+		"$(jq -r '"\(.service) \(.severity) \(.body) \(.attributes.step // .attributes.status)"' "$T/otlp.out" |
+			paste -sd'|')" || return 1
+	expect "the request span a child of the recording span, in the events' trace" "request recording 1" \
+		"$(jq -r --arg r "$(jq -r 'select(.name == "recording") | .spanId' "$T/otlp.out.spans")" \
+			'select(.parentSpanId == $r) | .name' "$T/otlp.out.spans") $(jq -r 'select(.parentSpanId == null) | .name' \
+			"$T/otlp.out.spans") $(cat <(jq -r .traceId "$T/otlp.out") <(jq -r .traceId "$T/otlp.out.spans") |
+			sort -u | wc -l)"
 }
 
 # The tests above again, with recorder's own subscriber (Recorder::subscriber()) in
