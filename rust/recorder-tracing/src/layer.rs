@@ -18,10 +18,11 @@ use crate::{announce_recording_span, is_recording_callsite, recording_span_of, s
 
 /// The recording spans a layer knows: span id -> (recording key, address).
 /// A fixed table made with the layer, in buckets of 8 ids (a cache line or
-/// two): a span's recording is found from its root at each enter, so no other
-/// span keeps anything, and no span or event allocates. A recording span
-/// whose bucket is full keeps its recording in the registry's extensions of
-/// that span instead (one allocation, never a loss).
+/// two): an enter of a span its thread did not note at the span's creation
+/// (see `made`) finds the recording from the span's root, so no other span
+/// keeps anything, and no span or event allocates. A recording span whose
+/// bucket is full keeps its recording in the registry's extensions of that
+/// span instead (one allocation, never a loss).
 struct Roots {
     ids: Box<[AtomicU64]>,
     vals: Box<[(AtomicU64, AtomicU64)]>,
