@@ -14,6 +14,15 @@
 //! info!(id = 7, ok = true, "handled request");
 //! ```
 //!
+//! A program that records with recorder alone (no other layer, no log output)
+//! can install recorder's own subscriber in place of the registry: a span then
+//! costs a fifth of what it costs on the registry.
+//!
+//! ```no_run
+//! let recorder = recorder_tracing::Recorder::new();
+//! tracing::subscriber::set_global_default(recorder.subscriber()).unwrap();
+//! ```
+//!
 //! While nothing is attached an event costs the layer one load and one branch:
 //! it never allocates or formats, and neither does a span (a recording span's
 //! recording is in the layer's table, made with it; callsite blobs are made
