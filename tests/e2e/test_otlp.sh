@@ -321,8 +321,11 @@ test_otlp_real_spans_to_traces() {
 	attach "$TARGET_PID" || return 1
 	wait_for "$T/target.out" '^ready' || return 1
 	out=$(rtail --otlp "$OTLP_URL" 2>&1) || fail "recorder-tail --otlp failed: $out" || return 1
+	# (Once in a CI run, on the per-event path, 101 of 102 came; never in 62 runs since:
+	# a failure says which spans came and what the recorder counted.)
 	[[ $out == *"; 102 of 102 spans delivered to $OTLP_URL/v1/traces (0 not delivered)"* ]] ||
-		fail "no span summary: $out" || return 1
+		fail "no span summary: $out; spans received: $(jq -r .name "$T/otlp.out.spans" | sort | uniq -c |
+			tr -s ' \n' ' '); the recorder's: $(rtail --stats --json | jq -c '{spans, counters}')" || return 1
 	[ ! -s "$T/otlp.err" ] || fail "the receiver refused a request: $(cat "$T/otlp.err")" || return 1
 	local s=$T/otlp.out.spans
 	expect "100 steps left, then the two still open" \
