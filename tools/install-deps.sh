@@ -11,7 +11,7 @@ set -eu
 PKGS="make gcc g++ clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcmocka-dev
 pkg-config bpftrace binutils jq util-linux python3 systemtap-sdt-dev procps
 libclang-rt-14-dev clang-format scdoc man-db chromium
-librust-tracing-dev librust-tracing-subscriber-dev"
+librust-tracing-dev librust-tracing-core-dev librust-tracing-subscriber-dev"
 # librust-*: the crates rust/recorder-tracing builds against, offline, from
 # /usr/share/cargo/registry (rust/.cargo/config.toml); tracing-subscriber's
 # package carries every feature (registry, fmt, std). Debian's cargo and rustc
