@@ -10,9 +10,10 @@ use tracing::{Event, Metadata};
 
 use crate::abi;
 use crate::batch::{self, Val};
+use crate::frames;
 use crate::encode::{self, StrBuf, MAX_FIELDS, TYPE_BOOL, TYPE_F64, TYPE_I64, TYPE_STR, TYPE_U64};
 use crate::meta;
-use crate::{RecSpan, FIELDS_LEFT_OUT};
+use crate::FIELDS_LEFT_OUT;
 
 /// An event's fields as the probe carries them.
 struct Fields {
@@ -144,14 +145,9 @@ pub(crate) fn emit_in_current(event: &Event<'_>) {
     if event.is_root() {
         return;
     }
-    let cur = abi::current();
-    if cur == 0 {
-        return;
-    }
-    // SAFETY: rec__current is a valid struct rec_span while the thread is in it.
-    let s = unsafe { *(cur as *const RecSpan) };
-    if s.recording_key != 0 {
-        emit(event, s.recording_key, cur as u64, s.recording);
+    let (key, rec) = frames::chain_recording();
+    if key != 0 {
+        emit(event, key, abi::current() as u64, rec);
     }
 }
 

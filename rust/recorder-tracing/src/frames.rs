@@ -65,6 +65,18 @@ pub(crate) fn with<R>(f: impl FnOnce(&mut Frames) -> R) -> Option<R> {
     FRAMES.try_with(|fr| fr.try_borrow_mut().ok().map(|mut fr| f(&mut fr))).ok().flatten()
 }
 
+/// The recording (key, address) of the thread's current span, `rec__current`
+/// (a C span's too, as the header inherits it); none outside every span.
+pub(crate) fn chain_recording() -> (u64, u64) {
+    let cur = abi::current();
+    if cur == 0 {
+        return (0, 0);
+    }
+    // SAFETY: rec__current is a valid struct rec_span while the thread is in it.
+    let s = unsafe { &*(cur as *const RecSpan) };
+    (s.recording_key, s.recording)
+}
+
 /// What an exit of a span this thread is not in names: a struct that no
 /// thread's chain holds, which the BPF side counts as unmatched.
 static UNMATCHED: RecSpan =

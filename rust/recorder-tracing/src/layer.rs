@@ -158,7 +158,7 @@ impl RecorderLayer {
 /// The recording of the registry's current span on this thread: that of the
 /// last frame of owner's that is not a span entered again (the registry's
 /// current span skips those); none if there is none.
-fn current_recording(frames: &Frames, owner: usize) -> (u64, u64) {
+fn registry_current_recording(frames: &Frames, owner: usize) -> (u64, u64) {
     let e = &frames.entered;
     for i in (0..e.len()).rev() {
         if e[i].owner == owner && !e[..i].iter().any(|x| x.id == e[i].id && x.owner == owner) {
@@ -245,25 +245,23 @@ where
     /// is noted in the thread's cache of the spans it made, from the thread's
     /// current span: found there, an enter makes no lookup.
     fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
-        let md = attrs.metadata();
-        let (key, rec) = match recording_span_of(attrs) {
-            Some(r) => r,
-            None => {
-                let of_parent = if attrs.is_root() {
-                    Some((0, 0))
-                } else if attrs.is_contextual() {
-                    frames::with(|f| current_recording(f, self.owner()))
-                } else {
-                    None
-                };
-                if let Some((key, rec)) = of_parent {
-                    made::note(id.into_u64(), self.owner(), span_meta(md, key), key, rec);
-                }
-                return;
-            }
+        let (idv, owner) = (id.into_u64(), self.owner());
+        let recording = recording_span_of(attrs);
+        let noted = match recording {
+            Some(r) => Some(r),
+            None if attrs.is_root() => Some((0, 0)),
+            None if attrs.is_contextual() => frames::with(|f| registry_current_recording(f, owner)),
+            // An explicit parent: looked up at the enter.
+            None => None,
         };
-        made::note(id.into_u64(), self.owner(), span_meta(md, key), key, rec);
-        if !self.roots.insert(id.into_u64(), key, rec) {
+        if let Some((key, rec)) = noted {
+            made::note(idv, owner, span_meta(attrs.metadata(), key), key, rec);
+        }
+        let (key, rec) = match recording {
+            Some(r) => r,
+            None => return,
+        };
+        if !self.roots.insert(idv, key, rec) {
             match ctx.span(id) {
                 // replace, not insert (which panics on a second one): two
                 // recorder layers in one subscriber emit twice (documented), but run.
@@ -301,8 +299,7 @@ where
         let md = span.metadata();
         frames::with(|frames| {
             let (key, rec) = self.recording_of(span, frames);
-            let meta = span_meta(md, key);
-            frames::enter(frames, id.into_u64(), self.owner(), meta, key, rec);
+            frames::enter(frames, idv, owner, span_meta(md, key), key, rec);
         });
     }
 

@@ -150,7 +150,7 @@ impl Recorder {
         }));
         let r = Recording { rec, subject_lock: std::sync::Mutex::new(()) };
         r.state().magic.store(RECORDING_MAGIC, Ordering::Release);
-        r.announce(Sema::RecordingNew, batch::BK_REC_NEW, 0);
+        r.state().announce(Sema::RecordingNew, batch::BK_REC_NEW);
         r
     }
 
@@ -178,6 +178,33 @@ impl Drop for Recorder {
     fn drop(&mut self) {
         if abi::armed(Sema::RecorderFree) {
             abi::probe_recorder_free(self.key);
+        }
+    }
+}
+
+impl RecRecording {
+    /// Fires a recording probe (new, span or free) or writes its batch record.
+    fn announce(&self, sema: Sema, kind: u16) {
+        if !abi::armed(sema) {
+            return;
+        }
+        let at = self as *const RecRecording as u64;
+        let w = [self.key, self.recorder_key, self.cap, at];
+        if abi::batch_on() {
+            if let Some(b) = batch::get(abi::current()) {
+                // SAFETY: the subject is written only by span(), on this call's thread.
+                batch::recording(b, kind, w, unsafe { &*self.subject.get() });
+                return;
+            }
+        }
+        // Its events this thread has pending go first.
+        batch::sync();
+        let subject = self.subject.get() as u64;
+        match kind {
+            batch::BK_REC_NEW => abi::probe_recording_new(self.key, self.recorder_key, self.cap, at),
+            // The span's address is not read (docs/probe-abi.md): a span has a frame per enter.
+            batch::BK_REC_SPAN => abi::probe_recording_span(self.key, at, subject, 0),
+            _ => abi::probe_recording_free(self.key, at),
         }
     }
 }
@@ -214,30 +241,6 @@ impl Recording {
 
     pub fn recorder_key(&self) -> u64 {
         self.state().recorder_key
-    }
-
-    /// Fires a recording probe (new, span or free) or writes its batch record.
-    fn announce(&self, sema: Sema, kind: u16, span: u64) {
-        if !abi::armed(sema) {
-            return;
-        }
-        let s = self.state();
-        let w = [s.key, s.recorder_key, s.cap, self.rec as u64];
-        if abi::batch_on() {
-            if let Some(b) = batch::get(abi::current()) {
-                // SAFETY: the subject is written only by span(), on this call's thread.
-                batch::recording(b, kind, w, unsafe { &*s.subject.get() });
-                return;
-            }
-        }
-        // Its events this thread has pending go first.
-        batch::sync();
-        let subject = s.subject.get() as u64;
-        match kind {
-            batch::BK_REC_NEW => abi::probe_recording_new(s.key, s.recorder_key, s.cap, w[3]),
-            batch::BK_REC_SPAN => abi::probe_recording_span(s.key, w[3], subject, span),
-            _ => abi::probe_recording_free(s.key, w[3]),
-        }
     }
 
     /// The recording's span: a root span named `recording` with the fields
@@ -286,7 +289,7 @@ impl Drop for Recording {
     fn drop(&mut self) {
         // Cleared first: another thread's events of it, read later, are of a freed one.
         self.state().magic.store(0, Ordering::Release);
-        self.announce(Sema::RecordingFree, batch::BK_REC_FREE, 0);
+        self.state().announce(Sema::RecordingFree, batch::BK_REC_FREE);
         // SAFETY: made by Box::into_raw in record(), dropped once.
         drop(unsafe { Box::from_raw(self.rec) });
     }
@@ -329,11 +332,8 @@ fn recording_span_of(attrs: &Attributes<'_>) -> Option<(u64, u64)> {
 fn announce_recording_span(rec: u64) {
     // SAFETY: rec is the live recording whose span() call this is.
     // (Its span() holds the subject's lock on this thread.)
-    let r = std::mem::ManuallyDrop::new(Recording {
-        rec: rec as *mut RecRecording,
-        subject_lock: std::sync::Mutex::new(()),
-    });
-    r.announce(Sema::RecordingSpan, batch::BK_REC_SPAN, 0);
+    let r = unsafe { &*(rec as *const RecRecording) };
+    r.announce(Sema::RecordingSpan, batch::BK_REC_SPAN);
 }
 
 /// The blob a frame of a span of callsite md, in recording key, names.

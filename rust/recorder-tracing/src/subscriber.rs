@@ -19,7 +19,7 @@ use crate::abi::{self, Sema};
 use crate::event;
 use crate::frames;
 use crate::meta;
-use crate::{announce_recording_span, is_recording_span_md, recording_span_of, span_meta, RecSpan};
+use crate::{announce_recording_span, is_recording_span_md, recording_span_of, span_meta};
 
 /// A span: its handles, its callsite, the blob its frames name, its recording.
 struct Slot {
@@ -163,15 +163,7 @@ impl Subscriber for RecorderSubscriber {
             // SAFETY: a span named as a parent is open.
             None => match attrs.parent() {
                 Some(p) => unsafe { (slot(p).key, slot(p).rec) },
-                None => {
-                    let cur = abi::current();
-                    if cur == 0 {
-                        (0, 0)
-                    } else {
-                        // SAFETY: rec__current is a valid struct rec_span while the thread is in it.
-                        unsafe { ((*(cur as *const RecSpan)).recording_key, (*(cur as *const RecSpan)).recording) }
-                    }
-                }
+                None => frames::chain_recording(),
             },
         };
         let meta = span_meta(md, key);
