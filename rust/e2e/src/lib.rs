@@ -14,6 +14,7 @@ pub const ATTACH_TIMEOUT: Duration = Duration::from_secs(20);
 const SIG_BLOCK: i32 = 0;
 const SIGINT: i32 = 2;
 const SIGUSR1: i32 = 10;
+const SIGUSR2: i32 = 12;
 const SIGTERM: i32 = 15;
 
 /// glibc's sigset_t on Linux: 1024 bits.
@@ -25,6 +26,7 @@ extern "C" {
     fn sigaddset(set: *mut SigSet, sig: i32) -> i32;
     fn pthread_sigmask(how: i32, set: *const SigSet, old: *mut SigSet) -> i32;
     fn sigwait(set: *const SigSet, sig: *mut i32) -> i32;
+    fn sigtimedwait(set: *const SigSet, info: *mut [u64; 16], timeout: *const [i64; 2]) -> i32;
 }
 
 fn sigset(sigs: &[i32]) -> SigSet {
@@ -39,22 +41,24 @@ fn sigset(sigs: &[i32]) -> SigSet {
     set
 }
 
-/// Blocks SIGTERM, SIGINT and SIGUSR1 in this thread and every thread it starts
+/// Blocks SIGTERM, SIGINT, SIGUSR1 and SIGUSR2 in this thread and every thread it starts
 /// later, so that they stay pending for wait_* below instead of ending the process.
 /// Call it first in main, before any thread exists.
 pub fn block_signals() {
-    let set = sigset(&[SIGTERM, SIGINT, SIGUSR1]);
+    let set = sigset(&[SIGTERM, SIGINT, SIGUSR1, SIGUSR2]);
     // SAFETY: a valid set; no old set wanted.
     unsafe {
         pthread_sigmask(SIG_BLOCK, &set, std::ptr::null_mut());
     }
 }
 
-fn wait_signals(sigs: &[i32]) {
+/// Until one of sigs arrives; returns it.
+fn wait_signals(sigs: &[i32]) -> i32 {
     let set = sigset(sigs);
     let mut sig = 0;
     // SAFETY: a valid set and out pointer.
     while unsafe { sigwait(&set, &mut sig) } != 0 {}
+    sig
 }
 
 /// Until SIGTERM or SIGINT arrives.
@@ -65,6 +69,20 @@ pub fn wait_stop() {
 /// Until SIGUSR1 arrives.
 pub fn wait_usr1() {
     wait_signals(&[SIGUSR1]);
+}
+
+/// Whether SIGUSR2 was pending (it is taken): no wait.
+pub fn usr2_pending() -> bool {
+    let set = sigset(&[SIGUSR2]);
+    let zero = [0i64; 2];
+    let mut info = [0u64; 16];
+    // SAFETY: a valid set, a siginfo_t-sized buffer (128 bytes) and a zero timespec.
+    unsafe { sigtimedwait(&set, &mut info, &zero) == SIGUSR2 }
+}
+
+/// Until SIGUSR1 (true) or SIGTERM or SIGINT (false) arrives.
+pub fn wait_usr1_or_stop() -> bool {
+    wait_signals(&[SIGUSR1, SIGTERM, SIGINT]) == SIGUSR1
 }
 
 /// Prints a line and flushes it at once: the shell waits for these lines.

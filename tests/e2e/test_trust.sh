@@ -1,0 +1,186 @@
+# SPDX-License-Identifier: MIT
+# Trust across an attach, a restart and a hand-over (issue 35, item 1): an
+# attach made while requests are in flight loses none of their later events,
+# and leaves no span open that the program has left. Each test repeats its
+# race many times in one run, so that a 1-in-3 race cannot pass by luck.
+
+INFLIGHT=$B/tests/targets/inflight
+MTSERVER=$B/tests/targets/mtserver
+TRUST_ROUNDS=${TRUST_ROUNDS:-20}
+
+# wait_lines FILE REGEX N: until N lines of FILE match (30 s at most).
+wait_lines() {
+	local i
+	for ((i = 0; i < 1500; i++)); do
+		[ "$(grep -cE -- "$2" "$1" 2>/dev/null)" -ge "$3" ] && return 0
+		sleep 0.02
+	done
+	fail "timed out waiting for $3 lines /$2/ in $1: $(grep -cE -- "$2" "$1") came"
+}
+
+# trust_attach NAME [ARGS...]: recorder-attach -p $TARGET_PID ARGS, its output in
+# $T/NAME.{out,err}, its pid in NAME_PID; waits until it has attached.
+trust_attach() {
+	local name=$1
+	shift
+	$B/recorder-attach $RECORDER_ATTACH_FLAGS -p "$TARGET_PID" --dump-dir "$T/dumps" "$@" \
+		>"$T/$name.out" 2>"$T/$name.err" &
+	BG_PIDS+=($!)
+	printf -v "${name}_PID" %s $!
+	wait_for "$T/$name.out" '^attached to' 30 || { cat "$T/$name.err"; return 1; }
+}
+
+# trust_stop NAME [SIGNAL]: stops that recorder-attach (TERM by default) and waits until it is gone.
+trust_stop() {
+	local pid=${1}_PID
+	kill "-${2:-TERM}" "${!pid}" 2>/dev/null
+	wait_gone "${!pid}" || fail "recorder-attach $1 did not stop" || return 1
+	wait "${!pid}" 2>/dev/null
+	return 0
+}
+
+# inflight_rounds PROGRAM: TRUST_ROUNDS times, attach while a request of PROGRAM
+# sleeps inside its recording, let a few more requests run, stop them, and check
+# that every recording this attach saw got its one event and was retired: the
+# one in flight at the attach too (it showed seen 0, live for ever).
+inflight_rounds() {
+	local prog=$1 round last n list bad
+	mkdir -p "$T/dumps"
+	start_target "$prog" 150 || return 1
+	last=0
+	for ((round = 1; round <= TRUST_ROUNDS; round++)); do
+		kill -USR1 "$TARGET_PID"
+		wait_for "$T/target.out" "^request $((last + 1))\$" 20 || return 1
+		trust_attach attach || return 1
+		# Two requests wholly after the attach, then stop between two requests.
+		last=$(sed -n 's/^request //p' "$T/target.out" | tail -1)
+		wait_for "$T/target.out" "^request $((last + 2))\$" 20 || return 1
+		kill -USR2 "$TARGET_PID"
+		wait_lines "$T/target.out" '^idle [0-9]+$' "$round" || return 1
+		last=$(sed -n 's/^idle //p' "$T/target.out" | tail -1)
+		# What threads asleep hold is collected by the read itself.
+		list=$($B/recorder-tail -p "$TARGET_PID" --list --json) ||
+			fail "round $round: recorder-tail --list failed" || return 1
+		n=$(jq -s 'length' <<<"$list")
+		[ "$n" -ge 3 ] || fail "round $round: $n recordings listed, want at least 3:
+$list" || return 1
+		bad=$(jq -c 'select(.state != "retired" or .seen != 1 or .delivered != 1)' <<<"$list")
+		[ -z "$bad" ] || fail "round $round: recordings not seen once and retired:
+$bad
+all of them:
+$list
+$($B/recorder-tail -p "$TARGET_PID" --stats)" || return 1
+		n=$($B/recorder-tail -p "$TARGET_PID" --stats --json | jq '.counters.retired_events')
+		[ "$n" = 0 ] || fail "round $round: retired_events $n: an event of a live recording taken for one after its free" ||
+			return 1
+		trust_stop attach || return 1
+	done
+}
+
+# The request in flight at an attach (issue 35, item 0), in C.
+test_inflight_request_at_attach_keeps_its_events() {
+	inflight_rounds "$INFLIGHT"
+}
+
+# The same in Rust (rust-inflight, the layer on a registry).
+test_inflight_request_at_attach_keeps_its_events_rust() {
+	inflight_rounds "$B/rust/release/rust-inflight"
+}
+
+# load_round N: a burst of the server's load; returns once it has begun.
+load_round() {
+	kill -USR2 "$TARGET_PID"
+	wait_for "$T/target.out" "^load $1\$" 20
+}
+
+# trust_check NAME ROUND: after a burst of load, recorder-attach NAME saw it exactly:
+# no span open on the idle server, no malformed record, no exit unmatched or out
+# of order, no depth overflow; the slow request fired span:command once and was
+# saved, and span:* fired only for its 3 spans (the connection's, command and
+# lookup), never for a phantom.
+trust_check() {
+	local name=$1 round=$2 stacks stats trig why=""
+	stacks=$($B/recorder-tail -p "$TARGET_PID" --stacks) ||
+		fail "round $round ($name): recorder-tail --stacks failed" || return 1
+	stats=$($B/recorder-tail -p "$TARGET_PID" --stats --json) ||
+		fail "round $round ($name): recorder-tail --stats failed" || return 1
+	trig=$($B/recorder-tail -p "$TARGET_PID" --triggers --json) ||
+		fail "round $round ($name): recorder-tail --triggers failed" || return 1
+	[ -z "$stacks" ] && why+=" " || why+=" spans open on the idle server;"
+	[ "$(jq '.malformed' <<<"$stats")" = 0 ] || why+=" malformed records;"
+	[ "$(jq '.counters | .exit_unmatched + .exit_out_of_order + .depth_overflow' <<<"$stats")" = 0 ] ||
+		why+=" unmatched, out-of-order or overflowing spans;"
+	[ "$(jq -s 'map(select(.rule == "span:command>1s"))[0] | "\(.fired) \(.saved)"' <<<"$trig")" = '"1 1"' ] ||
+		why+=" span:command>1s did not fire once and save once;"
+	[ "$(jq -s 'map(select(.rule == "span:*>1s"))[0].fired' <<<"$trig")" = 3 ] ||
+		why+=" span:*>1s fired for other spans than the slow request's 3;"
+	[ "$why" = " " ] && return 0
+	fail "round $round ($name):$why
+--stacks:
+$stacks
+--triggers:
+$trig
+--stats:
+$($B/recorder-tail -p "$TARGET_PID" --stats)
+recorder-attach's stderr:
+$(cat "$T/$name.err")"
+}
+
+# One attach of the server mid-load, in the way ROUND picks, then its slow request,
+# the end of the load and the checks. Ways: a first attach; a kill -9 of a
+# recorder-attach and a new one at once; a SIGTERM and a new one at once; a
+# hand-over from one to another (the second waits, then takes over).
+RULES=(--trigger 'span:command>1s' --trigger 'span:*>1s' --trigger-cooldown 0)
+trust_round() {
+	local round=$1 way=$2 now=attach
+	load_round "$round" || return 1
+	case "$way" in
+	first)
+		trust_attach attach "${RULES[@]}" || return 1
+		;;
+	kill9 | term)
+		trust_attach old "${RULES[@]}" || return 1
+		[ "$way" = kill9 ] && trust_stop old KILL
+		[ "$way" = term ] && trust_stop old TERM
+		trust_attach attach "${RULES[@]}" || return 1
+		;;
+	handover)
+		# -p holds it; a --binary one waits beside it and takes it over when -p stops.
+		trust_attach old "${RULES[@]}" || return 1
+		$B/recorder-attach $RECORDER_ATTACH_FLAGS --binary "$MTSERVER" --dump-dir "$T/dumps" \
+			"${RULES[@]}" >"$T/attach.out" 2>"$T/attach.err" &
+		BG_PIDS+=($!)
+		attach_PID=$!
+		wait_for "$T/attach.err" "^recorder-attach: pid $TARGET_PID is held by recorder-attach $old_PID" 30 ||
+			return 1
+		trust_stop old TERM || return 1
+		wait_for "$T/attach.err" "^recorder-attach: pid $TARGET_PID handed back by recorder-attach $old_PID" 30 ||
+			return 1
+		;;
+	esac
+	# The slow request comes after the attach, during the load.
+	kill -USR1 "$TARGET_PID"
+	wait_for "$T/target.out" "^slow $round\$" 30 || return 1
+	wait_for "$T/target.out" "^idle $round\$" 30 || return 1
+	trust_check "$now" "$round" || return 1
+	trust_stop attach TERM
+}
+
+# Attaches made in the middle of a multi-threaded server's load (4 worker threads,
+# 8 connections, nested spans per request), TRUST_ROUNDS of them, among them
+# restarts after a kill -9, restarts after a SIGTERM and hand-overs.
+test_attach_under_load_leaves_no_phantom_span() {
+	local round way
+	mkdir -p "$T/dumps"
+	MTSERVER_BURST_MS=2500 start_target "$MTSERVER" || return 1
+	wait_for "$T/target.out" '^ready' 10 || return 1
+	for ((round = 1; round <= TRUST_ROUNDS; round++)); do
+		case $((round % 5)) in
+		1) way=kill9 ;;
+		2) way=term ;;
+		3) way=handover ;;
+		*) way=first ;;
+		esac
+		trust_round "$round" "$way" || fail "round $round: $way" || return 1
+	done
+}
