@@ -185,6 +185,12 @@ struct batch_buf {
 	__u32 seen;  /* the thread's stack was looked up (and so seeded) in this batch */
 	/* A recording of another thread's found alive in the target in this batch (rec_rval.owner). */
 	__u64 alive_key;
+	/* freed_later_in_batch(): where it looks, what it looks for, and what it found. */
+	__u32 ahead_off;
+	__u32 ahead_found;
+	__u64 ahead_key;
+	__u64 ahead_recorder;
+	__u64 ahead_cap;
 	/* find_recording_of()'s and batch_recording()'s room: the walk has no stack to spare. */
 	struct find_room room;
 	__u32 nspans; /* spans left in this batch, held in spans until it ends */
@@ -737,6 +743,59 @@ static __always_inline struct rec_rval *tracked_recording(__u32 tgid, __u64 key)
 	return tracked_recording_at(&k, &i);
 }
 
+/* One record of freed_later_in_batch()'s look ahead. Returns 1 to stop. */
+static long free_ahead_step(__u64 i, void *ctx)
+{
+	struct batch_buf *b = *(struct batch_buf **)ctx;
+	struct rec_brec_rec *r;
+	__u32 off, size;
+
+	if (!b)
+		return 1;
+	off = b->ahead_off;
+	if (off >= b->end || off >= REC_TBUF_DATA)
+		return 1;
+	/* Read in place: data has room for a whole record past any offset below REC_TBUF_DATA. */
+	r = (struct rec_brec_rec *)&b->data[off];
+	size = r->h.size;
+	if (size < sizeof(r->h) || (size & 7) || size > b->end - off)
+		return 1;
+	if (r->h.kind == REC_BK_REC_FREE && size == REC_BREC_REC_SIZE(REC_BK_REC_FREE) &&
+	    r->key == b->ahead_key) {
+		b->ahead_recorder = r->recorder;
+		b->ahead_cap = r->cap;
+		b->ahead_found = r->cap >= 2;
+		return 1;
+	}
+	b->ahead_off = off + size;
+	return 0;
+}
+
+/*
+ * Whether the rest of batch b, after the record at b->off, frees the
+ * recording key: then the record at b->off was written while it was live.
+ * Fills b->ahead_recorder and b->ahead_cap from the free. Only for a
+ * recording that no table knows and whose struct the target has freed by
+ * now: one in flight at the attach, made before it and freed after it. A
+ * global function, verified once.
+ */
+__attribute__((noinline)) int freed_later_in_batch(struct batch_buf *b, __u64 key)
+{
+	__u32 off;
+
+	if (!b)
+		return 0;
+	off = b->off;
+	if (off >= REC_TBUF_DATA)
+		return 0;
+	b->ahead_off = off + ((struct rec_brec *)&b->data[off])->size;
+	b->ahead_key = key;
+	b->ahead_found = 0;
+	/* The loop's context is on the stack: a pointer to the batch. */
+	bpf_loop(REC_TBUF_DATA / sizeof(struct rec_brec_exit), free_ahead_step, &b, 0);
+	return b->ahead_found;
+}
+
 /*
  * The live recording for key in this process. A recording created before the
  * attach is found here by reading the target's struct rec_recording once: it is
@@ -746,7 +805,7 @@ static __always_inline struct rec_rval *tracked_recording(__u32 tgid, __u64 key)
  */
 static __always_inline struct rec_rval *find_recording_of(struct task_struct *task, __u32 tgid,
 							  __u64 key, __u64 recp, __u64 span,
-							  const bool event, const bool batch,
+							  const bool event, struct batch_buf *b,
 							  struct find_room *room)
 {
 	struct rec_rkey k = { .tgid = tgid, .key = key };
@@ -783,20 +842,33 @@ static __always_inline struct rec_rval *find_recording_of(struct task_struct *ta
 		count(REC_C_UNKNOWN_RECORDING);
 		return NULL;
 	}
-	if (tr->magic != REC_RECORDING_MAGIC || tr->key != key || tr->cap < 2) {
+	__builtin_memset(nv, 0, sizeof(*nv));
+	if (tr->magic == REC_RECORDING_MAGIC && tr->key == key && tr->cap >= 2) {
+		nv->recorder = tr->recorder_key;
+		nv->cap = tr->cap;
+		/* Learnt from a batch: its free may come in another thread's batch. */
+		nv->owner = b ? REC_OWNER_UNKNOWN : 0;
+	} else if (b && freed_later_in_batch(b, key)) {
+		/*
+		 * Freed by now, but by this thread after this event: its free is
+		 * later in this batch (made before the attach, it had no new
+		 * here). It was live when the event was written, and its free
+		 * retires it where it lies. Its struct is freed memory: no subject
+		 * is read from it (user space has it from the seeded stack).
+		 */
+		nv->recorder = b->ahead_recorder;
+		nv->cap = b->ahead_cap;
+		nv->owner = (__u32)b->id;
+		recp = 0;
+	} else {
 		bpf_map_update_elem(&retired, &k, &one, BPF_ANY);
 		count(REC_C_RETIRED_EVENTS);
 		return NULL;
 	}
-	__builtin_memset(nv, 0, sizeof(*nv));
-	nv->recorder = tr->recorder_key;
-	nv->cap = tr->cap;
 	nv->state = REC_RS_LIVE;
-	/* Learnt from a batch: its free may come in another thread's batch. */
-	nv->owner = batch ? REC_OWNER_UNKNOWN : 0;
 	err = create_recording(tgid, key, nv);
 	if (err == 0) {
-		emit_recording_of(task, key, nv, recp + REC_TARGET_SUBJECT_OFF, 0);
+		emit_recording_of(task, key, nv, recp ? recp + REC_TARGET_SUBJECT_OFF : 0, 0);
 	} else if (err > 0) {
 		refuse_recording(task, tgid, key, nv, err, recp + REC_TARGET_SUBJECT_OFF, event);
 		return NULL;
@@ -821,7 +893,7 @@ static __always_inline struct rec_rval *find_recording(__u32 tgid, __u64 key, __
 {
 	struct find_room room;
 
-	return find_recording_of(NULL, tgid, key, recp, span, event, false, &room);
+	return find_recording_of(NULL, tgid, key, recp, span, event, NULL, &room);
 }
 
 /*
@@ -1712,7 +1784,7 @@ static __always_inline long batch_step(struct batch_buf *b, struct task_struct *
 			break;
 		}
 		h->pad = 0;
-		v = find_recording_of(task, b->id >> 32, w[2], w[4], 0, true, true, &b->room);
+		v = find_recording_of(task, b->id >> 32, w[2], w[4], 0, true, b, &b->room);
 		if (!v)
 			break;
 		/* Its free may be pending in its owner's batch: once a batch, ask the target. */

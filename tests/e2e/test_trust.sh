@@ -23,6 +23,8 @@ wait_lines() {
 trust_attach() {
 	local name=$1
 	shift
+	# Emptied here first: the wait below must not see an earlier round's line.
+	: >"$T/$name.out"
 	$B/recorder-attach $RECORDER_ATTACH_FLAGS -p "$TARGET_PID" --dump-dir "$T/dumps" "$@" \
 		>"$T/$name.out" 2>"$T/$name.err" &
 	BG_PIDS+=($!)
@@ -60,7 +62,7 @@ inflight_rounds() {
 		last=$(sed -n 's/^idle //p' "$T/target.out" | tail -1)
 		# What threads asleep hold is collected by the read itself.
 		list=$($B/recorder-tail -p "$TARGET_PID" --list --json) ||
-			fail "round $round: recorder-tail --list failed" || return 1
+			fail "round $round: recorder-tail --list failed; recorder-attach said: $(cat "$T/attach.out" "$T/attach.err")" || return 1
 		n=$(jq -s 'length' <<<"$list")
 		[ "$n" -ge 3 ] || fail "round $round: $n recordings listed, want at least 3:
 $list" || return 1
@@ -147,6 +149,8 @@ trust_round() {
 	handover)
 		# -p holds it; a --binary one waits beside it and takes it over when -p stops.
 		trust_attach old "${RULES[@]}" || return 1
+		: >"$T/attach.out"
+		: >"$T/attach.err"
 		$B/recorder-attach $RECORDER_ATTACH_FLAGS --binary "$MTSERVER" --dump-dir "$T/dumps" \
 			"${RULES[@]}" >"$T/attach.out" 2>"$T/attach.err" &
 		BG_PIDS+=($!)
