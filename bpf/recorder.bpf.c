@@ -119,6 +119,40 @@ static __always_inline bool traced_bit(__u32 tgid)
 }
 
 /*
+ * Processes (tgid) whose probes are all attached: only theirs keep span
+ * stacks. Links are attached one probe name after another, so for a moment
+ * span_enter may be attached and span_exit not yet: a span entered and left
+ * then would stay on the stack for ever (a phantom, open since the attach).
+ * Until its bit is set, a thread's probes touch no stack; its first probe
+ * after reads the stack from the thread's own chain of spans, which is exact.
+ * Set by user space once a process's links are attached (-p), and by
+ * adopt_task() once binary_ready is (--binary); cleared with traced_bits.
+ */
+__u64 ready_bits[TRACED_BITS_PIDS / 64];
+/* --binary: every link of the executable is attached; processes adopted from now on are ready. */
+__u32 binary_ready;
+
+static __always_inline void set_ready_bit(__u32 tgid)
+{
+	__u32 w = tgid / 64;
+
+	barrier_var(w);
+	if (w < TRACED_BITS_PIDS / 64)
+		__sync_fetch_and_or(&ready_bits[w], 1ull << (tgid % 64));
+}
+
+static __always_inline bool ready_bit(__u32 tgid)
+{
+	__u32 w = tgid / 64;
+
+	/* The bound where the verifier sees it: a hoisted test it would not. */
+	barrier_var(w);
+	if (w >= TRACED_BITS_PIDS / 64)
+		return false;
+	return ready_bits[w] >> (tgid % 64) & 1;
+}
+
+/*
  * Entries of a process (tgid) in recordings that user space has deleted. Only
  * user space writes it, so that it needs no atomic update from there.
  */
@@ -144,7 +178,27 @@ struct {
 struct rec_tbuf_reg {
 	__u64 addr;
 	__u64 claim; /* gen << 32 | bytes of records taken */
+	/*
+	 * Records of it were left to another recorder-attach (flushed under a
+	 * tracer word not this one's): its stack is read again from its chain
+	 * when it announces the buffer to this one.
+	 */
+	__u32 missed;
+	__u32 pad;
 };
+
+/*
+ * Processes (tgid) this recorder-attach waits for while another one holds
+ * them (a hand-over): their buffers, announced to that one, are taken here
+ * too. Any other buffer this one was not told of is another's (a dead one's,
+ * whose tracer word the process still has): left.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u8);
+} waiting SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -183,6 +237,12 @@ struct batch_buf {
 	__u32 taken; /* marked REC_BREC_TAKEN: events numbered, recordings' records filled */
 	__u32 drop;  /* the ring refused the record: the second walk counts them dropped */
 	__u32 seen;  /* the thread's stack was looked up (and so seeded) in this batch */
+	/*
+	 * Of a buffer whose earlier records this one never took (rec_tbuf_reg
+	 * missed): its span records leave the stack alone, which its chain
+	 * sets again at the buffer's announce to this one.
+	 */
+	__u32 nospans;
 	/* A recording of another thread's found alive in the target in this batch (rec_rval.owner). */
 	__u64 alive_key;
 	/* freed_later_in_batch(): where it looks, what it looks for, and what it found. */
@@ -450,6 +510,8 @@ static __always_inline bool adopt_task(struct task_struct *task, __u32 tgid, __u
 		return true;
 	if (tgid < TRACED_BITS_PIDS)
 		__sync_fetch_and_or(&traced_bits[tgid / 64], 1ull << (tgid % 64));
+	if (binary_ready)
+		set_ready_bit(tgid);
 	say_hello(task, tgid, ppid, &bk);
 	return true;
 }
@@ -1305,6 +1367,35 @@ __attribute__((noinline)) int seed_stack(struct rec_stack *st, __u64 chain)
 }
 
 /*
+ * This thread's stack st read again from its chain of spans (chain: its
+ * current span), after BPF may have missed some of its enters and exits:
+ * records it wrote under another recorder-attach's tracer word, which this
+ * one leaves to that one. Every frame is the chain's now, open for certain,
+ * its enter time not known (REC_FF_UNCERTAIN); frames the stack held beyond
+ * the chain's depth are counted stale. A global function, verified once.
+ */
+__attribute__((noinline)) int reseed_stack(struct rec_stack *st, __u64 chain)
+{
+	__u32 old, n;
+
+	if (!st)
+		return 0;
+	old = st->depth;
+	seed_stack_of(st, chain, NULL);
+	st->overflow = 0;
+	n = st->depth;
+	for (int i = 0; i < REC_MAX_DEPTH; i++) {
+		if (i >= n)
+			break;
+		st->frames[i].flags = REC_FF_UNCERTAIN;
+	}
+	if (old > n)
+		count_n(REC_C_STALE_SPANS, old - n);
+	count_n(REC_C_UNCERTAIN_SPANS, n);
+	return 0;
+}
+
+/*
  * The stack of task (NULL: this thread); *seeded says whether it was just read
  * from the target. Only this thread's is seeded here: another's (the
  * collecting iterator) was seeded already, or is not collected.
@@ -1315,6 +1406,9 @@ static __always_inline struct rec_stack *thread_stack_of(struct task_struct *tas
 	struct rec_stack *st;
 
 	*seeded = false;
+	/* Not before every probe of its process is attached (ready_bits). */
+	if (!ready_bit(task ? (__u32)BPF_CORE_READ(task, tgid) : bpf_get_current_pid_tgid() >> 32))
+		return NULL;
 	if (task)
 		st = bpf_task_storage_get(&stacks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	else
@@ -1757,14 +1851,14 @@ static __always_inline long batch_step(struct batch_buf *b, struct task_struct *
 	case REC_BK_ENTER:
 		if (size != sizeof(struct rec_brec_enter))
 			goto bad;
-		if (!b->drop)
+		if (!b->drop && !b->nospans)
 			span_enter(task, w[0], w[1], w[2], w[3], h->time, b->flags & REC_HF_TSC,
 				   b->id);
 		break;
 	case REC_BK_EXIT:
 		if (size != sizeof(struct rec_brec_exit))
 			goto bad;
-		if (!b->drop)
+		if (!b->drop && !b->nospans)
 			span_exit(task, w[0], w[1], h->time, b->flags & REC_HF_TSC, b);
 		break;
 	case REC_BK_EVENT:
@@ -2082,7 +2176,7 @@ take:
 	 * it). Only for a flush: a dying or exec'ing thread's last batch takes
 	 * the slow path, and its program is verified without the fast one's.
 	 */
-	if (fast_spans) {
+	if (fast_spans && !reg->missed) {
 		c.st = bpf_task_storage_get(&stacks, bpf_get_current_task_btf(), 0, 0);
 		if (c.st && !c.st->seeded)
 			c.st = NULL;
@@ -2094,7 +2188,9 @@ take:
 	buf->bad = 0;
 	buf->taken = 0;
 	buf->drop = 0;
-	buf->seen = 0;
+	/* Unsynced: no stack is looked up, nor seeded from a record's (old) chain. */
+	buf->nospans = reg->missed;
+	buf->seen = reg->missed;
 	buf->alive_key = 0;
 	buf->nspans = 0;
 	walk_batch(&c, other);
@@ -2111,6 +2207,11 @@ take:
 	return h.gen;
 }
 
+/* on_batch()'s flags: an open, records were skipped or missed, the chain was read. */
+#define OB_OPEN 1u
+#define OB_SKIPPED 2u
+#define OB_CHAIN 4u
+
 /*
  * The batch probe: a thread announces its buffer (REC_BATCH_OPEN, with its
  * span chain, read now while it is live) or hands it over full
@@ -2122,8 +2223,12 @@ int on_batch(struct pt_regs *ctx)
 	struct __bpf_usdt_spec *spec;
 	struct rec_tbuf_reg *reg;
 	struct batch_buf *buf;
-	__u32 zero = 0;
+	/* OPEN, then SKIPPED and CHAIN (below), in one word: the walk's call chain has no stack to spare. */
+	__u32 f = 0;
 	bool seeded;
+	struct rec_stack *st;
+	__u32 zero = 0;
+	/* The probe's op and buffer; for an open, then the header's tracer, and gen and len. */
 	long a[3];
 	long gen;
 
@@ -2138,7 +2243,9 @@ int on_batch(struct pt_regs *ctx)
 		count(REC_C_NO_STORAGE);
 		return 0;
 	}
-	if (a[0] == REC_BATCH_OPEN) {
+	if (a[0] == REC_BATCH_OPEN)
+		f |= OB_OPEN;
+	if (f & OB_OPEN) {
 		/*
 		 * A buffer announced again to this recorder-attach holds, of its
 		 * current generation, the records written under the one it was
@@ -2153,31 +2260,53 @@ int on_batch(struct pt_regs *ctx)
 		read_target(&a[2], sizeof(__u64), a[1] + offsetof(struct rec_tbuf_hdr, gen), NULL);
 		read_target(&a[0], sizeof(__u32), a[1] + offsetof(struct rec_tbuf_hdr, tracer),
 			    NULL);
+		if (reg->missed)
+			f |= OB_SKIPPED;
 		/*
 		 * Unless this recorder-attach knew the buffer already, and took part
 		 * of this generation while another one's word was written (it waited
 		 * for the process, and takes it over now): what it took, and only
-		 * that, stays taken.
+		 * that, stays taken, and what follows is taken now (below).
 		 */
-		if (reg->addr != (__u64)a[1] || (__u32)(reg->claim >> 32) != (__u32)a[2])
+		if (reg->addr != (__u64)a[1] || (__u32)(reg->claim >> 32) != (__u32)a[2]) {
 			reg->claim = (__u64)(__u32)a[2] << 32 | (a[0] ? (__u64)a[2] >> 32 : 0);
+			if (a[0] && (__u64)a[2] >> 32)
+				f |= OB_SKIPPED;
+			reg->missed = 0;
+		}
 		reg->addr = a[1];
+		/* From here a[2] is the thread's chain of spans. */
 		if (spec->arg_cnt >= 3 && !read_arg(ctx, spec, 2, &a[2]))
-			thread_stack(a[2], &seeded);
-		return 0;
-	}
-	if (a[0] != REC_BATCH_FLUSH || !a[1]) {
+			f |= OB_CHAIN;
+		if (!reg->missed)
+			goto announce;
+		/*
+		 * Known from flushes taken while this one waited, their spans
+		 * left out (missed): the records since its last take are taken
+		 * the same way, before its stack is set from its chain.
+		 */
+	} else if (a[0] != REC_BATCH_FLUSH || !a[1]) {
 		count(REC_C_BATCH_BAD);
 		return 0;
-	}
-	/*
-	 * Announced before this attach: known from its first flush. A thread
-	 * keeps one buffer for life, so a flush of another address is forged.
-	 */
-	if (!reg->addr) {
+	} else if (!reg->addr) {
+		/*
+		 * Announced before this attach, to the recorder-attach this one
+		 * waits for: known from its first flush. Announced to another (a
+		 * dead one, whose tracer word the process still has after a
+		 * restart): its records are that one's, and left, counted.
+		 */
+		__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+		reg->missed = 1;
+		if (!bpf_map_lookup_elem(&waiting, &tgid)) {
+			count(REC_C_BATCH_FOREIGN);
+			return 0;
+		}
+		/* Its events are taken; its stack waits for its announce (missed). */
 		reg->addr = a[1];
 		reg->claim = 0;
 	} else if (reg->addr != a[1]) {
+		/* A thread keeps one buffer for life: a flush of another address is forged. */
 		count(REC_C_BATCH_BAD);
 		return 0;
 	}
@@ -2185,9 +2314,24 @@ int on_batch(struct pt_regs *ctx)
 	if (!buf)
 		return 0;
 	gen = take_batch(NULL, reg, buf, bpf_get_current_pid_tgid(), false, true);
-	/* The thread empties the buffer and counts its generation up once this returns. */
-	if (gen >= 0)
-		reg->claim = (__u64)(gen + 1) << 32;
+	if (!(f & OB_OPEN)) {
+		/* The thread empties the buffer and counts its generation up once this returns. */
+		if (gen >= 0)
+			reg->claim = (__u64)(gen + 1) << 32;
+		return 0;
+	}
+	reg->missed = 0;
+announce:
+	if (f & OB_CHAIN) {
+		st = thread_stack(a[2], &seeded);
+		/*
+		 * Records left to another recorder-attach, or taken without their
+		 * spans, may hold enters and exits this stack never saw: it is
+		 * read again from the chain, which is the thread's own now.
+		 */
+		if (st && (f & OB_SKIPPED) && !seeded)
+			reseed_stack(st, a[2]);
+	}
 	return 0;
 }
 
@@ -2396,6 +2540,136 @@ int seed_stacks(struct bpf_iter__task *ctx)
 	if (!st || __sync_val_compare_and_swap(&st->seeded, 0, 1) != 0)
 		return 0;
 	seed_stack_of(st, cur, task);
+	return 0;
+}
+
+/* A thread's chain of spans as verify_stacks() reads it, innermost first. */
+struct chain_read {
+	__u64 span[REC_MAX_DEPTH];
+	__u64 meta[REC_MAX_DEPTH];
+	__u64 recording[REC_MAX_DEPTH];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct chain_read);
+} chain_scratch SEC(".maps");
+
+/* Threads inside spans that verify_stacks() could not check: running, or records pending. */
+__u32 verify_skipped;
+
+/*
+ * Whether task has records in its batch buffer that BPF has not taken yet:
+ * then its chain of spans is ahead of its stack. A buffer that cannot be
+ * read counts as pending.
+ */
+static __always_inline bool batch_pending(struct task_struct *task)
+{
+	struct rec_tbuf_reg *reg = bpf_task_storage_get(&tbufs, task, 0, 0);
+	__u64 gl = 0; /* gen, then len */
+	__u32 gen, len, taken;
+
+	if (!reg || !reg->addr)
+		return false;
+	/* Its stack is set again at its announce: nothing to check before. */
+	if (reg->missed)
+		return true;
+	if (bpf_copy_from_user_task(&gl, sizeof(gl),
+				    (const void *)(reg->addr + offsetof(struct rec_tbuf_hdr, gen)),
+				    task, 0))
+		return true;
+	gen = (__u32)gl;
+	len = gl >> 32;
+	taken = (__u32)(reg->claim >> 32) == gen ? (__u32)reg->claim : 0;
+	return len > taken;
+}
+
+/*
+ * Checks the stack of every thread of iter_tgid that sleeps with no records
+ * pending against the thread's own chain of spans (rec__current at fs base +
+ * tls_current_off, then prev): the two must agree. Where they part, the
+ * stack takes the chain's spans from there on, open for certain and entered
+ * at a time not known (REC_FF_UNCERTAIN); what it held that the chain does
+ * not is counted stale and dropped. A span BPF missed the exit of is never
+ * shown open, and never fires a hung-span rule. A thread that ran while its
+ * chain was read (its switch count moved) is left for the next check.
+ */
+SEC("iter.s/task")
+int verify_stacks(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+	struct rec_target_span ts;
+	struct chain_read *c;
+	struct rec_stack *st;
+	__u32 zero = 0, n = 0, d, p;
+	__u64 cur = 0, sw;
+
+	if (!task || task->tgid != iter_tgid || !tls_current_off)
+		return 0;
+	st = bpf_task_storage_get(&stacks, task, 0, 0);
+	c = bpf_map_lookup_elem(&chain_scratch, &zero);
+	if (!st || !st->seeded || !c)
+		return 0;
+	sw = task->nvcsw + task->nivcsw;
+	if (task->__state == 0 || st->overflow || batch_pending(task))
+		goto skip;
+	if (bpf_copy_from_user_task(&cur, sizeof(cur),
+				    (const void *)(task->thread.fsbase + tls_current_off), task, 0))
+		goto skip;
+	for (int i = 0; i < REC_MAX_DEPTH; i++) {
+		__u32 magic = 0;
+
+		if (!cur)
+			break;
+		if (bpf_copy_from_user_task(&ts, sizeof(ts), (const void *)cur, task, 0) ||
+		    bpf_copy_from_user_task(&magic, sizeof(magic), (const void *)ts.meta, task,
+					    0) ||
+		    magic != REC_CALLSITE_MAGIC)
+			goto skip;
+		c->span[i] = cur;
+		c->meta[i] = ts.meta;
+		c->recording[i] = ts.recording_key;
+		n = i + 1;
+		cur = ts.prev;
+	}
+	/* Deeper than the stack keeps, or it ran meanwhile: not now. */
+	if (cur || task->__state == 0 || task->nvcsw + task->nivcsw != sw)
+		goto skip;
+	d = st->depth;
+	if (d > REC_MAX_DEPTH)
+		return 0;
+	/* Where they part, bottom first (the chain's bottom is its last). */
+	for (p = 0; p < REC_MAX_DEPTH; p++) {
+		__u32 j = n - 1 - p;
+
+		if (p >= d || p >= n || j >= REC_MAX_DEPTH || st->frames[p].span != c->span[j])
+			break;
+	}
+	if (p == d && p == n)
+		return 0;
+	count_n(REC_C_STALE_SPANS, d > p ? d - p : 0);
+	count_n(REC_C_UNCERTAIN_SPANS, n > p ? n - p : 0);
+	for (int i = 0; i < REC_MAX_DEPTH; i++) {
+		__u32 at = p + i, j = n - 1 - at;
+		struct rec_frame *f;
+
+		if (at >= n || at >= REC_MAX_DEPTH || j >= REC_MAX_DEPTH)
+			break;
+		f = &st->frames[at];
+		f->span = c->span[j];
+		f->meta = c->meta[j];
+		f->recording = c->recording[j];
+		f->id = new_span_id(st, task, 0);
+		f->enter = 0;
+		f->flags = REC_FF_UNCERTAIN;
+	}
+	st->depth = n;
+	return 0;
+skip:
+	if (st->depth)
+		__sync_fetch_and_add(&verify_skipped, 1);
 	return 0;
 }
 

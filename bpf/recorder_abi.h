@@ -452,6 +452,13 @@ struct rec_frame {
 enum rec_frame_flag {
 	/* enter is the target's rdtsc (the batch path): user space converts it. */
 	REC_FF_TSC = 1,
+	/*
+	 * Read from the thread's own chain of spans after BPF may have missed
+	 * some of its enters and exits (records written under another
+	 * recorder-attach, a stack that no longer matched the chain): open for
+	 * certain, entered at a time not known (enter 0). Never a hung span.
+	 */
+	REC_FF_UNCERTAIN = 2,
 };
 
 /*
@@ -590,6 +597,21 @@ enum rec_counter {
 	 * thread since: expected of an attach mid-flight, not unmatched.
 	 */
 	REC_C_EXIT_BEFORE_ATTACH,
+	/*
+	 * Spans a thread's stack held that its own chain of spans no longer
+	 * had when the two were compared (a stack checked while the thread
+	 * slept, or one read again from the chain after records were missed):
+	 * dropped, not shown open.
+	 */
+	REC_C_STALE_SPANS,
+	/* Spans read again from a thread's chain, their enter time not known (REC_FF_UNCERTAIN). */
+	REC_C_UNCERTAIN_SPANS,
+	/*
+	 * Batches flushed under another recorder-attach's tracer word (a dead
+	 * one's, after a restart, before this one's word was written): left
+	 * to it, their events not seen here.
+	 */
+	REC_C_BATCH_FOREIGN,
 	REC_C_MAX,
 };
 

@@ -258,6 +258,41 @@ static void traced_bit(struct rec_bpfstate *bs, __u32 tgid, bool on)
 		__atomic_fetch_and(&w[tgid / 64], ~bit, __ATOMIC_SEQ_CST);
 }
 
+/* Sets or clears tgid's bit in ready_bits: its span stacks are kept from then on. */
+static void ready_bit(struct rec_bpfstate *bs, __u32 tgid, bool on)
+{
+	__u64 *w = bs->skel->bss->ready_bits;
+	__u64 bit = 1ull << (tgid % 64);
+
+	if (tgid / 64 >= sizeof(bs->skel->bss->ready_bits) / sizeof(*w))
+		return;
+	if (on)
+		__atomic_fetch_or(&w[tgid / 64], bit, __ATOMIC_SEQ_CST);
+	else
+		__atomic_fetch_and(&w[tgid / 64], ~bit, __ATOMIC_SEQ_CST);
+}
+
+void rec_bpfstate__ready(struct rec_bpfstate *bs, pid_t tgid)
+{
+	ready_bit(bs, tgid, true);
+}
+
+void rec_bpfstate__binary_ready(struct rec_bpfstate *bs)
+{
+	__atomic_store_n(&bs->skel->bss->binary_ready, 1, __ATOMIC_SEQ_CST);
+}
+
+void rec_bpfstate__wait(struct rec_bpfstate *bs, pid_t tgid, bool on)
+{
+	__u32 k = tgid;
+	__u8 one = 1;
+
+	if (on)
+		bpf_map_update_elem(bpf_map__fd(bs->skel->maps.waiting), &k, &one, BPF_ANY);
+	else
+		bpf_map_delete_elem(bpf_map__fd(bs->skel->maps.waiting), &k);
+}
+
 int rec_bpfstate__trace(struct rec_bpfstate *bs, pid_t tgid)
 {
 	struct rec_pstat zero = { 0 };
@@ -276,6 +311,8 @@ void rec_bpfstate__untrace(struct rec_bpfstate *bs, pid_t tgid)
 
 	bpf_map_delete_elem(bpf_map__fd(bs->skel->maps.traced), &k);
 	traced_bit(bs, k, false);
+	ready_bit(bs, k, false);
+	bpf_map_delete_elem(bpf_map__fd(bs->skel->maps.waiting), &k);
 	bpf_map_delete_elem(bpf_map__fd(bs->skel->maps.released), &k);
 }
 
@@ -651,6 +688,16 @@ int rec_bpfstate__seed_stacks(struct rec_bpfstate *bs, pid_t tgid, int64_t tls_o
 	bs->skel->bss->seed_running = 0;
 	err = run_task_iter(bs, rec_bpfstate__program(bs, "seed_stacks"), tgid);
 	return err ? err : (int)bs->skel->bss->seed_running;
+}
+
+int rec_bpfstate__verify_stacks(struct rec_bpfstate *bs, pid_t tgid, int64_t tls_off)
+{
+	int err;
+
+	bs->skel->bss->tls_current_off = tls_off;
+	bs->skel->bss->verify_skipped = 0;
+	err = run_task_iter(bs, rec_bpfstate__program(bs, "verify_stacks"), tgid);
+	return err ? err : (int)bs->skel->bss->verify_skipped;
 }
 
 int rec_bpfstate__collect(struct rec_bpfstate *bs, pid_t tgid)

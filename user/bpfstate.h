@@ -49,6 +49,26 @@ int rec_bpfstate__ring_fd(const struct rec_bpfstate *bs);
  * Returns 0 or a negative errno.
  */
 int rec_bpfstate__trace(struct rec_bpfstate *bs, pid_t tgid);
+
+/*
+ * Every probe of tgid is attached: BPF keeps its threads' span stacks from
+ * now on, each read first from the thread's own chain of spans at its next
+ * probe. Until then none is kept, so that a span entered and left while only
+ * some of the probes were attached is never left open (bpf ready_bits).
+ * rec_bpfstate__untrace() takes it back.
+ */
+void rec_bpfstate__ready(struct rec_bpfstate *bs, pid_t tgid);
+
+/*
+ * This session waits for tgid while another recorder-attach holds it (on), or
+ * no more (off): while it waits, the batch buffers its threads announced to
+ * that one are taken here too. Any other buffer this session was not told of
+ * is left (a dead recorder-attach's, after a restart: counted batch_foreign).
+ */
+void rec_bpfstate__wait(struct rec_bpfstate *bs, pid_t tgid, bool on);
+
+/* --binary: every link of the executables is attached; each process adopted from now on is ready. */
+void rec_bpfstate__binary_ready(struct rec_bpfstate *bs);
 /* Stops reporting tgid's exit and forgets its count of recordings (struct rec_pstat). */
 void rec_bpfstate__untrace(struct rec_bpfstate *bs, pid_t tgid);
 /*
@@ -83,6 +103,17 @@ void rec_bpfstate__refresh(struct rec_bpfstate *bs, struct rec_proc *p, uint64_t
  * negative errno.
  */
 int rec_bpfstate__seed_stacks(struct rec_bpfstate *bs, pid_t tgid, int64_t tls_off);
+
+/*
+ * Checks the stack of every thread of tgid that sleeps with no records
+ * pending against its own chain of spans (rec__current at tls_off, as
+ * rec_bpfstate__seed_stacks): where they part, the stack takes the chain's
+ * spans, marked uncertain (REC_FF_UNCERTAIN), and what it held beyond them
+ * is dropped and counted (stale_spans). Run after a collect. Returns how
+ * many threads inside spans it could not check (running, records pending),
+ * or a negative errno.
+ */
+int rec_bpfstate__verify_stacks(struct rec_bpfstate *bs, pid_t tgid, int64_t tls_off);
 
 /*
  * Has BPF take the records that the sleeping threads of tgid have pending in

@@ -112,6 +112,7 @@ struct traced {
 	uint64_t otlp_salt;	      /* --otlp-keep: mixed into its trace and span IDs */
 	struct rec_dump_trigger live; /* its rules' counts for --stats (proc.live_triggers) */
 	int64_t open_checked_ms;      /* when its open spans were last held against span rules */
+	int64_t tls_off; /* where rec__current is from a thread pointer; 0 = not known */
 };
 
 struct rec_session {
@@ -287,6 +288,13 @@ static void untell_attached(struct traced *t)
 static void refresh(struct rec_session *s, struct traced *t)
 {
 	collect(s, t);
+	/*
+	 * Once its sleeping threads' records are taken, their stacks must
+	 * match their own chains of spans: a span whose exit BPF missed is
+	 * dropped, never shown open nor held against a hung-span rule.
+	 */
+	if (t->tls_off && t->proc.alive)
+		rec_bpfstate__verify_stacks(s->bs, t->proc.pid, t->tls_off);
 	rec_ring__consume(s->rb);
 	rec_bpfstate__refresh(s->bs, &t->proc, (uint64_t)now_mono_ns());
 	for (size_t i = 0; i < t->proc.nstacks; i++)
@@ -312,6 +320,7 @@ static void seed_stacks(struct rec_session *s, struct traced *t, bool wait)
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)t->proc.pid);
 	if (rec_elf__tls_offset(exe, TLS_CURRENT, &off) || !off)
 		return;
+	t->tls_off = off;
 	err = rec_bpfstate__seed_stacks(s->bs, t->proc.pid, off);
 	for (int i = 0; wait && err > 0 && i < SEED_WAIT_MS / SEED_RETRY_MS; i++) {
 		nanosleep(&pause, NULL);
@@ -1103,6 +1112,7 @@ static int traced_serve(struct rec_session *s, struct traced *t)
 		/* Without its note, the holder only cannot say whom it hands t back to. */
 		rec_control__note_wait(t->sock_path, t->binary);
 		t->waiting = 1;
+		rec_bpfstate__wait(s->bs, t->proc.pid, true);
 		handover(s, t, REC_HANDOVER_DEFER, &t->holder, 0);
 		err = 0;
 	} else if (!err) {
@@ -1129,13 +1139,22 @@ started:
 static void traced_end(struct rec_session *s, struct traced *t, bool report)
 {
 	struct rec_exit_info info = { .pid = t->proc.pid };
+	struct rec_control_peer waiter;
 	uint64_t key;
 	pid_t pid = t->proc.pid;
 
 	if (t->done)
 		return;
-	/* Let go alive: the batch path stops before the last collect (a dead one: nothing). */
-	untell_attached(t);
+	/*
+	 * Let go alive: the batch path stops before the last collect (a dead
+	 * one: nothing). Unless another recorder-attach waits to take it over:
+	 * then the word stays, so that its threads go on batching under it, in
+	 * order, and that one, which takes those batches too, writes its own
+	 * when it takes over. Back on the per-event path meanwhile, a thread's
+	 * probes would reach it before the records still in its buffer.
+	 */
+	if (report || t->lock_fd < 0 || rec_control__waiter(t->sock_path, &waiter))
+		untell_attached(t);
 	/* Gone, or about to be let go: its stacks are the ones it died in, not live ones. */
 	t->proc.alive = 0;
 	if (t->started) {
@@ -1224,6 +1243,9 @@ int rec_session__attach(struct rec_session *s, pid_t pid, struct rec_attach_info
 	err = rec_attach__maps(s->att, &t->att, pid, false, &t->target.maps, &count);
 	if (!err && count.objects == 0)
 		err = -ENOENT;
+	/* Every probe attached: its span stacks are kept from now on. */
+	if (!err)
+		rec_bpfstate__ready(s->bs, pid);
 	if (!err)
 		err = traced_serve(s, t);
 	/* Once t is served: the records the seeding drains must find their process. */
@@ -1674,6 +1696,14 @@ int rec_session__attach_binary(struct rec_session *s, const char *path,
 	info->objects = count.objects;
 	if (err)
 		return err;
+	/*
+	 * Every link attached: stacks are kept from now on, for the processes
+	 * adopted while they were being attached too (bpf ready_bits).
+	 */
+	rec_bpfstate__binary_ready(s->bs);
+	for (size_t i = 0; i < s->ntraced; i++)
+		if (s->traced[i]->adopted)
+			rec_bpfstate__ready(s->bs, s->traced[i]->proc.pid);
 	/* Those running it already; later ones are adopted by their hello (exec, fork). */
 	proc = opendir("/proc");
 	for (struct dirent *de; proc && (de = readdir(proc));) {
@@ -1681,6 +1711,7 @@ int rec_session__attach_binary(struct rec_session *s, const char *path,
 		struct traced *t;
 
 		if (pid > 0 && !traced_of(s, pid) && (t = adopt(s, pid, NULL))) {
+			rec_bpfstate__ready(s->bs, pid);
 			/* Not inside the ring callback: seed it now. */
 			t->seed_pending = 0;
 			tell_attached(s, t);
@@ -1777,6 +1808,7 @@ static void take_over(struct rec_session *s, struct traced *t)
 		return;
 	t->waiting = 0;
 	if (t->exited) {
+		rec_bpfstate__wait(s->bs, t->proc.pid, false);
 		bool ours =
 			!err && !rec_control__waiter(t->sock_path, &note) && note.pid == getpid();
 
@@ -1794,6 +1826,12 @@ static void take_over(struct rec_session *s, struct traced *t)
 		return;
 	}
 	tell_attached(s, t);
+	/*
+	 * Its threads batched under the word of the one that let go (it leaves
+	 * it: traced_end), and this one took those batches in their order. Now
+	 * each announces its buffer to this one's word.
+	 */
+	rec_bpfstate__wait(s->bs, t->proc.pid, false);
 	if (t->adopted && s->opts.on_adopt)
 		s->opts.on_adopt(t->proc.pid, t->binary, s->opts.ctx);
 }

@@ -10,9 +10,10 @@
  *
  *	mtserver
  *	  -> "pid N", "ready"
- *	  SIGUSR2: a burst of load of BURST_MS (1500; env MTSERVER_BURST_MS)
- *	    -> "load N" as burst N starts, "idle N" once every request of it
- *	       has been answered (no span of a request is open then)
+ *	  SIGUSR2: starts a burst of load (BURST_MS at most: 30000, env
+ *	    MTSERVER_BURST_MS) -> "load N"; the next SIGUSR2 ends it
+ *	    -> "idle N" once every request of it has been answered (no span of
+ *	       a request is open then)
  *	  SIGUSR1: the next request of connection 0, in this burst or the
  *	    next, is slow: its "lookup" sleeps SLOW_MS (1200; env MTSERVER_SLOW_MS)
  *	    -> "slow N" once the slow request has been answered
@@ -56,7 +57,7 @@ struct conn {
 static struct rec_recorder *recorder;
 static struct conn conns[CONNS];
 static int epfds[WORKERS];
-static long burst_ms = 1500, slow_ms = 1200;
+static long burst_ms = 30000, slow_ms = 1200;
 
 /* The current burst: clients send while now < burst_end (CLOCK_MONOTONIC ms). */
 static atomic_ullong burst_end;
@@ -218,7 +219,7 @@ int main(void)
 	struct sigaction sa = { .sa_handler = on_usr1, .sa_flags = SA_RESTART };
 	pthread_t workers[WORKERS], clients[CONNS];
 	sigset_t sigs;
-	int sfd;
+	int sfd, burst = 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	burst_ms = env_ms("MTSERVER_BURST_MS", burst_ms);
@@ -265,22 +266,23 @@ int main(void)
 
 		if (read(sfd, &si, sizeof(si)) != sizeof(si))
 			continue;
-		if (si.ssi_signo == SIGUSR2) {
-			int b;
-
+		if (si.ssi_signo == SIGUSR2 && !burst) {
 			pthread_mutex_lock(&idle_lock);
 			atomic_store(&sending, CONNS);
 			atomic_store(&burst_end, now_ms() + (uint64_t)burst_ms);
-			b = atomic_fetch_add(&burst_no, 1) + 1;
+			burst = atomic_fetch_add(&burst_no, 1) + 1;
 			pthread_cond_broadcast(&burst_cond);
 			pthread_mutex_unlock(&idle_lock);
-			printf("load %d\n", b);
+			printf("load %d\n", burst);
+		} else if (si.ssi_signo == SIGUSR2) {
 			/* Idle once every client has stopped sending and been answered. */
+			atomic_store(&burst_end, 0);
 			pthread_mutex_lock(&idle_lock);
 			while (atomic_load(&sending) || atomic_load(&in_flight))
 				pthread_cond_wait(&idle_cond, &idle_lock);
 			pthread_mutex_unlock(&idle_lock);
-			printf("idle %d\n", b);
+			printf("idle %d\n", burst);
+			burst = 0;
 		} else {
 			break;
 		}

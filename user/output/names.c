@@ -52,6 +52,9 @@ static const char *const counter_names[REC_C_MAX] = {
 	[REC_C_BATCH_BAD] = "batch_bad",
 	[REC_C_BATCH_FAULT] = "batch_fault",
 	[REC_C_EXIT_BEFORE_ATTACH] = "exit_before_attach",
+	[REC_C_STALE_SPANS] = "stale_spans",
+	[REC_C_UNCERTAIN_SPANS] = "uncertain_spans",
+	[REC_C_BATCH_FOREIGN] = "batch_foreign",
 };
 
 static const char *const limit_names[REC_L_MAX] = {
