@@ -10,6 +10,8 @@
  *		flat out). Prints "bad KEY" first (the key request BAD will have).
  *	incident storm N                one recording, N REC_ERROR events
  *		"request failed" (status=500), flat out
+ *	incident errors N MS            one recording "errors", N REC_ERROR events
+ *		"request failed" (status=500, i), one every MS milliseconds
  *	incident slow MS               one recording "slow", a span "request"
  *		that lasts MS milliseconds, then left
  *	incident hang                   one recording "hung", a span "request"
@@ -91,7 +93,7 @@ int main(int argc, char **argv)
 	int sig;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: incident requests|storm|slow|hang|code ...\n");
+		fprintf(stderr, "usage: incident requests|storm|errors|slow|hang|code ...\n");
 		return 2;
 	}
 	sigemptyset(&stop);
@@ -119,6 +121,16 @@ int main(int argc, char **argv)
 		one(r, &span, "storm");
 		for (unsigned long k = 0; k < n; k++)
 			REC_ERROR("request failed", REC_U64(status, 500), REC_U64(i, k));
+		rec_span_exit(&span);
+	} else if (!strcmp(argv[1], "errors") && argc >= 4) {
+		unsigned long n = strtoul(argv[2], NULL, 10);
+		long long ms = strtoll(argv[3], NULL, 10);
+
+		one(r, &span, "errors");
+		for (unsigned long k = 0; k < n; k++) {
+			REC_ERROR("request failed", REC_U64(status, 500), REC_U64(i, k));
+			sleep_ns(ms * 1000000LL);
+		}
 		rec_span_exit(&span);
 	} else if (!strcmp(argv[1], "slow") && argc >= 3) {
 		one(r, &span, "slow");
