@@ -16,6 +16,10 @@
  *		that lasts MS milliseconds, then left
  *	incident hang                   one recording "hung", a span "request"
  *		entered and never left
+ *	incident hung-get               issue 35's hung request: a recording "set"
+ *		whose span "command" takes 3 ms, then, 50 ms later, a recording
+ *		"get" whose spans "command" and "lookup" (in it) are entered and
+ *		never left
  *	incident code REASON            one recording "health", 3 events, then
  *		rec_trigger(rec, REASON)
  *	Each prints "pid N", waits for recorder-attach (rec_is_attached()), runs,
@@ -93,7 +97,8 @@ int main(int argc, char **argv)
 	int sig;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: incident requests|storm|errors|slow|hang|code ...\n");
+		fprintf(stderr,
+			"usage: incident requests|storm|errors|slow|hang|hung-get|code ...\n");
 		return 2;
 	}
 	sigemptyset(&stop);
@@ -146,6 +151,25 @@ int main(int argc, char **argv)
 		REC_SPAN_INIT(&req, INFO, "request");
 		rec_span_enter(&req);
 		REC_INFO("step", REC_U64(i, 0));
+		printf("hanging\n");
+		fflush(stdout);
+	} else if (!strcmp(argv[1], "hung-get")) {
+		struct rec_span get, set_cmd, get_cmd, lookup;
+
+		one(r, &span, "set");
+		REC_SPAN_INIT(&set_cmd, INFO, "command");
+		rec_span_enter(&set_cmd);
+		REC_INFO("set", REC_U64(i, 1));
+		sleep_ns(3000000);
+		rec_span_exit(&set_cmd);
+		rec_span_exit(&span);
+		sleep_ns(50000000);
+		one(r, &get, "get");
+		REC_SPAN_INIT(&get_cmd, INFO, "command");
+		rec_span_enter(&get_cmd);
+		REC_SPAN_INIT(&lookup, INFO, "lookup");
+		rec_span_enter(&lookup);
+		REC_INFO("lookup", REC_U64(i, 1));
 		printf("hanging\n");
 		fflush(stdout);
 	} else if (!strcmp(argv[1], "code") && argc >= 3) {
