@@ -115,6 +115,7 @@ struct traced {
 	int64_t open_checked_ms;      /* when its open spans were last held against span rules */
 	/* Its snapshots that could not be written, and the line that says so (one a second). */
 	uint64_t snapshots_failed;
+	int snapshot_err; /* why the last one could not be, a negative errno */
 	struct rec_ratelimit snapshot_failed_msg;
 };
 
@@ -769,8 +770,10 @@ static void write_snapshot(struct rec_session *s, struct traced *t,
 		err = snapshot_file(s, t, pending, path, sizeof(path));
 	if (rs)
 		escape_to(subject, sizeof(subject), rs->subject);
-	if (err)
+	if (err) {
 		t->snapshots_failed++;
+		t->snapshot_err = err;
+	}
 	/* In a storm every snapshot fails alike (a full disk): a line a second says so. */
 	if (err && rec_ratelimit__allow(&t->snapshot_failed_msg, now_mono_ns(), &held))
 		fprintf(stderr,
@@ -1201,8 +1204,8 @@ static void traced_end(struct rec_session *s, struct traced *t, bool report)
 	if (held)
 		fprintf(stderr,
 			"recorder-attach: %" PRIu64 " more snapshot(s) of pid %d could not be "
-			"written into %s since the last line that said so\n",
-			held, (int)pid, s->opts.dump_dir ?: "(none)");
+			"written into %s since the last line that said so (the last: %s)\n",
+			held, (int)pid, s->opts.dump_dir ?: "(none)", strerror(-t->snapshot_err));
 	rec_bpfstate__untrace(s->bs, pid);
 	if (report) {
 		struct rec_dump_trigger *pend;
