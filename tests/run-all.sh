@@ -274,21 +274,26 @@ browser_tests() {
 	# And a real black box with spans (tests/golden/dumps/spans.json) as the
 	# recorder-tail --format chrome of today draws it, and one with kernel time
 	# (tests/golden/dumps/sched.json: its off-CPU slices inside its spans).
+	# And the snapshot of a hung request (tests/golden/dumps/hung_get.json, issue
+	# 35): its lookup, open for a second, drawn up to the snapshot's time.
 	local line trace=build/chrome-spans.json box=build/chrome-blackbox.json sched=build/chrome-sched.json
-	rm -f "$trace" "$box" "$sched"
+	local hung=build/chrome-hung.json
+	rm -f "$trace" "$box" "$sched" "$hung"
 	RECORDER_CHROME_OUT=$trace build/tests/unit/test_chrome >/dev/null 2>&1
 	[ -s "$trace" ] || { record "browser: build/tests/unit/test_chrome wrote no $trace" 1; return; }
 	build/recorder-tail --file tests/golden/dumps/spans.json --format chrome >"$box" 2>&1 ||
 		{ record "browser: recorder-tail --format chrome of the spans black box failed" 1; return; }
 	build/recorder-tail --file tests/golden/dumps/sched.json --format chrome >"$sched" 2>&1 ||
 		{ record "browser: recorder-tail --format chrome of the sched black box failed" 1; return; }
+	build/recorder-tail --file tests/golden/dumps/hung_get.json --format chrome >"$hung" 2>&1 ||
+		{ record "browser: recorder-tail --format chrome of the hung_get snapshot failed" 1; return; }
 	while IFS= read -r line; do
 		case "$line" in
 		"PASS browser: "*) record "${line#PASS }" 0 ;;
 		"FAIL browser: "*) record "${line#FAIL }" 1 ;;
 		*) echo "$line" ;;
 		esac
-	done < <(./tests/chrome/browser.sh --drawn "$trace" --drawn "$box" --drawn "$sched" \
+	done < <(./tests/chrome/browser.sh --drawn "$trace" --drawn "$box" --drawn "$sched" --wide "$hung" \
 		--none tests/chrome/traces/empty.json --none tests/chrome/traces/broken.json)
 }
 

@@ -473,6 +473,11 @@ static struct rec_output_clients clients_stats(struct rec_clients *cs, struct cl
 		.libraries_given_up = st.libraries_given_up,
 		.dumps_removed = st.dumps_removed,
 		.dumps_removed_bytes = st.dumps_removed_bytes,
+		.snapshots_failed = st.snapshots_failed,
+		.snapshots_removed = st.snapshots_removed,
+		.snapshots_removed_bytes = st.snapshots_removed_bytes,
+		.snapshots_made_room = st.snapshots_made_room,
+		.snapshots_made_room_bytes = st.snapshots_made_room_bytes,
 		.attach_pid = st.attach_pid,
 		.binary = st.binary,
 	};

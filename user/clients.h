@@ -41,6 +41,14 @@ struct rec_clients_target_stats {
 	/* Black boxes removed by --keep-dumps and --max-dump-bytes (all processes). */
 	uint64_t dumps_removed;
 	uint64_t dumps_removed_bytes;
+	/* The target's snapshots that could not be written (a full disk, say). */
+	uint64_t snapshots_failed;
+	/* Snapshots removed by --keep-snapshots and --max-snapshot-bytes (all processes). */
+	uint64_t snapshots_removed;
+	uint64_t snapshots_removed_bytes;
+	/* Snapshots removed for a black box to fit (all processes). */
+	uint64_t snapshots_made_room;
+	uint64_t snapshots_made_room_bytes;
 	/* Who traces the target: this recorder-attach, and the --binary file (NULL: -p). */
 	pid_t attach_pid;
 	const char *binary;

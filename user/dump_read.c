@@ -361,13 +361,13 @@ enum {
 	ENDED_CODE,
 	ENDED_SIGNAL,
 	ENDED_CORE_DUMPED,
+	ENDED_TIME_NS,
 	ENDED_N
 };
 static const char *const ended_keys[ENDED_N] = {
-	[ENDED_HOW] = "how",
-	[ENDED_CODE] = "code",
-	[ENDED_SIGNAL] = "signal",
-	[ENDED_CORE_DUMPED] = "core_dumped",
+	[ENDED_HOW] = "how",	     [ENDED_CODE] = "code",
+	[ENDED_SIGNAL] = "signal",   [ENDED_CORE_DUMPED] = "core_dumped",
+	[ENDED_TIME_NS] = "time_ns",
 };
 
 static int read_ended(struct reader *r, const struct rec_json_value *v, struct rec_proc *p)
@@ -399,6 +399,10 @@ static int read_ended(struct reader *r, const struct rec_json_value *v, struct r
 	default:
 		break;
 	}
+	/* Optional: when it died. */
+	if (!err && (end == REC_END_EXIT || end == REC_END_SIGNAL) &&
+	    m[ENDED_TIME_NS].type != REC_JSON_NONE)
+		err = get_u64(r, &o, ENDED_TIME_NS, 0, UINT64_MAX, &p->ended_ns);
 	return err;
 }
 

@@ -48,6 +48,9 @@ static void write_ended(struct rec_json *w, const struct rec_proc *p)
 	default:
 		break;
 	}
+	/* When it died: a black box's spans still open are drawn up to it. */
+	if ((p->end == REC_END_EXIT || p->end == REC_END_SIGNAL) && p->ended_ns)
+		rec_json__member_u64(w, "time_ns", p->ended_ns);
 	rec_json__end_object(w);
 }
 

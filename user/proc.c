@@ -679,6 +679,7 @@ int rec_proc__ingest_stack(struct rec_proc *p, const struct rec_stack_rec *r)
 
 void rec_proc__ingest_exit(struct rec_proc *p, const struct rec_exit_rec *r)
 {
+	p->ended_ns = r->hdr.time_ns;
 	if ((r->status & 0x7f) == 0) {
 		p->end = REC_END_EXIT;
 		p->end_code = (r->status >> 8) & 0xff;

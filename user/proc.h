@@ -144,6 +144,7 @@ struct rec_proc {
 	enum rec_end end;
 	int end_code;		 /* exit status or signal number */
 	int end_core;		 /* the signal dumped core */
+	uint64_t ended_ns;	 /* CLOCK_MONOTONIC when its last thread exited; 0: not seen */
 	int64_t clock_offset_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC */
 	/*
 	 * CLOCK_MONOTONIC when recorder-attach attached to it (0: not known, a

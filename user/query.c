@@ -231,13 +231,19 @@ static int64_t attached(const struct rec_proc *p)
 	return p->attached_ns ? rec_query__realtime(p->attached_ns, p->clock_offset_ns) : 0;
 }
 
-/* When p is read, CLOCK_REALTIME: now for a live process, its writing for a dump (0: not known). */
+/*
+ * When p is read, CLOCK_REALTIME: now for a live process, its death for one
+ * that died (when seen), else the writing of its dump (0: not known). A span
+ * still open is shown up to it.
+ */
 static int64_t read_at(const struct rec_proc *p)
 {
 	struct timespec now;
 
 	if (p->alive && !clock_gettime(CLOCK_REALTIME, &now))
 		return now.tv_sec * 1000000000LL + now.tv_nsec;
+	if (p->ended_ns && (p->end == REC_END_EXIT || p->end == REC_END_SIGNAL))
+		return rec_query__realtime(p->ended_ns, p->clock_offset_ns);
 	return p->dumped_at_ns;
 }
 

@@ -141,3 +141,54 @@ int rec_retention__apply(const char *dir, size_t keep, uint64_t max_bytes, const
 	return rec_retention__apply_prefix(dir, REC_RETENTION_BLACK_BOX, keep, max_bytes,
 					   just_written, count);
 }
+
+/*
+ * Removes the oldest file of dir named prefix*.json. Returns 1 if it removed
+ * one (counted), 0 if there was none, or -errno (counted failed if the file
+ * would not go).
+ */
+static int remove_oldest(const char *dir, const char *prefix, struct rec_retention_count *count)
+{
+	struct rec_dump_file *v, *oldest = NULL;
+	size_t n;
+	DIR *d;
+	int err;
+
+	d = opendir(dir);
+	if (!d)
+		return -errno;
+	err = list_files(d, prefix, &v, &n);
+	if (err)
+		goto out;
+	for (size_t i = 0; i < n; i++)
+		if (!oldest || by_age(&v[i], oldest) < 0)
+			oldest = &v[i];
+	if (oldest && unlinkat(dirfd(d), oldest->name, 0) == 0) {
+		count->removed++;
+		count->removed_bytes += oldest->size;
+		err = 1;
+	} else if (oldest) {
+		err = -errno;
+		count->failed++;
+	}
+	for (size_t i = 0; i < n; i++)
+		free((char *)v[i].name);
+	free(v);
+out:
+	closedir(d);
+	return err;
+}
+
+int rec_retention__write_making_room(const char *dir, int (*write)(void *ctx), void *ctx,
+				     struct rec_retention_count *count)
+{
+	int err;
+
+	for (;;) {
+		err = write(ctx);
+		if (err != -ENOSPC && err != -EDQUOT)
+			return err;
+		if (remove_oldest(dir, REC_RETENTION_SNAPSHOT, count) != 1)
+			return err;
+	}
+}

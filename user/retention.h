@@ -66,6 +66,18 @@ int rec_retention__apply_prefix(const char *dir, const char *prefix, size_t keep
 int rec_retention__apply(const char *dir, size_t keep, uint64_t max_bytes, const char *just_written,
 			 struct rec_retention_count *count);
 
+/*
+ * Writes a black box by write(ctx), which returns 0 or -errno, and, as long as
+ * it fails for want of room (-ENOSPC, -EDQUOT), removes the oldest snapshot of
+ * dir (REC_RETENTION_SNAPSHOT, whatever their policy; never a black box) and
+ * tries again: a black box comes before any snapshot. Adds the snapshots it
+ * removed to count (one that could not be removed is counted failed, and the
+ * tries stop). Returns write's last result: 0, or its error once no snapshot
+ * is left to remove.
+ */
+int rec_retention__write_making_room(const char *dir, int (*write)(void *ctx), void *ctx,
+				     struct rec_retention_count *count);
+
 /* Whether name is that of a finished file of its kind: prefix, at least one byte, .json. */
 bool rec_retention__is_named(const char *name, const char *prefix);
 /* Whether name is that of a finished black box: recorder-*.json. */

@@ -42,6 +42,7 @@
 #include "output/triggers.h"
 #include "proc.h"
 #include "ring.h"
+#include "ratelimit.h"
 #include "retention.h"
 #include "session.h"
 #include "target/elf.h"
@@ -113,6 +114,10 @@ struct traced {
 	struct rec_dump_trigger live; /* its rules' counts for --stats (proc.live_triggers) */
 	int64_t open_checked_ms;      /* when its open spans were last held against span rules */
 	int64_t tls_off; /* where rec__current is from a thread pointer; 0 = not known */
+	/* Its snapshots that could not be written, and the line that says so (one a second). */
+	uint64_t snapshots_failed;
+	int snapshot_err; /* why the last one could not be, a negative errno */
+	struct rec_ratelimit snapshot_failed_msg;
 };
 
 struct rec_session {
@@ -127,6 +132,7 @@ struct rec_session {
 	uint64_t foreign;			     /* records of processes we do not trace */
 	struct rec_retention_count dumps;	     /* black boxes removed by the retention */
 	struct rec_retention_count snapshots;	     /* snapshots removed by theirs */
+	struct rec_retention_count room;	     /* snapshots removed for a black box to fit */
 	struct rec_object_id bins[REC_MAX_BINARIES]; /* --binary files */
 	dev_t bin_devs[REC_MAX_BINARIES];
 	size_t nbins;
@@ -393,7 +399,26 @@ static void keep_files(struct rec_session *s, const char *path, bool snapshots)
 			s->opts.dump_dir, opt, keep, opt, max);
 }
 
-/* t's black box, naming the npending triggers that fired as it ended. */
+/* A black box to write (rec_retention__write_making_room's ctx). */
+struct black_box {
+	const char *dir;
+	struct rec_proc *p;
+	const struct rec_dump_opts *o;
+	char *path;
+	size_t len;
+};
+
+static int black_box__write(void *ctx)
+{
+	struct black_box *b = ctx;
+
+	return rec_dump__write_file_opts(b->dir, b->p, b->o, b->path, b->len);
+}
+
+/*
+ * t's black box, naming the npending triggers that fired as it ended. One that
+ * does not fit takes the room of the oldest snapshots (said on one line).
+ */
 static int write_dump(struct rec_session *s, struct traced *t,
 		      const struct rec_dump_trigger *pending, size_t npending, char *path,
 		      size_t len)
@@ -402,12 +427,21 @@ static int write_dump(struct rec_session *s, struct traced *t,
 	struct rec_dump_opts o = { .counters = &counters,
 				   .pending = pending,
 				   .npending = npending };
+	struct black_box b = { s->opts.dump_dir, &t->proc, &o, path, len };
+	struct rec_retention_count before = s->room;
 	int err;
 
 	if (!s->opts.dump_dir)
 		return -ENOENT;
 	memcpy(counters.v, t->proc.counters, sizeof(counters.v));
-	err = rec_dump__write_file_opts(s->opts.dump_dir, &t->proc, &o, path, len);
+	err = rec_retention__write_making_room(s->opts.dump_dir, black_box__write, &b, &s->room);
+	if (s->room.removed > before.removed)
+		fprintf(stderr,
+			"recorder-attach: removed %" PRIu64 " snapshot(s) (%" PRIu64
+			" bytes) from %s to make room for the black box of pid %d\n",
+			s->room.removed - before.removed,
+			s->room.removed_bytes - before.removed_bytes, s->opts.dump_dir,
+			(int)t->proc.pid);
 	if (!err)
 		keep_files(s, path, false);
 	return err;
@@ -712,11 +746,20 @@ static void escape_to(char *buf, size_t len, const char *s)
 	buf[len - 1] = 0;
 }
 
+/* " (N more since)" if n lines were held back since the last one, else "". */
+static const char *more_since(uint64_t n, char *buf, size_t len)
+{
+	if (!n)
+		return "";
+	snprintf(buf, len, " (%" PRIu64 " more since)", n);
+	return buf;
+}
+
 /*
  * Writes the snapshot that pending stands for: t as it is now (refreshed),
  * its recording (or, with --trigger-scope process, every one), and every
- * thread's stack. Says so on one stderr line, or why it could not; counts
- * it saved or failed.
+ * thread's stack. Says so on one stderr line, or why it could not (a line a
+ * second at most, with a count of the rest); counts it saved or failed.
  */
 static void write_snapshot(struct rec_session *s, struct traced *t,
 			   const struct rec_incident_pending *pending)
@@ -726,7 +769,8 @@ static void write_snapshot(struct rec_session *s, struct traced *t,
 						    : rec_trigger__at(t->inc.rules, pending->rule);
 	struct rec_rstate *rs =
 		pending->recording ? rec_proc__find(&t->proc, pending->recording) : NULL;
-	char path[PATH_MAX] = "", subject[4 * REC_SUBJECT_MAX] = "";
+	char path[PATH_MAX] = "", subject[4 * REC_SUBJECT_MAX] = "", more[48];
+	uint64_t held;
 	int err = -ENOENT;
 
 	if (t->proc.alive)
@@ -735,14 +779,18 @@ static void write_snapshot(struct rec_session *s, struct traced *t,
 		err = snapshot_file(s, t, pending, path, sizeof(path));
 	if (rs)
 		escape_to(subject, sizeof(subject), rs->subject);
-	if (err)
+	if (err) {
+		t->snapshots_failed++;
+		t->snapshot_err = err;
+	}
+	/* In a storm every snapshot fails alike (a full disk): a line a second says so. */
+	if (err && rec_ratelimit__allow(&t->snapshot_failed_msg, now_mono_ns(), &held))
 		fprintf(stderr,
 			"recorder-attach: trigger '%s' fired in pid %d (%s): its snapshot could "
-			"not "
-			"be written into %s: %s\n",
+			"not be written into %s: %s%s\n",
 			pending->rule_text, (int)t->proc.pid, subject, s->opts.dump_dir ?: "(none)",
-			strerror(-err));
-	else
+			strerror(-err), more_since(held, more, sizeof(more)));
+	else if (!err)
 		fprintf(stderr,
 			"recorder-attach: trigger '%s' fired in pid %d (%s): snapshot written to "
 			"%s\n",
@@ -898,6 +946,11 @@ static void client_target_stats(void *ctx, void *owner, struct rec_clients_targe
 	st->libraries_given_up = k->given_up;
 	st->dumps_removed = s->dumps.removed;
 	st->dumps_removed_bytes = s->dumps.removed_bytes;
+	st->snapshots_failed = t->snapshots_failed;
+	st->snapshots_removed = s->snapshots.removed;
+	st->snapshots_removed_bytes = s->snapshots.removed_bytes;
+	st->snapshots_made_room = s->room.removed;
+	st->snapshots_made_room_bytes = s->room.removed_bytes;
 	st->attach_pid = getpid();
 	st->binary = t->binary;
 }
@@ -997,6 +1050,7 @@ static int traced_init(struct traced *t, pid_t pid, const struct rec_trigger_set
 	int err;
 
 	t->pidfd = t->listen_fd = t->lock_fd = -1;
+	rec_ratelimit__init(&t->snapshot_failed_msg, REC_RATELIMIT_NS);
 	if (rec_incident__init(&t->inc, rules))
 		return -ENOMEM;
 	if (getrandom(&t->otlp_salt, sizeof(t->otlp_salt), 0) != sizeof(t->otlp_salt))
@@ -1140,7 +1194,7 @@ static void traced_end(struct rec_session *s, struct traced *t, bool report)
 {
 	struct rec_exit_info info = { .pid = t->proc.pid };
 	struct rec_control_peer waiter;
-	uint64_t key;
+	uint64_t key, held;
 	pid_t pid = t->proc.pid;
 
 	if (t->done)
@@ -1165,6 +1219,12 @@ static void traced_end(struct rec_session *s, struct traced *t, bool report)
 	/* Let go alive (recorder-attach stops): its pending snapshots are written as they are. */
 	if (!report)
 		write_due(s, t, true);
+	held = rec_ratelimit__flush(&t->snapshot_failed_msg);
+	if (held)
+		fprintf(stderr,
+			"recorder-attach: %" PRIu64 " more snapshot(s) of pid %d could not be "
+			"written into %s since the last line that said so (the last: %s)\n",
+			held, (int)pid, s->opts.dump_dir ?: "(none)", strerror(-t->snapshot_err));
 	rec_bpfstate__untrace(s->bs, pid);
 	if (report) {
 		struct rec_dump_trigger *pend;

@@ -3,9 +3,11 @@
 # Opens Chrome traces in a real trace viewer in a real browser: speedscope (npm)
 # served from 127.0.0.1, in headless Chromium (Debian), one screenshot a trace,
 # checked by tests/chrome/check_screenshot.py (slices drawn, or none).
-#   tests/chrome/browser.sh --drawn TRACE [--none TRACE]...
+#   tests/chrome/browser.sh --drawn TRACE [--none TRACE] [--wide TRACE]...
 # --drawn: the viewer must draw the trace's slices; --none: it must not (an empty
-# or broken trace: this proves the check can fail). Prints "PASS browser: ..." or
+# or broken trace: this proves the check can fail); --wide: drawn, and one slice
+# spans most of the time shown (the hung span a snapshot was taken for, open for
+# a second beside a request of a few ms: drawn up to the snapshot's time). Prints "PASS browser: ..." or
 # "FAIL browser: ..." a trace; exits 1 if one failed. speedscope is installed
 # with npm into build/npm by tools/install-npm.sh (make test runs it), or here if
 # it is missing, saved there so that installing another package keeps it.
@@ -71,11 +73,14 @@ while [ $# -ge 2 ]; do
 		failed=$((failed + 1))
 		continue
 	fi
-	out=$(tests/chrome/check_screenshot.py "$png")
+	wide=()
+	[ "$want" = --wide ] && wide=(--wide 50)
+	out=$(tests/chrome/check_screenshot.py "$png" "${wide[@]}")
 	rc=$?
 	echo "    $out"
 	case "$want:$rc" in
 	--drawn:0) echo "PASS browser: speedscope draws the slices of $trace" ;;
+	--wide:0) echo "PASS browser: speedscope draws a slice across the time of $trace" ;;
 	--none:1) echo "PASS browser: the check sees no slices for $trace" ;;
 	*)
 		echo "FAIL browser: $trace: expected ${want#--} (screenshot: $png)"

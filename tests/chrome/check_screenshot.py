@@ -2,14 +2,17 @@
 # SPDX-License-Identifier: MIT
 """Checks a screenshot of speedscope showing a trace: slices were drawn.
 
-  check_screenshot.py PNG [MIN_PERCENT]
+  check_screenshot.py PNG [MIN_PERCENT] [--wide PERCENT]
 
 speedscope fills each slice of its flame chart with a pastel colour, on white,
 under a dark toolbar. A page that shows an error, its landing page (no trace:
 grey text, blue links, a saturated blue button) or an empty profile has next
 to none. So: the pastel pixels below the toolbar (each channel 150 or more,
 the channels apart by 20 or more) must be at least MIN_PERCENT (default 2) of
-that area. Prints the share and exits 1 below it.
+that area. Prints the share and exits 1 below it. --wide PERCENT: one slice
+spans most of the time shown, as the span a snapshot was taken for does (open
+for a second, beside a 3 ms one): some row has slice colour over at least
+PERCENT of the width.
 Reads the PNG with the standard library only (8-bit RGB or RGBA, as Chromium
 writes them).
 """
@@ -71,6 +74,10 @@ def read_png(path):
 
 
 def main(argv):
+    wide = None
+    if len(argv) >= 3 and argv[-2] == "--wide":
+        wide = float(argv[-1])
+        argv = argv[:-2]
     if len(argv) not in (2, 3):
         print(__doc__, file=sys.stderr)
         return 2
@@ -80,18 +87,28 @@ def main(argv):
     except (OSError, ValueError, zlib.error) as e:
         print("check_screenshot: %s: %s" % (argv[1], e))
         return 1
-    coloured = total = 0
+    coloured = total = widest = 0
     for row in rows[TOOLBAR:]:
+        in_row = 0
         for x in range(0, width * bpp, bpp * 2):  # every other pixel is enough
             r, g, b = row[x], row[x + 1], row[x + 2]
             total += 1
             if min(r, g, b) >= 150 and max(r, g, b) - min(r, g, b) >= 20:
                 coloured += 1
+                in_row += 1
+        widest = max(widest, in_row)
     share = 100.0 * coloured / total if total else 0.0
     ok = share >= minimum
     print("check_screenshot: %s: %.1f%% of the chart area is slice colour (%s %.1f%%): %s"
           % (argv[1], share, ">=" if ok else "<", minimum,
              "slices drawn" if ok else "no slices drawn"))
+    if wide is not None:
+        row_share = 100.0 * widest / ((width + 1) // 2) if width else 0.0
+        wide_ok = row_share >= wide
+        print("check_screenshot: %s: the widest row is %.1f%% slice colour (%s %.1f%%): %s"
+              % (argv[1], row_share, ">=" if wide_ok else "<", wide,
+                 "a slice spans the time shown" if wide_ok else "no slice spans the time shown"))
+        ok = ok and wide_ok
     return 0 if ok else 1
 
 

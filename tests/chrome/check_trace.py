@@ -3,17 +3,21 @@
 """Checks a Chrome trace-event document written by recorder-tail --format chrome.
 
   check_trace.py TRACE [--jsonl FILE] [--events N] [--spans N] [--off-cpu-min N]
+                       [--open-until TS]
 
 It verifies that TRACE parses as {"traceEvents": [...]}; that each event has
 the keys its phase needs (M: name, pid, tid, args.name; i: name, ts, pid, tid,
 s "t", args; B: name, ts, pid, tid, args; E: ts, pid, tid); that per (pid, tid)
 the times never go back and the B/E slices nest (an E closes the B open last,
-not before it; a B left open says args.open); that every pid has a
+not before it, and has its name); that every B has its E (viewers drop a B
+left open: a span still open when the trace was read must end then, named
+"NAME (open)", args.open true); that every pid has a
 process_name and every (pid, tid) a thread_name; and that the counts equal the
 tail's. --jsonl FILE is `recorder-tail --json` on the same input: its events
 (one line each; "type":"span" lines are spans) must be the trace's events, the
 same (recording, seq) pairs, and its span count the trace's. --events and
---spans give the counts by hand. Off-CPU slices (--sched: B with
+--spans give the counts by hand. --open-until TS (microseconds, as "ts" is):
+there is a span still open, and each one's E is at TS (the snapshot's time). Off-CPU slices (--sched: B with
 args.off_cpu, named "runq" or "blocked: CAUSE") are not spans: each must sit
 in a span, hold nothing, and there must be at least --off-cpu-min of them.
 Prints "check_trace: OK ..." or each problem,
@@ -42,6 +46,7 @@ def check(doc, problems):
     procs, threads, used = set(), set(), set()
     stacks, last_ts = {}, {}
     events, spans, off_cpu = set(), 0, 0
+    open_ends = []
     for n, ev in enumerate(doc["traceEvents"]):
         where = "traceEvents[%d]" % n
         if not isinstance(ev, dict):
@@ -114,17 +119,22 @@ def check(doc, problems):
                 if "name" in ev and ev["name"] != b["name"]:
                     fail(problems, "%s: E %r closes B %r (traceEvents[%d])"
                          % (where, ev["name"], b["name"], n_b))
+                if b.get("args", {}).get("open"):
+                    if not b["name"].endswith(" (open)"):
+                        fail(problems, "traceEvents[%d]: open span %r not named \"NAME (open)\""
+                             % (n_b, b["name"]))
+                    open_ends.append((n_b, b["name"], ev["ts"]))
     for key, stack in stacks.items():
         for n, ev in stack:
-            if not ev.get("args", {}).get("open"):
-                fail(problems, "traceEvents[%d]: B never closed and not marked open" % n)
+            fail(problems, "traceEvents[%d]: B %r has no E (a viewer would not draw it)"
+                 % (n, ev["name"]))
     for pid in sorted({k[0] for k in used} - procs):
         fail(problems, "pid %d has no process_name metadata" % pid)
     for key in sorted(used - threads):
         fail(problems, "pid %d tid %d has no thread_name metadata" % key)
     # Spans open whose enter is not known have no time: the document counts them.
     spans += int(doc.get("recorder_spans_open_untimed", 0))
-    return events, spans, len(used), off_cpu
+    return events, spans, len(used), off_cpu, open_ends
 
 
 def read_jsonl(path, problems):
@@ -145,7 +155,8 @@ def main(argv):
     args, opts = [], {}
     i = 1
     while i < len(argv):
-        if argv[i] in ("--jsonl", "--events", "--spans", "--off-cpu-min") and i + 1 < len(argv):
+        if argv[i] in ("--jsonl", "--events", "--spans", "--off-cpu-min",
+                       "--open-until") and i + 1 < len(argv):
             opts[argv[i]] = argv[i + 1]
             i += 2
         elif argv[i].startswith("-"):
@@ -167,7 +178,15 @@ def main(argv):
         return 1
     got = check(doc, problems)
     if got:
-        events, spans, nthreads, off_cpu = got
+        events, spans, nthreads, off_cpu, open_ends = got
+        if "--open-until" in opts:
+            until = decimal.Decimal(opts["--open-until"])
+            if not open_ends:
+                fail(problems, "no span is open, one open until %s expected" % until)
+            for n, name, ts in open_ends:
+                if ts != until:
+                    fail(problems, "traceEvents[%d]: open span %r ends at %s, not at %s"
+                         % (n, name, ts, until))
         if "--jsonl" in opts:
             want_events, want_spans = read_jsonl(opts["--jsonl"], problems)
             if events != want_events:

@@ -100,3 +100,81 @@ test_chrome_bad_format_and_follow_are_usage_errors() {
 	out=$($B/recorder-tail -p 1 --format chrome --list 2>&1)
 	[[ $out == *"does not go with --follow, --list"* ]] || fail "--format chrome --list: $out"
 }
+
+# chrome_us RFC3339: the microseconds since the epoch of a dump's "dumped_at", as "ts" has them.
+chrome_us() {
+	python3 -c 'import datetime, sys
+d = datetime.datetime.strptime(sys.argv[1], "%Y-%m-%dT%H:%M:%S.%fZ")
+d = d.replace(tzinfo=datetime.timezone.utc)
+print("%d" % (int(d.timestamp()) * 1000000 + d.microsecond))' "$1"
+}
+
+# chrome_extent TRACE NAME: the microseconds from the B of the slice NAME to its E.
+chrome_extent() {
+	jq -r --arg n "$2" '[.traceEvents[] | select(.name == $n and (.ph == "B" or .ph == "E")) | .ts] |
+		(.[1] - .[0]) | floor' "$1"
+}
+
+# Issue 35, item 5: the snapshot of a hung get, taken when its command and lookup
+# spans had been open for a second, draws them: each ends at the snapshot's time,
+# named "NAME (open)" (B and E), next to the set that ended 3 ms after it began.
+# Live, they end at the read; in the black box of the process, at its death
+# (the dump's ended.time_ns).
+test_chrome_hung_request_is_drawn_up_to_the_snapshot() {
+	local snap at ext before after end box out
+	start_target $B/tests/targets/incident hung-get || return 1
+	$B/recorder-attach $RECORDER_ATTACH_FLAGS -p "$TARGET_PID" --dump-dir "$T/dumps" \
+		--trigger 'span:lookup>1s' --trigger-scope process --trigger-after 0 \
+		>"$T/attach.out" 2>"$T/attach.err" &
+	ATTACH_PID=$!
+	BG_PIDS+=($ATTACH_PID)
+	wait_for "$T/attach.out" '^attached to' 30 || { cat "$T/attach.err"; return 1; }
+	wait_for "$T/target.out" '^hanging' || return 1
+	wait_for "$T/attach.err" 'snapshot written to ' 30 || return 1
+	snap=$(sed -n 's/^recorder-attach: trigger .* snapshot written to //p' "$T/attach.err" | head -1)
+	$B/recorder-tail --file "$snap" --format chrome >"$T/snap.json" ||
+		fail "recorder-tail --format chrome of $snap failed" || return 1
+	at=$(chrome_us "$(jq -r .dumped_at "$snap")")
+	out=$($CHECK_TRACE "$T/snap.json" --open-until "$at") || fail "snapshot: $out" || return 1
+	expect "the set, and the get with its open spans" \
+		"recording set
+command set
+recording (open) get
+command (open) get
+lookup (open) get" \
+		"$(jq -r '.traceEvents[] | select(.ph == "B") | "\(.name) \(.args.subject)"' "$T/snap.json")" ||
+		return 1
+	ext=$(chrome_extent "$T/snap.json" "lookup (open)")
+	[ "$ext" -ge 1000000 ] ||
+		fail "the hung lookup is drawn for ${ext} us, not the second it hung" || return 1
+	expect "it is marked open" "true" \
+		"$(jq -r '.traceEvents[] | select(.name == "lookup (open)" and .ph == "B") | .args.open' "$T/snap.json")" ||
+		return 1
+
+	# Live: up to the read.
+	before=$(date +%s%6N)
+	$B/recorder-tail -p "$TARGET_PID" --format chrome >"$T/live.json" || return 1
+	after=$(date +%s%6N)
+	out=$($CHECK_TRACE "$T/live.json") || fail "live: $out" || return 1
+	end=$(jq -r '.traceEvents[] | select(.name == "lookup (open)" and .ph == "E") | .ts | floor' "$T/live.json")
+	[ "$end" -ge "$before" ] && [ "$end" -le "$after" ] ||
+		fail "live: the open lookup ends at $end, not at the read ($before..$after)" || return 1
+
+	# The black box: up to the death.
+	kill -KILL "$TARGET_PID"
+	wait_for "$T/attach.out" "black box of pid $TARGET_PID written to " 30 || return 1
+	box=$(sed -n "s/^recorder-attach: black box of pid $TARGET_PID written to //p" "$T/attach.out")
+	$B/recorder-tail --file "$box" --format chrome >"$T/box.json" || return 1
+	# Its death, as "ts" has it: ended.time_ns (CLOCK_MONOTONIC) + clock_offset_ns.
+	at=$(python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+t = d["ended"]["time_ns"] + d["clock_offset_ns"]
+print("%d.%03d" % (t // 1000, t % 1000))' "$box") || fail "the black box has no ended.time_ns" ||
+		return 1
+	out=$($CHECK_TRACE "$T/box.json" --open-until "$at") || fail "black box: $out" || return 1
+	[ "${at%.*}" -ge "$after" ] && [ "${at%.*}" -le "$(chrome_us "$(jq -r .dumped_at "$box")")" ] ||
+		fail "the black box's spans end at $at, not at the death (after $after, by its writing)" ||
+		return 1
+	ext=$(chrome_extent "$T/box.json" "lookup (open)")
+	[ "$ext" -ge 1000000 ] || fail "black box: the lookup is drawn for ${ext} us" || return 1
+}

@@ -353,3 +353,60 @@ test_dumpfiles_retention_options_refuse_bad_values() {
 	out=$($B/recorder-attach -p 1 --keep-dumps -3 2>&1)
 	[[ $out == *"invalid --keep-dumps '-3': expected 0 to 1000000"* ]] || fail "bad --keep-dumps: $out"
 }
+
+# Issue 35, item 4: a rule with no cooldown fires every 10 ms and its snapshots
+# fill a 64 KiB dump directory. The snapshots that no longer fit are said on a
+# few lines, each with a count of the failures since the last, not a line each;
+# they are counted (--triggers, --stats). When the process exits, its black box
+# takes the room of the oldest snapshots (said on one line), is written and
+# read back, and recorder-attach exits 0.
+test_dumpfiles_black_box_takes_the_room_of_snapshots() {
+	local dump before after removed failed lines
+	dumpfiles_mount "$T/small" size=64k || return 1
+	start_target $B/tests/targets/incident errors 200 10 || return 1
+	$B/recorder-attach $RECORDER_ATTACH_FLAGS -p "$TARGET_PID" --dump-dir "$T/small" \
+		--trigger 'level>=error' --trigger-cooldown 0 --trigger-cap 0 --trigger-after 0 \
+		>"$T/attach.out" 2>"$T/attach.err" &
+	ATTACH_PID=$!
+	BG_PIDS+=($ATTACH_PID)
+	wait_for "$T/attach.out" '^attached to' 30 || { cat "$T/attach.err"; return 1; }
+	wait_for "$T/target.out" '^done' 60 || return 1
+	wait_for "$T/attach.err" 'its snapshot could not be written' 30 || return 1
+	# The last errors may still be on their way (a batch): until all 200 were tried.
+	local i tried
+	for ((i = 0; i < 500; i++)); do
+		tried=$($B/recorder-tail -p "$TARGET_PID" --triggers --json | jq -r '.saved + .failed')
+		[ "$tried" = 200 ] && break
+		sleep 0.02
+	done
+	expect "each of the 200 errors fired a snapshot, saved or failed" 200 "$tried" || return 1
+	failed=$($B/recorder-tail -p "$TARGET_PID" --triggers --json | jq -r .failed)
+	[ "$failed" -gt 10 ] ||
+		fail "--triggers counts the snapshots that failed: $failed" || return 1
+	expect "--stats counts them too, for the process" "$failed" \
+		"$($B/recorder-tail -p "$TARGET_PID" --stats --json | jq -r .snapshots.failed)" || return 1
+	before=$(find "$T/small" -name 'snapshot-*.json' | wc -l)
+	[ "$before" -gt 0 ] || fail "no snapshot was written" || return 1
+	stop_target
+	dumpfiles_wait_exit
+	expect "recorder-attach exits 0: the black box was written" "0" "$ATTACH_STATUS" ||
+		{ cat "$T/attach.err"; return 1; }
+	dump=$(dumpfiles_dump_of "$TARGET_PID") || return 1
+	[ -f "$dump" ] || fail "no black box at $dump" || return 1
+	expect "recorder-tail reads it" "errors" \
+		"$($B/recorder-tail --file "$dump" --list --json | jq -r .subject)" || return 1
+	after=$(find "$T/small" -name 'snapshot-*.json' | wc -l)
+	removed=$(sed -nE "s/^recorder-attach: removed ([0-9]+) snapshot\(s\) \([0-9]+ bytes\) from .* to make room for the black box of pid $TARGET_PID$/\1/p" "$T/attach.err")
+	[ -n "$removed" ] && [ "$removed" -gt 0 ] ||
+		fail "it says it removed snapshots to make room: $(grep -v 'fired in pid' "$T/attach.err")" ||
+		return 1
+	expect "the snapshots left are the ones not removed" "$before" "$((after + removed))" ||
+		return 1
+	lines=$(grep -c 'its snapshot could not be written' "$T/attach.err")
+	[ "$lines" -le 5 ] ||
+		fail "$lines lines for $failed failed snapshots: $(grep 'could not be written' "$T/attach.err" | head -8)" ||
+		return 1
+	grep -qE 'its snapshot could not be written into .*: No space left on device \([0-9]+ more since\)' \
+		"$T/attach.err" || grep -qE 'could not be written .* [0-9]+ more times' "$T/attach.err" ||
+		fail "the repeats are counted: $(grep 'could not be written' "$T/attach.err" | head -5)"
+}

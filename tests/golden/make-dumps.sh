@@ -91,14 +91,30 @@ dead killed $B/workload --wait-attach --threads 2 --recordings 2 --events 30 --c
 dead segv $B/workload --wait-attach --threads 1 --recordings 1 --events 5 --cap 3 --depth 1 \
 	--fields 3 --die segv
 # Kernel time per span (--sched): a span that waited 100 ms on a mutex, its dump once done.
-$B/tests/targets/sched mutex >"$T/sched.out" 2>&1 &
-PIDS+=("$!")
-wait_line "$T/sched.out" '^pid '
-$B/recorder-attach -p "$!" --sched --dump-dir "$T/sched" >"$T/sched.attach" 2>&1 &
-PIDS+=("$!")
-wait_line "$T/sched.out" '^done'
-cp "$($B/recorder-tail -p "${PIDS[-2]}" --dump)" "$OUT/sched.json"
-kill -TERM "${PIDS[-2]}" "${PIDS[-1]}" 2>/dev/null || true
+if selected sched; then
+	$B/tests/targets/sched mutex >"$T/sched.out" 2>&1 &
+	PIDS+=("$!")
+	wait_line "$T/sched.out" '^pid '
+	$B/recorder-attach -p "$!" --sched --dump-dir "$T/sched" >"$T/sched.attach" 2>&1 &
+	PIDS+=("$!")
+	wait_line "$T/sched.out" '^done'
+	cp "$($B/recorder-tail -p "${PIDS[-2]}" --dump)" "$OUT/sched.json"
+	kill -TERM "${PIDS[-2]}" "${PIDS[-1]}" 2>/dev/null || true
+fi
+# Issue 35, item 5: the snapshot of a hung get, taken when its command and lookup spans
+# had been open for a second, with the set before it (--trigger-scope process).
+if selected hung_get; then
+	$B/tests/targets/incident hung-get >"$T/hung_get.out" 2>&1 &
+	PIDS+=("$!")
+	wait_line "$T/hung_get.out" '^pid '
+	$B/recorder-attach -p "$!" --trigger 'span:lookup>1s' --trigger-scope process \
+		--trigger-after 0 --dump-dir "$T/hung_get" >"$T/hung_get.attach" 2>&1 &
+	PIDS+=("$!")
+	wait_line "$T/hung_get.attach" 'snapshot written to '
+	cp "$(sed -n 's/^recorder-attach: trigger .* snapshot written to //p' "$T/hung_get.attach" |
+		head -1)" "$OUT/hung_get.json"
+	kill -TERM "${PIDS[-2]}" "${PIDS[-1]}" 2>/dev/null || true
+fi
 # The dumps of triggers, from two of those: a snapshot of one recording, a black box naming one.
 if selected snapshot || selected killed_triggered; then
 	$B/tests/golden/mksnapshots "$OUT"

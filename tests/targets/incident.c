@@ -10,10 +10,16 @@
  *		flat out). Prints "bad KEY" first (the key request BAD will have).
  *	incident storm N                one recording, N REC_ERROR events
  *		"request failed" (status=500), flat out
+ *	incident errors N MS            one recording "errors", N REC_ERROR events
+ *		"request failed" (status=500, i), one every MS milliseconds
  *	incident slow MS               one recording "slow", a span "request"
  *		that lasts MS milliseconds, then left
  *	incident hang                   one recording "hung", a span "request"
  *		entered and never left
+ *	incident hung-get               issue 35's hung request: a recording "set"
+ *		whose span "command" takes 3 ms, then, 50 ms later, a recording
+ *		"get" whose spans "command" and "lookup" (in it) are entered and
+ *		never left
  *	incident code REASON            one recording "health", 3 events, then
  *		rec_trigger(rec, REASON)
  *	Each prints "pid N", waits for recorder-attach (rec_is_attached()), runs,
@@ -91,7 +97,8 @@ int main(int argc, char **argv)
 	int sig;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: incident requests|storm|slow|hang|code ...\n");
+		fprintf(stderr,
+			"usage: incident requests|storm|errors|slow|hang|hung-get|code ...\n");
 		return 2;
 	}
 	sigemptyset(&stop);
@@ -120,6 +127,16 @@ int main(int argc, char **argv)
 		for (unsigned long k = 0; k < n; k++)
 			REC_ERROR("request failed", REC_U64(status, 500), REC_U64(i, k));
 		rec_span_exit(&span);
+	} else if (!strcmp(argv[1], "errors") && argc >= 4) {
+		unsigned long n = strtoul(argv[2], NULL, 10);
+		long long ms = strtoll(argv[3], NULL, 10);
+
+		one(r, &span, "errors");
+		for (unsigned long k = 0; k < n; k++) {
+			REC_ERROR("request failed", REC_U64(status, 500), REC_U64(i, k));
+			sleep_ns(ms * 1000000LL);
+		}
+		rec_span_exit(&span);
 	} else if (!strcmp(argv[1], "slow") && argc >= 3) {
 		one(r, &span, "slow");
 		REC_SPAN_INIT(&req, INFO, "request");
@@ -134,6 +151,25 @@ int main(int argc, char **argv)
 		REC_SPAN_INIT(&req, INFO, "request");
 		rec_span_enter(&req);
 		REC_INFO("step", REC_U64(i, 0));
+		printf("hanging\n");
+		fflush(stdout);
+	} else if (!strcmp(argv[1], "hung-get")) {
+		struct rec_span get, set_cmd, get_cmd, lookup;
+
+		one(r, &span, "set");
+		REC_SPAN_INIT(&set_cmd, INFO, "command");
+		rec_span_enter(&set_cmd);
+		REC_INFO("set", REC_U64(i, 1));
+		sleep_ns(3000000);
+		rec_span_exit(&set_cmd);
+		rec_span_exit(&span);
+		sleep_ns(50000000);
+		one(r, &get, "get");
+		REC_SPAN_INIT(&get_cmd, INFO, "command");
+		rec_span_enter(&get_cmd);
+		REC_SPAN_INIT(&lookup, INFO, "lookup");
+		rec_span_enter(&lookup);
+		REC_INFO("lookup", REC_U64(i, 1));
 		printf("hanging\n");
 		fflush(stdout);
 	} else if (!strcmp(argv[1], "code") && argc >= 3) {

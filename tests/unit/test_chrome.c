@@ -61,6 +61,9 @@ static void event(struct rec_output *o, uint32_t tid, uint64_t recording, const 
 	rec_output__event(o, &ev);
 }
 
+/* When the spans are read (their view's read_ns): an open one ends there; 0: not known. */
+static int64_t read_at;
+
 static void span(struct rec_output *o, uint32_t tid, uint64_t recording, const char *subject,
 		 uint64_t id, uint64_t parent, int cs, int64_t enter, int64_t exit)
 {
@@ -76,6 +79,7 @@ static void span(struct rec_output *o, uint32_t tid, uint64_t recording, const c
 		.meta = 0x5000,
 		.enter_ns = enter,
 		.exit_ns = exit,
+		.read_ns = read_at,
 	};
 
 	rec_output__span(o, &sp);
@@ -91,6 +95,8 @@ static char *scenario(size_t *len)
 	assert_non_null(f);
 	rec_output__init(&o, f, &rec_output_chrome__ops);
 	rec_output__begin(&o);
+	/* Read (a snapshot taken) at 13 ms: the open spans end there. */
+	read_at = T(13000);
 	/* Thread 100 serves one recording: named by its subject. */
 	event(&o, 100, 0x10, "actor[0]", 1, T(1000));		     /* at the outer B: inside */
 	event(&o, 100, 0x10, "actor[0]", 2, T(3000));		     /* in parse */
@@ -113,6 +119,7 @@ static char *scenario(size_t *len)
 	span(&o, 101, 0x30, "actor[2]", 10, 0, 1, T(2000), T(8000)); /* cut at 5000 */
 	rec_output__end(&o);
 	assert_int_equal(fclose(f), 0);
+	read_at = 0;
 	return buf;
 }
 
@@ -169,9 +176,13 @@ static void test_scenario_parts(void **state)
 	assert_non_null(strstr(got, "read \\\"block\\\"\\n"));
 	assert_non_null(strstr(got, "span \\u001b[2J"));
 	assert_null(strchr(got, '\x1b'));
-	/* The exit whose enter fell out is an instant; the open span has a B only. */
+	/* The exit whose enter fell out is an instant; the open spans end when read. */
 	assert_non_null(strstr(got, "\"enter\":\"before the attach\""));
 	assert_non_null(strstr(got, "\"open\":true"));
+	assert_non_null(strstr(
+		got, "{\"name\":\"parse (open)\",\"ph\":\"E\",\"ts\":1764820000013000.123,"
+		     "\"pid\":4242,\"tid\":100},\n"
+		     "{\"name\":\"handle (open)\",\"ph\":\"E\",\"ts\":1764820000013000.123,"));
 	assert_non_null(strstr(got, "\"clipped\":true"));
 	assert_non_null(strstr(got, "\"recorder_spans_open_untimed\":1}"));
 	/* handle's B comes before parse's, and parse's E before reply's B. */
@@ -179,6 +190,72 @@ static void test_scenario_parts(void **state)
 	assert_true(strstr(got, "\"ph\":\"E\",\"ts\":1764820000004000.123") <
 		    strstr(got, "\"ph\":\"B\",\"ts\":1764820000004000.123"));
 	free(got);
+}
+
+/*
+ * The request a snapshot was taken for (issue 35, item 5): a set that took 3 ms,
+ * then a get whose command and lookup spans are still open when the snapshot
+ * is taken 1,010 ms later. Each open span gets its E at the snapshot's time,
+ * named as its B ("lookup (open)"), args.open true: the viewers draw it.
+ */
+static void test_open_spans_end_when_read(void **state)
+{
+	struct rec_output o;
+	char *buf = NULL;
+	size_t len;
+	FILE *f = open_memstream(&buf, &len);
+
+	(void)state;
+	rec_output__init(&o, f, &rec_output_chrome__ops);
+	rec_output__begin(&o);
+	read_at = T(1060000);
+	span(&o, 100, 0x10, "set", 1, 0, 0, T(1000), T(4000));
+	span(&o, 100, 0x20, "get", 2, 0, 0, T(50000), 0);
+	span(&o, 100, 0x20, "get", 3, 2, 1, T(50010), 0);
+	rec_output__end(&o);
+	assert_int_equal(fclose(f), 0);
+	read_at = 0;
+	assert_non_null(strstr(buf, "{\"name\":\"handle (open)\",\"cat\":\"conn\",\"ph\":\"B\","
+				    "\"ts\":1764820000050000.123,"));
+	assert_non_null(strstr(buf, "{\"name\":\"parse (open)\",\"cat\":\"conn\",\"ph\":\"B\","
+				    "\"ts\":1764820000050010.123,"));
+	assert_non_null(
+		strstr(buf, "\"line\":20,\"open\":true}},\n"
+			    "{\"name\":\"parse (open)\",\"ph\":\"E\",\"ts\":1764820001060000.123,"
+			    "\"pid\":4242,\"tid\":100},\n"
+			    "{\"name\":\"handle (open)\",\"ph\":\"E\",\"ts\":1764820001060000.123,"
+			    "\"pid\":4242,\"tid\":100}]}\n"));
+	/* The span that ended is named as it was. */
+	assert_non_null(
+		strstr(buf, "{\"name\":\"handle\",\"ph\":\"E\",\"ts\":1764820000004000.123,"));
+	free(buf);
+}
+
+/* Read at a time not known (an older dump): an open span ends at the document's last time. */
+static void test_open_spans_end_at_the_last_time_if_not_known(void **state)
+{
+	struct rec_output o;
+	char *buf = NULL;
+	size_t len;
+	FILE *f = open_memstream(&buf, &len);
+
+	(void)state;
+	rec_output__init(&o, f, &rec_output_chrome__ops);
+	rec_output__begin(&o);
+	span(&o, 100, 0x10, "a", 1, 0, 0, T(1000), 0);
+	event(&o, 100, 0x10, "a", 1, T(2000));
+	span(&o, 101, 0x20, "b", 2, 0, 1, T(1500), T(3000));
+	span(&o, 102, 0x30, "c", 3, 0, 2, T(5000), 0);
+	rec_output__end(&o);
+	assert_int_equal(fclose(f), 0);
+	assert_non_null(
+		strstr(buf, "{\"name\":\"handle (open)\",\"ph\":\"E\",\"ts\":1764820000005000.123,"
+			    "\"pid\":4242,\"tid\":100}"));
+	/* One entered after everything else: zero long, at its enter. */
+	assert_non_null(
+		strstr(buf, "{\"name\":\"reply (open)\",\"ph\":\"E\",\"ts\":1764820000005000.123,"
+			    "\"pid\":4242,\"tid\":102}"));
+	free(buf);
 }
 
 /* A follower's events come without a begin: not shown, and nothing breaks. */
@@ -249,6 +326,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_scenario_matches_golden),
 		cmocka_unit_test(test_scenario_parts),
+		cmocka_unit_test(test_open_spans_end_when_read),
+		cmocka_unit_test(test_open_spans_end_at_the_last_time_if_not_known),
 		cmocka_unit_test(test_event_without_a_document),
 		cmocka_unit_test(test_empty_tail),
 		cmocka_unit_test(test_micros),

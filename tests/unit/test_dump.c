@@ -168,8 +168,10 @@ static void build_live(struct rec_proc *p)
 		{ .hdr = { .type = REC_RT_STACK, .size = sizeof(st[0]), .tid = 78 },
 		  .overflow = 3 },
 	};
-	struct rec_exit_rec ex = { .hdr = { .type = REC_RT_EXIT, .size = sizeof(ex) },
-				   .status = SIGSEGV | 0x80 };
+	struct rec_exit_rec ex = {
+		.hdr = { .type = REC_RT_EXIT, .size = sizeof(ex), .time_ns = 7000000123ULL },
+		.status = SIGSEGV | 0x80
+	};
 	struct ev ev;
 
 	proc_init_self(p);
@@ -373,6 +375,9 @@ static void test_round_trip_answers_identically(void **state)
 	assert_int_equal(back.end, REC_END_SIGNAL);
 	assert_int_equal(back.end_code, SIGSEGV);
 	assert_int_equal(back.end_core, 1);
+	/* When it died: its open spans are shown up to it (issue 35, item 5). */
+	assert_int_equal(back.ended_ns, 7000000123ULL);
+	assert_non_null(strstr(text, "\"core_dumped\":true,\"time_ns\":7000000123}"));
 	assert_int_equal(rec_proc__find(&back, KEY_A)->stale, 1);
 	assert_true(rec_proc__find(&back, KEY_C)->retired);
 	assert_null(back.reader.read);
@@ -406,8 +411,9 @@ static void test_round_trip_answers_identically(void **state)
 
 	/* Spot checks of the text and of what the queries showed. */
 	assert_non_null(strstr(text, "{\"format\":\"recorder-dump\",\"version\":3,"));
-	assert_non_null(strstr(text, "\"ended\":{\"how\":\"signal\",\"signal\":11,"
-				     "\"name\":\"SIGSEGV\",\"core_dumped\":true}"));
+	assert_non_null(
+		strstr(text, "\"ended\":{\"how\":\"signal\",\"signal\":11,"
+			     "\"name\":\"SIGSEGV\",\"core_dumped\":true,\"time_ns\":7000000123}"));
 	assert_non_null(strstr(text, "\"dumped_at\":\"2026-12-02T"));
 	assert_non_null(strstr(text, "\"counters\":{\"ring_full\":18446744073709551615,"
 				     "\"str_fault\":101,"));

@@ -149,6 +149,36 @@ static void span_closed(void **state)
 	free(j);
 }
 
+/*
+ * Through the backend's ops, as recorder-tail writes it: a span open in a
+ * snapshot ends at the snapshot's time (the view's read_ns), not when the file
+ * is read, and says it is open (issue 35, item 5).
+ */
+static void span_open_ends_at_its_read_time(void **state)
+{
+	struct rec_span_view sp = {
+		.from = { .tid = 11, .recording = 1, .subject = "get" },
+		.id = 6,
+		.cs = &span_cs,
+		.enter_ns = 1700000000000000150LL,
+		.read_ns = 1700000001010000150LL,
+	};
+	struct rec_output o;
+	char *buf = NULL, v[24];
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	(void)state;
+	assert_non_null(f);
+	rec_output__init(&o, f, &rec_output_otlp__ops);
+	rec_output__span(&o, &sp);
+	fclose(f);
+	member(buf, "endTimeUnixNano", v, sizeof(v));
+	assert_string_equal(v, "1700000001010000150");
+	assert_non_null(strstr(buf, "{\"key\":\"recorder.open\",\"value\":{\"boolValue\":true}}"));
+	free(buf);
+}
+
 static void span_parent_open_and_unknown_enter(void **state)
 {
 	struct rec_span_view parent = {
@@ -314,6 +344,7 @@ int main(void)
 		cmocka_unit_test(ids),
 		cmocka_unit_test(span_closed),
 		cmocka_unit_test(span_parent_open_and_unknown_enter),
+		cmocka_unit_test(span_open_ends_at_its_read_time),
 		cmocka_unit_test(spans_are_routed),
 		cmocka_unit_test(envelope_traces),
 		cmocka_unit_test(traces_to_a_receiver),

@@ -478,6 +478,11 @@ static void test_clients_and_not_sent(void **state)
 		.dumps_removed_bytes = 13,
 		.attach_pid = 14,
 		.binary = "/usr/sbin/server",
+		.snapshots_failed = 15,
+		.snapshots_removed = 16,
+		.snapshots_removed_bytes = 17,
+		.snapshots_made_room = 18,
+		.snapshots_made_room_bytes = 19,
 	};
 	struct rec_output_clients by_pid = clients;
 	struct rec_proc *p = *state;
@@ -492,18 +497,23 @@ static void test_clients_and_not_sent(void **state)
 	/* Internal sizes only with -v: the limits table and the BPF table's entries. */
 	assert_null(strstr(buf, "entries in the BPF recordings table"));
 	assert_non_null(strstr(buf, "limits: nothing went over its limit (-v shows each limit"));
-	assert_non_null(strstr(buf,
-			       "\ntraced by: recorder-attach 14, --binary /usr/sbin/server\n"
-			       "clients of this recorder-attach (all traced processes):\n"
-			       "    connected            1 (at most 2)\n"
-			       "    accepted             3\n    denied               4\n"
-			       "    refused              5\n    timed_out            6\n"
-			       "    events_not_sent      7\n"
-			       "libraries loaded after the attach whose probes failed to attach:\n"
-			       "    failed               8\n    retrying             9\n"
-			       "    attached_later       10\n    given_up             11\n"
-			       "black boxes removed by --keep-dumps and --max-dump-bytes:\n"
-			       "    removed              12\n    removed_bytes        13\n"));
+	assert_non_null(strstr(
+		buf, "\ntraced by: recorder-attach 14, --binary /usr/sbin/server\n"
+		     "clients of this recorder-attach (all traced processes):\n"
+		     "    connected            1 (at most 2)\n"
+		     "    accepted             3\n    denied               4\n"
+		     "    refused              5\n    timed_out            6\n"
+		     "    events_not_sent      7\n"
+		     "libraries loaded after the attach whose probes failed to attach:\n"
+		     "    failed               8\n    retrying             9\n"
+		     "    attached_later       10\n    given_up             11\n"
+		     "black boxes removed by --keep-dumps and --max-dump-bytes:\n"
+		     "    removed              12\n    removed_bytes        13\n"
+		     "snapshots: not written (this process), removed by --keep-snapshots "
+		     "and --max-snapshot-bytes, removed to make room for black boxes (made_room):\n"
+		     "    failed               15\n    removed              16\n"
+		     "    removed_bytes        17\n    made_room            18\n"
+		     "    made_room_bytes      19\n"));
 	assert_int_equal(buf[len - 1], '\n');
 	free(buf);
 
@@ -526,6 +536,8 @@ static void test_clients_and_not_sent(void **state)
 			       "\"events_not_sent\":7},\"libraries\":{\"failed\":8,\"retrying\":9,"
 			       "\"attached_later\":10,\"given_up\":11},"
 			       "\"dumps\":{\"removed\":12,\"removed_bytes\":13},"
+			       "\"snapshots\":{\"failed\":15,\"removed\":16,\"removed_bytes\":17,"
+			       "\"made_room\":18,\"made_room_bytes\":19},"
 			       "\"traced_by\":{\"pid\":14,\"binary\":\"/usr/sbin/server\"}}\n"));
 	assert_int_equal(count_lines(buf), 1);
 	free(buf);

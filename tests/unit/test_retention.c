@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * rec_retention__select(): which black boxes go; rec_retention__apply_prefix():
- * black boxes and snapshots, each by its own policy, never the other's files.
+ * black boxes and snapshots, each by its own policy, never the other's files;
+ * rec_retention__write_making_room(): a black box that does not fit takes the
+ * room of the oldest snapshots, never of another black box.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,6 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -219,6 +222,127 @@ static void black_boxes_and_snapshots_keep_apart(void **state)
 	clean_dir(dir);
 }
 
+/* A directory that holds room bytes: a write of need bytes fails with ENOSPC past it. */
+struct full_dir {
+	const char *dir;
+	uint64_t room, need;
+	unsigned int tries;
+	int other_err; /* returned instead of -ENOSPC when set */
+};
+
+static uint64_t bytes_in(const char *dir)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < 6; i++) {
+		char path[256];
+		struct stat st;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, dir_files[i]);
+		if (!stat(path, &st))
+			n += (uint64_t)st.st_size;
+	}
+	return n;
+}
+
+static int write_in_full_dir(void *ctx)
+{
+	struct full_dir *f = ctx;
+
+	f->tries++;
+	if (bytes_in(f->dir) + f->need <= f->room)
+		return 0;
+	return f->other_err ? f->other_err : -ENOSPC;
+}
+
+/*
+ * A black box of 250 bytes in a directory that holds 650, with 600 in it
+ * (three black boxes and three snapshots of 100): the two oldest snapshots go,
+ * one at a time, each followed by a try; the black boxes and the newest
+ * snapshot stay.
+ */
+static void a_black_box_takes_the_room_of_the_oldest_snapshots(void **state)
+{
+	struct rec_retention_count count = { 0 };
+	char dir[] = "/tmp/test_retention.XXXXXX";
+	struct full_dir f = { .dir = dir, .room = 650, .need = 250 };
+
+	(void)state;
+	make_dir(dir);
+	assert_int_equal(rec_retention__write_making_room(dir, write_in_full_dir, &f, &count), 0);
+	assert_int_equal(f.tries, 3);
+	assert_int_equal(count.removed, 2);
+	assert_int_equal(count.removed_bytes, 200);
+	assert_int_equal(count.failed, 0);
+	assert_false(exists(dir, "snapshot-1-a.json"));
+	assert_false(exists(dir, "snapshot-2-b.json"));
+	assert_true(exists(dir, "snapshot-3-c.json"));
+	for (size_t i = 0; i < 3; i++)
+		assert_true(exists(dir, dir_files[i]));
+	clean_dir(dir);
+}
+
+/* It fits at once: nothing is removed, one try. */
+static void a_black_box_that_fits_removes_nothing(void **state)
+{
+	struct rec_retention_count count = { 0 };
+	char dir[] = "/tmp/test_retention.XXXXXX";
+	struct full_dir f = { .dir = dir, .room = 1000, .need = 250 };
+
+	(void)state;
+	make_dir(dir);
+	assert_int_equal(rec_retention__write_making_room(dir, write_in_full_dir, &f, &count), 0);
+	assert_int_equal(f.tries, 1);
+	assert_int_equal(count.removed, 0);
+	for (size_t i = 0; i < 6; i++)
+		assert_true(exists(dir, dir_files[i]));
+	clean_dir(dir);
+}
+
+/*
+ * Too big even with every snapshot gone: they all go, the black boxes stay,
+ * and the write's last error comes back.
+ */
+static void never_a_black_box_for_another(void **state)
+{
+	struct rec_retention_count count = { 0 };
+	char dir[] = "/tmp/test_retention.XXXXXX";
+	struct full_dir f = { .dir = dir, .room = 600, .need = 400 };
+
+	(void)state;
+	make_dir(dir);
+	assert_int_equal(rec_retention__write_making_room(dir, write_in_full_dir, &f, &count),
+			 -ENOSPC);
+	assert_int_equal(f.tries, 4);
+	assert_int_equal(count.removed, 3);
+	assert_int_equal(count.removed_bytes, 300);
+	for (size_t i = 0; i < 3; i++)
+		assert_true(exists(dir, dir_files[i]));
+	for (size_t i = 3; i < 6; i++)
+		assert_false(exists(dir, dir_files[i]));
+	clean_dir(dir);
+}
+
+/* Only a want of room (ENOSPC, EDQUOT) takes snapshots away: EIO does not. */
+static void only_a_want_of_room_removes(void **state)
+{
+	struct rec_retention_count count = { 0 };
+	char dir[] = "/tmp/test_retention.XXXXXX";
+	struct full_dir f = { .dir = dir, .room = 600, .need = 250, .other_err = -EIO };
+
+	(void)state;
+	make_dir(dir);
+	assert_int_equal(rec_retention__write_making_room(dir, write_in_full_dir, &f, &count),
+			 -EIO);
+	assert_int_equal(f.tries, 1);
+	assert_int_equal(count.removed, 0);
+	f = (struct full_dir){ .dir = dir, .room = 600, .need = 1000, .other_err = -EDQUOT };
+	assert_int_equal(rec_retention__write_making_room(dir, write_in_full_dir, &f, &count),
+			 -EDQUOT);
+	assert_int_equal(count.removed, 3);
+	clean_dir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -231,6 +355,10 @@ int main(void)
 		cmocka_unit_test(only_finished_dumps_count),
 		cmocka_unit_test(snapshots_are_not_dumps),
 		cmocka_unit_test(black_boxes_and_snapshots_keep_apart),
+		cmocka_unit_test(a_black_box_takes_the_room_of_the_oldest_snapshots),
+		cmocka_unit_test(a_black_box_that_fits_removes_nothing),
+		cmocka_unit_test(never_a_black_box_for_another),
+		cmocka_unit_test(only_a_want_of_room_removes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -138,6 +138,14 @@ struct rec_output_clients {
 	/* Black boxes removed by the retention (--keep-dumps, --max-dump-bytes). */
 	uint64_t dumps_removed;
 	uint64_t dumps_removed_bytes;
+	/* The process's snapshots that could not be written (a full disk, say). */
+	uint64_t snapshots_failed;
+	/* Snapshots removed by the retention (--keep-snapshots, --max-snapshot-bytes). */
+	uint64_t snapshots_removed;
+	uint64_t snapshots_removed_bytes;
+	/* Snapshots removed for a black box to fit in the dump directory. */
+	uint64_t snapshots_made_room;
+	uint64_t snapshots_made_room_bytes;
 	/* Who traces the process: that recorder-attach, and its --binary file (NULL: -p). */
 	pid_t attach_pid;
 	const char *binary;

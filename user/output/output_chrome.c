@@ -14,8 +14,13 @@
  *   - An event is a thread-scoped instant ("ph":"i","s":"t") named by its
  *     message (else its callsite's name), "cat" its target, its fields and
  *     where it came from (subject, recording, seq, level, file, line) in "args".
- *   - A span is a "B" slice at its enter and an "E" at its exit; one still
- *     open (exit 0) has its "B" only, args.open true. One entered before the
+ *   - A span is a "B" slice at its enter and an "E" at its exit. One still
+ *     open (exit 0) ends when it was read (struct rec_span_view's read_ns:
+ *     now for a live process, the snapshot's time for a snapshot, the death
+ *     for a black box), or, if that is not known, at the last time of the
+ *     document; it is named "NAME (open)" (B and E alike: viewers pair them
+ *     by name), args.open true. Viewers drop a B with no E: the span a
+ *     snapshot was taken for would not be drawn. One entered before the
  *     attach (its enter not known) begins at the attach, args.enter "before
  *     the attach". If the attach's time is not known either (a dump that
  *     predates it), one that was left is an instant at its exit, and one
@@ -49,7 +54,7 @@
 
 enum item_kind {
 	ITEM_INSTANT, /* an event, or a span whose enter is not known */
-	ITEM_SPAN,    /* a span with a known enter: a B, and an E unless still open */
+	ITEM_SPAN,    /* a span with a known enter: a B and an E */
 };
 
 /* One event or span of the document, as JSON in the buffer. */
@@ -60,7 +65,7 @@ struct item {
 	int off_cpu;   /* a slice of time off the CPU (--sched) */
 	int32_t cause; /* its cause (REC_OFF_RUNQ for a runq slice) */
 	int64_t ts;    /* an instant's time; a span's enter */
-	int64_t exit;  /* a span's exit; INT64_MAX: still open */
+	int64_t exit;  /* a span's exit; one still open: when it was read (0: not known yet) */
 	uint64_t id;
 	size_t index;		   /* in the order the calls came */
 	size_t off, len;	   /* the instant or the B object */
@@ -232,14 +237,24 @@ static void chrome_event(struct rec_output *o, const struct rec_event_view *ev)
 	it->len = mem_at(c) - it->off;
 }
 
+/* What a span is named by, in buf: its callsite's name, and " (open)" if it is still open. */
+static const char *span_name(const struct rec_span_view *sp, char *buf, size_t len)
+{
+	char addr[REC_TEXT_CALLSITE_MAX];
+	const char *name = sp->cs ? sp->cs->name : rec_text__callsite(sp->meta, addr);
+
+	snprintf(buf, len, "%s%s", name, sp->exit_ns ? "" : " (open)");
+	return buf;
+}
+
 /* A span's name, "cat" and the args that say where it came from; the object stays open. */
 static void span_head(struct rec_json *w, const struct rec_span_view *sp, const char *ph,
 		      int64_t ts)
 {
-	char buf[REC_TEXT_CALLSITE_MAX];
+	char buf[REC_CALLSITE_MAX + 8];
 
 	rec_json__begin_object(w);
-	rec_json__member_cstr(w, "name", sp->cs ? sp->cs->name : rec_text__callsite(sp->meta, buf));
+	rec_json__member_cstr(w, "name", span_name(sp, buf, sizeof(buf)));
 	rec_json__member_cstr(w, "cat", sp->cs ? sp->cs->target : "?");
 	common(w, ph, ts, sp->from.pid, sp->from.tid);
 	if (ph[0] == 'i')
@@ -314,7 +329,7 @@ static void off_cpu_slices(struct chrome *c, const struct rec_span_view *sp)
 
 static void chrome_span(struct rec_output *o, const struct rec_span_view *sp)
 {
-	char buf[REC_TEXT_CALLSITE_MAX];
+	char buf[REC_CALLSITE_MAX + 8];
 	struct chrome *c = o->state;
 	/* Entered before the attach: shown from the attach, when that is known. */
 	int64_t enter = sp->enter_ns ? sp->enter_ns : sp->attached_ns;
@@ -345,7 +360,10 @@ static void chrome_span(struct rec_output *o, const struct rec_span_view *sp)
 	}
 	it->kind = ITEM_SPAN;
 	it->ts = enter;
-	it->exit = sp->exit_ns ? sp->exit_ns : INT64_MAX;
+	/* Open: drawn up to when it was read, else to the document's end (chrome_end). */
+	it->exit = sp->exit_ns ? sp->exit_ns : sp->read_ns ? sp->read_ns : 0;
+	if (it->exit && it->exit < enter)
+		it->exit = enter;
 	span_head(w, sp, "B", enter);
 	if (!sp->enter_ns)
 		rec_json__member_cstr(w, "enter", "before the attach");
@@ -357,7 +375,7 @@ static void chrome_span(struct rec_output *o, const struct rec_span_view *sp)
 	/* Viewers (speedscope) match an E to its B by name. */
 	rec_json__init(w, c->mem);
 	it->name_off = mem_at(c);
-	rec_json__cstr(w, sp->cs ? sp->cs->name : rec_text__callsite(sp->meta, buf));
+	rec_json__cstr(w, span_name(sp, buf, sizeof(buf)));
 	it->name_len = mem_at(c) - it->name_off;
 	rec_json__init(w, c->mem);
 	if (sp->sched && sp->exit_ns)
@@ -439,8 +457,7 @@ static void write_thread(struct rec_json *w, const char *buf, struct item **item
 			/* The instants up to its exit are inside it. */
 			for (; i < spans && items[i]->ts <= top->exit; i++)
 				write_item(w, buf, items[i]);
-			if (top->exit != INT64_MAX)
-				write_end(w, buf, top);
+			write_end(w, buf, top);
 			depth--;
 		}
 		if (!sp)
@@ -515,6 +532,30 @@ static void chrome_free(struct chrome *c)
 	free(c);
 }
 
+/*
+ * The spans still open whose reading time is not known end at the last time
+ * of the document (at their enter if that is later): drawn, not dropped.
+ */
+static void ends_of_open_spans(struct chrome *c)
+{
+	int64_t last = 0;
+
+	for (size_t i = 0; i < c->n; i++) {
+		const struct item *it = &c->items[i];
+
+		if (it->ts > last)
+			last = it->ts;
+		if (it->kind == ITEM_SPAN && it->exit > last)
+			last = it->exit;
+	}
+	for (size_t i = 0; i < c->n; i++) {
+		struct item *it = &c->items[i];
+
+		if (it->kind == ITEM_SPAN && !it->exit)
+			it->exit = last > it->ts ? last : it->ts;
+	}
+}
+
 static void chrome_end(struct rec_output *o)
 {
 	struct rec_json *w = &o->json;
@@ -553,6 +594,7 @@ static void chrome_end(struct rec_output *o)
 			snprintf(name, sizeof(name), "%s", t->subject);
 		write_metadata(w, "thread_name", t->pid, t->tid, name);
 	}
+	ends_of_open_spans(c);
 	for (size_t i = 0; i < c->n; i++)
 		order[i] = &c->items[i];
 	if (c->n)

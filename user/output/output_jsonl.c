@@ -400,6 +400,14 @@ static void jsonl_stats(struct rec_output *o, const struct rec_stats_view *s)
 		rec_json__member_u64(w, "removed", s->clients->dumps_removed);
 		rec_json__member_u64(w, "removed_bytes", s->clients->dumps_removed_bytes);
 		rec_json__end_object(w);
+		rec_json__key(w, "snapshots");
+		rec_json__begin_object(w);
+		rec_json__member_u64(w, "failed", s->clients->snapshots_failed);
+		rec_json__member_u64(w, "removed", s->clients->snapshots_removed);
+		rec_json__member_u64(w, "removed_bytes", s->clients->snapshots_removed_bytes);
+		rec_json__member_u64(w, "made_room", s->clients->snapshots_made_room);
+		rec_json__member_u64(w, "made_room_bytes", s->clients->snapshots_made_room_bytes);
+		rec_json__end_object(w);
 		/* Who traces it: a -p recorder-attach (binary null) or a --binary one. */
 		rec_json__key(w, "traced_by");
 		rec_json__begin_object(w);

@@ -13,8 +13,9 @@
  * recording's traceId; spanId and parentSpanId from the process's span IDs
  * and the salt; the span callsite's name; kind INTERNAL (1); thread.id,
  * code.filepath, code.lineno, recorder.target, recorder.subject and
- * recorder.recording. A span still open (exit 0) ends when it was read, with
- * recorder.open true; a span entered before the attach (enter 0) starts where
+ * recorder.recording. A span still open (exit 0) ends when it was read (now
+ * for a live process; for a dump, when it was written: the snapshot's time, or
+ * the death for a black box), with recorder.open true; a span entered before the attach (enter 0) starts where
  * it ends (a zero-length span at its exit, or at the read if open too), with
  * recorder.enter_unknown true. A span with no known parent is a root.
  * With --sched a span left has its kernel time (docs/kernel-time.md):
@@ -254,10 +255,15 @@ void rec_output_otlp__span(struct rec_output *o, const struct rec_span_view *sp,
 	rec_json__newline(w);
 }
 
+/* An open span ends when it was read: now live, the snapshot's (or death's) time in a dump. */
 static void otlp_span(struct rec_output *o, const struct rec_span_view *sp)
 {
 	struct timespec now;
 
+	if (sp->read_ns) {
+		rec_output_otlp__span(o, sp, sp->read_ns);
+		return;
+	}
 	clock_gettime(CLOCK_REALTIME, &now);
 	rec_output_otlp__span(o, sp, (int64_t)now.tv_sec * 1000000000 + now.tv_nsec);
 }

@@ -460,6 +460,14 @@ static void text_stats_clients(FILE *out, const struct rec_output_clients *k)
 		"black boxes removed by --keep-dumps and --max-dump-bytes:\n"
 		"    %-20s %" PRIu64 "\n    %-20s %" PRIu64 "\n",
 		"removed", k->dumps_removed, "removed_bytes", k->dumps_removed_bytes);
+	fprintf(out,
+		"snapshots: not written (this process), removed by --keep-snapshots and "
+		"--max-snapshot-bytes, removed to make room for black boxes (made_room):\n"
+		"    %-20s %" PRIu64 "\n    %-20s %" PRIu64 "\n    %-20s %" PRIu64
+		"\n    %-20s %" PRIu64 "\n    %-20s %" PRIu64 "\n",
+		"failed", k->snapshots_failed, "removed", k->snapshots_removed, "removed_bytes",
+		k->snapshots_removed_bytes, "made_room", k->snapshots_made_room, "made_room_bytes",
+		k->snapshots_made_room_bytes);
 }
 
 /* The process's own counters, its limits, its forgotten recordings, then the BPF side's. */
