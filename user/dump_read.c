@@ -1188,11 +1188,12 @@ enum {
 	FR_RECORDING,
 	FR_ID,
 	FR_ENTER,
+	FR_UNCERTAIN,
 	FR_N
 };
 static const char *const frame_keys[FR_N] = {
-	[FR_SPAN] = "span", [FR_CALLSITE] = "callsite", [FR_RECORDING] = "recording",
-	[FR_ID] = "id",	    [FR_ENTER] = "enter_ns",
+	[FR_SPAN] = "span",	   [FR_CALLSITE] = "callsite", [FR_RECORDING] = "recording",
+	[FR_ID] = "id",		   [FR_ENTER] = "enter_ns",    [FR_UNCERTAIN] = "uncertain",
 };
 
 static int read_frame(struct reader *r, const struct rec_json_value *v, const char *path,
@@ -1202,7 +1203,7 @@ static int read_frame(struct reader *r, const struct rec_json_value *v, const ch
 	struct rec_json_value m[FR_N];
 	struct object o = { path, frame_keys, FR_N, m };
 	uint64_t span, meta, recording, id = 0, enter = 0;
-	int err;
+	int err, uncertain = 0;
 
 	err = scan_object(r, v, &o) ?:
 	      get_key(r, &o, FR_SPAN, &span) ?:
@@ -1213,11 +1214,17 @@ static int read_frame(struct reader *r, const struct rec_json_value *v, const ch
 		err = get_key(r, &o, FR_ID, &id);
 	if (!err && m[FR_ENTER].type != REC_JSON_NONE)
 		err = get_u64(r, &o, FR_ENTER, 0, UINT64_MAX, &enter);
+	/* Optional: true if it was read again from the thread's chain (enter not known). */
+	if (!err && m[FR_UNCERTAIN].type != REC_JSON_NONE)
+		err = get_bool(r, &o, FR_UNCERTAIN, &uncertain);
 	if (err)
 		return err;
-	ts->frames[index] = (struct rec_frame){
-		.span = span, .meta = meta, .recording = recording, .id = id, .enter = enter
-	};
+	ts->frames[index] = (struct rec_frame){ .span = span,
+						.meta = meta,
+						.recording = recording,
+						.id = id,
+						.enter = enter,
+						.flags = uncertain ? REC_FF_UNCERTAIN : 0 };
 	ts->depth = (uint32_t)index + 1;
 	return 0;
 }

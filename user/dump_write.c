@@ -288,6 +288,9 @@ static void write_stack(struct rec_json *w, const struct rec_thread_stack *ts)
 			rec_json__member_hex(w, "id", f->id);
 		if (f->enter)
 			rec_json__member_u64(w, "enter_ns", f->enter);
+		/* Open for certain, entered at a moment BPF missed (REC_FF_UNCERTAIN). */
+		if (f->flags & REC_FF_UNCERTAIN)
+			rec_json__member_bool(w, "uncertain", true);
 		rec_json__end_object(w);
 	}
 	rec_json__end_array(w);

@@ -405,7 +405,8 @@ static void stack_of(struct rec_stack_view *s, struct rec_proc *p, const struct 
 			.enter_ns =
 				f->enter ? rec_query__realtime(f->enter, p->clock_offset_ns) : 0,
 			/* A frame with an id and no enter was seeded at the attach (version 1: no id). */
-			.before_attach = !f->enter && f->id,
+			.before_attach = !f->enter && f->id && !(f->flags & REC_FF_UNCERTAIN),
+			.uncertain = !!(f->flags & REC_FF_UNCERTAIN),
 		};
 	}
 }

@@ -92,6 +92,8 @@ struct rec_frame_view {
 	uint64_t meta;
 	int64_t enter_ns;  /* CLOCK_REALTIME; 0: not known */
 	int before_attach; /* its enter is not known because it came before the attach */
+	/* Open for certain, entered at a moment BPF missed (REC_FF_UNCERTAIN): its age not known. */
+	int uncertain;
 };
 
 /* The spans of one recording that one thread is in, innermost first. */

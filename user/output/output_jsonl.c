@@ -245,7 +245,9 @@ static void jsonl_list_row(struct rec_output *o, const struct rec_proc *p,
  * "<callsite 0x…>"), then enter (RFC 3339, null if not known), age_ns (how
  * long it has been open when the stack was read; null if not known) and
  * entered_before_attach (its enter not known because it came before the
- * attach; its age_ns, if any, is then since the attach: a least).
+ * attach; its age_ns, if any, is then since the attach: a least), and
+ * uncertain true for a frame read again from the thread's chain after BPF
+ * missed some of its enters or exits (its enter and age not known).
  */
 static void json_frame(struct rec_json *w, const struct rec_stack_view *s,
 		       const struct rec_frame_view *f)
@@ -269,6 +271,9 @@ static void json_frame(struct rec_json *w, const struct rec_stack_view *s,
 	else
 		rec_json__null(w);
 	rec_json__member_bool(w, "entered_before_attach", f->before_attach);
+	/* Only where true: read again from the thread's chain, entered at a moment BPF missed. */
+	if (f->uncertain)
+		rec_json__member_bool(w, "uncertain", true);
 	rec_json__end_object(w);
 }
 

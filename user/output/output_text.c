@@ -312,6 +312,7 @@ static void text_list_row(struct rec_output *o, const struct rec_proc *p,
  * its file, then how long it has been open (its age, when known):
  *	    handle (server.c:88) open 2.345678 s
  *	    recording open since before the attach, over 12.000000 s
+ *	    lookup (server.c:95) open, entered at a moment recorder missed (uncertain)
  */
 static void text_stack(struct rec_output *o, const struct rec_stack_view *s)
 {
@@ -337,7 +338,9 @@ static void text_stack(struct rec_output *o, const struct rec_stack_view *s)
 				fprintf(out, ":%u)", f->cs->line);
 			}
 		}
-		if (f->before_attach) {
+		if (f->uncertain) {
+			fputs(" open, entered at a moment recorder missed (uncertain)", out);
+		} else if (f->before_attach) {
 			fputs(" open since before the attach", out);
 			if (age >= 0) {
 				fputs(", over ", out);
