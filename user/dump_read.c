@@ -1192,8 +1192,8 @@ enum {
 	FR_N
 };
 static const char *const frame_keys[FR_N] = {
-	[FR_SPAN] = "span",	   [FR_CALLSITE] = "callsite", [FR_RECORDING] = "recording",
-	[FR_ID] = "id",		   [FR_ENTER] = "enter_ns",    [FR_UNCERTAIN] = "uncertain",
+	[FR_SPAN] = "span", [FR_CALLSITE] = "callsite", [FR_RECORDING] = "recording",
+	[FR_ID] = "id",	    [FR_ENTER] = "enter_ns",	[FR_UNCERTAIN] = "uncertain",
 };
 
 static int read_frame(struct reader *r, const struct rec_json_value *v, const char *path,
