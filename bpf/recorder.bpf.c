@@ -184,7 +184,13 @@ struct rec_tbuf_reg {
 	 * when it announces the buffer to this one.
 	 */
 	__u32 missed;
+	/*
+	 * Of generation gen << 32 (the high half), the records below the offset
+	 * in the low half were written before its announce to this one, which
+	 * read its stack from its chain then: taken, their spans left out.
+	 */
 	__u32 pad;
+	__u64 spans_from;
 };
 
 /*
@@ -238,11 +244,12 @@ struct batch_buf {
 	__u32 drop;  /* the ring refused the record: the second walk counts them dropped */
 	__u32 seen;  /* the thread's stack was looked up (and so seeded) in this batch */
 	/*
-	 * Of a buffer whose earlier records this one never took (rec_tbuf_reg
-	 * missed): its span records leave the stack alone, which its chain
-	 * sets again at the buffer's announce to this one.
+	 * Records of data below this offset leave the stack alone: of a buffer
+	 * whose earlier records this one never took (rec_tbuf_reg missed), all
+	 * of them; of one announced since, those written before the announce,
+	 * which read the stack from the thread's chain (rec_tbuf_reg spans_from).
 	 */
-	__u32 nospans;
+	__u32 spans_from;
 	/* A recording of another thread's found alive in the target in this batch (rec_rval.owner). */
 	__u64 alive_key;
 	/* freed_later_in_batch(): where it looks, what it looks for, and what it found. */
@@ -874,6 +881,7 @@ static __always_inline struct rec_rval *find_recording_of(struct task_struct *ta
 	struct rec_target_recording *tr = &room->tr;
 	struct rec_rval *nv = &room->nv, *v;
 	struct rec_untracked *u;
+	__u64 subject;
 	__u8 one = 1;
 	int err;
 
@@ -904,35 +912,38 @@ static __always_inline struct rec_rval *find_recording_of(struct task_struct *ta
 		count(REC_C_UNKNOWN_RECORDING);
 		return NULL;
 	}
-	__builtin_memset(nv, 0, sizeof(*nv));
-	if (tr->magic == REC_RECORDING_MAGIC && tr->key == key && tr->cap >= 2) {
+	subject = recp + REC_TARGET_SUBJECT_OFF;
+	if (tr->magic != REC_RECORDING_MAGIC || tr->key != key || tr->cap < 2) {
+		/*
+		 * Freed by now; if by this thread after this event, its free is
+		 * later in this batch (made before the attach, it had no new
+		 * here): it was live when the event was written, and its free
+		 * retires it where it lies. Its struct is freed memory: no subject
+		 * is read from it (user space has it from the seeded stack).
+		 */
+		if (!b || !freed_later_in_batch(b, key)) {
+			bpf_map_update_elem(&retired, &k, &one, BPF_ANY);
+			count(REC_C_RETIRED_EVENTS);
+			return NULL;
+		}
+		__builtin_memset(nv, 0, sizeof(*nv));
+		nv->recorder = b->ahead_recorder;
+		nv->cap = b->ahead_cap;
+		nv->owner = (__u32)b->id;
+		subject = 0;
+	} else {
+		__builtin_memset(nv, 0, sizeof(*nv));
 		nv->recorder = tr->recorder_key;
 		nv->cap = tr->cap;
 		/* Learnt from a batch: its free may come in another thread's batch. */
 		nv->owner = b ? REC_OWNER_UNKNOWN : 0;
-	} else if (b && freed_later_in_batch(b, key)) {
-		/*
-		 * Freed by now, but by this thread after this event: its free is
-		 * later in this batch (made before the attach, it had no new
-		 * here). It was live when the event was written, and its free
-		 * retires it where it lies. Its struct is freed memory: no subject
-		 * is read from it (user space has it from the seeded stack).
-		 */
-		nv->recorder = b->ahead_recorder;
-		nv->cap = b->ahead_cap;
-		nv->owner = (__u32)b->id;
-		recp = 0;
-	} else {
-		bpf_map_update_elem(&retired, &k, &one, BPF_ANY);
-		count(REC_C_RETIRED_EVENTS);
-		return NULL;
 	}
 	nv->state = REC_RS_LIVE;
 	err = create_recording(tgid, key, nv);
 	if (err == 0) {
-		emit_recording_of(task, key, nv, recp ? recp + REC_TARGET_SUBJECT_OFF : 0, 0);
+		emit_recording_of(task, key, nv, subject, 0);
 	} else if (err > 0) {
-		refuse_recording(task, tgid, key, nv, err, recp + REC_TARGET_SUBJECT_OFF, event);
+		refuse_recording(task, tgid, key, nv, err, subject, event);
 		return NULL;
 	}
 	v = bpf_map_lookup_elem(&recordings, &k);
@@ -1406,9 +1417,6 @@ static __always_inline struct rec_stack *thread_stack_of(struct task_struct *tas
 	struct rec_stack *st;
 
 	*seeded = false;
-	/* Not before every probe of its process is attached (ready_bits). */
-	if (!ready_bit(task ? (__u32)BPF_CORE_READ(task, tgid) : bpf_get_current_pid_tgid() >> 32))
-		return NULL;
 	if (task)
 		st = bpf_task_storage_get(&stacks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	else
@@ -1419,6 +1427,12 @@ static __always_inline struct rec_stack *thread_stack_of(struct task_struct *tas
 		return NULL;
 	}
 	if (!st->seeded && !task) {
+		/*
+		 * Not before every probe of its process is attached (ready_bits):
+		 * a stack only this thread's probes seed stays empty until then.
+		 */
+		if (!ready_bit(bpf_get_current_pid_tgid() >> 32))
+			return NULL;
 		st->seeded = 1;
 		seed_stack(st, chain);
 		*seeded = true;
@@ -1851,14 +1865,14 @@ static __always_inline long batch_step(struct batch_buf *b, struct task_struct *
 	case REC_BK_ENTER:
 		if (size != sizeof(struct rec_brec_enter))
 			goto bad;
-		if (!b->drop && !b->nospans)
+		if (!b->drop && off >= b->spans_from)
 			span_enter(task, w[0], w[1], w[2], w[3], h->time, b->flags & REC_HF_TSC,
 				   b->id);
 		break;
 	case REC_BK_EXIT:
 		if (size != sizeof(struct rec_brec_exit))
 			goto bad;
-		if (!b->drop && !b->nospans)
+		if (!b->drop && off >= b->spans_from)
 			span_exit(task, w[0], w[1], h->time, b->flags & REC_HF_TSC, b);
 		break;
 	case REC_BK_EVENT:
@@ -2111,7 +2125,7 @@ static __always_inline long take_batch(struct task_struct *task, struct rec_tbuf
 {
 	struct batch_ctx c = {};
 	struct rec_tbuf_hdr h;
-	__u32 start, len, n, skip = 0;
+	__u32 start, len, n, skip = 0, from = 0;
 	__u64 old, claim;
 
 	if (read_target(&h, sizeof(h), reg->addr, task)) {
@@ -2176,7 +2190,12 @@ take:
 	 * it). Only for a flush: a dying or exec'ing thread's last batch takes
 	 * the slow path, and its program is verified without the fast one's.
 	 */
-	if (fast_spans && !reg->missed) {
+	/* Records whose spans are left out: all (missed), or those before its announce. */
+	if (reg->missed)
+		from = REC_TBUF_DATA + 1;
+	else if ((reg->spans_from >> 32) == h.gen && (__u32)reg->spans_from > start)
+		from = (__u32)reg->spans_from - start;
+	if (fast_spans && !from) {
 		c.st = bpf_task_storage_get(&stacks, bpf_get_current_task_btf(), 0, 0);
 		if (c.st && !c.st->seeded)
 			c.st = NULL;
@@ -2188,9 +2207,9 @@ take:
 	buf->bad = 0;
 	buf->taken = 0;
 	buf->drop = 0;
-	/* Unsynced: no stack is looked up, nor seeded from a record's (old) chain. */
-	buf->nospans = reg->missed;
-	buf->seen = reg->missed;
+	/* Spans left out: no stack is looked up, nor seeded from a record's (old) chain. */
+	buf->spans_from = from;
+	buf->seen = from != 0;
 	buf->alive_key = 0;
 	buf->nspans = 0;
 	walk_batch(&c, other);
@@ -2207,11 +2226,6 @@ take:
 	return h.gen;
 }
 
-/* on_batch()'s flags: an open, records were skipped or missed, the chain was read. */
-#define OB_OPEN 1u
-#define OB_SKIPPED 2u
-#define OB_CHAIN 4u
-
 /*
  * The batch probe: a thread announces its buffer (REC_BATCH_OPEN, with its
  * span chain, read now while it is live) or hands it over full
@@ -2223,9 +2237,7 @@ int on_batch(struct pt_regs *ctx)
 	struct __bpf_usdt_spec *spec;
 	struct rec_tbuf_reg *reg;
 	struct batch_buf *buf;
-	/* OPEN, then SKIPPED and CHAIN (below), in one word: the walk's call chain has no stack to spare. */
-	__u32 f = 0;
-	bool seeded;
+	bool seeded, skipped;
 	struct rec_stack *st;
 	__u32 zero = 0;
 	/* The probe's op and buffer; for an open, then the header's tracer, and gen and len. */
@@ -2243,9 +2255,7 @@ int on_batch(struct pt_regs *ctx)
 		count(REC_C_NO_STORAGE);
 		return 0;
 	}
-	if (a[0] == REC_BATCH_OPEN)
-		f |= OB_OPEN;
-	if (f & OB_OPEN) {
+	if (a[0] == REC_BATCH_OPEN) {
 		/*
 		 * A buffer announced again to this recorder-attach holds, of its
 		 * current generation, the records written under the one it was
@@ -2260,35 +2270,42 @@ int on_batch(struct pt_regs *ctx)
 		read_target(&a[2], sizeof(__u64), a[1] + offsetof(struct rec_tbuf_hdr, gen), NULL);
 		read_target(&a[0], sizeof(__u32), a[1] + offsetof(struct rec_tbuf_hdr, tracer),
 			    NULL);
-		if (reg->missed)
-			f |= OB_SKIPPED;
+		skipped = reg->missed;
 		/*
 		 * Unless this recorder-attach knew the buffer already, and took part
 		 * of this generation while another one's word was written (it waited
 		 * for the process, and takes it over now): what it took, and only
-		 * that, stays taken, and what follows is taken now (below).
+		 * that, stays taken, and what follows up to here is taken later
+		 * with its spans left out (spans_from), as the stack is read from
+		 * the chain now.
 		 */
 		if (reg->addr != (__u64)a[1] || (__u32)(reg->claim >> 32) != (__u32)a[2]) {
 			reg->claim = (__u64)(__u32)a[2] << 32 | (a[0] ? (__u64)a[2] >> 32 : 0);
 			if (a[0] && (__u64)a[2] >> 32)
-				f |= OB_SKIPPED;
-			reg->missed = 0;
+				skipped = true;
+		} else if (reg->missed) {
+			reg->spans_from = (__u64)(__u32)a[2] << 32 | (__u64)a[2] >> 32;
 		}
+		reg->missed = 0;
 		reg->addr = a[1];
-		/* From here a[2] is the thread's chain of spans. */
-		if (spec->arg_cnt >= 3 && !read_arg(ctx, spec, 2, &a[2]))
-			f |= OB_CHAIN;
-		if (!reg->missed)
-			goto announce;
-		/*
-		 * Known from flushes taken while this one waited, their spans
-		 * left out (missed): the records since its last take are taken
-		 * the same way, before its stack is set from its chain.
-		 */
-	} else if (a[0] != REC_BATCH_FLUSH || !a[1]) {
+		if (spec->arg_cnt >= 3 && !read_arg(ctx, spec, 2, &a[2])) {
+			st = thread_stack(a[2], &seeded);
+			/*
+			 * Records left to another recorder-attach, or taken without
+			 * their spans, may hold enters and exits this stack never
+			 * saw: it is read again from the chain, which is the
+			 * thread's own now.
+			 */
+			if (st && skipped && !seeded)
+				reseed_stack(st, a[2]);
+		}
+		return 0;
+	}
+	if (a[0] != REC_BATCH_FLUSH || !a[1]) {
 		count(REC_C_BATCH_BAD);
 		return 0;
-	} else if (!reg->addr) {
+	}
+	if (!reg->addr) {
 		/*
 		 * Announced before this attach, to the recorder-attach this one
 		 * waits for: known from its first flush. Announced to another (a
@@ -2314,24 +2331,9 @@ int on_batch(struct pt_regs *ctx)
 	if (!buf)
 		return 0;
 	gen = take_batch(NULL, reg, buf, bpf_get_current_pid_tgid(), false, true);
-	if (!(f & OB_OPEN)) {
-		/* The thread empties the buffer and counts its generation up once this returns. */
-		if (gen >= 0)
-			reg->claim = (__u64)(gen + 1) << 32;
-		return 0;
-	}
-	reg->missed = 0;
-announce:
-	if (f & OB_CHAIN) {
-		st = thread_stack(a[2], &seeded);
-		/*
-		 * Records left to another recorder-attach, or taken without their
-		 * spans, may hold enters and exits this stack never saw: it is
-		 * read again from the chain, which is the thread's own now.
-		 */
-		if (st && (f & OB_SKIPPED) && !seeded)
-			reseed_stack(st, a[2]);
-	}
+	/* The thread empties the buffer and counts its generation up once this returns. */
+	if (gen >= 0)
+		reg->claim = (__u64)(gen + 1) << 32;
 	return 0;
 }
 
@@ -2548,6 +2550,9 @@ struct chain_read {
 	__u64 span[REC_MAX_DEPTH];
 	__u64 meta[REC_MAX_DEPTH];
 	__u64 recording[REC_MAX_DEPTH];
+	__u64 rest; /* the span past the last read: not 0 if the chain is deeper */
+	__u32 n;    /* spans read */
+	__u32 pad;
 };
 
 struct {
@@ -2604,7 +2609,7 @@ int verify_stacks(struct bpf_iter__task *ctx)
 	struct chain_read *c;
 	struct rec_stack *st;
 	__u32 zero = 0, n = 0, d, p;
-	__u64 cur = 0, sw;
+	__u64 cur = 0, sw, tid;
 
 	if (!task || task->tgid != iter_tgid || !tls_current_off)
 		return 0;
@@ -2612,6 +2617,7 @@ int verify_stacks(struct bpf_iter__task *ctx)
 	c = bpf_map_lookup_elem(&chain_scratch, &zero);
 	if (!st || !st->seeded || !c)
 		return 0;
+	c->n = 0;
 	sw = task->nvcsw + task->nivcsw;
 	if (task->__state == 0 || st->overflow || batch_pending(task))
 		goto skip;
@@ -2631,37 +2637,48 @@ int verify_stacks(struct bpf_iter__task *ctx)
 		c->span[i] = cur;
 		c->meta[i] = ts.meta;
 		c->recording[i] = ts.recording_key;
-		n = i + 1;
+		c->n = i + 1;
 		cur = ts.prev;
 	}
+	c->rest = cur;
+	/*
+	 * Read back from the map: whatever depth the walk stopped at, the
+	 * verifier goes on from here once, not once per depth.
+	 */
+	n = c->n;
 	/* Deeper than the stack keeps, or it ran meanwhile: not now. */
-	if (cur || task->__state == 0 || task->nvcsw + task->nivcsw != sw)
+	if (c->rest || n > REC_MAX_DEPTH || task->__state == 0 || task->nvcsw + task->nivcsw != sw)
 		goto skip;
 	d = st->depth;
 	if (d > REC_MAX_DEPTH)
 		return 0;
-	/* Where they part, bottom first (the chain's bottom is its last). */
-	for (p = 0; p < REC_MAX_DEPTH; p++) {
-		__u32 j = n - 1 - p;
-
-		if (p >= d || p >= n || j >= REC_MAX_DEPTH || st->frames[p].span != c->span[j])
+	/*
+	 * Where they part, bottom first (the chain's bottom is its last). The
+	 * indexes are masked (REC_MAX_DEPTH is a power of 2): bounds the
+	 * verifier sees at once, rather than states it has to follow.
+	 */
+	for (p = 0; p < REC_MAX_DEPTH; p++)
+		if (p >= d || p >= n ||
+		    st->frames[p & (REC_MAX_DEPTH - 1)].span !=
+			    c->span[(n - 1 - p) & (REC_MAX_DEPTH - 1)])
 			break;
-	}
 	if (p == d && p == n)
 		return 0;
 	count_n(REC_C_STALE_SPANS, d > p ? d - p : 0);
 	count_n(REC_C_UNCERTAIN_SPANS, n > p ? n - p : 0);
+	tid = (__u64)task->pid << 32;
 	for (int i = 0; i < REC_MAX_DEPTH; i++) {
-		__u32 at = p + i, j = n - 1 - at;
-		struct rec_frame *f;
+		__u32 at = i & (REC_MAX_DEPTH - 1), j = (n - 1 - i) & (REC_MAX_DEPTH - 1);
+		struct rec_frame *f = &st->frames[at];
 
-		if (at >= n || at >= REC_MAX_DEPTH || j >= REC_MAX_DEPTH)
+		if (i >= n)
 			break;
-		f = &st->frames[at];
+		if (i < p)
+			continue;
 		f->span = c->span[j];
 		f->meta = c->meta[j];
 		f->recording = c->recording[j];
-		f->id = new_span_id(st, task, 0);
+		f->id = tid | ++st->spans;
 		f->enter = 0;
 		f->flags = REC_FF_UNCERTAIN;
 	}

@@ -63,8 +63,8 @@ static int attach_prog(struct bpf_program *prog, struct bpf_link **link)
  * second thread while the first verifies the rest.
  */
 static const char *const second_half[] = {
-	"on_batch",    "on_exec_release", "on_span_enter",
-	"seed_stacks", "on_sched_switch", "on_sched_thread_exit",
+	"on_batch",	 "on_exec_release", "on_span_enter",	    "seed_stacks",
+	"verify_stacks", "on_sched_switch", "on_sched_thread_exit",
 };
 
 static bool in_second_half(const struct bpf_program *prog)

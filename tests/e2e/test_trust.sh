@@ -41,52 +41,75 @@ trust_stop() {
 	return 0
 }
 
-# inflight_rounds PROGRAM: TRUST_ROUNDS times, attach while a request of PROGRAM
-# sleeps inside its recording, let a few more requests run, stop them, and check
-# that every recording this attach saw got its one event and was retired: the
-# one in flight at the attach too (it showed seen 0, live for ever).
-inflight_rounds() {
-	local prog=$1 round last n list bad
-	mkdir -p "$T/dumps"
-	start_target "$prog" 150 || return 1
-	last=0
-	for ((round = 1; round <= TRUST_ROUNDS; round++)); do
-		kill -USR1 "$TARGET_PID"
-		wait_for "$T/target.out" "^request $((last + 1))\$" 20 || return 1
-		trust_attach attach || return 1
-		# Two requests wholly after the attach, then stop between two requests.
-		last=$(sed -n 's/^request //p' "$T/target.out" | tail -1)
-		wait_for "$T/target.out" "^request $((last + 2))\$" 20 || return 1
-		kill -USR2 "$TARGET_PID"
-		wait_lines "$T/target.out" '^idle [0-9]+$' "$round" || return 1
-		last=$(sed -n 's/^idle //p' "$T/target.out" | tail -1)
-		# What threads asleep hold is collected by the read itself.
-		list=$($B/recorder-tail -p "$TARGET_PID" --list --json) ||
-			fail "round $round: recorder-tail --list failed; recorder-attach said: $(cat "$T/attach.out" "$T/attach.err")" || return 1
-		n=$(jq -s 'length' <<<"$list")
-		[ "$n" -ge 3 ] || fail "round $round: $n recordings listed, want at least 3:
+# inflight_start NAME PROGRAM: starts PROGRAM 150 (a request sleeps 150 ms), its
+# output in $T/NAME.out; its pid in NAME_PID.
+inflight_start() {
+	: >"$T/$1.out"
+	"$2" 150 >"$T/$1.out" 2>"$T/$1.err" &
+	BG_PIDS+=($!)
+	wait_for "$T/$1.out" '^([a-z-]+: )?pid [0-9]+' || { cat "$T/$1.err"; return 1; }
+	printf -v "${1}_PID" %s "$(sed -nE 's/^([a-z-]+: )?pid ([0-9]+).*/\2/p' "$T/$1.out" | head -1)"
+}
+
+# inflight_check NAME ROUND: every recording of NAME that the attach saw got its one
+# event and was retired: the one in flight at the attach too (it showed seen 0,
+# live for ever, its event counted as retired_events).
+inflight_check() {
+	local pid=${1}_PID list n bad
+	# What threads asleep hold is collected by the read itself.
+	list=$($B/recorder-tail -p "${!pid}" --list --json) ||
+		fail "round $2 ($1): recorder-tail --list failed; recorder-attach said: $(cat "$T/attach.out" "$T/attach.err")" ||
+		return 1
+	n=$(jq -s 'length' <<<"$list")
+	[ "$n" -ge 3 ] || fail "round $2 ($1): $n recordings listed, want at least 3:
 $list" || return 1
-		bad=$(jq -c 'select(.state != "retired" or .seen != 1 or .delivered != 1)' <<<"$list")
-		[ -z "$bad" ] || fail "round $round: recordings not seen once and retired:
+	bad=$(jq -c 'select(.state != "retired" or .seen != 1 or .delivered != 1)' <<<"$list")
+	[ -z "$bad" ] || fail "round $2 ($1): recordings not seen once and retired:
 $bad
 all of them:
 $list
-$($B/recorder-tail -p "$TARGET_PID" --stats)" || return 1
-		n=$($B/recorder-tail -p "$TARGET_PID" --stats --json | jq '.counters.retired_events')
-		[ "$n" = 0 ] || fail "round $round: retired_events $n: an event of a live recording taken for one after its free" ||
-			return 1
+$($B/recorder-tail -p "${!pid}" --stats)" || return 1
+	n=$($B/recorder-tail -p "${!pid}" --stats --json | jq '.counters.retired_events')
+	[ "$n" = 0 ] ||
+		fail "round $2 ($1): retired_events $n: an event of a live recording taken for one after its free"
+}
+
+# The request in flight at an attach (issue 35, item 0), in C (inflight) and in
+# Rust (rust-inflight, the layer on a registry), TRUST_ROUNDS times: one
+# recorder-attach for both each time, attached while a request of each sleeps
+# inside its recording; a few more requests run, then they stop between two.
+test_inflight_request_at_attach_keeps_its_events() {
+	local round name pid last
+	mkdir -p "$T/dumps"
+	inflight_start c "$INFLIGHT" && inflight_start rust "$B/rust/release/rust-inflight" ||
+		return 1
+	declare -A lastreq=([c]=0 [rust]=0)
+	for ((round = 1; round <= TRUST_ROUNDS; round++)); do
+		for name in c rust; do
+			pid=${name}_PID
+			kill -USR1 "${!pid}"
+			wait_for "$T/$name.out" "^request $((lastreq[$name] + 1))\$" 20 || return 1
+		done
+		: >"$T/attach.out"
+		$B/recorder-attach $RECORDER_ATTACH_FLAGS -p "$c_PID" -p "$rust_PID" \
+			--dump-dir "$T/dumps" >"$T/attach.out" 2>"$T/attach.err" &
+		BG_PIDS+=($!)
+		attach_PID=$!
+		wait_lines "$T/attach.out" '^attached to' 2 || { cat "$T/attach.err"; return 1; }
+		# Two requests wholly after the attach, then a stop between two requests.
+		for name in c rust; do
+			last=$(sed -n 's/^request //p' "$T/$name.out" | tail -1)
+			wait_for "$T/$name.out" "^request $((last + 2))\$" 20 || return 1
+			pid=${name}_PID
+			kill -USR2 "${!pid}"
+		done
+		for name in c rust; do
+			wait_lines "$T/$name.out" '^idle [0-9]+$' "$round" || return 1
+			lastreq[$name]=$(sed -n 's/^idle //p' "$T/$name.out" | tail -1)
+			inflight_check "$name" "$round" || return 1
+		done
 		trust_stop attach || return 1
 	done
-}
-
-# The request in flight at an attach (issue 35, item 0), in C.
-test_inflight_request_at_attach_keeps_its_events() {
-	inflight_rounds "$INFLIGHT"
-}
-
-# The same in Rust (rust-inflight, the layer on a registry).
-test_inflight_request_at_attach_keeps_its_events_rust() {
-	inflight_rounds "$B/rust/release/rust-inflight"
 }
 
 # load_round N: starts a burst of the server's load; returns once it has begun.
