@@ -137,6 +137,7 @@ struct rec_session {
 	dev_t bin_devs[REC_MAX_BINARIES];
 	size_t nbins;
 	struct rec_u64map rejected; /* pid + 1 of processes that could not be adopted */
+	int binary_ready; /* --binary: every link attached; a process adopted now is ready */
 	/* rec_session__run's: told of each process that ends. */
 	void (*on_exit)(const struct rec_exit_info *info, void *ctx);
 	void *on_exit_ctx;
@@ -264,7 +265,11 @@ static void tell_attached(struct rec_session *s, struct traced *t)
 	const struct rec_attach_set *every = rec_attach__every(s->att);
 	struct rec_maps maps;
 
-	if (t->done || t->waiting || !t->proc.alive ||
+	/*
+	 * Not before its stacks are kept (bpf ready_bits): a thread's announce
+	 * of its buffer, which the word brings, is where its stack is read.
+	 */
+	if (t->done || t->waiting || !t->proc.alive || (t->adopted && !s->binary_ready) ||
 	    (t->told == t->att.nwords && (!t->adopted || t->told_every == every->nwords)))
 		return;
 	if (rec_maps__read(&maps, t->proc.pid))
@@ -1446,6 +1451,9 @@ static struct traced *adopt(struct rec_session *s, pid_t pid, const struct rec_h
 		traced_free(t);
 		goto reject;
 	}
+	/* BPF makes it ready as it adopts it, unless that came first (bpf ready_bits). */
+	if (s->binary_ready)
+		rec_bpfstate__ready(s->bs, pid);
 	t->seed_pending = t->proc.alive;
 	/* One it waits for is said to be traced once it is taken over. */
 	if (s->opts.on_adopt && !t->waiting)
@@ -1761,9 +1769,13 @@ int rec_session__attach_binary(struct rec_session *s, const char *path,
 	 * adopted while they were being attached too (bpf ready_bits).
 	 */
 	rec_bpfstate__binary_ready(s->bs);
-	for (size_t i = 0; i < s->ntraced; i++)
-		if (s->traced[i]->adopted)
-			rec_bpfstate__ready(s->bs, s->traced[i]->proc.pid);
+	s->binary_ready = 1;
+	for (size_t i = 0; i < s->ntraced; i++) {
+		if (!s->traced[i]->adopted)
+			continue;
+		rec_bpfstate__ready(s->bs, s->traced[i]->proc.pid);
+		tell_attached(s, s->traced[i]);
+	}
 	/* Those running it already; later ones are adopted by their hello (exec, fork). */
 	proc = opendir("/proc");
 	for (struct dirent *de; proc && (de = readdir(proc));) {
@@ -1771,7 +1783,6 @@ int rec_session__attach_binary(struct rec_session *s, const char *path,
 		struct traced *t;
 
 		if (pid > 0 && !traced_of(s, pid) && (t = adopt(s, pid, NULL))) {
-			rec_bpfstate__ready(s->bs, pid);
 			/* Not inside the ring callback: seed it now. */
 			t->seed_pending = 0;
 			tell_attached(s, t);
