@@ -2608,14 +2608,14 @@ int verify_stacks(struct bpf_iter__task *ctx)
 	struct rec_target_span ts;
 	struct chain_read *c;
 	struct rec_stack *st;
-	__u32 zero = 0, n = 0, d, p;
+	__u32 zero = 0, n = 0, d, p, flags = REC_FF_UNCERTAIN;
 	__u64 cur = 0, sw, tid;
 
 	if (!task || task->tgid != iter_tgid || !tls_current_off)
 		return 0;
-	st = bpf_task_storage_get(&stacks, task, 0, 0);
+	st = bpf_task_storage_get(&stacks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	c = bpf_map_lookup_elem(&chain_scratch, &zero);
-	if (!st || !st->seeded || !c)
+	if (!st || !c)
 		return 0;
 	c->n = 0;
 	sw = task->nvcsw + task->nivcsw;
@@ -2662,10 +2662,18 @@ int verify_stacks(struct bpf_iter__task *ctx)
 		    st->frames[p & (REC_MAX_DEPTH - 1)].span !=
 			    c->span[(n - 1 - p) & (REC_MAX_DEPTH - 1)])
 			break;
-	if (p == d && p == n)
+	if (p == d && p == n && st->seeded)
 		return 0;
-	count_n(REC_C_STALE_SPANS, d > p ? d - p : 0);
-	count_n(REC_C_UNCERTAIN_SPANS, n > p ? n - p : 0);
+	/* Not seeded yet (asleep since the attach or a take-over): read now, not uncertain. */
+	if (!st->seeded) {
+		if (__sync_val_compare_and_swap(&st->seeded, 0, 1) != 0)
+			return 0;
+		p = 0;
+		flags = 0;
+	} else {
+		count_n(REC_C_STALE_SPANS, d > p ? d - p : 0);
+		count_n(REC_C_UNCERTAIN_SPANS, n > p ? n - p : 0);
+	}
 	tid = (__u64)task->pid << 32;
 	for (int i = 0; i < REC_MAX_DEPTH; i++) {
 		__u32 at = i & (REC_MAX_DEPTH - 1), j = (n - 1 - i) & (REC_MAX_DEPTH - 1);
@@ -2680,7 +2688,7 @@ int verify_stacks(struct bpf_iter__task *ctx)
 		f->recording = c->recording[j];
 		f->id = tid | ++st->spans;
 		f->enter = 0;
-		f->flags = REC_FF_UNCERTAIN;
+		f->flags = flags;
 	}
 	st->depth = n;
 	return 0;

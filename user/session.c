@@ -304,7 +304,7 @@ static void refresh(struct rec_session *s, struct traced *t)
 	 * match their own chains of spans: a span whose exit BPF missed is
 	 * dropped, never shown open nor held against a hung-span rule.
 	 */
-	if (t->tls_off && t->proc.alive)
+	if (t->tls_off && t->proc.alive && !t->waiting)
 		rec_bpfstate__verify_stacks(s->bs, t->proc.pid, t->tls_off);
 	rec_ring__consume(s->rb);
 	rec_bpfstate__refresh(s->bs, &t->proc, (uint64_t)now_mono_ns());
@@ -332,6 +332,13 @@ static void seed_stacks(struct rec_session *s, struct traced *t, bool wait)
 	if (rec_elf__tls_offset(exe, TLS_CURRENT, &off) || !off)
 		return;
 	t->tls_off = off;
+	/*
+	 * One it waits for: its batches are taken without their spans until it
+	 * takes it over (bpf rec_tbuf_reg missed); its threads' stacks are read
+	 * then (take_over).
+	 */
+	if (t->waiting)
+		return;
 	err = rec_bpfstate__seed_stacks(s->bs, t->proc.pid, off);
 	for (int i = 0; wait && err > 0 && i < SEED_WAIT_MS / SEED_RETRY_MS; i++) {
 		nanosleep(&pause, NULL);
@@ -1901,6 +1908,12 @@ static void take_over(struct rec_session *s, struct traced *t)
 	 * Its threads batched under the word of the one that let go (it leaves
 	 * it: traced_end), and this one took those batches in their order. Now
 	 * each announces its buffer to this one's word.
+	 */
+	/*
+	 * Each thread's stack is read from its chain as it announces its buffer
+	 * to this word (bpf on_batch), or, asleep, by verify_stacks (refresh).
+	 * No seeding iterator now: under load, a thread that woke while it
+	 * wrote its stack would announce into a stack half written.
 	 */
 	rec_bpfstate__wait(s->bs, t->proc.pid, false);
 	if (t->adopted && s->opts.on_adopt)
