@@ -31,6 +31,9 @@ int rec_incident__init(struct rec_incident *in, const struct rec_trigger_set *ru
 	if (!in->rules)
 		return -ENOMEM;
 	*in->rules = *rules;
+	/* Signatures are each process's own. */
+	in->rules->sigs = NULL;
+	in->rules->folded = in->rules->new_capped = 0;
 	kinds(in);
 	return 0;
 }
@@ -95,27 +98,27 @@ int rec_incident__remove(struct rec_incident *in, const char *text, char *err, s
 
 void rec_incident__fini(struct rec_incident *in)
 {
+	if (in->rules)
+		rec_trigger__fini(in->rules);
 	free(in->rules);
 	in->rules = NULL;
 }
 
 struct rec_incident_pending *rec_incident__fire(struct rec_incident *in, unsigned int i,
-						uint64_t recording, int64_t now_ns,
-						int64_t after_ns)
+						uint64_t key, uint64_t recording, int64_t now_ns,
+						int64_t at_ns, int64_t after_ns,
+						struct rec_trigger_sig **sig)
 {
 	struct rec_incident_pending *p;
 	struct rec_trigger_entry *e;
 
+	*sig = NULL;
 	if (!in->rules || i >= in->rules->n)
 		return NULL;
 	e = &in->rules->rules[i];
-	/* Too many waiting already: the cap of what recorder-attach holds at once. */
-	if (in->npending == REC_INCIDENT_PENDING_MAX) {
-		e->count.fired++;
-		e->count.capped++;
-		return NULL;
-	}
-	if (rec_trigger__admit(in->rules, i, now_ns) != REC_TRIGGER_ADMIT)
+	/* Too many waiting already (the cap of what recorder-attach holds at once): capped. */
+	if (rec_trigger__fire(in->rules, i, key, now_ns, at_ns,
+			      in->npending == REC_INCIDENT_PENDING_MAX, sig) != REC_TRIGGER_ADMIT)
 		return NULL;
 	p = &in->pending[in->npending++];
 	p->rule = i;
@@ -123,7 +126,11 @@ struct rec_incident_pending *rec_incident__fire(struct rec_incident *in, unsigne
 	snprintf(p->rule_text, sizeof(p->rule_text), "%s", e->text);
 	p->recording = recording;
 	p->fired_ns = now_ns;
+	p->at_ns = at_ns;
 	p->due_ns = now_ns + after_ns;
+	p->sig_key = key;
+	p->sig_id = 0;
+	p->sig_text[0] = 0;
 	p->what[0] = 0;
 	return p;
 }
@@ -164,7 +171,7 @@ bool rec_incident__pins(const struct rec_incident *in, uint64_t recording)
 }
 
 bool rec_incident__keep(struct rec_incident *in, uint64_t recording, int64_t now_ns,
-			int64_t after_ns)
+			int64_t after_ns, uint32_t rule_id, uint64_t sig_key)
 {
 	for (size_t i = 0; i < in->nkeep; i++)
 		if (in->keep[i].recording == recording)
@@ -176,20 +183,23 @@ bool rec_incident__keep(struct rec_incident *in, uint64_t recording, int64_t now
 		in->keep_dropped++;
 		return false;
 	}
-	in->keep[in->nkeep].recording = recording;
-	in->keep[in->nkeep++].due_ns = now_ns + after_ns;
+	in->keep[in->nkeep++] = (struct rec_incident_keep){ .recording = recording,
+							    .due_ns = now_ns + after_ns,
+							    .sig_key = sig_key,
+							    .rule_id = rule_id };
 	return true;
 }
 
-bool rec_incident__take_keep(struct rec_incident *in, int64_t now_ns, bool all, uint64_t *recording)
+bool rec_incident__take_keep(struct rec_incident *in, int64_t now_ns, bool all,
+			     struct rec_incident_keep *out)
 {
 	for (size_t i = 0; i < in->nkeep; i++) {
 		if (!all && in->keep[i].due_ns > now_ns)
 			continue;
-		*recording = in->keep[i].recording;
+		*out = in->keep[i];
 		memmove(&in->keep[i], &in->keep[i + 1], (in->nkeep - i - 1) * sizeof(in->keep[0]));
 		in->nkeep--;
-		in->kept_keys[in->kept_next] = *recording;
+		in->kept_keys[in->kept_next] = out->recording;
 		in->kept_next = (in->kept_next + 1) % REC_INCIDENT_OPEN_FIRED_MAX;
 		in->kept++;
 		return true;

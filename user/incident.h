@@ -27,8 +27,13 @@ struct rec_incident_pending {
 	uint32_t rule_id;
 	char rule_text[REC_TRIGGER_TEXT_MAX];
 	uint64_t recording; /* the recording it fired in; 0: none */
-	int64_t fired_ns;   /* CLOCK_MONOTONIC */
+	int64_t fired_ns;   /* CLOCK_MONOTONIC: when recorder-attach saw it fire */
+	int64_t at_ns;	    /* CLOCK_MONOTONIC: its event's or span's own time */
 	int64_t due_ns;	    /* CLOCK_MONOTONIC: fired_ns + --trigger-after */
+	/* Its signature (trigger.h): the key it fired on, and its short id and text once named. */
+	uint64_t sig_key;
+	uint64_t sig_id;
+	char sig_text[REC_TRIGGER_SIG_TEXT_MAX];
 	char what[REC_INCIDENT_WHAT_MAX];
 };
 
@@ -43,6 +48,8 @@ struct rec_incident_pending {
 struct rec_incident_keep {
 	uint64_t recording;
 	int64_t due_ns;
+	uint64_t sig_key; /* the signature that kept it (trigger.h), for the export to name */
+	uint32_t rule_id;
 };
 
 struct rec_incident {
@@ -99,15 +106,18 @@ static inline bool rec_incident__cached_rules(const struct rec_incident *in, uin
 }
 
 /*
- * Rule i fired in recording at now_ns: asks its limiter (and, with
- * REC_INCIDENT_PENDING_MAX snapshots waiting, counts it capped). Returns the
+ * Rule i fired in recording at now_ns, on key (its signature, trigger.h), an
+ * event or span of its own time at_ns: asks its limiter (and, with
+ * REC_INCIDENT_PENDING_MAX snapshots waiting, counts it capped). *sig gets the
+ * signature (NULL: none), for the caller to name if new (id 0). Returns the
  * snapshot now pending, due after_ns later, for the caller to say in its what
- * on what it fired; NULL if none is. A storm of firings costs a count each:
- * only an admitted one is described.
+ * on what it fired and to copy the signature's name into; NULL if none is. A
+ * storm of firings costs a count each: only an admitted one is described.
  */
 struct rec_incident_pending *rec_incident__fire(struct rec_incident *in, unsigned int i,
-						uint64_t recording, int64_t now_ns,
-						int64_t after_ns);
+						uint64_t key, uint64_t recording, int64_t now_ns,
+						int64_t at_ns, int64_t after_ns,
+						struct rec_trigger_sig **sig);
 
 /* Whether the open span id fired already; with remember, it has from now on. */
 bool rec_incident__open_fired(struct rec_incident *in, uint64_t id, bool remember);
@@ -134,15 +144,15 @@ int rec_incident__add(struct rec_incident *in, const char *text, int64_t cooldow
 int rec_incident__remove(struct rec_incident *in, const char *text, char *err, size_t errlen);
 
 /*
- * An --otlp-keep rule fired in recording at now_ns: it is to be exported
- * after_ns later, once. Returns true if it was not waiting or kept already.
+ * An --otlp-keep rule (rule_id) fired in recording at now_ns, on the
+ * signature of sig_key: it is to be exported after_ns later, once. Returns true if it was not waiting or kept already.
  */
 bool rec_incident__keep(struct rec_incident *in, uint64_t recording, int64_t now_ns,
-			int64_t after_ns);
+			int64_t after_ns, uint32_t rule_id, uint64_t sig_key);
 
-/* Takes the first recording to export due at now_ns (all with all). */
+/* Takes the first recording to export due at now_ns (all with all) into *out. */
 bool rec_incident__take_keep(struct rec_incident *in, int64_t now_ns, bool all,
-			     uint64_t *recording);
+			     struct rec_incident_keep *out);
 
 /* Whether recording has a snapshot pending (its recording is pinned until then). */
 bool rec_incident__pins(const struct rec_incident *in, uint64_t recording);

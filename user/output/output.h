@@ -257,6 +257,14 @@ int rec_output__sched_totals(const struct rec_rstate *rs, struct rec_sched_total
  * --stats --json and the dump write the same.
  */
 void rec_output__sched_counts(struct rec_json *w, const struct rec_offcpu *sched);
+/*
+ * One OTLP log record line (the OTLP backend's format) of the trigger that kept
+ * recording (--otlp-keep) to out: rule, its signature's short id and text,
+ * at time_ns (CLOCK_REALTIME), in the recording's trace under salt.
+ */
+void rec_output_otlp__trigger(FILE *out, uint64_t recording, uint64_t salt, int64_t time_ns,
+			      const char *rule, uint64_t sig_id, const char *sig_text,
+			      const char *subject);
 /* The OTLP trace ID (32 hex digits) and span ID (16) of recording key under salt. */
 void rec_output_otlp__ids(uint64_t key, uint64_t salt, char trace_id[33], char span_id[17]);
 /* The OTLP backend's span call, with the time it was read (ends an open span). */

@@ -21,6 +21,11 @@
  * recorder.cpu_ns, recorder.blocked_ns, recorder.runq_ns, recorder.switches,
  * recorder.blocked.CAUSE (ns, a system call's name, fault, kernel or other)
  * and recorder.sched_partial true if some intervals were lost.
+ *
+ * A recording kept by --otlp-keep ends with one more log record, the trigger
+ * that kept it (rec_output_otlp__trigger()): body "trigger: RULE", severity
+ * ERROR, attributes recorder.trigger.rule, recorder.trigger.signature_id,
+ * recorder.trigger.signature, recorder.subject and recorder.recording.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -322,3 +327,39 @@ const struct rec_output_ops rec_output_otlp__ops = {
 	.stack = otlp_no_stack,
 	.stats = otlp_no_stats,
 };
+
+void rec_output_otlp__trigger(FILE *out, uint64_t recording, uint64_t salt, int64_t time_ns,
+			      const char *rule, uint64_t sig_id, const char *sig_text,
+			      const char *subject)
+{
+	char t[24], tid[33], sid[17], key[24], body[1100];
+	struct rec_json w;
+
+	rec_json__init(&w, out);
+	rec_output_otlp__ids(recording, salt, tid, sid);
+	snprintf(t, sizeof(t), "%" PRId64, time_ns);
+	rec_json__begin_object(&w);
+	rec_json__member_cstr(&w, "timeUnixNano", t);
+	rec_json__member_cstr(&w, "observedTimeUnixNano", t);
+	rec_json__member_i64(&w, "severityNumber", severity(REC_LEVEL_ERROR));
+	rec_json__member_cstr(&w, "severityText", rec_names__level(REC_LEVEL_ERROR));
+	rec_json__key(&w, "body");
+	rec_json__begin_object(&w);
+	snprintf(body, sizeof(body), "trigger: %s", rule);
+	rec_json__member_cstr(&w, "stringValue", body);
+	rec_json__end_object(&w);
+	rec_json__key(&w, "attributes");
+	rec_json__begin_array(&w);
+	attr_str(&w, "recorder.trigger.rule", rule);
+	snprintf(key, sizeof(key), "%012" PRIx64, sig_id);
+	attr_str(&w, "recorder.trigger.signature_id", key);
+	attr_str(&w, "recorder.trigger.signature", sig_text);
+	attr_str(&w, "recorder.subject", subject);
+	snprintf(key, sizeof(key), "0x%" PRIx64, recording);
+	attr_str(&w, "recorder.recording", key);
+	rec_json__end_array(&w);
+	rec_json__member_cstr(&w, "traceId", tid);
+	rec_json__member_cstr(&w, "spanId", sid);
+	rec_json__end_object(&w);
+	rec_json__newline(&w);
+}
