@@ -506,8 +506,8 @@ static struct rec_incident_pending *fired(struct rec_session *s, struct traced *
 }
 
 /*
- * --otlp-keep: the recording of k of t, its events and spans as OTLP lines, and
- * a log record of the trigger that kept it (its rule and signature), to on_keep.
+ * --otlp-keep: the recording of k of t, its events and spans as OTLP lines,
+ * each naming the trigger that kept it (its rule and signature), to on_keep.
  */
 static void export_kept(struct rec_session *s, struct traced *t, const struct rec_incident_keep *k)
 {
@@ -528,13 +528,11 @@ static void export_kept(struct rec_session *s, struct traced *t, const struct re
 			g = rec_trigger__find_sig(t->inc.rules, k->rule_id, REC_TRIGGER_SIG_FOLD);
 	}
 	if (f) {
-		rec_query__answer_live(f, &t->proc, &q, NULL);
-		if (g)
-			rec_output_otlp__trigger(
-				f, recording, t->otlp_salt,
-				rec_query__realtime((uint64_t)g->last_ns, t->proc.clock_offset_ns),
-				t->inc.rules->rules[at].text, g->id, g->text,
-				rs ? rs->subject : "");
+		struct rec_output_kept kept = { .rule = at >= 0 ? t->inc.rules->rules[at].text : "",
+						.sig_id = g ? g->id : 0,
+						.sig_text = g ? g->text : "" };
+
+		rec_query__answer_kept(f, &t->proc, &q, &kept);
 		if (fclose(f) == 0)
 			s->opts.on_keep(t->proc.pid, recording, buf, len, s->opts.ctx);
 	}

@@ -193,6 +193,13 @@ struct rec_output_ops {
 	void (*stats)(struct rec_output *o, const struct rec_stats_view *s);
 };
 
+/* The trigger that kept a recording (--otlp-keep): its rule and signature (trigger.h). */
+struct rec_output_kept {
+	const char *rule;
+	uint64_t sig_id;
+	const char *sig_text;
+};
+
 /* One answer being written: the backend, where to, and its JSON writer if it writes JSON. */
 struct rec_output {
 	const struct rec_output_ops *ops;
@@ -202,6 +209,8 @@ struct rec_output {
 	uint64_t salt; /* OTLP: mixed into the trace and span IDs (rec_query.otlp_salt) */
 	int spans;     /* --spans: list rows show the span counts too */
 	int sched;     /* the process has kernel time per span: list rows show its totals */
+	/* OTLP: the trigger that kept the recording, on each of its records; NULL: none. */
+	const struct rec_output_kept *kept;
 };
 
 /* Starts writing to out with the backend ops. */
@@ -257,14 +266,6 @@ int rec_output__sched_totals(const struct rec_rstate *rs, struct rec_sched_total
  * --stats --json and the dump write the same.
  */
 void rec_output__sched_counts(struct rec_json *w, const struct rec_offcpu *sched);
-/*
- * One OTLP log record line (the OTLP backend's format) of the trigger that kept
- * recording (--otlp-keep) to out: rule, its signature's short id and text,
- * at time_ns (CLOCK_REALTIME), in the recording's trace under salt.
- */
-void rec_output_otlp__trigger(FILE *out, uint64_t recording, uint64_t salt, int64_t time_ns,
-			      const char *rule, uint64_t sig_id, const char *sig_text,
-			      const char *subject);
 /* The OTLP trace ID (32 hex digits) and span ID (16) of recording key under salt. */
 void rec_output_otlp__ids(uint64_t key, uint64_t salt, char trace_id[33], char span_id[17]);
 /* The OTLP backend's span call, with the time it was read (ends an open span). */

@@ -22,10 +22,9 @@
  * recorder.blocked.CAUSE (ns, a system call's name, fault, kernel or other)
  * and recorder.sched_partial true if some intervals were lost.
  *
- * A recording kept by --otlp-keep ends with one more log record, the trigger
- * that kept it (rec_output_otlp__trigger()): body "trigger: RULE", severity
- * ERROR, attributes recorder.trigger.rule, recorder.trigger.signature_id,
- * recorder.trigger.signature, recorder.subject and recorder.recording.
+ * Each log record and span of a recording kept by --otlp-keep says which
+ * trigger kept it: recorder.trigger.rule, recorder.trigger.signature_id (12
+ * hex digits) and recorder.trigger.signature (trigger.h).
  */
 #include <inttypes.h>
 #include <math.h>
@@ -132,6 +131,19 @@ static void attr_value(struct rec_json *w, const char *key, const struct rec_val
 	key_close(w);
 }
 
+/* The trigger that kept the recording (--otlp-keep), if one did. */
+static void attr_kept(struct rec_json *w, const struct rec_output_kept *k)
+{
+	char id[24];
+
+	if (!k)
+		return;
+	attr_str(w, "recorder.trigger.rule", k->rule);
+	snprintf(id, sizeof(id), "%012" PRIx64, k->sig_id);
+	attr_str(w, "recorder.trigger.signature_id", id);
+	attr_str(w, "recorder.trigger.signature", k->sig_text);
+}
+
 static void otlp_event(struct rec_output *o, const struct rec_event_view *ev)
 {
 	char name_buf[REC_OUTPUT_FIELD_NAME_MAX], buf[REC_TEXT_CALLSITE_MAX], t[24], tid[33],
@@ -173,6 +185,7 @@ static void otlp_event(struct rec_output *o, const struct rec_event_view *ev)
 	attr_str(w, "code.filepath", cs ? cs->file : "?");
 	attr_int(w, "code.lineno", cs ? (int64_t)cs->line : 0);
 	attr_int(w, "thread.id", ev->from.tid);
+	attr_kept(w, o->kept);
 	rec_json__end_array(w);
 	rec_json__member_cstr(w, "traceId", tid);
 	rec_json__member_cstr(w, "spanId", sid);
@@ -254,6 +267,7 @@ void rec_output_otlp__span(struct rec_output *o, const struct rec_span_view *sp,
 		attr_bool(w, "recorder.enter_unknown");
 	if (sp->sched && sp->exit_ns && sp->enter_ns)
 		sched_attrs(w, sp->sched);
+	attr_kept(w, o->kept);
 	rec_json__end_array(w);
 	rec_json__end_object(w);
 	rec_json__newline(w);
@@ -327,39 +341,3 @@ const struct rec_output_ops rec_output_otlp__ops = {
 	.stack = otlp_no_stack,
 	.stats = otlp_no_stats,
 };
-
-void rec_output_otlp__trigger(FILE *out, uint64_t recording, uint64_t salt, int64_t time_ns,
-			      const char *rule, uint64_t sig_id, const char *sig_text,
-			      const char *subject)
-{
-	char t[24], tid[33], sid[17], key[24], body[1100];
-	struct rec_json w;
-
-	rec_json__init(&w, out);
-	rec_output_otlp__ids(recording, salt, tid, sid);
-	snprintf(t, sizeof(t), "%" PRId64, time_ns);
-	rec_json__begin_object(&w);
-	rec_json__member_cstr(&w, "timeUnixNano", t);
-	rec_json__member_cstr(&w, "observedTimeUnixNano", t);
-	rec_json__member_i64(&w, "severityNumber", severity(REC_LEVEL_ERROR));
-	rec_json__member_cstr(&w, "severityText", rec_names__level(REC_LEVEL_ERROR));
-	rec_json__key(&w, "body");
-	rec_json__begin_object(&w);
-	snprintf(body, sizeof(body), "trigger: %s", rule);
-	rec_json__member_cstr(&w, "stringValue", body);
-	rec_json__end_object(&w);
-	rec_json__key(&w, "attributes");
-	rec_json__begin_array(&w);
-	attr_str(&w, "recorder.trigger.rule", rule);
-	snprintf(key, sizeof(key), "%012" PRIx64, sig_id);
-	attr_str(&w, "recorder.trigger.signature_id", key);
-	attr_str(&w, "recorder.trigger.signature", sig_text);
-	attr_str(&w, "recorder.subject", subject);
-	snprintf(key, sizeof(key), "0x%" PRIx64, recording);
-	attr_str(&w, "recorder.recording", key);
-	rec_json__end_array(&w);
-	rec_json__member_cstr(&w, "traceId", tid);
-	rec_json__member_cstr(&w, "spanId", sid);
-	rec_json__end_object(&w);
-	rec_json__newline(&w);
-}
