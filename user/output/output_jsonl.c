@@ -387,6 +387,16 @@ static void jsonl_stats(struct rec_output *o, const struct rec_stats_view *s)
 			rec_output__json_rule_counts(w, &s->trigger->counts[i]);
 		rec_json__end_array(w);
 	}
+	/* Issue 35: the signatures' limits, what did not fit and what the cap refused. */
+	if (s->trigger && s->trigger->signatures_max) {
+		rec_json__key(w, "trigger_signatures");
+		rec_json__begin_object(w);
+		rec_json__member_u64(w, "used", s->trigger->signatures);
+		rec_json__member_u64(w, "limit", s->trigger->signatures_max);
+		rec_json__member_u64(w, "folded", s->trigger->signatures_folded);
+		rec_json__member_u64(w, "new_capped", s->trigger->signatures_new_capped);
+		rec_json__end_object(w);
+	}
 	rec_json__key(w, "counters");
 	rec_json__begin_object(w);
 	for (int c = 0; c < REC_C_MAX; c++)

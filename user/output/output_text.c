@@ -442,6 +442,13 @@ static void text_stats_triggers(FILE *out, const struct rec_dump_trigger *t)
 			" %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 "\n",
 			c->fired, c->saved, c->cooldown, c->capped, c->failed);
 	}
+	/* Issue 35: the signatures' limits, what did not fit and what the cap refused. */
+	if (t->signatures_max)
+		fprintf(out,
+			"    signatures: %" PRIu64 " of %" PRIu64
+			"; folded (firings past them) %" PRIu64 "; new ones capped %" PRIu64 "\n",
+			t->signatures, t->signatures_max, t->signatures_folded,
+			t->signatures_new_capped);
 }
 
 static void text_stats_clients(FILE *out, const struct rec_output_clients *k)
