@@ -11,7 +11,8 @@
 /* Which kinds of rules in has: what the session holds against them. */
 static void kinds(struct rec_incident *in)
 {
-	in->cs_meta = 0;
+	if (in->cs)
+		memset(in->cs, 0, REC_INCIDENT_CS_CACHE * sizeof(in->cs[0]));
 	in->span_rules = in->event_rules = in->code_rules = false;
 	for (unsigned int i = 0; in->rules && i < in->rules->n; i++) {
 		enum rec_trigger_kind k = in->rules->rules[i].rule.kind;
@@ -101,12 +102,14 @@ void rec_incident__fini(struct rec_incident *in)
 	if (in->rules)
 		rec_trigger__fini(in->rules);
 	free(in->rules);
+	free(in->cs);
+	in->cs = NULL;
 	in->rules = NULL;
 }
 
 struct rec_incident_pending *rec_incident__fire(struct rec_incident *in, unsigned int i,
 						uint64_t key, uint64_t recording, int64_t now_ns,
-						int64_t at_ns, int64_t after_ns,
+						int64_t at_ns, int64_t after_ns, uint32_t *hint,
 						struct rec_trigger_sig **sig)
 {
 	struct rec_incident_pending *p;
@@ -117,8 +120,9 @@ struct rec_incident_pending *rec_incident__fire(struct rec_incident *in, unsigne
 		return NULL;
 	e = &in->rules->rules[i];
 	/* Too many waiting already (the cap of what recorder-attach holds at once): capped. */
-	if (rec_trigger__fire(in->rules, i, key, now_ns, at_ns,
-			      in->npending == REC_INCIDENT_PENDING_MAX, sig) != REC_TRIGGER_ADMIT)
+	if (rec_trigger__fire_hint(in->rules, i, key, now_ns, at_ns,
+				   in->npending == REC_INCIDENT_PENDING_MAX, hint,
+				   sig) != REC_TRIGGER_ADMIT)
 		return NULL;
 	p = &in->pending[in->npending++];
 	p->rule = i;
@@ -238,9 +242,14 @@ uint64_t rec_incident__event_rules(struct rec_incident *in, uint64_t meta,
 	}
 	/* Cached only once its callsite is: the next event of it may find it readable. */
 	if (cs) {
-		in->cs_meta = meta;
-		in->cs_mask = mask;
-		in->cs_sure = *sure;
+		struct rec_incident_cs *c;
+
+		if (!in->cs)
+			in->cs = calloc(REC_INCIDENT_CS_CACHE, sizeof(in->cs[0]));
+		if (!in->cs)
+			return mask;
+		c = &in->cs[rec_incident__cs_slot(meta)];
+		*c = (struct rec_incident_cs){ .meta = meta, .mask = mask, .sure = *sure };
 	}
 	return mask;
 }

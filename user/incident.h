@@ -42,6 +42,20 @@ struct rec_incident_pending {
 /* The open spans remembered as fired already (a span fires once while open). */
 #define REC_INCIDENT_OPEN_FIRED_MAX 256
 
+/* Callsites whose event rules rec_incident__cached_rules() answers without a look (a power of 2). */
+#define REC_INCIDENT_CS_CACHE 2048
+/* The rules (the first few) whose signature of a callsite its cache entry remembers. */
+#define REC_INCIDENT_CS_SIGS 4
+
+/* What rec_incident.cs holds of a callsite. */
+struct rec_incident_cs {
+	uint64_t meta; /* 0: empty */
+	uint64_t mask;
+	uint64_t sure; /* of mask, the rules its callsite alone fires */
+	/* Rule i's signature of it: the hint of rec_trigger__fire_hint(). */
+	uint32_t sig[REC_INCIDENT_CS_SIGS];
+};
+
 /* The recordings an --otlp-keep rule fired on, exported when due (at most this many waiting). */
 #define REC_INCIDENT_KEEP_MAX 1024
 
@@ -56,10 +70,12 @@ struct rec_incident {
 	/* What every event touches first, together. */
 	struct rec_trigger_set *rules; /* NULL: no rules */
 	bool span_rules, event_rules, code_rules;
-	/* The last callsite's events asked of (rec_incident__event_rules): most come in runs. */
-	uint64_t cs_meta;
-	uint64_t cs_mask;
-	uint64_t cs_sure; /* of cs_mask, the rules its callsite alone fires */
+	/*
+	 * The answers of rec_incident__event_rules() by callsite, direct-mapped
+	 * (NULL until the first): most events come in runs of one callsite, or
+	 * cycle through a few (a server's error sites, issue 35).
+	 */
+	struct rec_incident_cs *cs;
 	size_t npending;
 	struct rec_incident_pending pending[REC_INCIDENT_PENDING_MAX];
 	uint64_t open_fired[REC_INCIDENT_OPEN_FIRED_MAX]; /* span ids, a ring */
@@ -90,24 +106,37 @@ void rec_incident__fini(struct rec_incident *in);
 uint64_t rec_incident__event_rules(struct rec_incident *in, uint64_t meta,
 				   const struct rec_callsite *cs, uint64_t *sure);
 
+/* The slot of rec_incident.cs that the callsite at meta takes. */
+static inline unsigned int rec_incident__cs_slot(uint64_t meta)
+{
+	return (unsigned int)((meta * 0x9e3779b97f4a7c15ULL) >> 48) & (REC_INCIDENT_CS_CACHE - 1);
+}
+
 /*
  * The answer rec_incident__event_rules() gave for the callsite at meta, if it
- * was the last one asked of (most events come in runs of one callsite): then
- * *mask and *sure get it without a look at the callsite, and it returns true.
+ * is still cached (one of the last REC_INCIDENT_CS_CACHE asked of, at best):
+ * then *mask and *sure get it without a look at the callsite, and it returns
+ * true.
  */
 static inline bool rec_incident__cached_rules(const struct rec_incident *in, uint64_t meta,
 					      uint64_t *mask, uint64_t *sure)
 {
-	if (!meta || meta != in->cs_meta)
+	const struct rec_incident_cs *c;
+
+	if (!meta || !in->cs)
 		return false;
-	*mask = in->cs_mask;
-	*sure = in->cs_sure;
+	c = &in->cs[rec_incident__cs_slot(meta)];
+	if (meta != c->meta)
+		return false;
+	*mask = c->mask;
+	*sure = c->sure;
 	return true;
 }
 
 /*
  * Rule i fired in recording at now_ns, on key (its signature, trigger.h), an
- * event or span of its own time at_ns: asks its limiter (and, with
+ * event or span of its own time at_ns (hint: NULL, or the signature's hint of
+ * rec_trigger__fire_hint(), rec_incident__sig_hint()): asks its limiter (and, with
  * REC_INCIDENT_PENDING_MAX snapshots waiting, counts it capped). *sig gets the
  * signature (NULL: none), for the caller to name if new (id 0). Returns the
  * snapshot now pending, due after_ns later, for the caller to say in its what
@@ -116,8 +145,22 @@ static inline bool rec_incident__cached_rules(const struct rec_incident *in, uin
  */
 struct rec_incident_pending *rec_incident__fire(struct rec_incident *in, unsigned int i,
 						uint64_t key, uint64_t recording, int64_t now_ns,
-						int64_t at_ns, int64_t after_ns,
+						int64_t at_ns, int64_t after_ns, uint32_t *hint,
 						struct rec_trigger_sig **sig);
+/*
+ * Where the cache of event rules keeps rule i's signature of the callsite at
+ * meta (the hint of rec_trigger__fire_hint()), or NULL if it does not.
+ */
+static inline uint32_t *rec_incident__sig_hint(struct rec_incident *in, uint64_t meta,
+					       unsigned int i)
+{
+	struct rec_incident_cs *c;
+
+	if (!in->cs || !meta || i >= REC_INCIDENT_CS_SIGS)
+		return NULL;
+	c = &in->cs[rec_incident__cs_slot(meta)];
+	return c->meta == meta ? &c->sig[i] : NULL;
+}
 
 /* Whether the open span id fired already; with remember, it has from now on. */
 bool rec_incident__open_fired(struct rec_incident *in, uint64_t id, bool remember);

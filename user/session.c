@@ -429,6 +429,7 @@ struct fired_on {
 	uint64_t meta; /* the callsite's address */
 	const struct rec_callsite *cs; /* NULL: unread, or a reason's */
 	const char *reason;	       /* rec_trigger()'s; NULL: a callsite's */
+	uint32_t *hint;		       /* where its signature may be known (incident.h) */
 };
 
 /* The key of rec_trigger()'s reason (NULL: none): its FNV-1a hash, never the fold's. */
@@ -486,7 +487,7 @@ static struct rec_incident_pending *fired(struct rec_session *s, struct traced *
 	    (rs = rec_proc__find(&t->proc, recording)))
 		rs->pinned++;
 	p = rec_incident__fire(&t->inc, i, on->key, recording, now, on->at_ns,
-			       s->opts.trigger_after_ns, &g);
+			       s->opts.trigger_after_ns, on->hint, &g);
 	if (g && !g->id) {
 		if (on->meta && !on->cs && !on->reason)
 			on->cs = rec_proc__cached_callsite(&t->proc, on->meta);
@@ -584,7 +585,8 @@ static void check_event(struct rec_session *s, struct traced *t, const struct re
 		on = (struct fired_on){ .key = head->meta,
 					.at_ns = (int64_t)head->time_ns,
 					.meta = head->meta,
-					.cs = cs };
+					.cs = cs,
+					.hint = rec_incident__sig_hint(&t->inc, head->meta, i) };
 		p = fired(s, t, i, head->recording, &on);
 		if (!p)
 			continue;

@@ -459,11 +459,33 @@ bool rec_trigger__match_code(const struct rec_trigger_rule *r, const char *reaso
 _Static_assert(SIG_SLOTS >= 2 * (REC_TRIGGER_SIGNATURES_MAX + REC_TRIGGER_MAX_RULES),
 	       "the signature index is at most half full");
 
+/* A slot of the index: what a probe compares is in the slot (4 slots a cache line). */
+struct sig_slot {
+	uint64_t key;
+	uint32_t rule_id;
+	uint32_t at; /* an index into v, plus 1; 0: empty */
+};
+
+/* The most a table holds: its signatures and a fold for each rule. */
+#define SIG_MAX (REC_TRIGGER_SIGNATURES_MAX + REC_TRIGGER_MAX_RULES)
+
+/* A signature's cold part (rec_trigger_sig points into it). */
+struct sig_cold {
+	char text[REC_TRIGGER_SIG_TEXT_MAX];
+	char first_path[REC_TRIGGER_SIG_PATH_MAX];
+	int64_t admitted[REC_TRIGGER_SIG_PER_HOUR_MAX];
+};
+
+/*
+ * v and cold are reserved whole (SIG_MAX each) and never move: calloc maps
+ * them, and only the pages of the signatures made are ever touched.
+ */
 struct rec_trigger_sigs {
-	size_t n, alloc;
+	size_t n;
 	size_t nfolds;		   /* of n, rules' folds */
 	struct rec_trigger_sig *v; /* in the order first seen */
-	uint32_t slot[SIG_SLOTS];  /* an index into v, plus 1; 0: empty */
+	struct sig_cold *cold;	   /* v[i]'s is cold[i] */
+	struct sig_slot slot[SIG_SLOTS];
 };
 
 int rec_trigger__init(struct rec_trigger_set *s, int64_t cooldown_ns, unsigned int per_hour)
@@ -486,8 +508,10 @@ int rec_trigger__limit_signatures(struct rec_trigger_set *s, unsigned int per_ho
 
 void rec_trigger__fini(struct rec_trigger_set *s)
 {
-	if (s->sigs)
+	if (s->sigs) {
 		free(s->sigs->v);
+		free(s->sigs->cold);
+	}
 	free(s->sigs);
 	s->sigs = NULL;
 	for (unsigned int i = 0; i < s->n; i++)
@@ -502,38 +526,57 @@ static unsigned int sig_hash(uint32_t rule_id, uint64_t key)
 }
 
 /* The slot of rule_id and key in t: its own, or the empty one where it would go. */
-static uint32_t *sig_slot(const struct rec_trigger_sigs *t, uint32_t rule_id, uint64_t key)
+static struct sig_slot *sig_slot(const struct rec_trigger_sigs *t, uint32_t rule_id, uint64_t key)
 {
 	unsigned int h = sig_hash(rule_id, key);
 
 	for (;; h = (h + 1) & (SIG_SLOTS - 1)) {
-		uint32_t at = t->slot[h];
+		const struct sig_slot *sl = &t->slot[h];
 
-		if (!at || (t->v[at - 1].key == key && t->v[at - 1].rule_id == rule_id))
-			return (uint32_t *)&t->slot[h];
+		if (!sl->at || (sl->key == key && sl->rule_id == rule_id))
+			return (struct sig_slot *)sl;
 	}
 }
 
-/* Makes a signature of rule_id and key in t, at *slot. Returns its index, or -ENOMEM. */
-static int sig_add(struct rec_trigger_sigs *t, uint32_t *slot, uint32_t rule_id, uint64_t key)
+/* Points v[i] of t at its cold part. */
+static void sig_point(struct rec_trigger_sigs *t, size_t i)
 {
-	if (t->n == t->alloc) {
-		size_t alloc = t->alloc ? 2 * t->alloc : 16;
-		struct rec_trigger_sig *v;
+	t->v[i].text = t->cold[i].text;
+	t->v[i].first_path = t->cold[i].first_path;
+	t->v[i].admitted = t->cold[i].admitted;
+}
 
-		if (alloc > REC_TRIGGER_SIGNATURES_MAX + REC_TRIGGER_MAX_RULES)
-			alloc = REC_TRIGGER_SIGNATURES_MAX + REC_TRIGGER_MAX_RULES;
-		v = realloc(t->v, alloc * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		t->v = v;
-		t->alloc = alloc;
-	}
+/* Makes a signature of rule_id and key in t, at slot. Returns its index, or -ENOSPC. */
+static int sig_add(struct rec_trigger_sigs *t, struct sig_slot *slot, uint32_t rule_id,
+		   uint64_t key)
+{
+	if (t->n == SIG_MAX)
+		return -ENOSPC;
 	memset(&t->v[t->n], 0, sizeof(t->v[0]));
+	memset(&t->cold[t->n], 0, sizeof(t->cold[0]));
 	t->v[t->n].key = key;
 	t->v[t->n].rule_id = rule_id;
-	*slot = (uint32_t)++t->n;
+	sig_point(t, t->n);
+	*slot = (struct sig_slot){ .key = key, .rule_id = rule_id, .at = (uint32_t)++t->n };
 	return (int)(t->n - 1);
+}
+
+/* A new table, or NULL. */
+static struct rec_trigger_sigs *sigs_new(void)
+{
+	struct rec_trigger_sigs *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->v = calloc(SIG_MAX, sizeof(*t->v));
+	t->cold = calloc(SIG_MAX, sizeof(*t->cold));
+	if (!t->v || !t->cold) {
+		free(t->v);
+		free(t->cold);
+		free(t);
+		return NULL;
+	}
+	return t;
 }
 
 static void name_sig(const char *rule, struct rec_trigger_sig *g, const char *text);
@@ -546,26 +589,26 @@ static struct rec_trigger_sig *sig_of(struct rec_trigger_set *s, struct rec_trig
 				      uint64_t key)
 {
 	struct rec_trigger_sigs *t = s->sigs;
-	uint32_t *slot;
+	struct sig_slot *slot;
 	int at;
 
 	/* Most firings come in runs of one signature a rule. */
 	if (e->last_sig && e->last_key == key)
 		return &t->v[e->last_sig - 1];
 	if (!t) {
-		t = s->sigs = calloc(1, sizeof(*t));
+		t = s->sigs = sigs_new();
 		if (!t)
 			return NULL;
 	}
 	slot = sig_slot(t, e->id, key);
-	if (!*slot) {
+	if (!slot->at) {
 		if (key != REC_TRIGGER_SIG_FOLD && t->n - t->nfolds >= REC_TRIGGER_SIGNATURES_MAX) {
 			s->folded++;
 			slot = sig_slot(t, e->id, REC_TRIGGER_SIG_FOLD);
 			key = REC_TRIGGER_SIG_FOLD;
 		}
 	}
-	if (!*slot) {
+	if (!slot->at) {
 		at = sig_add(t, slot, e->id, key);
 		if (at < 0)
 			return NULL;
@@ -581,9 +624,9 @@ static struct rec_trigger_sig *sig_of(struct rec_trigger_set *s, struct rec_trig
 	/* A fold is asked again each time: it stands for many keys. */
 	if (key != REC_TRIGGER_SIG_FOLD) {
 		e->last_key = key;
-		e->last_sig = *slot;
+		e->last_sig = slot->at;
 	}
-	return &t->v[*slot - 1];
+	return &t->v[slot->at - 1];
 }
 
 /* Rebuilds s's index after its signatures moved; every rule's last one is forgotten. */
@@ -597,7 +640,9 @@ static void sig_reindex(struct rec_trigger_set *s)
 		return;
 	memset(t->slot, 0, sizeof(t->slot));
 	for (size_t i = 0; i < t->n; i++)
-		*sig_slot(t, t->v[i].rule_id, t->v[i].key) = (uint32_t)(i + 1);
+		*sig_slot(t, t->v[i].rule_id, t->v[i].key) = (struct sig_slot){
+			.key = t->v[i].key, .rule_id = t->v[i].rule_id, .at = (uint32_t)(i + 1)
+		};
 }
 
 /* Drops the signatures of rule rule_id, keeping the others' order. */
@@ -606,11 +651,15 @@ static void sig_drop_rule(struct rec_trigger_set *s, uint32_t rule_id)
 	struct rec_trigger_sigs *t = s->sigs;
 	size_t k = 0;
 
-	for (size_t i = 0; t && i < t->n; i++)
-		if (t->v[i].rule_id != rule_id)
-			t->v[k++] = t->v[i];
-		else if (t->v[i].key == REC_TRIGGER_SIG_FOLD)
+	for (size_t i = 0; t && i < t->n; i++) {
+		if (t->v[i].rule_id != rule_id) {
+			t->v[k] = t->v[i];
+			t->cold[k] = t->cold[i];
+			sig_point(t, k++);
+		} else if (t->v[i].key == REC_TRIGGER_SIG_FOLD) {
 			t->nfolds--;
+		}
+	}
 	if (t)
 		t->n = k;
 	sig_reindex(s);
@@ -619,12 +668,12 @@ static void sig_drop_rule(struct rec_trigger_set *s, uint32_t rule_id)
 struct rec_trigger_sig *rec_trigger__find_sig(const struct rec_trigger_set *s, uint32_t rule_id,
 					      uint64_t key)
 {
-	uint32_t *slot;
+	struct sig_slot *slot;
 
 	if (!s->sigs)
 		return NULL;
 	slot = sig_slot(s->sigs, rule_id, key);
-	return *slot ? &s->sigs->v[*slot - 1] : NULL;
+	return slot->at ? &s->sigs->v[slot->at - 1] : NULL;
 }
 
 const struct rec_trigger_sig *rec_trigger__sig_at(const struct rec_trigger_set *s, size_t i)
@@ -645,7 +694,7 @@ static void name_sig(const char *rule, struct rec_trigger_sig *g, const char *te
 	for (const char *p = rule; *p; p++)
 		h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
 	h = (h ^ '\n') * 0x100000001b3ULL;
-	snprintf(g->text, sizeof(g->text), "%s", text);
+	snprintf(g->text, REC_TRIGGER_SIG_TEXT_MAX, "%s", text);
 	for (const char *p = g->text; *p; p++)
 		h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
 	h >>= 64 - REC_TRIGGER_SIG_ID_BITS;
@@ -757,8 +806,29 @@ enum rec_trigger_verdict rec_trigger__fire(struct rec_trigger_set *s, unsigned i
 					   uint64_t key, int64_t seen_ns, int64_t at_ns,
 					   bool no_room, struct rec_trigger_sig **sigp)
 {
+	return rec_trigger__fire_hint(s, rule_index, key, seen_ns, at_ns, no_room, NULL, sigp);
+}
+
+enum rec_trigger_verdict rec_trigger__fire_hint(struct rec_trigger_set *s, unsigned int rule_index,
+						uint64_t key, int64_t seen_ns, int64_t at_ns,
+						bool no_room, uint32_t *hint,
+						struct rec_trigger_sig **sigp)
+{
 	struct rec_trigger_entry *e = &s->rules[rule_index];
-	struct rec_trigger_sig *g = sig_of(s, e, key);
+	struct rec_trigger_sigs *t = s->sigs;
+	struct rec_trigger_sig *g = NULL;
+
+	/* The caller's hint: one look at the signature, no index. */
+	if (hint && *hint && t && *hint <= t->n) {
+		g = &t->v[*hint - 1];
+		if (g->key != key || g->rule_id != e->id)
+			g = NULL;
+	}
+	if (!g) {
+		g = sig_of(s, e, key);
+		if (hint && g && g->key == key)
+			*hint = (uint32_t)(g - s->sigs->v) + 1;
+	}
 	unsigned int head, n;
 	bool room;
 
@@ -835,6 +905,6 @@ void rec_trigger__report(struct rec_trigger_set *s, unsigned int rule_index, uin
 	if (!g)
 		return;
 	if (!g->count.saved && path)
-		snprintf(g->first_path, sizeof(g->first_path), "%s", path);
+		snprintf(g->first_path, REC_TRIGGER_SIG_PATH_MAX, "%s", path);
 	g->count.saved++;
 }

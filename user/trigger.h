@@ -21,7 +21,8 @@
  * A set holds at most REC_TRIGGER_SIGNATURES_MAX signatures; the firings of
  * one that finds no room are folded into its rule's one "other" signature
  * (key REC_TRIGGER_SIG_FOLD), limited as one, and counted in folded. The table
- * grows as signatures come, to at most about 600 KiB.
+ * is reserved at the first firing and its pages taken as signatures come: at
+ * most about 1 MiB (64 KiB of index, under 1 KiB a signature).
  */
 #ifndef REC_TRIGGER_H
 #define REC_TRIGGER_H
@@ -172,19 +173,21 @@ struct rec_trigger_counts {
  * event's or span's own time.
  */
 struct rec_trigger_sig {
-	uint64_t key;	  /* the caller's; REC_TRIGGER_SIG_FOLD: the rule's others */
-	uint32_t rule_id; /* its rule's */
+	/* What a firing in a storm touches comes first: its cooldown, in one cache line. */
+	int64_t last_admitted_ns; /* seen, if admitted_before */
 	bool admitted_before;
 	uint8_t head, nadmitted; /* the ring admitted[] */
-	struct rec_trigger_counts count;
-	int64_t first_ns, first_seen_ns;
+	uint32_t rule_id;	 /* its rule's */
 	int64_t last_ns, last_seen_ns;
-	int64_t last_admitted_ns; /* seen, if admitted_before */
-	uint64_t id;		  /* its short id (rec_trigger__name_sig()); 0: not named yet */
-	char text[REC_TRIGGER_SIG_TEXT_MAX];	   /* what it fired on, from the target */
-	char first_path[REC_TRIGGER_SIG_PATH_MAX]; /* its first snapshot saved; "": none yet */
-	/* The times admitted in the last hour, oldest at head: a ring of sig_per_hour. */
-	int64_t admitted[REC_TRIGGER_SIG_PER_HOUR_MAX];
+	struct rec_trigger_counts count;
+	uint64_t key; /* the caller's; REC_TRIGGER_SIG_FOLD: the rule's others */
+	int64_t first_ns, first_seen_ns;
+	uint64_t id; /* its short id (rec_trigger__name_sig()); 0: not named yet */
+	/* Its cold part, apart (the table's hot parts stay in the caches): */
+	char *text;	   /* REC_TRIGGER_SIG_TEXT_MAX: what it fired on, from the target */
+	char *first_path;  /* REC_TRIGGER_SIG_PATH_MAX: its first snapshot saved; "": none yet */
+	int64_t *admitted; /* REC_TRIGGER_SIG_PER_HOUR_MAX: admitted in the last hour, oldest
+			      at head, a ring of sig_per_hour */
 };
 
 /* The signatures of a set: opaque (trigger.c). */
@@ -280,6 +283,16 @@ int rec_trigger__find(const struct rec_trigger_set *s, uint32_t id);
 enum rec_trigger_verdict rec_trigger__fire(struct rec_trigger_set *s, unsigned int rule_index,
 					   uint64_t key, int64_t seen_ns, int64_t at_ns,
 					   bool no_room, struct rec_trigger_sig **sig);
+/*
+ * rec_trigger__fire() with a hint: *hint (if hint) is where the caller keeps
+ * the signature of key that an earlier fire found (0: none yet), to skip the
+ * table's index; it is checked, and updated. A hint holds until the next
+ * remove or rec_trigger__fini().
+ */
+enum rec_trigger_verdict rec_trigger__fire_hint(struct rec_trigger_set *s, unsigned int rule_index,
+						uint64_t key, int64_t seen_ns, int64_t at_ns,
+						bool no_room, uint32_t *hint,
+						struct rec_trigger_sig **sig);
 /* rec_trigger__fire() of one signature a rule (key 0), seen at its own time now_ns. */
 enum rec_trigger_verdict rec_trigger__admit(struct rec_trigger_set *s, unsigned int rule_index,
 					    int64_t now_ns);
