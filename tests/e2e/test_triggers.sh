@@ -192,7 +192,10 @@ test_trigger_bad_rules_are_usage_errors() {
 		return 1
 	out=$($B/recorder-attach -p 1 --trigger-scope everything 2>&1)
 	echo "$out" | grep -q "invalid --trigger-scope 'everything': expected recording or process" ||
-		fail "bad scope: $out"
+		fail "bad scope: $out" || return 1
+	out=$($B/recorder-attach -p 1 --trigger-signature-cap 33 2>&1)
+	echo "$out" | grep -q "invalid --trigger-signature-cap '33': expected 0 to 32" ||
+		fail "bad signature cap: $out"
 }
 
 # A dump directory that cannot be written: said, counted, and recording goes on.
