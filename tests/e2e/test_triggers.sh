@@ -328,6 +328,10 @@ test_trigger_a_flood_of_one_signature_starves_no_other() {
 				"$($B/recorder-tail -p "$TARGET_PID" --triggers --json | jq -r --arg w "$what" '.signatures[] | select(.signature | startswith($w)) | .snapshot')" ||
 				return 1
 		done
+		expect "round $round: --stats counts the signatures" \
+			'{"used":3,"limit":1024,"folded":0,"new_capped":0}' \
+			"$($B/recorder-tail -p "$TARGET_PID" --stats --json | jq -c .trigger_signatures)" ||
+			return 1
 		expect "round $round: the ring dropped nothing" 0 \
 			"$($B/recorder-tail -p "$TARGET_PID" --list --json | jq -r .dropped)" || return 1
 		stop_target
