@@ -11,6 +11,8 @@
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -741,6 +743,13 @@ static int write_named(const char *dir, const char *prefix, struct rec_proc *p,
 		err = -ENOMEM;
 		goto out;
 	}
+	/*
+	 * One thread writes it: no lock a character (the writer puts most of a
+	 * dump a character at a time), and writes of 64 KiB; a storm of
+	 * snapshots is written on the consumer's thread.
+	 */
+	__fsetlocking(f, FSETLOCKING_BYCALLER);
+	setvbuf(f, NULL, _IOFBF, 1 << 16);
 	now_opts.now_ns = now.tv_sec * 1000000000LL + now.tv_nsec;
 	err = rec_dump__write_opts(f, p, &now_opts);
 	if (fclose(f) && !err)
