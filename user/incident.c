@@ -39,10 +39,41 @@ int rec_incident__init(struct rec_incident *in, const struct rec_trigger_set *ru
 	return 0;
 }
 
+/* The firings q held back of rule i: counted in the rules. */
+static void quiet_flush(struct rec_incident *in, unsigned int i, struct rec_incident_quiet *q)
+{
+	struct rec_trigger_sig *g = rec_trigger__hinted_sig(in->rules, i, q->sig);
+
+	if (g && q->n)
+		rec_trigger__fire_quiet(in->rules, i, g, q->n, (enum rec_trigger_verdict)q->verdict,
+					q->last_ns, q->last_seen_ns);
+	q->n = 0;
+}
+
+/* The firings the cache entry c holds back, counted. */
+static void cs_flush(struct rec_incident *in, struct rec_incident_cs *c)
+{
+	for (unsigned int i = 0; i < REC_INCIDENT_CS_SIGS; i++)
+		if (c->quiet[i].n)
+			quiet_flush(in, i, &c->quiet[i]);
+}
+
+void rec_incident__flush(struct rec_incident *in)
+{
+	if (!in->cs || !in->rules)
+		return;
+	for (size_t k = 0; k < REC_INCIDENT_CS_CACHE; k++)
+		if (in->cs[k].meta)
+			cs_flush(in, &in->cs[k]);
+}
+
 int rec_incident__add(struct rec_incident *in, const char *text, int64_t cooldown_ns,
 		      unsigned int per_hour, char *err, size_t errlen)
 {
 	int id;
+
+	/* What the cache held back is counted before it is cleared. */
+	rec_incident__flush(in);
 
 	if (!in->rules) {
 		in->rules = malloc(sizeof(*in->rules));
@@ -65,6 +96,8 @@ int rec_incident__remove(struct rec_incident *in, const char *text, char *err, s
 		snprintf(err, errlen, "no trigger rule is '%s'", text);
 		return -ENOENT;
 	}
+	/* Counted while the rules' indexes are the cache's. */
+	rec_incident__flush(in);
 	at = *text && !*end ? rec_trigger__find(in->rules, (uint32_t)id) : -1;
 	if (at < 0 && *text && !*end) {
 		snprintf(err, errlen, "no trigger rule has id %s", text);
@@ -109,9 +142,11 @@ void rec_incident__fini(struct rec_incident *in)
 
 struct rec_incident_pending *rec_incident__fire(struct rec_incident *in, unsigned int i,
 						uint64_t key, uint64_t recording, int64_t now_ns,
-						int64_t at_ns, int64_t after_ns, uint32_t *hint,
+						int64_t at_ns, int64_t after_ns,
+						struct rec_incident_quiet *q,
 						struct rec_trigger_sig **sig)
 {
+	enum rec_trigger_verdict v;
 	struct rec_incident_pending *p;
 	struct rec_trigger_entry *e;
 
@@ -119,10 +154,28 @@ struct rec_incident_pending *rec_incident__fire(struct rec_incident *in, unsigne
 	if (!in->rules || i >= in->rules->n)
 		return NULL;
 	e = &in->rules->rules[i];
+	/* A storm's firing that its limiter would refuse again: a count, nothing more. */
+	if (q && q->sig && now_ns < q->until) {
+		q->n++;
+		q->last_ns = at_ns;
+		q->last_seen_ns = now_ns;
+		if (q->n == UINT32_MAX)
+			quiet_flush(in, i, q);
+		return NULL;
+	}
+	if (q && q->n)
+		quiet_flush(in, i, q);
 	/* Too many waiting already (the cap of what recorder-attach holds at once): capped. */
-	if (rec_trigger__fire_hint(in->rules, i, key, now_ns, at_ns,
-				   in->npending == REC_INCIDENT_PENDING_MAX, hint,
-				   sig) != REC_TRIGGER_ADMIT)
+	v = rec_trigger__fire_hint(in->rules, i, key, now_ns, at_ns,
+				   in->npending == REC_INCIDENT_PENDING_MAX, q ? &q->sig : NULL,
+				   sig);
+	if (q) {
+		q->verdict = (uint16_t)v;
+		q->until = v != REC_TRIGGER_ADMIT && *sig && q->sig
+				   ? rec_trigger__quiet_until(in->rules, *sig, v, now_ns)
+				   : 0;
+	}
+	if (v != REC_TRIGGER_ADMIT)
 		return NULL;
 	p = &in->pending[in->npending++];
 	p->rule = i;
@@ -248,7 +301,17 @@ uint64_t rec_incident__event_rules(struct rec_incident *in, uint64_t meta,
 			in->cs = calloc(REC_INCIDENT_CS_CACHE, sizeof(in->cs[0]));
 		if (!in->cs)
 			return mask;
-		c = &in->cs[rec_incident__cs_slot(meta)];
+		c = rec_incident__cs_of(in, meta);
+		if (!c) {
+			/* New in its set: first, and the first moves second; the second goes. */
+			c = &in->cs[rec_incident__cs_slot(meta)];
+			/* What the one that goes held back is counted first. */
+			if (c[1].meta)
+				cs_flush(in, &c[1]);
+			c[1] = c[0];
+		} else if (c->meta) {
+			cs_flush(in, c);
+		}
 		*c = (struct rec_incident_cs){ .meta = meta, .mask = mask, .sure = *sure };
 	}
 	return mask;

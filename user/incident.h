@@ -45,15 +45,28 @@ struct rec_incident_pending {
 /* Callsites whose event rules rec_incident__cached_rules() answers without a look (a power of 2). */
 #define REC_INCIDENT_CS_CACHE 2048
 /* The rules (the first few) whose signature of a callsite its cache entry remembers. */
-#define REC_INCIDENT_CS_SIGS 4
+#define REC_INCIDENT_CS_SIGS 2
+
+/*
+ * A rule's signature of a callsite, and its firings held back: while the
+ * signature's limiter would say the same again (rec_trigger__quiet_until()),
+ * a storm's firing is a count here, and the rules' counts get them at
+ * rec_incident__flush() (before anyone reads them) or when it ends.
+ */
+struct rec_incident_quiet {
+	uint32_t sig;		       /* the hint of rec_trigger__fire_hint(); 0: none yet */
+	uint16_t verdict;	       /* enum rec_trigger_verdict of those held back */
+	uint32_t n;		       /* firings held back */
+	int64_t until;		       /* seen: a firing before it is held back */
+	int64_t last_ns, last_seen_ns; /* the last held back: its own time, seen */
+};
 
 /* What rec_incident.cs holds of a callsite. */
 struct rec_incident_cs {
 	uint64_t meta; /* 0: empty */
 	uint64_t mask;
 	uint64_t sure; /* of mask, the rules its callsite alone fires */
-	/* Rule i's signature of it: the hint of rec_trigger__fire_hint(). */
-	uint32_t sig[REC_INCIDENT_CS_SIGS];
+	struct rec_incident_quiet quiet[REC_INCIDENT_CS_SIGS]; /* rule i's */
 };
 
 /* The recordings an --otlp-keep rule fired on, exported when due (at most this many waiting). */
@@ -106,27 +119,39 @@ void rec_incident__fini(struct rec_incident *in);
 uint64_t rec_incident__event_rules(struct rec_incident *in, uint64_t meta,
 				   const struct rec_callsite *cs, uint64_t *sure);
 
-/* The slot of rec_incident.cs that the callsite at meta takes. */
+/*
+ * The first of the two slots of rec_incident.cs that the callsite at meta may
+ * take (two-way: a few callsites of one set seldom push each other out).
+ */
 static inline unsigned int rec_incident__cs_slot(uint64_t meta)
 {
-	return (unsigned int)((meta * 0x9e3779b97f4a7c15ULL) >> 48) & (REC_INCIDENT_CS_CACHE - 1);
+	return (unsigned int)((meta * 0x9e3779b97f4a7c15ULL) >> 48) & (REC_INCIDENT_CS_CACHE - 2);
+}
+
+/* The entry of rec_incident.cs of the callsite at meta (not 0), or NULL. */
+static inline struct rec_incident_cs *rec_incident__cs_of(const struct rec_incident *in,
+							  uint64_t meta)
+{
+	struct rec_incident_cs *c;
+
+	if (!in->cs)
+		return NULL;
+	c = &in->cs[rec_incident__cs_slot(meta)];
+	return c[0].meta == meta ? &c[0] : c[1].meta == meta ? &c[1] : NULL;
 }
 
 /*
  * The answer rec_incident__event_rules() gave for the callsite at meta, if it
- * is still cached (one of the last REC_INCIDENT_CS_CACHE asked of, at best):
+ * is still cached (of the last asked of, at most two of a set of slots):
  * then *mask and *sure get it without a look at the callsite, and it returns
  * true.
  */
 static inline bool rec_incident__cached_rules(const struct rec_incident *in, uint64_t meta,
 					      uint64_t *mask, uint64_t *sure)
 {
-	const struct rec_incident_cs *c;
+	const struct rec_incident_cs *c = meta ? rec_incident__cs_of(in, meta) : NULL;
 
-	if (!meta || !in->cs)
-		return false;
-	c = &in->cs[rec_incident__cs_slot(meta)];
-	if (meta != c->meta)
+	if (!c)
 		return false;
 	*mask = c->mask;
 	*sure = c->sure;
@@ -135,32 +160,37 @@ static inline bool rec_incident__cached_rules(const struct rec_incident *in, uin
 
 /*
  * Rule i fired in recording at now_ns, on key (its signature, trigger.h), an
- * event or span of its own time at_ns (hint: NULL, or the signature's hint of
- * rec_trigger__fire_hint(), rec_incident__sig_hint()): asks its limiter (and, with
- * REC_INCIDENT_PENDING_MAX snapshots waiting, counts it capped). *sig gets the
- * signature (NULL: none), for the caller to name if new (id 0). Returns the
- * snapshot now pending, due after_ns later, for the caller to say in its what
- * on what it fired and to copy the signature's name into; NULL if none is. A
- * storm of firings costs a count each: only an admitted one is described.
+ * event or span of its own time at_ns (quiet: NULL, or what the callsite's
+ * cache entry keeps of rule i, rec_incident__quiet()): asks its limiter (and,
+ * with REC_INCIDENT_PENDING_MAX snapshots waiting, counts it capped); or,
+ * while quiet says its limiter would say no again, only counts it there.
+ * *sig gets the signature (NULL: none, or held back), for the caller to name
+ * if new (id 0). Returns the snapshot now pending, due after_ns later, for
+ * the caller to say in its what on what it fired and to copy the signature's
+ * name into; NULL if none is. A storm of firings costs a count each: only an
+ * admitted one is described.
  */
 struct rec_incident_pending *rec_incident__fire(struct rec_incident *in, unsigned int i,
 						uint64_t key, uint64_t recording, int64_t now_ns,
-						int64_t at_ns, int64_t after_ns, uint32_t *hint,
+						int64_t at_ns, int64_t after_ns,
+						struct rec_incident_quiet *quiet,
 						struct rec_trigger_sig **sig);
 /*
- * Where the cache of event rules keeps rule i's signature of the callsite at
- * meta (the hint of rec_trigger__fire_hint()), or NULL if it does not.
+ * What the cache of event rules keeps of rule i and the callsite at meta (its
+ * signature, its firings held back), or NULL if it keeps nothing.
  */
-static inline uint32_t *rec_incident__sig_hint(struct rec_incident *in, uint64_t meta,
-					       unsigned int i)
+static inline struct rec_incident_quiet *rec_incident__quiet(struct rec_incident *in, uint64_t meta,
+							     unsigned int i)
 {
 	struct rec_incident_cs *c;
 
-	if (!in->cs || !meta || i >= REC_INCIDENT_CS_SIGS)
+	if (!meta || i >= REC_INCIDENT_CS_SIGS)
 		return NULL;
-	c = &in->cs[rec_incident__cs_slot(meta)];
-	return c->meta == meta ? &c->sig[i] : NULL;
+	c = rec_incident__cs_of(in, meta);
+	return c ? &c->quiet[i] : NULL;
 }
+/* Counts every firing held back (rec_incident__fire()) in the rules: before their counts are read. */
+void rec_incident__flush(struct rec_incident *in);
 
 /* Whether the open span id fired already; with remember, it has from now on. */
 bool rec_incident__open_fired(struct rec_incident *in, uint64_t id, bool remember);

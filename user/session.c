@@ -427,9 +427,9 @@ struct fired_on {
 	uint64_t key;  /* the signature's: the callsite's address, the reason's hash */
 	int64_t at_ns; /* the event's or span's own time, CLOCK_MONOTONIC */
 	uint64_t meta; /* the callsite's address */
-	const struct rec_callsite *cs; /* NULL: unread, or a reason's */
-	const char *reason;	       /* rec_trigger()'s; NULL: a callsite's */
-	uint32_t *hint;		       /* where its signature may be known (incident.h) */
+	const struct rec_callsite *cs;	  /* NULL: unread, or a reason's */
+	const char *reason;		  /* rec_trigger()'s; NULL: a callsite's */
+	struct rec_incident_quiet *quiet; /* its callsite's cache entry of the rule (incident.h) */
 };
 
 /* The key of rec_trigger()'s reason (NULL: none): its FNV-1a hash, never the fold's. */
@@ -487,7 +487,7 @@ static struct rec_incident_pending *fired(struct rec_session *s, struct traced *
 	    (rs = rec_proc__find(&t->proc, recording)))
 		rs->pinned++;
 	p = rec_incident__fire(&t->inc, i, on->key, recording, now, on->at_ns,
-			       s->opts.trigger_after_ns, on->hint, &g);
+			       s->opts.trigger_after_ns, on->quiet, &g);
 	if (g && !g->id) {
 		if (on->meta && !on->cs && !on->reason)
 			on->cs = rec_proc__cached_callsite(&t->proc, on->meta);
@@ -586,7 +586,7 @@ static void check_event(struct rec_session *s, struct traced *t, const struct re
 					.at_ns = (int64_t)head->time_ns,
 					.meta = head->meta,
 					.cs = cs,
-					.hint = rec_incident__sig_hint(&t->inc, head->meta, i) };
+					.quiet = rec_incident__quiet(&t->inc, head->meta, i) };
 		p = fired(s, t, i, head->recording, &on);
 		if (!p)
 			continue;
@@ -719,6 +719,8 @@ static void dump_trigger_of(struct rec_session *s, struct traced *t,
 	struct rec_trigger_rule r = { 0 };
 	char err[64];
 
+	/* The firings the callsite cache held back, counted now that they are read. */
+	rec_incident__flush(&t->inc);
 	memset(d, 0, sizeof(*d));
 	rec_trigger__parse(p->rule_text, &r, err, sizeof(err));
 	d->rule_id = p->rule_id;
@@ -946,6 +948,7 @@ static void client_triggers(void *ctx, void *owner, const struct rec_query *q, F
 		return;
 	}
 	fputc('0', out);
+	rec_incident__flush(&t->inc);
 	rec_output__triggers(out, t->inc.rules, !!(q->flags & REC_Q_JSON), t->proc.clock_offset_ns);
 }
 

@@ -881,6 +881,55 @@ enum rec_trigger_verdict rec_trigger__fire_hint(struct rec_trigger_set *s, unsig
 	return REC_TRIGGER_ADMIT;
 }
 
+int64_t rec_trigger__quiet_until(const struct rec_trigger_set *s, const struct rec_trigger_sig *g,
+				 enum rec_trigger_verdict v, int64_t seen_ns)
+{
+	int64_t until = seen_ns;
+
+	if (v == REC_TRIGGER_COOLDOWN)
+		return g->last_admitted_ns + s->cooldown_ns;
+	if (v != REC_TRIGGER_CAP)
+		return seen_ns;
+	/* Each cap that is full frees its first place an hour after its oldest. */
+	if (s->sig_per_hour && g->nadmitted >= s->sig_per_hour &&
+	    g->admitted[g->head] + REC_TRIGGER_WINDOW_NS > until)
+		until = g->admitted[g->head] + REC_TRIGGER_WINDOW_NS;
+	if (s->per_hour && s->nadmitted >= s->per_hour &&
+	    s->admitted[s->head] + REC_TRIGGER_WINDOW_NS > until)
+		until = s->admitted[s->head] + REC_TRIGGER_WINDOW_NS;
+	return until;
+}
+
+void rec_trigger__fire_quiet(struct rec_trigger_set *s, unsigned int rule_index,
+			     struct rec_trigger_sig *g, uint64_t n, enum rec_trigger_verdict v,
+			     int64_t last_ns, int64_t last_seen_ns)
+{
+	struct rec_trigger_entry *e = &s->rules[rule_index];
+
+	e->count.fired += n;
+	g->count.fired += n;
+	if (v == REC_TRIGGER_COOLDOWN) {
+		e->count.cooldown += n;
+		g->count.cooldown += n;
+	} else {
+		e->count.capped += n;
+		g->count.capped += n;
+	}
+	g->last_ns = last_ns;
+	g->last_seen_ns = last_seen_ns;
+}
+
+struct rec_trigger_sig *rec_trigger__hinted_sig(const struct rec_trigger_set *s,
+						unsigned int rule_index, uint32_t hint)
+{
+	struct rec_trigger_sig *g;
+
+	if (!hint || !s->sigs || hint > s->sigs->n || rule_index >= s->n)
+		return NULL;
+	g = &s->sigs->v[hint - 1];
+	return g->rule_id == s->rules[rule_index].id ? g : NULL;
+}
+
 enum rec_trigger_verdict rec_trigger__admit(struct rec_trigger_set *s, unsigned int rule_index,
 					    int64_t now_ns)
 {

@@ -293,6 +293,28 @@ enum rec_trigger_verdict rec_trigger__fire_hint(struct rec_trigger_set *s, unsig
 						uint64_t key, int64_t seen_ns, int64_t at_ns,
 						bool no_room, uint32_t *hint,
 						struct rec_trigger_sig **sig);
+/*
+ * After rec_trigger__fire() said COOLDOWN or CAP (not for no_room) to g at
+ * seen_ns: until when (seen) every firing of g gets that verdict again, all
+ * else being equal: its cooldown's end; for a cap, the time both its and the
+ * set's hourly caps have a place again (admissions of others only put that
+ * later). A caller may count such firings itself, and give them to
+ * rec_trigger__fire_quiet() before anyone reads the counts.
+ */
+int64_t rec_trigger__quiet_until(const struct rec_trigger_set *s, const struct rec_trigger_sig *g,
+				 enum rec_trigger_verdict v, int64_t seen_ns);
+/*
+ * n firings of signature g of rule rule_index that a caller held back while
+ * rec_trigger__quiet_until() said they would get verdict v, the last at its
+ * own time last_ns, seen at last_seen_ns: counted as rec_trigger__fire()
+ * would have counted them.
+ */
+void rec_trigger__fire_quiet(struct rec_trigger_set *s, unsigned int rule_index,
+			     struct rec_trigger_sig *g, uint64_t n, enum rec_trigger_verdict v,
+			     int64_t last_ns, int64_t last_seen_ns);
+/* The signature at hint (rec_trigger__fire_hint()) of rule rule_index, or NULL. */
+struct rec_trigger_sig *rec_trigger__hinted_sig(const struct rec_trigger_set *s,
+						unsigned int rule_index, uint32_t hint);
 /* rec_trigger__fire() of one signature a rule (key 0), seen at its own time now_ns. */
 enum rec_trigger_verdict rec_trigger__admit(struct rec_trigger_set *s, unsigned int rule_index,
 					    int64_t now_ns);
