@@ -428,7 +428,8 @@ struct fired_on {
 	int64_t at_ns; /* the event's or span's own time, CLOCK_MONOTONIC */
 	uint64_t meta; /* the callsite's address */
 	const struct rec_callsite *cs;	  /* NULL: unread, or a reason's */
-	const char *reason;		  /* rec_trigger()'s; NULL: a callsite's */
+	bool code;			  /* a rec_trigger() call, of reason */
+	const char *reason;		  /* rec_trigger()'s; NULL: none given */
 	struct rec_incident_quiet *quiet; /* its callsite's cache entry of the rule (incident.h) */
 };
 
@@ -450,7 +451,7 @@ static void name_sig(struct traced *t, unsigned int i, struct rec_trigger_sig *g
 	char text[REC_TRIGGER_SIG_TEXT_MAX];
 	const struct rec_callsite *cs = on->cs;
 
-	if (on->reason || !on->meta)
+	if (on->code)
 		snprintf(text, sizeof(text), "code '%s'", on->reason ? on->reason : "");
 	else if (!cs)
 		snprintf(text, sizeof(text), "callsite 0x%" PRIx64 " (unread)", on->meta);
@@ -489,7 +490,7 @@ static struct rec_incident_pending *fired(struct rec_session *s, struct traced *
 	p = rec_incident__fire(&t->inc, i, on->key, recording, now, on->at_ns,
 			       s->opts.trigger_after_ns, on->quiet, &g);
 	if (g && !g->id) {
-		if (on->meta && !on->cs && !on->reason)
+		if (on->meta && !on->cs && !on->code)
 			on->cs = rec_proc__cached_callsite(&t->proc, on->meta);
 		name_sig(t, i, g, on);
 	}
@@ -684,7 +685,7 @@ static void check_code(struct rec_session *s, struct traced *t, const struct rec
 	struct rec_incident_pending *p;
 	const struct rec_trigger_set *rules = t->inc.rules;
 	char reason[REC_TRIGGER_REASON_MAX] = "";
-	struct fired_on on = { .at_ns = (int64_t)r->hdr.time_ns };
+	struct fired_on on = { .at_ns = (int64_t)r->hdr.time_ns, .code = true };
 
 	if (r->reason_len > 0) {
 		memcpy(reason, r->reason, sizeof(reason));

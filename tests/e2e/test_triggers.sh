@@ -95,6 +95,8 @@ test_trigger_from_code() {
 		"code:health* health 3 code: health check failed" \
 		"$(jq -r '.trigger.rule' "$snap") $($B/recorder-tail --file "$snap" --list --json | jq -r '"\(.subject) \(.seen)"') $(jq -r .trigger.what "$snap")" ||
 		return 1
+	expect "its signature is its reason" "code 'health check failed' 12" \
+		"$(jq -r '"\(.trigger.signature) \(.trigger.signature_id | length)"' "$snap")" || return 1
 	expect "the other did not" $'1 1\n2 0' \
 		"$($B/recorder-tail -p "$TARGET_PID" --triggers --json | jq -r '"\(.id) \(.fired)"')"
 }

@@ -129,6 +129,7 @@ declare -A TP_FIRE=([fast_throughput_rules]=never [fast_throughput_rules_p2]=nev
 # --trigger 'level>=error' (trigger_signatures_throughput_ratio): SIG_SITES signatures
 # that fire on every event, each its own cooldown and cap, the process's cap shared.
 SIG_SITES=1000
+SIG_RULES=(--trigger 'level>=error' --keep-snapshots 0)
 STORM_COOLDOWN=1s
 # The scheduler-hook ping-pong (run_pingpong): round trips a run, the CPU both ends are
 # pinned to, and the recorder-attach flags that turn the hooks on.
@@ -1118,11 +1119,12 @@ for ((ROUND = 1; ROUND <= ROUNDS; ROUND++)); do
 	fi
 	# 1,000 signatures firing on every event, flat out on the batch path, without
 	# and with the rule (trigger_signatures_throughput_ratio); the same alternation.
+	# Its 60 snapshots all stay (--keep-snapshots 0), for verify.py to count them.
 	if ((FAST_PATH == 1 && ROUND % 2)); then
 		run_throughput sig_throughput 0 0 "${FAST_FLAGS[@]}"
-		run_throughput sig_throughput_rules 0 0 "${FAST_FLAGS[@]}" --trigger 'level>=error'
+		run_throughput sig_throughput_rules 0 0 "${FAST_FLAGS[@]}" "${SIG_RULES[@]}"
 	elif ((FAST_PATH == 1)); then
-		run_throughput sig_throughput_rules 0 0 "${FAST_FLAGS[@]}" --trigger 'level>=error'
+		run_throughput sig_throughput_rules 0 0 "${FAST_FLAGS[@]}" "${SIG_RULES[@]}"
 		run_throughput sig_throughput 0 0 "${FAST_FLAGS[@]}"
 	fi
 	# From an error to its snapshot on disk, each event path (trigger_latency_ms).
