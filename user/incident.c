@@ -11,6 +11,7 @@
 /* Which kinds of rules in has: what the session holds against them. */
 static void kinds(struct rec_incident *in)
 {
+	in->last_meta = 0;
 	if (in->cs)
 		memset(in->cs, 0, REC_INCIDENT_CS_CACHE * sizeof(in->cs[0]));
 	in->span_rules = in->event_rules = in->code_rules = false;
@@ -137,6 +138,7 @@ void rec_incident__fini(struct rec_incident *in)
 	free(in->rules);
 	free(in->cs);
 	in->cs = NULL;
+	in->cs_last = NULL;
 	in->rules = NULL;
 }
 
@@ -308,6 +310,8 @@ uint64_t rec_incident__event_rules(struct rec_incident *in, uint64_t meta,
 			/* What the one that goes held back is counted first. */
 			if (c[1].meta)
 				cs_flush(in, &c[1]);
+			if (c[1].meta == in->last_meta)
+				in->last_meta = 0;
 			c[1] = c[0];
 		} else if (c->meta) {
 			cs_flush(in, c);

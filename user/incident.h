@@ -88,7 +88,11 @@ struct rec_incident {
 	 * (NULL until the first): most events come in runs of one callsite, or
 	 * cycle through a few (a server's error sites, issue 35).
 	 */
+	/* The last callsite's answer, here: most events come in runs of one callsite. */
+	uint64_t last_meta; /* 0: none */
+	uint64_t last_mask, last_sure;
 	struct rec_incident_cs *cs;
+	struct rec_incident_cs *cs_last; /* the last entry found; NULL: none */
 	size_t npending;
 	struct rec_incident_pending pending[REC_INCIDENT_PENDING_MAX];
 	uint64_t open_fired[REC_INCIDENT_OPEN_FIRED_MAX]; /* span ids, a ring */
@@ -128,16 +132,23 @@ static inline unsigned int rec_incident__cs_slot(uint64_t meta)
 	return (unsigned int)((meta * 0x9e3779b97f4a7c15ULL) >> 48) & (REC_INCIDENT_CS_CACHE - 2);
 }
 
-/* The entry of rec_incident.cs of the callsite at meta (not 0), or NULL. */
-static inline struct rec_incident_cs *rec_incident__cs_of(const struct rec_incident *in,
-							  uint64_t meta)
+/*
+ * The entry of rec_incident.cs of the callsite at meta (not 0), or NULL. The
+ * last one found is asked first: most events come in runs of one callsite.
+ */
+static inline struct rec_incident_cs *rec_incident__cs_of(struct rec_incident *in, uint64_t meta)
 {
-	struct rec_incident_cs *c;
+	struct rec_incident_cs *c = in->cs_last;
 
+	if (c && c->meta == meta)
+		return c;
 	if (!in->cs)
 		return NULL;
 	c = &in->cs[rec_incident__cs_slot(meta)];
-	return c[0].meta == meta ? &c[0] : c[1].meta == meta ? &c[1] : NULL;
+	c = c[0].meta == meta ? &c[0] : c[1].meta == meta ? &c[1] : NULL;
+	if (c)
+		in->cs_last = c;
+	return c;
 }
 
 /*
@@ -146,15 +157,23 @@ static inline struct rec_incident_cs *rec_incident__cs_of(const struct rec_incid
  * then *mask and *sure get it without a look at the callsite, and it returns
  * true.
  */
-static inline bool rec_incident__cached_rules(const struct rec_incident *in, uint64_t meta,
+static inline bool rec_incident__cached_rules(struct rec_incident *in, uint64_t meta,
 					      uint64_t *mask, uint64_t *sure)
 {
-	const struct rec_incident_cs *c = meta ? rec_incident__cs_of(in, meta) : NULL;
+	const struct rec_incident_cs *c;
 
+	if (meta && meta == in->last_meta) {
+		*mask = in->last_mask;
+		*sure = in->last_sure;
+		return true;
+	}
+	c = meta ? rec_incident__cs_of(in, meta) : NULL;
 	if (!c)
 		return false;
-	*mask = c->mask;
-	*sure = c->sure;
+	/* An answer is the callsite's and the rules': it holds until they change. */
+	in->last_meta = meta;
+	in->last_mask = *mask = c->mask;
+	in->last_sure = *sure = c->sure;
 	return true;
 }
 

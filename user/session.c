@@ -543,12 +543,9 @@ static void export_kept(struct rec_session *s, struct traced *t, const struct re
 		rec_proc__unpin(&t->proc, rs);
 }
 
-/*
- * The event just ingested (t->proc.norm; head, its head as ingesting read it)
- * against t's level and event rules. Its callsite rules out most events at
- * the cost of a compare; the fields are decoded only for a rule that asks them.
- */
-static void check_event(struct rec_session *s, struct traced *t, const struct rec_decoded *head)
+/* check_event() past its first compare: a rule may fire. */
+static void __attribute__((noinline))
+check_event_rules(struct rec_session *s, struct traced *t, const struct rec_decoded *head)
 {
 	const struct rec_trigger_set *rules = t->inc.rules;
 	const struct rec_callsite *cs = NULL;
@@ -595,6 +592,22 @@ static void check_event(struct rec_session *s, struct traced *t, const struct re
 		snprintf(p->what, sizeof(p->what), "event seq %" PRIu64 ": %s", head->seq,
 			 cs && cs->message[0] ? cs->message : "(formatted)");
 	}
+}
+
+/*
+ * The event just ingested (t->proc.norm; head, its head as ingesting read it)
+ * against t's level and event rules. Its callsite rules out most events at
+ * the cost of a compare, here, inline; the fields are decoded only for a rule
+ * that asks them.
+ */
+static inline void check_event(struct rec_session *s, struct traced *t,
+			       const struct rec_decoded *head)
+{
+	uint64_t mask, sure;
+
+	if (rec_incident__cached_rules(&t->inc, head->meta, &mask, &sure) && !mask)
+		return;
+	check_event_rules(s, t, head);
 }
 
 /* A span left (r, its times in CLOCK_MONOTONIC) against t's span rules. */
