@@ -49,7 +49,8 @@ static struct options {
 	uint64_t rate;
 	uint64_t depth;
 	uint64_t fields;
-	bool error; /* --level error: REC_ERROR instead of REC_INFO */
+	bool error;	      /* --level error: REC_ERROR instead of REC_INFO */
+	uint64_t error_sites; /* --error-sites: 0, or REC_ERROR at event k's site k % error_sites */
 	const char *subject;
 	bool wait_attach;
 	uint64_t attach_timeout;
@@ -89,6 +90,7 @@ static const char doc[] =
 	"\n"
 	"USAGE: workload [--threads T] [--recordings R] [--cap C] [--events N]\n"
 	"                [--rate R] [--depth D] [--fields F] [--level info|error]\n"
+	"                [--error-sites S]\n"
 	"                [--subject PREFIX] [--wait-attach] [--attach-timeout S]\n"
 	"                [--hold S] [--die exit|kill|segv|abort|exec] [--report FILE]\n"
 	"\n"
@@ -113,6 +115,7 @@ enum {
 	OPT_DIE,
 	OPT_REPORT,
 	OPT_LEVEL,
+	OPT_ERROR_SITES,
 };
 
 static const struct argp_option options[] = {
@@ -130,6 +133,11 @@ static const struct argp_option options[] = {
 	{ "level", OPT_LEVEL, "LEVEL", 0,
 	  "Level of every event: info (REC_INFO, the default) or error (REC_ERROR: an error "
 	  "storm, for incident triggers)",
+	  0 },
+	{ "error-sites", OPT_ERROR_SITES, "S", 0,
+	  "Every event a REC_ERROR at one of S distinct callsites (1 to 1000), event k at "
+	  "site k % S, each with the 3 fields of --fields 3 and its own message \"workload "
+	  "error ...\": S incident signatures (issue 35; default 0: off)",
 	  0 },
 	{ "subject", OPT_SUBJECT, "PREFIX", 0, "Subject prefix: PREFIX[i] (default \"actor\")", 0 },
 	{ "wait-attach", 'w', NULL, 0, "Start only once a recorder is attached", 0 },
@@ -207,6 +215,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			opts.error = true;
 		else
 			bad_option("level", arg, "info or error");
+		break;
+	case OPT_ERROR_SITES:
+		opts.error_sites = parse_uint("error-sites", arg, 1, 1000);
 		break;
 	case OPT_SUBJECT:
 		opts.subject = arg;
@@ -383,10 +394,45 @@ static const char *const states[] = { "idle", "busy", "waiting", "done" };
 		}                                                                                  \
 	} while (0)
 
+/*
+ * --error-sites: 1,000 REC_ERROR callsites, each its own static callsite and
+ * message ("workload error 100 + 20 + 3" is site 123), made by the preprocessor.
+ */
+/* clang-format never settles on these lists. */
+/* clang-format off */
+#define SITE(n) case n: REC_ERROR("workload error " #n, F1, F2, F3); break;
+#define SITES10(b) SITE(b + 0) SITE(b + 1) SITE(b + 2) SITE(b + 3) SITE(b + 4) \
+	SITE(b + 5) SITE(b + 6) SITE(b + 7) SITE(b + 8) SITE(b + 9)
+#define SITES100(b) SITES10(b + 0) SITES10(b + 10) SITES10(b + 20) SITES10(b + 30) \
+	SITES10(b + 40) SITES10(b + 50) SITES10(b + 60) SITES10(b + 70) SITES10(b + 80) \
+	SITES10(b + 90)
+/* clang-format on */
+
+/* Event k of st at site k % --error-sites. */
+static void emit_site(struct stream *st, uint64_t w, uint64_t k)
+{
+	(void)st;
+	(void)w;
+	switch (k % opts.error_sites) {
+		SITES100(0)
+		SITES100(100)
+		SITES100(200)
+		SITES100(300)
+		SITES100(400)
+		SITES100(500)
+		SITES100(600)
+		SITES100(700)
+		SITES100(800)
+		SITES100(900)
+	}
+}
+
 /* Emits event k of st; st's spans must be the innermost entered on this thread. */
 static void emit(struct stream *st, uint64_t w, uint64_t k)
 {
-	if (opts.error)
+	if (opts.error_sites)
+		emit_site(st, w, k);
+	else if (opts.error)
 		EMIT_FIELDS(REC_ERROR);
 	else
 		EMIT_FIELDS(REC_INFO);

@@ -33,6 +33,8 @@ struct rec_dump_counters {
 #define REC_DUMP_RULE_MAX 1024
 /* Room for what fired a trigger, NUL included: "event seq 1234: request failed". */
 #define REC_DUMP_WHAT_MAX 512
+/* Room for a trigger's signature text, NUL included (trigger.h's REC_TRIGGER_SIG_TEXT_MAX fits). */
+#define REC_DUMP_SIGNATURE_MAX 256
 /* The most rows of a trigger's "counts" (rules), and the most "triggers_pending". */
 #define REC_DUMP_MAX_RULES 256
 #define REC_DUMP_MAX_TRIGGERS_PENDING 256
@@ -64,12 +66,17 @@ struct rec_dump_rule_counts {
 struct rec_dump_trigger {
 	uint32_t rule_id;
 	enum rec_dump_trigger_kind kind;
-	char rule[REC_DUMP_RULE_MAX];  /* the rule's canonical text */
-	int64_t time_ns;	       /* when it fired: CLOCK_REALTIME, from 1970 on */
-	uint64_t recording;	       /* the recording it fired in, 0: none */
-	char subject[REC_SUBJECT_MAX]; /* that recording's subject */
-	char what[REC_DUMP_WHAT_MAX];  /* what fired it: "span request open 812ms" */
-	uint64_t after_ns;	       /* --trigger-after: from the firing to the snapshot */
+	char rule[REC_DUMP_RULE_MAX]; /* the rule's canonical text */
+	int64_t time_ns;	      /* when recorder-attach saw it fire: CLOCK_REALTIME */
+	int64_t at_ns;	       /* its event's or span's own time: CLOCK_REALTIME; 0: unknown */
+	uint64_t signature_id; /* its signature's short id (trigger.h); 0: none */
+	char signature[REC_DUMP_SIGNATURE_MAX]; /* its signature's text, from the target */
+	uint64_t recording;			/* the recording it fired in, 0: none */
+	char subject[REC_SUBJECT_MAX];		/* that recording's subject */
+	char what[REC_DUMP_WHAT_MAX];		/* what fired it: "span request open 812ms" */
+	uint64_t after_ns; /* --trigger-after: from the firing to the snapshot */
+	/* The signatures of the process when it fired (signatures_max: 0 unless known). */
+	uint64_t signatures, signatures_max, signatures_folded, signatures_new_capped;
 	/* Every rule of the process when it fired, at most REC_DUMP_MAX_RULES. */
 	const struct rec_dump_rule_counts *counts;
 	size_t ncounts;

@@ -1492,13 +1492,78 @@ enum {
 	TG_WHAT,
 	TG_AFTER_NS,
 	TG_COUNTS,
+	TG_OCCURRED,
+	TG_SIGNATURE_ID,
+	TG_SIGNATURE,
+	TG_SIGNATURES,
+	TG_SIGNATURES_MAX,
+	TG_SIGNATURES_FOLDED,
+	TG_SIGNATURES_NEW_CAPPED,
 	TG_N
 };
 static const char *const trigger_keys[TG_N] = {
-	[TG_RULE] = "rule", [TG_RULE_ID] = "rule_id",	  [TG_KIND] = "kind",
-	[TG_TIME] = "time", [TG_RECORDING] = "recording", [TG_SUBJECT] = "subject",
-	[TG_WHAT] = "what", [TG_AFTER_NS] = "after_ns",	  [TG_COUNTS] = "counts",
+	[TG_RULE] = "rule",
+	[TG_RULE_ID] = "rule_id",
+	[TG_KIND] = "kind",
+	[TG_TIME] = "time",
+	[TG_RECORDING] = "recording",
+	[TG_SUBJECT] = "subject",
+	[TG_WHAT] = "what",
+	[TG_AFTER_NS] = "after_ns",
+	[TG_COUNTS] = "counts",
+	[TG_OCCURRED] = "occurred",
+	[TG_SIGNATURE_ID] = "signature_id",
+	[TG_SIGNATURE] = "signature",
+	[TG_SIGNATURES] = "signatures",
+	[TG_SIGNATURES_MAX] = "signatures_max",
+	[TG_SIGNATURES_FOLDED] = "signatures_folded",
+	[TG_SIGNATURES_NEW_CAPPED] = "signatures_new_capped",
 };
+
+/* An optional u64 member i of o into *out (left as it is if absent). */
+static int opt_u64(struct reader *r, const struct object *o, int i, uint64_t *out)
+{
+	return o->m[i].type == REC_JSON_NONE ? 0 : get_u64(r, o, i, 0, UINT64_MAX, out);
+}
+
+/*
+ * The optional keys of a trigger that issue 35 added: its own time
+ * ("occurred"), its signature and the process's signature counts.
+ */
+static int read_trigger_signature(struct reader *r, const struct object *o, const char *path,
+				  struct rec_dump_trigger *t)
+{
+	char time[33], id[17], *end;
+	int err;
+
+	if (o->m[TG_OCCURRED].type != REC_JSON_NONE) {
+		err = get_cstr(r, o, TG_OCCURRED, 32, time);
+		if (err)
+			return err;
+		err = rec_text__parse_rfc3339(time, &t->at_ns);
+		if (err || t->at_ns <= 0)
+			return fail_at(r, path, "occurred",
+				       "expected an RFC 3339 UTC time with microseconds, "
+				       "1970 to 2262");
+	}
+	if (o->m[TG_SIGNATURE_ID].type != REC_JSON_NONE) {
+		err = get_cstr(r, o, TG_SIGNATURE_ID, 16, id);
+		if (err)
+			return err;
+		errno = 0;
+		t->signature_id = strtoull(id, &end, 16);
+		if (strlen(id) != 12 || *end || errno || !t->signature_id)
+			return fail_at(r, path, "signature_id",
+				       "expected 12 lower-case hex digits, not all 0");
+		err = get_cstr(r, o, TG_SIGNATURE, REC_DUMP_SIGNATURE_MAX - 1, t->signature);
+		if (err)
+			return err;
+	}
+	return opt_u64(r, o, TG_SIGNATURES, &t->signatures) ?:
+	       opt_u64(r, o, TG_SIGNATURES_MAX, &t->signatures_max) ?:
+	       opt_u64(r, o, TG_SIGNATURES_FOLDED, &t->signatures_folded) ?:
+	       opt_u64(r, o, TG_SIGNATURES_NEW_CAPPED, &t->signatures_new_capped);
+}
 
 /*
  * A trigger that fired ("trigger", or one of "triggers_pending") into t; the
@@ -1541,6 +1606,9 @@ static int read_trigger(struct reader *r, const struct rec_json_value *v, const 
 			       "(\"2026-12-02T14:03:12.123456Z\")");
 	if (err || t->time_ns < 0)
 		return fail_at(r, path, "time", "%s is out of range (1970 to 2262)", time);
+	err = read_trigger_signature(r, &o, path, t);
+	if (err)
+		return err;
 
 	if (!counts->count)
 		return 0;

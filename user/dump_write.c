@@ -11,6 +11,8 @@
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -359,12 +361,31 @@ static void write_trigger(struct rec_json *w, const struct rec_dump_trigger *t)
 	rec_json__member_cstr(w, "kind", rec_names__trigger_kind(t->kind));
 	rec_json__key(w, "time");
 	rec_json__time(w, t->time_ns);
+	/* Issue 35, each optional: absent from a dump that predates it, and so written back. */
+	if (t->at_ns > 0) {
+		rec_json__key(w, "occurred");
+		rec_json__time(w, t->at_ns);
+	}
 	rec_json__member_hex(w, "recording", t->recording);
 	rec_json__key(w, "subject");
 	rec_json__string(w, t->subject, strnlen(t->subject, sizeof(t->subject) - 1));
 	rec_json__key(w, "what");
 	rec_json__string(w, t->what, strnlen(t->what, sizeof(t->what) - 1));
+	if (t->signature_id) {
+		char id[24];
+
+		snprintf(id, sizeof(id), "%012" PRIx64, t->signature_id);
+		rec_json__member_cstr(w, "signature_id", id);
+		rec_json__key(w, "signature");
+		rec_json__string(w, t->signature, strnlen(t->signature, sizeof(t->signature) - 1));
+	}
 	rec_json__member_u64(w, "after_ns", t->after_ns);
+	if (t->signatures_max) {
+		rec_json__member_u64(w, "signatures", t->signatures);
+		rec_json__member_u64(w, "signatures_max", t->signatures_max);
+		rec_json__member_u64(w, "signatures_folded", t->signatures_folded);
+		rec_json__member_u64(w, "signatures_new_capped", t->signatures_new_capped);
+	}
 	write_rule_counts(w, t);
 	rec_json__end_object(w);
 }
@@ -728,6 +749,13 @@ static int write_named(const char *dir, const char *prefix, struct rec_proc *p,
 		err = -ENOMEM;
 		goto out;
 	}
+	/*
+	 * One thread writes it: no lock a character (the writer puts most of a
+	 * dump a character at a time), and writes of 64 KiB; a storm of
+	 * snapshots is written on the consumer's thread.
+	 */
+	__fsetlocking(f, FSETLOCKING_BYCALLER);
+	setvbuf(f, NULL, _IOFBF, 1 << 16);
 	now_opts.now_ns = now.tv_sec * 1000000000LL + now.tv_nsec;
 	err = rec_dump__write_opts(f, p, &now_opts);
 	if (fclose(f) && !err)

@@ -11,7 +11,9 @@
 /* Which kinds of rules in has: what the session holds against them. */
 static void kinds(struct rec_incident *in)
 {
-	in->cs_meta = 0;
+	in->last_meta = 0;
+	if (in->cs)
+		memset(in->cs, 0, REC_INCIDENT_CS_CACHE * sizeof(in->cs[0]));
 	in->span_rules = in->event_rules = in->code_rules = false;
 	for (unsigned int i = 0; in->rules && i < in->rules->n; i++) {
 		enum rec_trigger_kind k = in->rules->rules[i].rule.kind;
@@ -31,14 +33,48 @@ int rec_incident__init(struct rec_incident *in, const struct rec_trigger_set *ru
 	if (!in->rules)
 		return -ENOMEM;
 	*in->rules = *rules;
+	/* Signatures are each process's own. */
+	in->rules->sigs = NULL;
+	in->rules->folded = in->rules->new_capped = 0;
 	kinds(in);
 	return 0;
+}
+
+/* The firings q held back of rule i: counted in the rules. */
+static void quiet_flush(struct rec_incident *in, unsigned int i, struct rec_incident_quiet *q)
+{
+	struct rec_trigger_sig *g = rec_trigger__hinted_sig(in->rules, i, q->sig);
+
+	if (g && q->n)
+		rec_trigger__fire_quiet(in->rules, i, g, q->n, (enum rec_trigger_verdict)q->verdict,
+					q->last_ns, q->last_seen_ns);
+	q->n = 0;
+}
+
+/* The firings the cache entry c holds back, counted. */
+static void cs_flush(struct rec_incident *in, struct rec_incident_cs *c)
+{
+	for (unsigned int i = 0; i < REC_INCIDENT_CS_SIGS; i++)
+		if (c->quiet[i].n)
+			quiet_flush(in, i, &c->quiet[i]);
+}
+
+void rec_incident__flush(struct rec_incident *in)
+{
+	if (!in->cs || !in->rules)
+		return;
+	for (size_t k = 0; k < REC_INCIDENT_CS_CACHE; k++)
+		if (in->cs[k].meta)
+			cs_flush(in, &in->cs[k]);
 }
 
 int rec_incident__add(struct rec_incident *in, const char *text, int64_t cooldown_ns,
 		      unsigned int per_hour, char *err, size_t errlen)
 {
 	int id;
+
+	/* What the cache held back is counted before it is cleared. */
+	rec_incident__flush(in);
 
 	if (!in->rules) {
 		in->rules = malloc(sizeof(*in->rules));
@@ -61,6 +97,8 @@ int rec_incident__remove(struct rec_incident *in, const char *text, char *err, s
 		snprintf(err, errlen, "no trigger rule is '%s'", text);
 		return -ENOENT;
 	}
+	/* Counted while the rules' indexes are the cache's. */
+	rec_incident__flush(in);
 	at = *text && !*end ? rec_trigger__find(in->rules, (uint32_t)id) : -1;
 	if (at < 0 && *text && !*end) {
 		snprintf(err, errlen, "no trigger rule has id %s", text);
@@ -95,27 +133,51 @@ int rec_incident__remove(struct rec_incident *in, const char *text, char *err, s
 
 void rec_incident__fini(struct rec_incident *in)
 {
+	if (in->rules)
+		rec_trigger__fini(in->rules);
 	free(in->rules);
+	free(in->cs);
+	in->cs = NULL;
+	in->cs_last = NULL;
 	in->rules = NULL;
 }
 
 struct rec_incident_pending *rec_incident__fire(struct rec_incident *in, unsigned int i,
-						uint64_t recording, int64_t now_ns,
-						int64_t after_ns)
+						uint64_t key, uint64_t recording, int64_t now_ns,
+						int64_t at_ns, int64_t after_ns,
+						struct rec_incident_quiet *q,
+						struct rec_trigger_sig **sig)
 {
+	enum rec_trigger_verdict v;
 	struct rec_incident_pending *p;
 	struct rec_trigger_entry *e;
 
+	*sig = NULL;
 	if (!in->rules || i >= in->rules->n)
 		return NULL;
 	e = &in->rules->rules[i];
-	/* Too many waiting already: the cap of what recorder-attach holds at once. */
-	if (in->npending == REC_INCIDENT_PENDING_MAX) {
-		e->count.fired++;
-		e->count.capped++;
+	/* A storm's firing that its limiter would refuse again: a count, nothing more. */
+	if (q && q->sig && now_ns < q->until) {
+		q->n++;
+		q->last_ns = at_ns;
+		q->last_seen_ns = now_ns;
+		if (q->n == UINT32_MAX)
+			quiet_flush(in, i, q);
 		return NULL;
 	}
-	if (rec_trigger__admit(in->rules, i, now_ns) != REC_TRIGGER_ADMIT)
+	if (q && q->n)
+		quiet_flush(in, i, q);
+	/* Too many waiting already (the cap of what recorder-attach holds at once): capped. */
+	v = rec_trigger__fire_hint(in->rules, i, key, now_ns, at_ns,
+				   in->npending == REC_INCIDENT_PENDING_MAX, q ? &q->sig : NULL,
+				   sig);
+	if (q) {
+		q->verdict = (uint16_t)v;
+		q->until = v != REC_TRIGGER_ADMIT && *sig && q->sig
+				   ? rec_trigger__quiet_until(in->rules, *sig, v, now_ns)
+				   : 0;
+	}
+	if (v != REC_TRIGGER_ADMIT)
 		return NULL;
 	p = &in->pending[in->npending++];
 	p->rule = i;
@@ -123,7 +185,11 @@ struct rec_incident_pending *rec_incident__fire(struct rec_incident *in, unsigne
 	snprintf(p->rule_text, sizeof(p->rule_text), "%s", e->text);
 	p->recording = recording;
 	p->fired_ns = now_ns;
+	p->at_ns = at_ns;
 	p->due_ns = now_ns + after_ns;
+	p->sig_key = key;
+	p->sig_id = 0;
+	p->sig_text[0] = 0;
 	p->what[0] = 0;
 	return p;
 }
@@ -164,7 +230,7 @@ bool rec_incident__pins(const struct rec_incident *in, uint64_t recording)
 }
 
 bool rec_incident__keep(struct rec_incident *in, uint64_t recording, int64_t now_ns,
-			int64_t after_ns)
+			int64_t after_ns, uint32_t rule_id, uint64_t sig_key)
 {
 	for (size_t i = 0; i < in->nkeep; i++)
 		if (in->keep[i].recording == recording)
@@ -176,20 +242,23 @@ bool rec_incident__keep(struct rec_incident *in, uint64_t recording, int64_t now
 		in->keep_dropped++;
 		return false;
 	}
-	in->keep[in->nkeep].recording = recording;
-	in->keep[in->nkeep++].due_ns = now_ns + after_ns;
+	in->keep[in->nkeep++] = (struct rec_incident_keep){ .recording = recording,
+							    .due_ns = now_ns + after_ns,
+							    .sig_key = sig_key,
+							    .rule_id = rule_id };
 	return true;
 }
 
-bool rec_incident__take_keep(struct rec_incident *in, int64_t now_ns, bool all, uint64_t *recording)
+bool rec_incident__take_keep(struct rec_incident *in, int64_t now_ns, bool all,
+			     struct rec_incident_keep *out)
 {
 	for (size_t i = 0; i < in->nkeep; i++) {
 		if (!all && in->keep[i].due_ns > now_ns)
 			continue;
-		*recording = in->keep[i].recording;
+		*out = in->keep[i];
 		memmove(&in->keep[i], &in->keep[i + 1], (in->nkeep - i - 1) * sizeof(in->keep[0]));
 		in->nkeep--;
-		in->kept_keys[in->kept_next] = *recording;
+		in->kept_keys[in->kept_next] = out->recording;
 		in->kept_next = (in->kept_next + 1) % REC_INCIDENT_OPEN_FIRED_MAX;
 		in->kept++;
 		return true;
@@ -228,9 +297,26 @@ uint64_t rec_incident__event_rules(struct rec_incident *in, uint64_t meta,
 	}
 	/* Cached only once its callsite is: the next event of it may find it readable. */
 	if (cs) {
-		in->cs_meta = meta;
-		in->cs_mask = mask;
-		in->cs_sure = *sure;
+		struct rec_incident_cs *c;
+
+		if (!in->cs)
+			in->cs = calloc(REC_INCIDENT_CS_CACHE, sizeof(in->cs[0]));
+		if (!in->cs)
+			return mask;
+		c = rec_incident__cs_of(in, meta);
+		if (!c) {
+			/* New in its set: first, and the first moves second; the second goes. */
+			c = &in->cs[rec_incident__cs_slot(meta)];
+			/* What the one that goes held back is counted first. */
+			if (c[1].meta)
+				cs_flush(in, &c[1]);
+			if (c[1].meta == in->last_meta)
+				in->last_meta = 0;
+			c[1] = c[0];
+		} else if (c->meta) {
+			cs_flush(in, c);
+		}
+		*c = (struct rec_incident_cs){ .meta = meta, .mask = mask, .sure = *sure };
 	}
 	return mask;
 }

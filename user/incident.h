@@ -27,8 +27,13 @@ struct rec_incident_pending {
 	uint32_t rule_id;
 	char rule_text[REC_TRIGGER_TEXT_MAX];
 	uint64_t recording; /* the recording it fired in; 0: none */
-	int64_t fired_ns;   /* CLOCK_MONOTONIC */
+	int64_t fired_ns;   /* CLOCK_MONOTONIC: when recorder-attach saw it fire */
+	int64_t at_ns;	    /* CLOCK_MONOTONIC: its event's or span's own time */
 	int64_t due_ns;	    /* CLOCK_MONOTONIC: fired_ns + --trigger-after */
+	/* Its signature (trigger.h): the key it fired on, and its short id and text once named. */
+	uint64_t sig_key;
+	uint64_t sig_id;
+	char sig_text[REC_TRIGGER_SIG_TEXT_MAX];
 	char what[REC_INCIDENT_WHAT_MAX];
 };
 
@@ -37,22 +42,57 @@ struct rec_incident_pending {
 /* The open spans remembered as fired already (a span fires once while open). */
 #define REC_INCIDENT_OPEN_FIRED_MAX 256
 
+/* Callsites whose event rules rec_incident__cached_rules() answers without a look (a power of 2). */
+#define REC_INCIDENT_CS_CACHE 2048
+/* The rules (the first few) whose signature of a callsite its cache entry remembers. */
+#define REC_INCIDENT_CS_SIGS 2
+
+/*
+ * A rule's signature of a callsite, and its firings held back: while the
+ * signature's limiter would say the same again (rec_trigger__quiet_until()),
+ * a storm's firing is a count here, and the rules' counts get them at
+ * rec_incident__flush() (before anyone reads them) or when it ends.
+ */
+struct rec_incident_quiet {
+	uint32_t sig;		       /* the hint of rec_trigger__fire_hint(); 0: none yet */
+	uint16_t verdict;	       /* enum rec_trigger_verdict of those held back */
+	uint32_t n;		       /* firings held back */
+	int64_t until;		       /* seen: a firing before it is held back */
+	int64_t last_ns, last_seen_ns; /* the last held back: its own time, seen */
+};
+
+/* What rec_incident.cs holds of a callsite. */
+struct rec_incident_cs {
+	uint64_t meta; /* 0: empty */
+	uint64_t mask;
+	uint64_t sure; /* of mask, the rules its callsite alone fires */
+	struct rec_incident_quiet quiet[REC_INCIDENT_CS_SIGS]; /* rule i's */
+};
+
 /* The recordings an --otlp-keep rule fired on, exported when due (at most this many waiting). */
 #define REC_INCIDENT_KEEP_MAX 1024
 
 struct rec_incident_keep {
 	uint64_t recording;
 	int64_t due_ns;
+	uint64_t sig_key; /* the signature that kept it (trigger.h), for the export to name */
+	uint32_t rule_id;
 };
 
 struct rec_incident {
 	/* What every event touches first, together. */
 	struct rec_trigger_set *rules; /* NULL: no rules */
 	bool span_rules, event_rules, code_rules;
-	/* The last callsite's events asked of (rec_incident__event_rules): most come in runs. */
-	uint64_t cs_meta;
-	uint64_t cs_mask;
-	uint64_t cs_sure; /* of cs_mask, the rules its callsite alone fires */
+	/*
+	 * The answers of rec_incident__event_rules() by callsite, direct-mapped
+	 * (NULL until the first): most events come in runs of one callsite, or
+	 * cycle through a few (a server's error sites, issue 35).
+	 */
+	/* The last callsite's answer, here: most events come in runs of one callsite. */
+	uint64_t last_meta; /* 0: none */
+	uint64_t last_mask, last_sure;
+	struct rec_incident_cs *cs;
+	struct rec_incident_cs *cs_last; /* the last entry found; NULL: none */
 	size_t npending;
 	struct rec_incident_pending pending[REC_INCIDENT_PENDING_MAX];
 	uint64_t open_fired[REC_INCIDENT_OPEN_FIRED_MAX]; /* span ids, a ring */
@@ -84,30 +124,92 @@ uint64_t rec_incident__event_rules(struct rec_incident *in, uint64_t meta,
 				   const struct rec_callsite *cs, uint64_t *sure);
 
 /*
- * The answer rec_incident__event_rules() gave for the callsite at meta, if it
- * was the last one asked of (most events come in runs of one callsite): then
- * *mask and *sure get it without a look at the callsite, and it returns true.
+ * The first of the two slots of rec_incident.cs that the callsite at meta may
+ * take (two-way: a few callsites of one set seldom push each other out).
  */
-static inline bool rec_incident__cached_rules(const struct rec_incident *in, uint64_t meta,
+static inline unsigned int rec_incident__cs_slot(uint64_t meta)
+{
+	return (unsigned int)((meta * 0x9e3779b97f4a7c15ULL) >> 48) & (REC_INCIDENT_CS_CACHE - 2);
+}
+
+/*
+ * The entry of rec_incident.cs of the callsite at meta (not 0), or NULL. The
+ * last one found is asked first: most events come in runs of one callsite.
+ */
+static inline struct rec_incident_cs *rec_incident__cs_of(struct rec_incident *in, uint64_t meta)
+{
+	struct rec_incident_cs *c = in->cs_last;
+
+	if (c && c->meta == meta)
+		return c;
+	if (!in->cs)
+		return NULL;
+	c = &in->cs[rec_incident__cs_slot(meta)];
+	c = c[0].meta == meta ? &c[0] : c[1].meta == meta ? &c[1] : NULL;
+	if (c)
+		in->cs_last = c;
+	return c;
+}
+
+/*
+ * The answer rec_incident__event_rules() gave for the callsite at meta, if it
+ * is still cached (of the last asked of, at most two of a set of slots):
+ * then *mask and *sure get it without a look at the callsite, and it returns
+ * true.
+ */
+static inline bool rec_incident__cached_rules(struct rec_incident *in, uint64_t meta,
 					      uint64_t *mask, uint64_t *sure)
 {
-	if (!meta || meta != in->cs_meta)
+	const struct rec_incident_cs *c;
+
+	if (meta && meta == in->last_meta) {
+		*mask = in->last_mask;
+		*sure = in->last_sure;
+		return true;
+	}
+	c = meta ? rec_incident__cs_of(in, meta) : NULL;
+	if (!c)
 		return false;
-	*mask = in->cs_mask;
-	*sure = in->cs_sure;
+	/* An answer is the callsite's and the rules': it holds until they change. */
+	in->last_meta = meta;
+	in->last_mask = *mask = c->mask;
+	in->last_sure = *sure = c->sure;
 	return true;
 }
 
 /*
- * Rule i fired in recording at now_ns: asks its limiter (and, with
- * REC_INCIDENT_PENDING_MAX snapshots waiting, counts it capped). Returns the
- * snapshot now pending, due after_ns later, for the caller to say in its what
- * on what it fired; NULL if none is. A storm of firings costs a count each:
- * only an admitted one is described.
+ * Rule i fired in recording at now_ns, on key (its signature, trigger.h), an
+ * event or span of its own time at_ns (quiet: NULL, or what the callsite's
+ * cache entry keeps of rule i, rec_incident__quiet()): asks its limiter (and,
+ * with REC_INCIDENT_PENDING_MAX snapshots waiting, counts it capped); or,
+ * while quiet says its limiter would say no again, only counts it there.
+ * *sig gets the signature (NULL: none, or held back), for the caller to name
+ * if new (id 0). Returns the snapshot now pending, due after_ns later, for
+ * the caller to say in its what on what it fired and to copy the signature's
+ * name into; NULL if none is. A storm of firings costs a count each: only an
+ * admitted one is described.
  */
 struct rec_incident_pending *rec_incident__fire(struct rec_incident *in, unsigned int i,
-						uint64_t recording, int64_t now_ns,
-						int64_t after_ns);
+						uint64_t key, uint64_t recording, int64_t now_ns,
+						int64_t at_ns, int64_t after_ns,
+						struct rec_incident_quiet *quiet,
+						struct rec_trigger_sig **sig);
+/*
+ * What the cache of event rules keeps of rule i and the callsite at meta (its
+ * signature, its firings held back), or NULL if it keeps nothing.
+ */
+static inline struct rec_incident_quiet *rec_incident__quiet(struct rec_incident *in, uint64_t meta,
+							     unsigned int i)
+{
+	struct rec_incident_cs *c;
+
+	if (!meta || i >= REC_INCIDENT_CS_SIGS)
+		return NULL;
+	c = rec_incident__cs_of(in, meta);
+	return c ? &c->quiet[i] : NULL;
+}
+/* Counts every firing held back (rec_incident__fire()) in the rules: before their counts are read. */
+void rec_incident__flush(struct rec_incident *in);
 
 /* Whether the open span id fired already; with remember, it has from now on. */
 bool rec_incident__open_fired(struct rec_incident *in, uint64_t id, bool remember);
@@ -134,15 +236,15 @@ int rec_incident__add(struct rec_incident *in, const char *text, int64_t cooldow
 int rec_incident__remove(struct rec_incident *in, const char *text, char *err, size_t errlen);
 
 /*
- * An --otlp-keep rule fired in recording at now_ns: it is to be exported
- * after_ns later, once. Returns true if it was not waiting or kept already.
+ * An --otlp-keep rule (rule_id) fired in recording at now_ns, on the
+ * signature of sig_key: it is to be exported after_ns later, once. Returns true if it was not waiting or kept already.
  */
 bool rec_incident__keep(struct rec_incident *in, uint64_t recording, int64_t now_ns,
-			int64_t after_ns);
+			int64_t after_ns, uint32_t rule_id, uint64_t sig_key);
 
-/* Takes the first recording to export due at now_ns (all with all). */
+/* Takes the first recording to export due at now_ns (all with all) into *out. */
 bool rec_incident__take_keep(struct rec_incident *in, int64_t now_ns, bool all,
-			     uint64_t *recording);
+			     struct rec_incident_keep *out);
 
 /* Whether recording has a snapshot pending (its recording is pinned until then). */
 bool rec_incident__pins(const struct rec_incident *in, uint64_t recording);

@@ -460,13 +460,14 @@ static int answer_stats(struct rec_output *o, struct rec_proc *p, const struct r
 	return 0;
 }
 
-int rec_query__answer_live(FILE *out, struct rec_proc *p, const struct rec_query *q,
-			   const struct rec_output_clients *clients)
+static int answer(FILE *out, struct rec_proc *p, const struct rec_query *q,
+		  const struct rec_output_clients *clients, const struct rec_output_kept *kept)
 {
 	struct rec_output o;
 	int err;
 
 	output_for(&o, out, q);
+	o.kept = kept;
 	rec_output__begin(&o);
 	if (q->flags & REC_Q_STATS)
 		err = answer_stats(&o, p, q, clients);
@@ -478,6 +479,18 @@ int rec_query__answer_live(FILE *out, struct rec_proc *p, const struct rec_query
 		err = answer_tail(&o, p, q);
 	rec_output__end(&o);
 	return err;
+}
+
+int rec_query__answer_live(FILE *out, struct rec_proc *p, const struct rec_query *q,
+			   const struct rec_output_clients *clients)
+{
+	return answer(out, p, q, clients, NULL);
+}
+
+int rec_query__answer_kept(FILE *out, struct rec_proc *p, const struct rec_query *q,
+			   const struct rec_output_kept *kept)
+{
+	return answer(out, p, q, NULL, kept);
 }
 
 int rec_query__answer(FILE *out, struct rec_proc *p, const struct rec_query *q)

@@ -89,6 +89,9 @@ int rec_query__answer(FILE *out, struct rec_proc *p, const struct rec_query *q);
 /* The same, from a recorder-attach: its stats also show its clients. */
 int rec_query__answer_live(FILE *out, struct rec_proc *p, const struct rec_query *q,
 			   const struct rec_output_clients *clients);
+/* The same, of a recording kept (--otlp-keep) by trigger kept: its records say so (OTLP). */
+int rec_query__answer_kept(FILE *out, struct rec_proc *p, const struct rec_query *q,
+			   const struct rec_output_kept *kept);
 
 /*
  * The CLOCK_REALTIME time of an event recorded at mono_ns (CLOCK_MONOTONIC),

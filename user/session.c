@@ -477,53 +477,119 @@ static int64_t coarse_mono_ns(void)
 /* How often open spans are held against the span rules: a hung request is caught this late. */
 #define OPEN_CHECK_MS 100
 
+/* What a rule fired on, to name its signature by: a callsite (an event's or a span's), or a reason. */
+struct fired_on {
+	uint64_t key;  /* the signature's: the callsite's address, the reason's hash */
+	int64_t at_ns; /* the event's or span's own time, CLOCK_MONOTONIC */
+	uint64_t meta; /* the callsite's address */
+	const struct rec_callsite *cs;	  /* NULL: unread, or a reason's */
+	bool code;			  /* a rec_trigger() call, of reason */
+	const char *reason;		  /* rec_trigger()'s; NULL: none given */
+	struct rec_incident_quiet *quiet; /* its callsite's cache entry of the rule (incident.h) */
+};
+
+/* The key of rec_trigger()'s reason (NULL: none): its FNV-1a hash, never the fold's. */
+static uint64_t reason_key(const char *reason)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (const char *p = reason ? reason : ""; *p; p++)
+		h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
+	h ^= reason ? 0 : 1;
+	return h == REC_TRIGGER_SIG_FOLD ? h - 1 : h;
+}
+
+/* Names a new signature g of rule i of t by what it fired on (texts from the target, unescaped). */
+static void name_sig(struct traced *t, unsigned int i, struct rec_trigger_sig *g,
+		     const struct fired_on *on)
+{
+	char text[REC_TRIGGER_SIG_TEXT_MAX];
+	const struct rec_callsite *cs = on->cs;
+
+	if (on->code)
+		snprintf(text, sizeof(text), "code '%s'", on->reason ? on->reason : "");
+	else if (!cs)
+		snprintf(text, sizeof(text), "callsite 0x%" PRIx64 " (unread)", on->meta);
+	else if (cs->kind == 'S')
+		snprintf(text, sizeof(text), "span %s at %s:%" PRIu32, cs->name, cs->file,
+			 cs->line);
+	else
+		snprintf(text, sizeof(text), "'%s' at %s:%" PRIu32,
+			 cs->message[0] ? cs->message : "(formatted)", cs->file, cs->line);
+	rec_trigger__name_sig(t->inc.rules, i, g, text);
+}
+
 /*
- * Rule i of t fired in recording: a snapshot, if its limiter admits it, pins the
- * recording. Returns it, for the caller to say in its what on what it fired; NULL
- * if none was admitted. In a storm most firings are only counted: the limiters
- * ask the coarse clock, and only an admitted firing takes the precise time and
- * is described.
+ * Rule i of t fired in recording, on what on says: a snapshot, if its
+ * signature's limiter admits it, pins the recording. Returns it, for the
+ * caller to say in its what on what it fired; NULL if none was admitted. In a
+ * storm most firings are only counted: the limiters ask the coarse clock, a
+ * signature is named once, and only an admitted firing takes the precise time
+ * and is described.
  */
 static struct rec_incident_pending *fired(struct rec_session *s, struct traced *t, unsigned int i,
-					  uint64_t recording)
+					  uint64_t recording, struct fired_on *on)
 {
 	struct rec_rstate *rs = NULL;
 	struct rec_incident_pending *p;
+	struct rec_trigger_sig *g;
 	/* A batch's events fire in one instant: the limiters' clock is read once a record. */
 	int64_t now = s->record_now_ns ? s->record_now_ns : coarse_mono_ns();
 
-	/* A storm's every event but one a cooldown: counted here, inline. */
-	if (!t->inc.rules->rules[i].keep && rec_trigger__cooling(t->inc.rules, i, now))
-		return NULL;
-
 	/* --otlp-keep: exported whatever the snapshots' cooldown and cap say. */
 	if (t->inc.rules->rules[i].keep && s->opts.on_keep && recording &&
-	    rec_incident__keep(&t->inc, recording, now, s->opts.trigger_after_ns) &&
+	    rec_incident__keep(&t->inc, recording, now, s->opts.trigger_after_ns,
+			       t->inc.rules->rules[i].id, on->key) &&
 	    (rs = rec_proc__find(&t->proc, recording)))
 		rs->pinned++;
-	p = rec_incident__fire(&t->inc, i, recording, now, s->opts.trigger_after_ns);
+	p = rec_incident__fire(&t->inc, i, on->key, recording, now, on->at_ns,
+			       s->opts.trigger_after_ns, on->quiet, &g);
+	if (g && !g->id) {
+		if (on->meta && !on->cs && !on->code)
+			on->cs = rec_proc__cached_callsite(&t->proc, on->meta);
+		name_sig(t, i, g, on);
+	}
 	if (!p)
 		return NULL;
 	p->fired_ns = now_mono_ns();
 	p->due_ns = p->fired_ns + s->opts.trigger_after_ns;
+	if (g) {
+		p->sig_id = g->id;
+		snprintf(p->sig_text, sizeof(p->sig_text), "%s", g->text);
+	}
 	if (recording && (rs || (rs = rec_proc__find(&t->proc, recording))))
 		rs->pinned++;
 	return p;
 }
 
-/* --otlp-keep: recording of t, its events and spans as OTLP lines, to on_keep. */
-static void export_kept(struct rec_session *s, struct traced *t, uint64_t recording)
+/*
+ * --otlp-keep: the recording of k of t, its events and spans as OTLP lines,
+ * each naming the trigger that kept it (its rule and signature), to on_keep.
+ */
+static void export_kept(struct rec_session *s, struct traced *t, const struct rec_incident_keep *k)
 {
+	uint64_t recording = k->recording;
 	struct rec_query q = { .flags = REC_Q_OTLP | REC_Q_SPANS | REC_Q_HAS_RECORDING,
 			       .recording = recording,
 			       .otlp_salt = t->otlp_salt };
 	struct rec_rstate *rs = rec_proc__find(&t->proc, recording);
+	int at = t->inc.rules ? rec_trigger__find(t->inc.rules, k->rule_id) : -ENOENT;
+	const struct rec_trigger_sig *g = NULL;
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
+	if (at >= 0) {
+		g = rec_trigger__find_sig(t->inc.rules, k->rule_id, k->sig_key);
+		if (!g)
+			g = rec_trigger__find_sig(t->inc.rules, k->rule_id, REC_TRIGGER_SIG_FOLD);
+	}
 	if (f) {
-		rec_query__answer_live(f, &t->proc, &q, NULL);
+		struct rec_output_kept kept = { .rule = at >= 0 ? t->inc.rules->rules[at].text : "",
+						.sig_id = g ? g->id : 0,
+						.sig_text = g ? g->text : "" };
+
+		rec_query__answer_kept(f, &t->proc, &q, &kept);
 		if (fclose(f) == 0)
 			s->opts.on_keep(t->proc.pid, recording, buf, len, s->opts.ctx);
 	}
@@ -532,18 +598,16 @@ static void export_kept(struct rec_session *s, struct traced *t, uint64_t record
 		rec_proc__unpin(&t->proc, rs);
 }
 
-/*
- * The event just ingested (t->proc.norm; head, its head as ingesting read it)
- * against t's level and event rules. Its callsite rules out most events at
- * the cost of a compare; the fields are decoded only for a rule that asks them.
- */
-static void check_event(struct rec_session *s, struct traced *t, const struct rec_decoded *head)
+/* check_event() past its first compare: a rule may fire. */
+static void __attribute__((noinline))
+check_event_rules(struct rec_session *s, struct traced *t, const struct rec_decoded *head)
 {
 	const struct rec_trigger_set *rules = t->inc.rules;
 	const struct rec_callsite *cs = NULL;
 	struct rec_event_view ev; /* set, and asked, only for a rule its callsite is not sure of */
 	struct rec_incident_pending *p;
 	struct rec_decoded full;
+	struct fired_on on;
 	uint64_t mask, sure;
 
 	if (!rec_incident__cached_rules(&t->inc, head->meta, &mask, &sure)) {
@@ -571,13 +635,34 @@ static void check_event(struct rec_session *s, struct traced *t, const struct re
 		    (!(sure & (1ULL << i)) &&
 		     !rec_trigger__match_event(&rules->rules[i].rule, &ev)))
 			continue;
-		p = fired(s, t, i, head->recording);
+		on = (struct fired_on){ .key = head->meta,
+					.at_ns = (int64_t)head->time_ns,
+					.meta = head->meta,
+					.cs = cs,
+					.quiet = rec_incident__quiet(&t->inc, head->meta, i) };
+		p = fired(s, t, i, head->recording, &on);
 		if (!p)
 			continue;
 		cs = cs ? cs : rec_proc__cached_callsite(&t->proc, head->meta);
 		snprintf(p->what, sizeof(p->what), "event seq %" PRIu64 ": %s", head->seq,
 			 cs && cs->message[0] ? cs->message : "(formatted)");
 	}
+}
+
+/*
+ * The event just ingested (t->proc.norm; head, its head as ingesting read it)
+ * against t's level and event rules. Its callsite rules out most events at
+ * the cost of a compare, here, inline; the fields are decoded only for a rule
+ * that asks them.
+ */
+static inline void check_event(struct rec_session *s, struct traced *t,
+			       const struct rec_decoded *head)
+{
+	uint64_t mask, sure;
+
+	if (rec_incident__cached_rules(&t->inc, head->meta, &mask, &sure) && !mask)
+		return;
+	check_event_rules(s, t, head);
 }
 
 /* A span left (r, its times in CLOCK_MONOTONIC) against t's span rules. */
@@ -600,12 +685,17 @@ static void check_span(struct rec_session *s, struct traced *t, const struct rec
 	rec_offcpu__charge(&t->proc.sched, r->hdr.tid, r->enter, r->hdr.time_ns, &kt);
 	for (unsigned int i = 0; i < rules->n; i++) {
 		const struct rec_trigger_rule *rule = &rules->rules[i].rule;
+		/* A span's own time is its end. */
+		struct fired_on on = {
+			.key = r->meta, .at_ns = (int64_t)r->hdr.time_ns, .meta = r->meta, .cs = cs
+		};
 
-		if (rec_trigger__match_span(rule, cs, took) && (p = fired(s, t, i, r->recording)))
+		if (rec_trigger__match_span(rule, cs, took) &&
+		    (p = fired(s, t, i, r->recording, &on)))
 			snprintf(p->what, sizeof(p->what), "span %s lasted %" PRId64 " ms",
 				 cs ? cs->name : "?", took / 1000000);
 		else if (rec_trigger__match_span_part(rule, cs, &kt) &&
-			 (p = fired(s, t, i, r->recording)))
+			 (p = fired(s, t, i, r->recording, &on)))
 			snprintf(p->what, sizeof(p->what),
 				 "span %s lasted %" PRId64 " ms (cpu %" PRIu64 ", blocked %" PRIu64
 				 ", runq %" PRIu64 " ms)",
@@ -623,6 +713,7 @@ static void check_open(struct rec_session *s, struct traced *t)
 	struct rec_incident_pending *p;
 	const struct rec_trigger_set *rules = t->inc.rules;
 	int64_t now = now_mono_ns();
+	struct fired_on on;
 
 	if (!t->inc.span_rules || !t->proc.alive || now_ms() - t->open_checked_ms < OPEN_CHECK_MS)
 		return;
@@ -640,10 +731,15 @@ static void check_open(struct rec_session *s, struct traced *t)
 				continue;
 			age = now - (int64_t)fr->enter;
 			cs = rec_proc__callsite(&t->proc, fr->meta);
+			/* A span still open: its own time is its start. */
+			on = (struct fired_on){ .key = fr->meta,
+						.at_ns = (int64_t)fr->enter,
+						.meta = fr->meta,
+						.cs = cs };
 			for (unsigned int i = 0; i < rules->n; i++)
 				if (rec_trigger__match_span(&rules->rules[i].rule, cs, age) &&
 				    !rec_incident__open_fired(&t->inc, fr->id, true) &&
-				    (p = fired(s, t, i, fr->recording)))
+				    (p = fired(s, t, i, fr->recording, &on)))
 					snprintf(p->what, sizeof(p->what),
 						 "span %s open for %" PRId64 " ms",
 						 cs ? cs->name : "?", age / 1000000);
@@ -657,15 +753,17 @@ static void check_code(struct rec_session *s, struct traced *t, const struct rec
 	struct rec_incident_pending *p;
 	const struct rec_trigger_set *rules = t->inc.rules;
 	char reason[REC_TRIGGER_REASON_MAX] = "";
+	struct fired_on on = { .at_ns = (int64_t)r->hdr.time_ns, .code = true };
 
 	if (r->reason_len > 0) {
 		memcpy(reason, r->reason, sizeof(reason));
 		reason[sizeof(reason) - 1] = 0;
 	}
+	on.reason = r->reason_len > 0 ? reason : NULL;
+	on.key = reason_key(on.reason);
 	for (unsigned int i = 0; i < rules->n; i++)
-		if (rec_trigger__match_code(&rules->rules[i].rule,
-					    r->reason_len > 0 ? reason : NULL) &&
-		    (p = fired(s, t, i, r->recording)))
+		if (rec_trigger__match_code(&rules->rules[i].rule, on.reason) &&
+		    (p = fired(s, t, i, r->recording, &on)))
 			snprintf(p->what, sizeof(p->what), "code: %s",
 				 r->reason_len > 0 ? reason : "(no reason)");
 }
@@ -690,12 +788,23 @@ static void dump_trigger_of(struct rec_session *s, struct traced *t,
 	struct rec_trigger_rule r = { 0 };
 	char err[64];
 
+	/* The firings the callsite cache held back, counted now that they are read. */
+	rec_incident__flush(&t->inc);
 	memset(d, 0, sizeof(*d));
 	rec_trigger__parse(p->rule_text, &r, err, sizeof(err));
 	d->rule_id = p->rule_id;
 	d->kind = (enum rec_dump_trigger_kind)r.kind;
 	snprintf(d->rule, sizeof(d->rule), "%s", p->rule_text);
 	d->time_ns = p->fired_ns + t->proc.clock_offset_ns;
+	d->at_ns = p->at_ns ? p->at_ns + t->proc.clock_offset_ns : 0;
+	d->signature_id = p->sig_id;
+	snprintf(d->signature, sizeof(d->signature), "%s", p->sig_text);
+	if (rules) {
+		d->signatures = rec_trigger__nsigs(rules);
+		d->signatures_max = REC_TRIGGER_SIGNATURES_MAX;
+		d->signatures_folded = rules->folded;
+		d->signatures_new_capped = rules->new_capped;
+	}
 	d->recording = p->recording;
 	if (rs)
 		snprintf(d->subject, sizeof(d->subject), "%s", rs->subject);
@@ -809,7 +918,7 @@ static void write_snapshot(struct rec_session *s, struct traced *t,
 			pending->rule_text, (int)t->proc.pid, subject, path);
 	/* A rule removed meanwhile has no counts left to report to. */
 	if (e && e->id == pending->rule_id)
-		rec_trigger__report(t->inc.rules, pending->rule, err);
+		rec_trigger__report(t->inc.rules, pending->rule, pending->sig_key, err, path);
 	if (rs)
 		rec_proc__unpin(&t->proc, rs);
 }
@@ -841,7 +950,8 @@ static void ended_pending(struct rec_session *s, struct traced *t, const struct 
 				"story is in its black box %s\n",
 				p.rule_text, (int)t->proc.pid, subject, info->dump_path);
 		if (p.rule != REC_INCIDENT_NO_RULE)
-			rec_trigger__report(t->inc.rules, p.rule, info->dump_err);
+			rec_trigger__report(t->inc.rules, p.rule, p.sig_key, info->dump_err,
+					    info->dump_path);
 		if (rs)
 			rec_proc__unpin(&t->proc, rs);
 	}
@@ -866,7 +976,7 @@ static uint64_t recordings_of(const struct rec_proc *p)
 static void write_due(struct rec_session *s, struct traced *only, bool all)
 {
 	struct rec_incident_pending p;
-	uint64_t key;
+	struct rec_incident_keep key;
 
 	for (size_t i = 0; i < s->ntraced; i++) {
 		struct traced *t = s->traced[i];
@@ -877,7 +987,7 @@ static void write_due(struct rec_session *s, struct traced *only, bool all)
 		while (rec_incident__take_due(&t->inc, now_mono_ns(), all, &p))
 			write_snapshot(s, t, &p);
 		while (rec_incident__take_keep(&t->inc, now_mono_ns(), all, &key))
-			export_kept(s, t, key);
+			export_kept(s, t, &key);
 	}
 }
 
@@ -896,6 +1006,9 @@ static void client_triggers(void *ctx, void *owner, const struct rec_query *q, F
 		r = rec_incident__add(&t->inc, q->rule,
 				      d ? d->cooldown_ns : REC_TRIGGER_COOLDOWN_NS,
 				      d ? d->per_hour : REC_TRIGGER_PER_HOUR, err, sizeof(err));
+		if (r > 0)
+			rec_trigger__limit_signatures(t->inc.rules, d ? d->sig_per_hour
+								      : REC_TRIGGER_SIG_PER_HOUR);
 		if (r > 0)
 			fprintf(out, "0added trigger %d: %s\n", r,
 				rec_trigger__at(t->inc.rules, t->inc.rules->n - 1)->text);
@@ -918,7 +1031,8 @@ static void client_triggers(void *ctx, void *owner, const struct rec_query *q, F
 		return;
 	}
 	fputc('0', out);
-	rec_output__triggers(out, t->inc.rules, !!(q->flags & REC_Q_JSON));
+	rec_incident__flush(&t->inc);
+	rec_output__triggers(out, t->inc.rules, !!(q->flags & REC_Q_JSON), t->proc.clock_offset_ns);
 }
 
 static int client_refresh(void *ctx, void *owner)
@@ -1206,7 +1320,8 @@ static void traced_end(struct rec_session *s, struct traced *t, bool report)
 {
 	struct rec_exit_info info = { .pid = t->proc.pid };
 	struct rec_control_peer waiter;
-	uint64_t key, held;
+	struct rec_incident_keep key;
+	uint64_t held;
 	pid_t pid = t->proc.pid;
 
 	if (t->done)
@@ -1254,7 +1369,7 @@ static void traced_end(struct rec_session *s, struct traced *t, bool report)
 		ended_pending(s, t, &info);
 		/* --otlp-keep: what it kept goes now, while its model is here. */
 		while (rec_incident__take_keep(&t->inc, 0, true, &key))
-			export_kept(s, t, key);
+			export_kept(s, t, &key);
 		info.recordings = recordings_of(&t->proc);
 		info.kept = t->inc.kept;
 	}

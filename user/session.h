@@ -37,12 +37,14 @@ enum rec_handover {
 /*
  * The defaults of --trigger-after (long enough for a request to end after its
  * error, short enough that the snapshot is on disk before anyone looks),
- * --trigger-cooldown and --trigger-cap (--keep-snapshots and --max-snapshot-bytes:
+ * --trigger-cooldown, --trigger-cap and --trigger-signature-cap (--keep-snapshots and --max-snapshot-bytes:
  * retention.h).
  */
 #define REC_TRIGGER_AFTER_NS (200LL * 1000000)
 #define REC_TRIGGER_COOLDOWN_NS (10LL * 1000000000)
 #define REC_TRIGGER_PER_HOUR 60
+/* --trigger-signature-cap: snapshots of one signature an hour (trigger.h). */
+#define REC_TRIGGER_SIG_PER_HOUR 6
 
 /* A control socket's path, or its lock's: at most sun_path of struct sockaddr_un. */
 #define REC_SOCK_PATH_MAX 108

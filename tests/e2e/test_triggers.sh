@@ -95,6 +95,8 @@ test_trigger_from_code() {
 		"code:health* health 3 code: health check failed" \
 		"$(jq -r '.trigger.rule' "$snap") $($B/recorder-tail --file "$snap" --list --json | jq -r '"\(.subject) \(.seen)"') $(jq -r .trigger.what "$snap")" ||
 		return 1
+	expect "its signature is its reason" "code 'health check failed' 12" \
+		"$(jq -r '"\(.trigger.signature) \(.trigger.signature_id | length)"' "$snap")" || return 1
 	expect "the other did not" $'1 1\n2 0' \
 		"$($B/recorder-tail -p "$TARGET_PID" --triggers --json | jq -r '"\(.id) \(.fired)"')"
 }
@@ -192,7 +194,10 @@ test_trigger_bad_rules_are_usage_errors() {
 		return 1
 	out=$($B/recorder-attach -p 1 --trigger-scope everything 2>&1)
 	echo "$out" | grep -q "invalid --trigger-scope 'everything': expected recording or process" ||
-		fail "bad scope: $out"
+		fail "bad scope: $out" || return 1
+	out=$($B/recorder-attach -p 1 --trigger-signature-cap 33 2>&1)
+	echo "$out" | grep -q "invalid --trigger-signature-cap '33': expected 0 to 32" ||
+		fail "bad signature cap: $out"
 }
 
 # A dump directory that cannot be written: said, counted, and recording goes on.
@@ -214,7 +219,7 @@ test_trigger_unwritable_dump_dir_is_reported_and_counted() {
 # --otlp-keep: the collector gets the failed requests, all their events and
 # spans, and nothing of the others, which are counted skipped.
 test_trigger_otlp_keep_sends_only_the_failed_recordings() {
-	local keys
+	local keys line
 	otlp_receiver || return 1
 	start_target $INCIDENT requests 300 40 || return 1
 	trig_attach --otlp "$OTLP_URL" --otlp-keep 'level>=error' --trigger-after 50ms || return 1
@@ -232,7 +237,13 @@ test_trigger_otlp_keep_sends_only_the_failed_recordings() {
 	expect "its spans: the request and its recording span" "recording request" \
 		"$(jq -r '.name' "$T/otlp.out.spans" | sort | paste -sd' ')" || return 1
 	keys=$(jq -r '.attributes["recorder.subject"]' "$T/otlp.out" | sort -u)
-	expect "all of one subject" "req[40]" "$keys"
+	expect "all of one subject" "req[40]" "$keys" || return 1
+	# Issue 35: each record names the trigger and signature that kept it.
+	line=$(grep -n 'REC_ERROR("request failed", REC_U64(status, 503)' tests/targets/incident.c |
+		cut -d: -f1)
+	expect "each names the trigger that kept it, and its signature" \
+		"level>=error 'request failed' at tests/targets/incident.c:$line 12" \
+		"$(jq -rs '.[] | .attributes | "\(.["recorder.trigger.rule"]) \(.["recorder.trigger.signature"]) \(.["recorder.trigger.signature_id"] | length)"' "$T/otlp.out" "$T/otlp.out.spans" | sort -u)"
 }
 
 # A rule that fires as its process dies: one file, the black box, which names it.
@@ -268,4 +279,65 @@ test_trigger_snapshot_retention_never_removes_a_black_box() {
 	expect "3 snapshots kept" 3 "$(snapshots)" || return 1
 	expect "the black boxes all stay" 2 \
 		"$(find "$T/dumps" -maxdepth 1 -name 'recorder-*.json' | wc -l)"
+}
+
+# wait_triggers JQ WANT [SECONDS]: until JQ, over all the lines of --triggers --json
+# (slurped), gives WANT; the ring drains at its own pace on a loaded machine.
+wait_triggers() {
+	local jq=$1 want=$2 secs=${3:-60} i got
+	for ((i = 0; i < secs * 10; i++)); do
+		got=$($B/recorder-tail -p "$TARGET_PID" --triggers --json | jq -sc "$jq")
+		[ "$got" = "$want" ] && return 0
+		sleep 0.1
+	done
+	fail "after ${secs}s, $jq gave $got, not $want"
+}
+
+# Issue 35: 10,000 errors of one callsite, then one error of another and a
+# slow span. Each of the three signatures gets a snapshot (the flood's
+# cooldown and cap are its own), and --triggers counts each exactly. Three
+# rounds, each a new process and recorder-attach.
+test_trigger_a_flood_of_one_signature_starves_no_other() {
+	local round line sigs snap occurred seen
+	line=$(grep -n 'REC_ERROR("request failed", REC_U64(status, 500), REC_U64(i, k));' \
+		tests/targets/incident.c | tail -1 | cut -d: -f1)
+	for round in 1 2 3; do
+		rm -rf "$T/dumps"
+		start_target $INCIDENT starve 10000 300 || return 1
+		trig_attach --ring-size $((32 << 20)) --trigger 'level>=error' \
+			--trigger 'span:slowreq>100ms' --trigger-after 0 || return 1
+		wait_for "$T/target.out" '^done' 60 || return 1
+		wait_triggers '[.[] | .signatures[] | select(.saved == 1 or (.fired == 10000 and .saved >= 1))] | length' \
+			3 || return 1
+		sigs=$($B/recorder-tail -p "$TARGET_PID" --triggers --json |
+			jq -r '.id as $r | .signatures[] | "\($r) \(.fired) \(.fired - .cooldown - .capped >= 1) \(.signature)"')
+		expect "round $round: three signatures, each counted exactly" \
+			"1 10000 true 'request failed' at tests/targets/incident.c:$line
+1 1 true 'disk full' at tests/targets/incident.c:$((line + 1))
+2 1 true span slowreq at tests/targets/incident.c:$((line + 2))" "$sigs" || return 1
+		expect "round $round: the rules' counts are the sums" "1 10001 0|2 1 0" \
+			"$($B/recorder-tail -p "$TARGET_PID" --triggers --json | jq -r '"\(.id) \(.fired) \(.folded)"' | paste -sd'|')" ||
+			return 1
+		for what in "'disk full'" "span slowreq"; do
+			snap=$(grep -l "\"signature\":\"$what" "$T"/dumps/snapshot-*.json | head -1)
+			[ -n "$snap" ] || fail "round $round: no snapshot of $what: $(ls "$T/dumps")" ||
+				return 1
+			occurred=$(jq -r .trigger.occurred "$snap")
+			seen=$(jq -r .trigger.time "$snap")
+			[[ "$occurred" != null && ! "$occurred" > "$seen" ]] ||
+				fail "round $round: $what happened at $occurred, seen at $seen" || return 1
+			expect "round $round: --triggers names its first snapshot" "$snap" \
+				"$($B/recorder-tail -p "$TARGET_PID" --triggers --json | jq -r --arg w "$what" '.signatures[] | select(.signature | startswith($w)) | .snapshot')" ||
+				return 1
+		done
+		expect "round $round: --stats counts the signatures" \
+			'{"used":3,"limit":1024,"folded":0,"new_capped":0}' \
+			"$($B/recorder-tail -p "$TARGET_PID" --stats --json | jq -c .trigger_signatures)" ||
+			return 1
+		expect "round $round: the ring dropped nothing" 0 \
+			"$($B/recorder-tail -p "$TARGET_PID" --list --json | jq -r .dropped)" || return 1
+		stop_target
+		kill -TERM "$ATTACH_PID"
+		wait "$ATTACH_PID"
+	done
 }

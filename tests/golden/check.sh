@@ -7,6 +7,8 @@
 # and written back byte for byte by tests/unit/test_dump_golden.c.
 #   tests/golden/check.sh            compare; prints "PASS golden: DUMP FORMAT" or FAIL and a diff
 #   tests/golden/check.sh --update   rewrite the expected files from today's output
+# recorder-tail --triggers (a live process's rules and signatures) is pinned by
+# tests/unit/test_trigger_output.c against tests/golden/expected/triggers/.
 set -u
 cd "$(dirname "$0")/../.."
 BIN=${RECORDER_BIN:-build}

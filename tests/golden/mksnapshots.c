@@ -9,8 +9,13 @@
  *   killed_triggered.json  killed.json's black box, naming a trigger that fired
  *                          as the process was killed (--trigger-after 500ms:
  *                          too late for its own snapshot)
+ *   snapshot_signature.json  snapshot.json as recorder-attach writes it since
+ *                          issue 35: the trigger's signature (named as
+ *                          trigger.c names it), its event's own time
+ *                          ("occurred") 40 ms before recorder-attach saw it,
+ *                          and the process's signature counts
  * Usage: mksnapshots DUMPS_DIR (reads spans.json and killed.json there, writes
- * the two files there).
+ * the three files there).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -18,6 +23,7 @@
 
 #include "dump.h"
 #include "query.h"
+#include "trigger.h"
 
 /* The event of seq in rs: its CLOCK_REALTIME time into *time_ns. */
 struct find_event {
@@ -121,6 +127,60 @@ static int snapshot(const char *dir)
 	return rc;
 }
 
+/* snapshot.json with its signature and its event's own time (issue 35). */
+static int snapshot_signature(const char *dir)
+{
+	static const struct rec_dump_rule_counts rows[] = {
+		{ .id = 1, .rule = "event:'inside held'", .fired = 1 },
+		{ .id = 2, .rule = "span:held>1s" },
+		{ .id = 3, .rule = "level>=warn", .fired = 3, .saved = 1, .cooldown = 2 },
+	};
+	struct rec_dump_trigger t = {
+		.rule_id = 1,
+		.kind = REC_DUMP_TRIGGER_EVENT,
+		.rule = "event:'inside held'",
+		.what = "event seq 100: inside held",
+		.signatures = 3,
+		.signatures_max = REC_TRIGGER_SIGNATURES_MAX,
+		.signatures_folded = 0,
+		.signatures_new_capped = 0,
+		.counts = rows,
+		.ncounts = sizeof(rows) / sizeof(rows[0]),
+	};
+	struct rec_dump_counters c;
+	struct rec_dump_opts opts = { .counters = &c, .trigger = &t };
+	struct rec_trigger_set set;
+	struct rec_trigger_sig *g;
+	struct rec_proc p;
+	int rc;
+
+	/* Named as recorder-attach names it. */
+	rec_trigger__init(&set, 0, 0);
+	rec_trigger__add(&set, t.rule, NULL, 0);
+	rec_trigger__fire(&set, 0, 1, 0, 0, false, &g);
+	if (!g)
+		return -ENOMEM;
+	rec_trigger__name_sig(&set, 0, g, "'inside held' at tests/targets/scenario.c:733");
+	t.signature_id = g->id;
+	snprintf(t.signature, sizeof(t.signature), "%s", g->text);
+	rec_trigger__fini(&set);
+	rc = read_dump(dir, "spans.json", &p, &c);
+	if (rc)
+		return rc;
+	rc = -ENOENT;
+	if (p.first && !event_time(&p, p.first, 100, &t.at_ns)) {
+		/* Seen a collection later, on the batch path. */
+		t.time_ns = t.at_ns + 40000000;
+		t.recording = p.first->key;
+		snprintf(t.subject, sizeof(t.subject), "%s", p.first->subject);
+		opts.only_recording = p.first->key;
+		opts.now_ns = t.time_ns + 1000000;
+		rc = write_dump(dir, "snapshot_signature.json", &p, &opts);
+	}
+	rec_proc__fini(&p);
+	return rc;
+}
+
 /* The black box of killed.json, naming the trigger event seq 29 of its last recording fired. */
 static int killed_triggered(const char *dir)
 {
@@ -161,5 +221,6 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: mksnapshots DUMPS_DIR\n");
 		return 2;
 	}
-	return snapshot(argv[1]) || killed_triggered(argv[1]) ? 1 : 0;
+	return snapshot(argv[1]) || killed_triggered(argv[1]) || snapshot_signature(argv[1]) ? 1
+											     : 0;
 }

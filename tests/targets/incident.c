@@ -22,6 +22,10 @@
  *		never left
  *	incident code REASON            one recording "health", 3 events, then
  *		rec_trigger(rec, REASON)
+ *	incident starve N MS            one recording "flood", N REC_ERROR events
+ *		"request failed" (status=500) of one callsite, flat out; then one
+ *		REC_ERROR "disk full" of another; then a span "slowreq" that lasts
+ *		MS milliseconds (issue 35: a flood of one signature starves no other)
  *	Each prints "pid N", waits for recorder-attach (rec_is_attached()), runs,
  *	prints "done", and waits for SIGTERM or SIGINT (exit 0).
  * Exit status: 2 usage, 3 nothing attached within 30 s.
@@ -97,8 +101,8 @@ int main(int argc, char **argv)
 	int sig;
 
 	if (argc < 2) {
-		fprintf(stderr,
-			"usage: incident requests|storm|errors|slow|hang|hung-get|code ...\n");
+		fprintf(stderr, "usage: incident "
+				"requests|storm|errors|slow|hang|hung-get|code|starve ...\n");
 		return 2;
 	}
 	sigemptyset(&stop);
@@ -172,6 +176,18 @@ int main(int argc, char **argv)
 		REC_INFO("lookup", REC_U64(i, 1));
 		printf("hanging\n");
 		fflush(stdout);
+	} else if (!strcmp(argv[1], "starve") && argc >= 4) {
+		unsigned long n = strtoul(argv[2], NULL, 10);
+
+		one(r, &span, "flood");
+		for (unsigned long k = 0; k < n; k++)
+			REC_ERROR("request failed", REC_U64(status, 500), REC_U64(i, k));
+		REC_ERROR("disk full", REC_U64(free, 0));
+		REC_SPAN_INIT(&req, INFO, "slowreq");
+		rec_span_enter(&req);
+		sleep_ns(strtoll(argv[3], NULL, 10) * 1000000LL);
+		rec_span_exit(&req);
+		rec_span_exit(&span);
 	} else if (!strcmp(argv[1], "code") && argc >= 3) {
 		struct rec_recording *rec = one(r, &span, "health");
 

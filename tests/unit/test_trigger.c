@@ -516,6 +516,7 @@ static void a_set_gives_ids_never_reused(void **state)
 	for (i = 0; (e = rec_trigger__at(s, i)); i++)
 		assert_int_not_equal(e->id, 5);
 	assert_int_equal(i, REC_TRIGGER_MAX_RULES);
+	rec_trigger__fini(s);
 	free(s);
 }
 
@@ -563,6 +564,7 @@ static void the_cooldown_ends_exactly_after_it(void **state)
 	assert_int_equal(rec_trigger__admit(s, 1, t + 10 * SEC + 1), REC_TRIGGER_ADMIT);
 	assert_counts(s, 0, 2, 4, 0);
 	assert_counts(s, 1, 2, 1, 0);
+	rec_trigger__fini(s);
 	free(s);
 
 	/* No cooldown: every fire is admitted, at one time too. */
@@ -571,6 +573,7 @@ static void the_cooldown_ends_exactly_after_it(void **state)
 		assert_int_equal(rec_trigger__admit(s, 0, t), REC_TRIGGER_ADMIT);
 	assert_int_equal(rec_trigger__admit(s, 0, t - 1), REC_TRIGGER_ADMIT);
 	assert_counts(s, 0, 5001, 0, 0);
+	rec_trigger__fini(s);
 	free(s);
 }
 
@@ -599,6 +602,7 @@ static void the_hourly_cap_slides(void **state)
 	assert_int_equal(rec_trigger__admit(s, 1, 2 * hour + 10 * SEC), REC_TRIGGER_CAP);
 	assert_counts(s, 0, 5, 0, 1);
 	assert_counts(s, 1, 3, 0, 5);
+	rec_trigger__fini(s);
 	free(s);
 }
 
@@ -615,6 +619,7 @@ static void the_cooldown_is_checked_before_the_cap(void **state)
 	assert_int_equal(rec_trigger__admit(s, 0, 3600 * SEC), REC_TRIGGER_CAP);
 	assert_counts(s, 0, 1, 1, 1);
 	assert_counts(s, 1, 1, 0, 1);
+	rec_trigger__fini(s);
 	free(s);
 }
 
@@ -657,7 +662,7 @@ static void fired_is_admitted_plus_cooldown_plus_capped(void **state)
 		if (got == REC_TRIGGER_ADMIT) {
 			last[rule] = t;
 			times[ntimes++] = t;
-			rec_trigger__report(s, rule, ntimes % 4 ? 0 : -EIO);
+			rec_trigger__report(s, rule, 0, ntimes % 4 ? 0 : -EIO, NULL);
 		}
 	}
 	for (unsigned int i = 0; i < 3; i++) {
@@ -671,6 +676,7 @@ static void fired_is_admitted_plus_cooldown_plus_capped(void **state)
 	for (size_t j = per_hour; j < ntimes; j++)
 		assert_true(times[j] - times[j - per_hour] >= hour);
 	assert_true(ntimes > 100);
+	rec_trigger__fini(s);
 	free(s);
 }
 
@@ -689,11 +695,211 @@ static void the_limits_are_checked(void **state)
 	assert_int_equal(rec_trigger__admit(s, 0, REC_TRIGGER_WINDOW_NS - 1), REC_TRIGGER_CAP);
 	assert_int_equal(rec_trigger__admit(s, 0, REC_TRIGGER_WINDOW_NS), REC_TRIGGER_ADMIT);
 	assert_counts(s, 0, REC_TRIGGER_PER_HOUR_MAX + 1, 0, 1);
-	rec_trigger__report(s, 0, 0);
-	rec_trigger__report(s, 0, -ENOSPC);
+	rec_trigger__report(s, 0, 0, 0, NULL);
+	rec_trigger__report(s, 0, 0, -ENOSPC, NULL);
 	assert_int_equal(rec_trigger__at(s, 0)->count.saved, 1);
 	assert_int_equal(rec_trigger__at(s, 0)->count.failed, 1);
+	rec_trigger__fini(s);
 	free(s);
+}
+
+/* ---- signatures (issue 35): the limiter per rule and what it fired on ---- */
+
+static void assert_sig(const struct rec_trigger_sig *g, uint64_t admitted, uint64_t cooldown,
+		       uint64_t capped)
+{
+	assert_non_null(g);
+	assert_int_equal(g->count.admitted, admitted);
+	assert_int_equal(g->count.cooldown, cooldown);
+	assert_int_equal(g->count.capped, capped);
+	assert_int_equal(g->count.fired, admitted + cooldown + capped);
+}
+
+static enum rec_trigger_verdict fire(struct rec_trigger_set *s, unsigned int rule, uint64_t key,
+				     int64_t t)
+{
+	return rec_trigger__fire(s, rule, key, t, t - MS, false, NULL);
+}
+
+/*
+ * 10,000 errors of one callsite at 300 a second, then one of another, and a
+ * slow span: each new signature is saved; the flood is limited on its own.
+ */
+static void a_flood_of_one_signature_starves_no_other(void **state)
+{
+	struct rec_trigger_set *s = new_set(10 * SEC, 60, 2);
+	struct rec_trigger_sig *g;
+	int64_t t = 1000 * SEC;
+	unsigned int admitted = 0;
+
+	(void)state;
+	assert_int_equal(rec_trigger__limit_signatures(s, 6), 0);
+	for (int k = 0; k < 10000; k++, t += SEC / 300)
+		admitted += fire(s, 0, 0x1000, t) == REC_TRIGGER_ADMIT;
+	/* One every 10 s of the 33 s it lasted. */
+	assert_int_equal(admitted, 4);
+	assert_int_equal(rec_trigger__fire(s, 0, 0x2000, t, t - MS, false, &g), REC_TRIGGER_ADMIT);
+	assert_non_null(g);
+	assert_int_equal(g->id, 0);
+	assert_int_equal(fire(s, 1, 0x3000, t), REC_TRIGGER_ADMIT);
+	assert_sig(rec_trigger__find_sig(s, 1, 0x1000), 4, 9996, 0);
+	assert_sig(rec_trigger__find_sig(s, 1, 0x2000), 1, 0, 0);
+	assert_sig(rec_trigger__find_sig(s, 2, 0x3000), 1, 0, 0);
+	assert_counts(s, 0, 5, 9996, 0);
+	assert_int_equal(rec_trigger__nsigs(s), 3);
+	/* First and last: its own time and when it was seen. */
+	g = rec_trigger__find_sig(s, 1, 0x1000);
+	assert_int_equal(g->first_seen_ns, 1000 * SEC);
+	assert_int_equal(g->first_ns, 1000 * SEC - MS);
+	assert_int_equal(g->last_seen_ns, 1000 * SEC + 9999 * (SEC / 300));
+	assert_int_equal(g->last_ns, g->last_seen_ns - MS);
+	rec_trigger__fini(s);
+	free(s);
+}
+
+static void the_cooldown_is_per_signature(void **state)
+{
+	struct rec_trigger_set *s = new_set(10 * SEC, 0, 1);
+	int64_t t = 100 * SEC;
+
+	(void)state;
+	assert_int_equal(fire(s, 0, 1, t), REC_TRIGGER_ADMIT);
+	assert_int_equal(fire(s, 0, 1, t + 1), REC_TRIGGER_COOLDOWN);
+	assert_int_equal(fire(s, 0, 2, t + 1), REC_TRIGGER_ADMIT);
+	assert_int_equal(fire(s, 0, 2, t + 2), REC_TRIGGER_COOLDOWN);
+	assert_int_equal(fire(s, 0, 1, t + 10 * SEC - 1), REC_TRIGGER_COOLDOWN);
+	assert_int_equal(fire(s, 0, 1, t + 10 * SEC), REC_TRIGGER_ADMIT);
+	assert_int_equal(fire(s, 0, 2, t + 10 * SEC), REC_TRIGGER_COOLDOWN);
+	assert_int_equal(fire(s, 0, 2, t + 10 * SEC + 1), REC_TRIGGER_ADMIT);
+	assert_sig(rec_trigger__find_sig(s, 1, 1), 2, 2, 0);
+	assert_sig(rec_trigger__find_sig(s, 1, 2), 2, 2, 0);
+	assert_counts(s, 0, 4, 4, 0);
+	rec_trigger__fini(s);
+	free(s);
+}
+
+static void each_signature_has_its_own_hourly_cap(void **state)
+{
+	struct rec_trigger_set *s = new_set(0, 0, 1);
+	const int64_t hour = 3600 * SEC;
+
+	(void)state;
+	assert_int_equal(rec_trigger__limit_signatures(s, REC_TRIGGER_SIG_PER_HOUR_MAX + 1),
+			 -EINVAL);
+	assert_int_equal(rec_trigger__limit_signatures(s, 2), 0);
+	assert_int_equal(fire(s, 0, 1, 0), REC_TRIGGER_ADMIT);
+	assert_int_equal(fire(s, 0, 1, 10 * SEC), REC_TRIGGER_ADMIT);
+	assert_int_equal(fire(s, 0, 1, 20 * SEC), REC_TRIGGER_CAP);
+	assert_int_equal(fire(s, 0, 2, 20 * SEC), REC_TRIGGER_ADMIT);
+	assert_int_equal(fire(s, 0, 1, hour - 1), REC_TRIGGER_CAP);
+	assert_int_equal(fire(s, 0, 1, hour), REC_TRIGGER_ADMIT);
+	assert_int_equal(fire(s, 0, 1, hour + 1), REC_TRIGGER_CAP);
+	assert_int_equal(fire(s, 0, 1, hour + 10 * SEC), REC_TRIGGER_ADMIT);
+	assert_sig(rec_trigger__find_sig(s, 1, 1), 4, 0, 3);
+	/* A signature's cap is not the set's: no first firing was refused. */
+	assert_int_equal(s->new_capped, 0);
+	rec_trigger__fini(s);
+	free(s);
+}
+
+static void the_overall_cap_refuses_a_new_signature_counted(void **state)
+{
+	struct rec_trigger_set *s = new_set(0, 2, 2);
+
+	(void)state;
+	assert_int_equal(rec_trigger__limit_signatures(s, 6), 0);
+	assert_int_equal(fire(s, 0, 1, SEC), REC_TRIGGER_ADMIT);
+	assert_int_equal(fire(s, 1, 7, SEC), REC_TRIGGER_ADMIT);
+	assert_int_equal(fire(s, 0, 2, SEC), REC_TRIGGER_CAP);
+	assert_int_equal(s->new_capped, 1);
+	/* Counted once a signature: its second firing is not a first. */
+	assert_int_equal(fire(s, 0, 2, SEC), REC_TRIGGER_CAP);
+	assert_int_equal(fire(s, 0, 1, SEC), REC_TRIGGER_CAP);
+	assert_int_equal(s->new_capped, 1);
+	/* The set's cap and the pending room: a new signature refused either way is counted. */
+	assert_int_equal(rec_trigger__fire(s, 1, 8, 2 * 3600 * SEC, 0, true, NULL),
+			 REC_TRIGGER_CAP);
+	assert_int_equal(s->new_capped, 2);
+	assert_int_equal(fire(s, 1, 8, 2 * 3600 * SEC), REC_TRIGGER_ADMIT);
+	assert_sig(rec_trigger__find_sig(s, 1, 2), 0, 0, 2);
+	assert_sig(rec_trigger__find_sig(s, 2, 8), 1, 0, 1);
+	rec_trigger__fini(s);
+	free(s);
+}
+
+/* The table holds REC_TRIGGER_SIGNATURES_MAX; the rest fold into their rule's, counted. */
+static void the_table_is_bounded_and_what_does_not_fit_is_folded(void **state)
+{
+	struct rec_trigger_set *s = new_set(10 * SEC, 0, 2);
+	struct rec_trigger_sig *g;
+	int64_t t = SEC;
+
+	(void)state;
+	for (uint64_t k = 0; k < REC_TRIGGER_SIGNATURES_MAX; k++)
+		assert_int_equal(fire(s, 0, 0x400000 + k, t), REC_TRIGGER_ADMIT);
+	assert_int_equal(rec_trigger__nsigs(s), REC_TRIGGER_SIGNATURES_MAX);
+	assert_int_equal(s->folded, 0);
+	/* Past it: one fold for the rule, limited as one signature. */
+	assert_int_equal(rec_trigger__fire(s, 0, 0x900000, t, t, false, &g), REC_TRIGGER_ADMIT);
+	assert_non_null(g);
+	assert_true(g->key == REC_TRIGGER_SIG_FOLD);
+	assert_true(g->id != 0);
+	assert_non_null(strstr(g->text, "past the 1024"));
+	assert_int_equal(fire(s, 0, 0x900001, t), REC_TRIGGER_COOLDOWN);
+	assert_int_equal(fire(s, 0, 0x900000, t + 1), REC_TRIGGER_COOLDOWN);
+	assert_int_equal(s->folded, 3);
+	/* Those in the table keep their own limiter. */
+	assert_int_equal(fire(s, 0, 0x400005, t + 10 * SEC), REC_TRIGGER_ADMIT);
+	/* Another rule's new signature folds into its own. */
+	assert_int_equal(fire(s, 1, 0x900000, t), REC_TRIGGER_ADMIT);
+	assert_int_equal(s->folded, 4);
+	assert_int_equal(rec_trigger__nsigs(s), REC_TRIGGER_SIGNATURES_MAX + 2);
+	assert_sig(rec_trigger__find_sig(s, 1, REC_TRIGGER_SIG_FOLD), 1, 2, 0);
+	assert_null(rec_trigger__find_sig(s, 1, 0x900000));
+	/* A report for a folded key goes to the fold. */
+	rec_trigger__report(s, 0, 0x900000, 0, "/d/snapshot-1.json");
+	assert_string_equal(rec_trigger__find_sig(s, 1, REC_TRIGGER_SIG_FOLD)->first_path,
+			    "/d/snapshot-1.json");
+	/* Removing a rule frees its signatures' room. */
+	assert_int_equal(rec_trigger__remove(s, 1), 0);
+	assert_int_equal(rec_trigger__nsigs(s), 1);
+	assert_int_equal(fire(s, 0, 0x900002, t), REC_TRIGGER_ADMIT);
+	assert_int_equal(rec_trigger__nsigs(s), 2);
+	assert_sig(rec_trigger__find_sig(s, 2, 0x900002), 1, 0, 0);
+	rec_trigger__fini(s);
+	free(s);
+}
+
+/* A short id that is the same for the same rule and text in any process. */
+static void a_signature_is_named_stably_and_keeps_its_first_snapshot(void **state)
+{
+	struct rec_trigger_set *a = new_set(0, 0, 2), *b = new_set(0, 0, 1);
+	struct rec_trigger_sig *ga, *gb, *gc;
+
+	(void)state;
+	fire(a, 0, 0x10, SEC);
+	fire(a, 1, 0x10, SEC);
+	fire(b, 0, 0x99, SEC);
+	ga = rec_trigger__find_sig(a, 1, 0x10);
+	gc = rec_trigger__find_sig(a, 2, 0x10);
+	gb = rec_trigger__find_sig(b, 1, 0x99);
+	rec_trigger__name_sig(a, 0, ga, "'request failed' at server.c:42");
+	rec_trigger__name_sig(a, 1, gc, "'request failed' at server.c:42");
+	rec_trigger__name_sig(b, 0, gb, "'request failed' at server.c:42");
+	assert_true(ga->id == gb->id);
+	assert_true(ga->id != gc->id);
+	assert_true(ga->id < (1ULL << REC_TRIGGER_SIG_ID_BITS));
+	assert_string_equal(ga->text, "'request failed' at server.c:42");
+	rec_trigger__report(a, 0, 0x10, -EIO, "/d/1.json");
+	rec_trigger__report(a, 0, 0x10, 0, "/d/2.json");
+	rec_trigger__report(a, 0, 0x10, 0, "/d/3.json");
+	assert_string_equal(ga->first_path, "/d/2.json");
+	assert_int_equal(ga->count.saved, 2);
+	assert_int_equal(ga->count.failed, 1);
+	rec_trigger__fini(a);
+	rec_trigger__fini(b);
+	free(a);
+	free(b);
 }
 
 int main(void)
@@ -715,6 +921,12 @@ int main(void)
 		cmocka_unit_test(the_cooldown_is_checked_before_the_cap),
 		cmocka_unit_test(fired_is_admitted_plus_cooldown_plus_capped),
 		cmocka_unit_test(the_limits_are_checked),
+		cmocka_unit_test(a_flood_of_one_signature_starves_no_other),
+		cmocka_unit_test(the_cooldown_is_per_signature),
+		cmocka_unit_test(each_signature_has_its_own_hourly_cap),
+		cmocka_unit_test(the_overall_cap_refuses_a_new_signature_counted),
+		cmocka_unit_test(the_table_is_bounded_and_what_does_not_fit_is_folded),
+		cmocka_unit_test(a_signature_is_named_stably_and_keeps_its_first_snapshot),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -410,6 +410,11 @@ put("storm_flat_dropped", key_of("storm_flat", "dropped"))
 put("storm_flat_trigger_dropped", key_of("storm_flat_trigger", "dropped"))
 put("trigger_storm_flat_out_extra_drops", per_round(["storm_flat_trigger", "storm_flat"],
                                                     lambda t, n: t["dropped"] - n["dropped"]))
+# Issue 35: events/s delivered with 1,000 signatures firing over the same without the rule.
+put("trigger_signatures_throughput_ratio",
+    per_round(["sig_throughput_rules", "sig_throughput"],
+              lambda a, b: a["events_per_s"] / b["events_per_s"] if a.get("events_per_s") and b.get("events_per_s")
+              else None))
 put("trigger_latency_ms", key_of("trigger_latency", "latency_ms"))
 put("trigger_latency_per_event_ms", key_of("trigger_latency_per_event", "latency_ms"))
 
@@ -584,6 +589,9 @@ drops_minus("clients_minus_paced_dropped", "drops at 1 M events/s beside a stall
 target("trigger_rules_throughput_ratio", "events/s delivered, 2 threads flat out, batch path, with 4 incident rules "
        "that never fire / without rules, same round", "≥ 0.95×", M["trigger_rules_throughput_ratio"],
        lambda v: v >= 0.95, x3)
+target("trigger_signatures_throughput_ratio", "events/s delivered, 2 threads flat out, batch path, every event "
+       "REC_ERROR at one of 1,000 callsites, with `--trigger 'level>=error'` (1,000 signatures firing) / without "
+       "it, same round", "≥ 0.90×", M["trigger_signatures_throughput_ratio"], lambda v: v >= 0.90, x3)
 drops_minus("trigger_storm_extra_drops", "error storm at 1 M events/s (every event REC_ERROR, 2 × 500,000/s, "
             "`--trigger-cooldown 1s`): drops with `--trigger 'level>=error'` minus drops without it, same "
             "round (snapshots written within the limiter's allowance, or the round failed)",
@@ -840,6 +848,9 @@ STORMS = (
     ("storm_flat", "Error storm flat out, no rule", "--rate 0", ""),
     ("storm_flat_trigger", "Error storm flat out with `--trigger 'level>=error'` (default limiter)", "--rate 0",
      "--trigger 'level>=error'"),
+    ("sig_throughput", "Error storm flat out over 1,000 callsites, no rule", "--rate 0 --error-sites 1000", ""),
+    ("sig_throughput_rules", "Error storm flat out over 1,000 callsites with `--trigger 'level>=error'` "
+     "(1,000 signatures, default limiter)", "--rate 0 --error-sites 1000", "--trigger 'level>=error'"),
 )
 for cfg, label, rate, flags in STORMS:
     L += tp_line(cfg, label, f"{TPCMD} --level error {rate}" + (f"`, recorder-attach `{flags}" if flags else ""))
@@ -847,7 +858,7 @@ for cfg, label, rate, flags in STORMS:
     if per and rate != "--rate 0":
         L.append("  - Dropped per round: " + ", ".join(f"{r['dropped']:,}" for r in per) + "; achieved "
                  + ", ".join(f"{f(r['achieved_per_s'] / 1e6, 3)}" for r in per) + " M events/s.")
-    if per and cfg.endswith("_trigger"):
+    if per and (cfg.endswith("_trigger") or cfg.endswith("_rules")):
         L.append("  - The rule, per round: " + "; ".join(
             f"fired {r.get('fired', 0):,} (every event kept), snapshots saved {r.get('snapshots_saved', '?')}, "
             f"files written {r.get('snapshot_files', '?')} (the limiter allows {r.get('snapshots_allowed', '?')})"

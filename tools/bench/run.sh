@@ -56,7 +56,7 @@ if [ "$SMOKE" = 1 ]; then
 	IT_WORK=20000 IT_EVENT=20000 IT_SDT=20000
 	# 0.2 s per paced run: long enough for the stalled --follow reader to stall in it.
 	TP_EVENTS=100000 SITES=300 RSS_RECS=10 RSS_EVENTS=100
-	FAST_TP_EVENTS=100000 STORM_EVENTS=100000 STORM_FLAT_EVENTS=100000
+	FAST_TP_EVENTS=100000 STORM_EVENTS=100000 STORM_FLAT_EVENTS=100000 SIG_EVENTS=100000
 	SERVER_PAIRS=1 SERVER_REQUESTS=500 RULE_PAIRS=1
 	IT_PP=20000
 	IT_RUST=20000 RUST_CHUNKS=20
@@ -74,6 +74,8 @@ else
 	# for several snapshots at STORM_COOLDOWN. The same flat out: about 2 – 4 s a run.
 	STORM_EVENTS=${STORM_EVENTS:-4000000}
 	STORM_FLAT_EVENTS=${STORM_FLAT_EVENTS:-10000000}
+	# The storm over 1,000 signatures (sig_throughput*), flat out: the same length.
+	SIG_EVENTS=${SIG_EVENTS:-10000000}
 	# The server keys: pairs of load segments a round, requests per connection a segment
 	# (4 connections: about 0.5 s a segment here). One pair's ratio varies by 3 - 5 %
 	# here; the median of 5 a round resolves the 2 % the targets need.
@@ -121,7 +123,13 @@ LAT_REQUESTS=50 LAT_BAD=25 LAT_RATE=100
 # throughput --fire): never fire, or fire on every event. Each gets a dump directory
 # of its own, which must hold only the snapshots the rules saved.
 declare -A TP_FIRE=([fast_throughput_rules]=never [fast_throughput_rules_p2]=never [fast_throughput_rules_p3]=never [storm]=never [storm_trigger]=every [storm_flat]=never
-	[storm_flat_trigger]=every)
+	[storm_flat_trigger]=every [sig_throughput_rules]=every)
+# Issue 35: an error storm over SIG_SITES callsites, every event REC_ERROR at the next
+# one (workload --error-sites), flat out on the batch path, without and with
+# --trigger 'level>=error' (trigger_signatures_throughput_ratio): SIG_SITES signatures
+# that fire on every event, each its own cooldown and cap, the process's cap shared.
+SIG_SITES=1000
+SIG_RULES=(--trigger 'level>=error' --keep-snapshots 0)
 STORM_COOLDOWN=1s
 # The scheduler-hook ping-pong (run_pingpong): round trips a run, the CPU both ends are
 # pinned to, and the recorder-attach flags that turn the hooks on.
@@ -618,6 +626,7 @@ run_throughput() {
 	case $cfg in
 	fast_throughput*) events=$FAST_TP_EVENTS ;;
 	storm_flat*) events=$STORM_FLAT_EVENTS wl=(--level error) ;;
+	sig_throughput*) events=$SIG_EVENTS wl=(--level error --error-sites "$SIG_SITES") ;;
 	storm*) events=$STORM_EVENTS wl=(--level error) ;;
 	esac
 	begin "$cfg"
@@ -1108,6 +1117,16 @@ for ((ROUND = 1; ROUND <= ROUNDS; ROUND++)); do
 		run_throughput storm_flat_trigger 0 0 --trigger 'level>=error'
 		run_throughput storm_flat 0 0
 	fi
+	# 1,000 signatures firing on every event, flat out on the batch path, without
+	# and with the rule (trigger_signatures_throughput_ratio); the same alternation.
+	# Its 60 snapshots all stay (--keep-snapshots 0), for verify.py to count them.
+	if ((FAST_PATH == 1 && ROUND % 2)); then
+		run_throughput sig_throughput 0 0 "${FAST_FLAGS[@]}"
+		run_throughput sig_throughput_rules 0 0 "${FAST_FLAGS[@]}" "${SIG_RULES[@]}"
+	elif ((FAST_PATH == 1)); then
+		run_throughput sig_throughput_rules 0 0 "${FAST_FLAGS[@]}" "${SIG_RULES[@]}"
+		run_throughput sig_throughput 0 0 "${FAST_FLAGS[@]}"
+	fi
 	# From an error to its snapshot on disk, each event path (trigger_latency_ms).
 	[ "$FAST_PATH" = 1 ] && run_trigger_latency trigger_latency "${FAST_FLAGS[@]}"
 	run_trigger_latency trigger_latency_per_event "${PER_EVENT_FLAGS[@]}"
@@ -1153,7 +1172,7 @@ need = ("baseline_ns", "detached_ns", "detached_ratio", "event_ns", "span_pair_n
         "server_detached_vs_plain", "sched_untraced_switch_ratio", "sched_traced_switch_ratio",
         "rust_detached_ratio", "rust_event_vs_fmt", "rust_span_pair_vs_fmt")
 if sys.argv[2] == "1":  # the batch path's (skipped with FAST_PATH=0)
-    need += ("trigger_rules_throughput_ratio", "trigger_latency_ms")
+    need += ("trigger_rules_throughput_ratio", "trigger_latency_ms", "trigger_signatures_throughput_ratio")
 bad += [f"{k}: no value" for k in need if r.get(k) is None]
 if bad:
     print("smoke: " + "\n       ".join(bad), file=sys.stderr)

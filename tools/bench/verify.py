@@ -25,7 +25,8 @@ usage). A query that fails is a failure, never a zero.
               fired on every event kept, wrote its snapshots without a failure,
               and that the dump directory holds exactly the snapshots counted
               saved, no more than the limiter allows (--trigger-cap per hour,
-              one per rule per --trigger-cooldown).
+              one per signature per --trigger-cooldown, at most --sig-cap a
+              signature: issue 35).
   watch       prints "watch: ready", then one JSON line per file that appears in
               a directory (renamed into it, or closed after writing): its name
               and the CLOCK_REALTIME ns at which this process saw it (inotify).
@@ -219,7 +220,8 @@ def check_triggers(a, res):
             break
         time.sleep(0.05)
     elapsed = time.time() - a.t_start
-    res["triggers"] = rows
+    # A rule's signatures (issue 35) are counted, not kept: 1,000 of them would fill raw.jsonl.
+    res["triggers"] = [{k: v for k, v in r.items() if k != "signatures"} for r in rows]
     res["fired"] = sum(r["fired"] for r in rows)
     res["snapshots_saved"] = sum(r["saved"] for r in rows)
     if len(rows) != a.triggers:
@@ -245,13 +247,19 @@ def check_triggers(a, res):
     bad += [f"'{r['rule']}' saved no snapshot" for r in rows if not r["saved"]]
     if bad:
         return "; ".join(bad)
-    allowed = len(rows) * (1 + int(elapsed // a.cooldown_s)) if a.cooldown_s > 0 else a.cap
+    # Issue 35: each signature (a rule and the callsite it fired on) has its own cooldown
+    # and hourly cap (--sig-cap), the process's cap (--cap) over them all.
+    per_sig = 1 + int(elapsed // a.cooldown_s) if a.cooldown_s > 0 else a.cap
+    if a.sig_cap:
+        per_sig = min(per_sig, a.sig_cap) if per_sig else a.sig_cap
+    allowed = sum(r.get("nsignatures", 1) for r in rows) * per_sig
     if a.cap:
         allowed = min(allowed, a.cap)
     res["snapshots_allowed"] = allowed
     if len(files) > allowed:
         return (f"{len(files)} snapshot files written, the limiter allows {allowed} ({len(rows)} rules, "
-                f"cooldown {a.cooldown_s:g} s, cap {a.cap} an hour, {elapsed:.1f} s since the start): {files[:5]}")
+                f"{sum(r.get('nsignatures', 1) for r in rows)} signatures, cooldown {a.cooldown_s:g} s, "
+                f"cap {a.cap} an hour, {a.sig_cap} a signature, {elapsed:.1f} s since the start): {files[:5]}")
     if len(files) != res["snapshots_saved"]:
         return (f"{len(files)} files in the dump directory, but the rules count "
                 f"{res['snapshots_saved']} snapshots saved: {files[:5]}")
@@ -435,6 +443,7 @@ def main():
     s.add_argument("--dump-dir", default=None)
     s.add_argument("--cooldown-s", type=float, default=10)
     s.add_argument("--cap", type=int, default=60)
+    s.add_argument("--sig-cap", type=int, default=6)
     s = sub.add_parser("watch")
     s.add_argument("--dir", required=True)
     s = sub.add_parser("trigger-latency")

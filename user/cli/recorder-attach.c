@@ -69,7 +69,9 @@ static struct {
 		  .keep_snapshots = REC_KEEP_SNAPSHOTS,
 		  .max_snapshot_bytes = REC_MAX_SNAPSHOT_BYTES,
 		  .limits = REC_LIMITS_DEFAULT },
-	.triggers = { .cooldown_ns = REC_TRIGGER_COOLDOWN_NS, .per_hour = REC_TRIGGER_PER_HOUR },
+	.triggers = { .cooldown_ns = REC_TRIGGER_COOLDOWN_NS,
+		      .per_hour = REC_TRIGGER_PER_HOUR,
+		      .sig_per_hour = REC_TRIGGER_SIG_PER_HOUR },
 };
 
 const char *argp_program_version = "recorder-attach 0.1";
@@ -153,6 +155,7 @@ enum {
 	OPT_TRIGGER_AFTER,
 	OPT_TRIGGER_COOLDOWN,
 	OPT_TRIGGER_CAP,
+	OPT_TRIGGER_SIG_CAP,
 	OPT_TRIGGER_SCOPE,
 	OPT_KEEP_SNAPSHOTS,
 	OPT_MAX_SNAPSHOT_BYTES,
@@ -245,12 +248,20 @@ static const struct argp_option options[] = {
 	  "written, so that it shows how the request ended (default 200ms)",
 	  2 },
 	{ "trigger-cooldown", OPT_TRIGGER_COOLDOWN, "DURATION", 0,
-	  "After a snapshot, a rule's firings are counted, not saved, for this long "
+	  "After a snapshot, the firings of its signature (its rule and the callsite, "
+	  "span or reason it fired on) are counted, not saved, for this long "
 	  "(default 10s; 0: none)",
 	  2 },
 	{ "trigger-cap", OPT_TRIGGER_CAP, "N", 0,
-	  "Snapshots per process in any hour, over all its rules; the rest are "
-	  "counted, not saved (default 60; 0: no cap; at most 1000)",
+	  "Snapshots per process in any hour, over all its rules and signatures; the "
+	  "rest are counted, not saved (default 60; 0: no cap; at most 1000)",
+	  2 },
+	{ "trigger-signature-cap", OPT_TRIGGER_SIG_CAP, "N", 0,
+	  "Snapshots of one signature in any hour, so that a flood of one cannot "
+	  "take the others' room; the first of a new signature is always saved "
+	  "unless --trigger-cap is reached (default 6; 0: no cap; at most 32). A "
+	  "process holds 1024 signatures; the firings of more share one per rule, "
+	  "counted folded",
 	  2 },
 	{ "trigger-scope", OPT_TRIGGER_SCOPE, "SCOPE", 0,
 	  "What a snapshot holds: recording (the recording the rule fired in, and "
@@ -519,6 +530,12 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			argp_error(state, "invalid --trigger-cap '%s': expected 0 to %d", arg,
 				   REC_TRIGGER_PER_HOUR_MAX);
 		env.triggers.per_hour = (unsigned int)v;
+		break;
+	case OPT_TRIGGER_SIG_CAP:
+		if (rec_cli__parse_dec(arg, 0, REC_TRIGGER_SIG_PER_HOUR_MAX, &v))
+			argp_error(state, "invalid --trigger-signature-cap '%s': expected 0 to %d",
+				   arg, REC_TRIGGER_SIG_PER_HOUR_MAX);
+		env.triggers.sig_per_hour = (unsigned int)v;
 		break;
 	case OPT_TRIGGER_SCOPE:
 		if (strcmp(arg, "recording") && strcmp(arg, "process"))

@@ -157,7 +157,8 @@ static const struct argp_option options[] = {
 	{ "dump", OPT_DUMP, NULL, 0, "Ask recorder-attach to write a black box now", 0 },
 	{ "triggers", OPT_TRIGGERS, NULL, 0,
 	  "The trigger rules of the process, with how often each fired, was saved, or was "
-	  "held back by its cooldown or the hourly cap",
+	  "held back by a cooldown or an hourly cap; under each its signatures (what it "
+	  "fired on): counts, first and last firing, first snapshot",
 	  0 },
 	{ "add-trigger", OPT_ADD_TRIGGER, "RULE", 0,
 	  "Add a trigger rule to the running recorder-attach of the process (root and the "

@@ -16,6 +16,7 @@ void rec_output__init(struct rec_output *o, FILE *out, const struct rec_output_o
 	o->out = out;
 	o->state = NULL;
 	o->salt = 0;
+	o->kept = NULL;
 	rec_json__init(&o->json, out);
 }
 

@@ -203,6 +203,13 @@ struct rec_output_ops {
 	void (*stats)(struct rec_output *o, const struct rec_stats_view *s);
 };
 
+/* The trigger that kept a recording (--otlp-keep): its rule and signature (trigger.h). */
+struct rec_output_kept {
+	const char *rule;
+	uint64_t sig_id;
+	const char *sig_text;
+};
+
 /* One answer being written: the backend, where to, and its JSON writer if it writes JSON. */
 struct rec_output {
 	const struct rec_output_ops *ops;
@@ -212,6 +219,8 @@ struct rec_output {
 	uint64_t salt; /* OTLP: mixed into the trace and span IDs (rec_query.otlp_salt) */
 	int spans;     /* --spans: list rows show the span counts too */
 	int sched;     /* the process has kernel time per span: list rows show its totals */
+	/* OTLP: the trigger that kept the recording, on each of its records; NULL: none. */
+	const struct rec_output_kept *kept;
 };
 
 /* Starts writing to out with the backend ops. */

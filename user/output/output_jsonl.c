@@ -4,6 +4,7 @@
  * stack, stats answer and follow notice, written with the JSON writer. It
  * shows no headers and no gap lines: an event's seq says what was lost.
  */
+#include <inttypes.h>
 #include <string.h>
 
 #include "dump.h"
@@ -160,7 +161,9 @@ static void jsonl_span(struct rec_output *o, const struct rec_span_view *sp)
 
 /*
  * A trigger a dump names: {"type":"trigger", pid, pending, rule, rule_id,
- * kind, time, recording, subject, what, after_ns}. pending is false for the
+ * kind, time, recording, subject, what, after_ns[, occurred, signature_id,
+ * signature]}: time is when recorder-attach saw it, occurred the event's or
+ * span's own time (dumps since issue 35). pending is false for the
  * trigger of a snapshot, true for one that fired while the process exited;
  * time is RFC 3339 like an event's; recording a "0x…" string.
  */
@@ -185,6 +188,18 @@ static void jsonl_trigger(struct rec_output *o, const struct rec_proc *p,
 	rec_json__key(w, "what");
 	rec_json__string(w, t->what, strnlen(t->what, sizeof(t->what)));
 	rec_json__member_u64(w, "after_ns", t->after_ns);
+	if (t->at_ns > 0) {
+		rec_json__key(w, "occurred");
+		rec_json__time(w, t->at_ns);
+	}
+	if (t->signature_id) {
+		char id[24];
+
+		snprintf(id, sizeof(id), "%012" PRIx64, t->signature_id);
+		rec_json__member_cstr(w, "signature_id", id);
+		rec_json__key(w, "signature");
+		rec_json__string(w, t->signature, strnlen(t->signature, sizeof(t->signature)));
+	}
 	rec_json__end_object(w);
 	rec_json__newline(w);
 }
@@ -376,6 +391,16 @@ static void jsonl_stats(struct rec_output *o, const struct rec_stats_view *s)
 		for (size_t i = 0; i < s->trigger->ncounts; i++)
 			rec_output__json_rule_counts(w, &s->trigger->counts[i]);
 		rec_json__end_array(w);
+	}
+	/* Issue 35: the signatures' limits, what did not fit and what the cap refused. */
+	if (s->trigger && s->trigger->signatures_max) {
+		rec_json__key(w, "trigger_signatures");
+		rec_json__begin_object(w);
+		rec_json__member_u64(w, "used", s->trigger->signatures);
+		rec_json__member_u64(w, "limit", s->trigger->signatures_max);
+		rec_json__member_u64(w, "folded", s->trigger->signatures_folded);
+		rec_json__member_u64(w, "new_capped", s->trigger->signatures_new_capped);
+		rec_json__end_object(w);
 	}
 	rec_json__key(w, "counters");
 	rec_json__begin_object(w);

@@ -22,6 +22,10 @@
  * recorder.cpu_ns, recorder.blocked_ns, recorder.runq_ns, recorder.switches,
  * recorder.blocked.CAUSE (ns, a system call's name, fault, kernel or other)
  * and recorder.sched_partial true if some intervals were lost.
+ *
+ * Each log record and span of a recording kept by --otlp-keep says which
+ * trigger kept it: recorder.trigger.rule, recorder.trigger.signature_id (12
+ * hex digits) and recorder.trigger.signature (trigger.h).
  */
 #include <inttypes.h>
 #include <math.h>
@@ -128,6 +132,19 @@ static void attr_value(struct rec_json *w, const char *key, const struct rec_val
 	key_close(w);
 }
 
+/* The trigger that kept the recording (--otlp-keep), if one did. */
+static void attr_kept(struct rec_json *w, const struct rec_output_kept *k)
+{
+	char id[24];
+
+	if (!k)
+		return;
+	attr_str(w, "recorder.trigger.rule", k->rule);
+	snprintf(id, sizeof(id), "%012" PRIx64, k->sig_id);
+	attr_str(w, "recorder.trigger.signature_id", id);
+	attr_str(w, "recorder.trigger.signature", k->sig_text);
+}
+
 static void otlp_event(struct rec_output *o, const struct rec_event_view *ev)
 {
 	char name_buf[REC_OUTPUT_FIELD_NAME_MAX], buf[REC_TEXT_CALLSITE_MAX], t[24], tid[33],
@@ -169,6 +186,7 @@ static void otlp_event(struct rec_output *o, const struct rec_event_view *ev)
 	attr_str(w, "code.filepath", cs ? cs->file : "?");
 	attr_int(w, "code.lineno", cs ? (int64_t)cs->line : 0);
 	attr_int(w, "thread.id", ev->from.tid);
+	attr_kept(w, o->kept);
 	rec_json__end_array(w);
 	rec_json__member_cstr(w, "traceId", tid);
 	rec_json__member_cstr(w, "spanId", sid);
@@ -250,6 +268,7 @@ void rec_output_otlp__span(struct rec_output *o, const struct rec_span_view *sp,
 		attr_bool(w, "recorder.enter_unknown");
 	if (sp->sched && sp->exit_ns && sp->enter_ns)
 		sched_attrs(w, sp->sched);
+	attr_kept(w, o->kept);
 	rec_json__end_array(w);
 	rec_json__end_object(w);
 	rec_json__newline(w);

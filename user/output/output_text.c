@@ -206,6 +206,8 @@ static void text_ended(struct rec_output *o, const struct rec_proc *p)
 /*
  * A trigger a dump names, on one line:
  *	snapshot: rule 'level>=error' (id 1) fired at 2026-12-02T14:03:12.123456Z in recording 0x… (conn#6): event seq 1234: request failed
+ * or, with a signature and its own time (issue 35):
+ *	snapshot: rule 'level>=error' (id 1) signature 3fa2… ('request failed' at srv.c:42) happened at T1, seen at T2 in recording …
  * "trigger: … as the process exited: …" for one pending in a black box; no
  * "in recording" for recording 0, no "(subject)" for an empty one.
  */
@@ -218,8 +220,18 @@ static void text_trigger(struct rec_output *o, const struct rec_proc *p,
 	(void)p;
 	fprintf(out, "%s: rule '", pending ? "trigger" : "snapshot");
 	rec_text__escape(out, t->rule, strnlen(t->rule, sizeof(t->rule)));
-	fprintf(out, "' (id %" PRIu32 ") fired at %s", t->rule_id,
-		rec_text__rfc3339(t->time_ns, time));
+	fprintf(out, "' (id %" PRIu32 ")", t->rule_id);
+	if (t->signature_id) {
+		fprintf(out, " signature %012" PRIx64 " (", t->signature_id);
+		rec_text__escape(out, t->signature, strnlen(t->signature, sizeof(t->signature)));
+		fputc(')', out);
+	}
+	/* Its own time first: recorder-attach saw it up to a collection later. */
+	if (t->at_ns > 0)
+		fprintf(out, " happened at %s, seen", rec_text__rfc3339(t->at_ns, time));
+	else
+		fputs(" fired", out);
+	fprintf(out, " at %s", rec_text__rfc3339(t->time_ns, time));
 	if (t->recording)
 		fprintf(out, " in recording %s", rec_text__key(t->recording, key));
 	if (t->subject[0]) {
@@ -433,6 +445,13 @@ static void text_stats_triggers(FILE *out, const struct rec_dump_trigger *t)
 			" %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 "\n",
 			c->fired, c->saved, c->cooldown, c->capped, c->failed);
 	}
+	/* Issue 35: the signatures' limits, what did not fit and what the cap refused. */
+	if (t->signatures_max)
+		fprintf(out,
+			"    signatures: %" PRIu64 " of %" PRIu64
+			"; folded (firings past them) %" PRIu64 "; new ones capped %" PRIu64 "\n",
+			t->signatures, t->signatures_max, t->signatures_folded,
+			t->signatures_new_capped);
 }
 
 static void text_stats_clients(FILE *out, const struct rec_output_clients *k)
