@@ -244,13 +244,12 @@ int rec_bpfstate__ring_fd(const struct rec_bpfstate *bs)
 	return bpf_map__fd(bs->skel->maps.events);
 }
 
-/* Sets or clears tgid's bit in traced_bits, the scheduler hooks' copy of traced. */
-static void traced_bit(struct rec_bpfstate *bs, __u32 tgid, bool on)
+/* Sets or clears tgid's bit in the bitmap w of n words, atomically (BPF reads it as it changes). */
+static void set_pid_bit(__u64 *w, size_t n, __u32 tgid, bool on)
 {
-	__u64 *w = bs->skel->bss->traced_bits;
 	__u64 bit = 1ull << (tgid % 64);
 
-	if (tgid / 64 >= sizeof(bs->skel->bss->traced_bits) / sizeof(*w))
+	if (tgid / 64 >= n)
 		return;
 	if (on)
 		__atomic_fetch_or(&w[tgid / 64], bit, __ATOMIC_SEQ_CST);
@@ -258,18 +257,18 @@ static void traced_bit(struct rec_bpfstate *bs, __u32 tgid, bool on)
 		__atomic_fetch_and(&w[tgid / 64], ~bit, __ATOMIC_SEQ_CST);
 }
 
+/* Sets or clears tgid's bit in traced_bits, the scheduler hooks' copy of traced. */
+static void traced_bit(struct rec_bpfstate *bs, __u32 tgid, bool on)
+{
+	set_pid_bit(bs->skel->bss->traced_bits, sizeof(bs->skel->bss->traced_bits) / sizeof(__u64),
+		    tgid, on);
+}
+
 /* Sets or clears tgid's bit in ready_bits: its span stacks are kept from then on. */
 static void ready_bit(struct rec_bpfstate *bs, __u32 tgid, bool on)
 {
-	__u64 *w = bs->skel->bss->ready_bits;
-	__u64 bit = 1ull << (tgid % 64);
-
-	if (tgid / 64 >= sizeof(bs->skel->bss->ready_bits) / sizeof(*w))
-		return;
-	if (on)
-		__atomic_fetch_or(&w[tgid / 64], bit, __ATOMIC_SEQ_CST);
-	else
-		__atomic_fetch_and(&w[tgid / 64], ~bit, __ATOMIC_SEQ_CST);
+	set_pid_bit(bs->skel->bss->ready_bits, sizeof(bs->skel->bss->ready_bits) / sizeof(__u64),
+		    tgid, on);
 }
 
 void rec_bpfstate__ready(struct rec_bpfstate *bs, pid_t tgid)

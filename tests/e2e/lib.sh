@@ -87,6 +87,31 @@ attach() {
 	return 1
 }
 
+# attach_named NAME ARGS...: recorder-attach ARGS (with this run's flags and dump
+# directory), its output in $T/NAME.{out,err}, its pid in NAME_PID; waits until it
+# has attached. The output is emptied first: the wait must not take an earlier
+# one's line for this one's (the background redirection may come after it looks).
+attach_named() {
+	local name=$1
+	shift
+	: >"$T/$name.out"
+	$B/recorder-attach $RECORDER_ATTACH_FLAGS "$@" --dump-dir "$T/dumps" \
+		>"$T/$name.out" 2>"$T/$name.err" &
+	BG_PIDS+=($!)
+	printf -v "${name}_PID" %s $!
+	wait_for "$T/$name.out" '^attached to' 30 || { cat "$T/$name.err"; return 1; }
+}
+
+# stop_named NAME [SIGNAL]: stops recorder-attach NAME (attach_named; TERM by
+# default: a background job ignores SIGINT) and waits until it is gone.
+stop_named() {
+	local pid=${1}_PID
+	kill "-${2:-TERM}" "${!pid}" 2>/dev/null
+	wait_gone "${!pid}" || fail "recorder-attach $1 did not stop" || return 1
+	wait "${!pid}" 2>/dev/null
+	return 0
+}
+
 # The recording key the scenario printed for NAME.
 key_of() {
 	awk -v n="$1" '$1 == "recording" && $2 == n {print $3; exit}' "$T/target.out"

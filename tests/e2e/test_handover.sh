@@ -23,22 +23,14 @@ ho_binary() {
 		{ cat "$T/$1.err"; return 1; }
 }
 
-# ho_pid NAME: recorder-attach -p $TARGET_PID, as ho_binary.
+# ho_pid NAME: recorder-attach -p $TARGET_PID, as ho_binary (attach_named).
 ho_pid() {
-	$B/recorder-attach $RECORDER_ATTACH_FLAGS -p "$TARGET_PID" --dump-dir "$T/dumps" \
-		>"$T/$1.out" 2>"$T/$1.err" &
-	BG_PIDS+=($!)
-	printf -v "${1}_PID" %s $!
-	wait_for "$T/$1.out" '^attached to' 30 || { cat "$T/$1.err"; return 1; }
+	attach_named "$1" -p "$TARGET_PID"
 }
 
-# ho_stop NAME: stops that recorder-attach (SIGTERM: a background job ignores SIGINT) and waits until it is gone.
+# ho_stop NAME: stops that recorder-attach and waits until it is gone (stop_named).
 ho_stop() {
-	local pid=${1}_PID
-	kill -TERM "${!pid}"
-	wait_gone "${!pid}" || fail "recorder-attach $1 did not stop" || return 1
-	wait "${!pid}" 2>/dev/null
-	return 0
+	stop_named "$1" TERM
 }
 
 # ho_target [--daemon | --spawn PROG]: starts the target, idle until its first round.

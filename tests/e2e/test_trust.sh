@@ -18,27 +18,11 @@ wait_lines() {
 	fail "timed out waiting for $3 lines /$2/ in $1: $(grep -cE -- "$2" "$1") came"
 }
 
-# trust_attach NAME [ARGS...]: recorder-attach -p $TARGET_PID ARGS, its output in
-# $T/NAME.{out,err}, its pid in NAME_PID; waits until it has attached.
+# trust_attach NAME [ARGS...]: recorder-attach -p $TARGET_PID ARGS (attach_named).
 trust_attach() {
 	local name=$1
 	shift
-	# Emptied here first: the wait below must not see an earlier round's line.
-	: >"$T/$name.out"
-	$B/recorder-attach $RECORDER_ATTACH_FLAGS -p "$TARGET_PID" --dump-dir "$T/dumps" "$@" \
-		>"$T/$name.out" 2>"$T/$name.err" &
-	BG_PIDS+=($!)
-	printf -v "${name}_PID" %s $!
-	wait_for "$T/$name.out" '^attached to' 30 || { cat "$T/$name.err"; return 1; }
-}
-
-# trust_stop NAME [SIGNAL]: stops that recorder-attach (TERM by default) and waits until it is gone.
-trust_stop() {
-	local pid=${1}_PID
-	kill "-${2:-TERM}" "${!pid}" 2>/dev/null
-	wait_gone "${!pid}" || fail "recorder-attach $1 did not stop" || return 1
-	wait "${!pid}" 2>/dev/null
-	return 0
+	attach_named "$name" -p "$TARGET_PID" "$@"
 }
 
 # inflight_start NAME PROGRAM: starts PROGRAM 150 (a request sleeps 150 ms), its
@@ -108,7 +92,7 @@ test_inflight_request_at_attach_keeps_its_events() {
 			lastreq[$name]=$(sed -n 's/^idle //p' "$T/$name.out" | tail -1)
 			inflight_check "$name" "$round" || return 1
 		done
-		trust_stop attach || return 1
+		stop_named attach || return 1
 	done
 }
 
@@ -175,8 +159,8 @@ trust_round() {
 		;;
 	kill9 | term)
 		trust_attach old "${RULES[@]}" || return 1
-		[ "$way" = kill9 ] && trust_stop old KILL
-		[ "$way" = term ] && trust_stop old TERM
+		[ "$way" = kill9 ] && stop_named old KILL
+		[ "$way" = term ] && stop_named old TERM
 		trust_attach attach "${RULES[@]}" || return 1
 		;;
 	handover)
@@ -190,7 +174,7 @@ trust_round() {
 		attach_PID=$!
 		wait_for "$T/attach.err" "^recorder-attach: pid $TARGET_PID is held by recorder-attach $old_PID" 30 ||
 			return 1
-		trust_stop old TERM || return 1
+		stop_named old TERM || return 1
 		wait_for "$T/attach.err" "^recorder-attach: pid $TARGET_PID handed back by recorder-attach $old_PID" 30 ||
 			return 1
 		;;
@@ -201,7 +185,7 @@ trust_round() {
 	kill -USR2 "$TARGET_PID"
 	wait_for "$T/target.out" "^idle $round\$" 30 || return 1
 	trust_check "$now" "$round" "$way" || return 1
-	trust_stop attach TERM
+	stop_named attach TERM
 }
 
 # Attaches made in the middle of a multi-threaded server's load (4 worker threads,
