@@ -54,7 +54,7 @@ SHLIB := $(BUILD)/tests/targets/librecshared.so
 # Loaded with dlopen after the attach, never linked.
 LATELIB := $(BUILD)/tests/targets/librecdlopen.so
 
-BINS := $(BUILD)/recorder-attach $(BUILD)/recorder-tail $(BUILD)/workload
+BINS := $(BUILD)/recorder-attach $(BUILD)/recorder-tail $(BUILD)/workload $(BUILD)/workload-sites
 # Writes the golden dumps of triggers from the real ones (tests/golden/make-dumps.sh).
 GOLDEN_BINS := $(BUILD)/tests/golden/mksnapshots
 
@@ -169,6 +169,10 @@ $(BUILD)/recorder-%: $(BUILD)/user/cli/recorder-%.o $(CLI_OBJS) $(LIB)
 
 $(BUILD)/workload: tools/workload.c include/recorder.h | $(BUILD)
 	$(CC) $(TARGET_CFLAGS) $< -o $@
+
+# The same with 1,000 REC_ERROR callsites (--error-sites), for the bench's signatures keys only.
+$(BUILD)/workload-sites: tools/workload.c include/recorder.h | $(BUILD)
+	$(CC) $(TARGET_CFLAGS) -DWORKLOAD_ERROR_SITES $< -o $@
 
 $(BUILD)/tests/unit/%: tests/unit/%.c $(CLI_OBJS) $(LIB) | $(BUILD)/tests/unit
 	$(CC) $(USER_CFLAGS) $< $(CLI_OBJS) $(LIB) $(LIB_LIBS) -lcmocka -o $@

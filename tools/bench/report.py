@@ -853,7 +853,9 @@ STORMS = (
      "(1,000 signatures, default limiter)", "--rate 0 --error-sites 1000", "--trigger 'level>=error'"),
 )
 for cfg, label, rate, flags in STORMS:
-    L += tp_line(cfg, label, f"{TPCMD} --level error {rate}" + (f"`, recorder-attach `{flags}" if flags else ""))
+    # The 1,000 callsites are in build/workload-sites only (tools/workload.c).
+    cmd = TPCMD.replace("workload", "workload-sites", 1) if "--error-sites" in rate else TPCMD
+    L += tp_line(cfg, label, f"{cmd} --level error {rate}" + (f"`, recorder-attach `{flags}" if flags else ""))
     per = [row[(k, cfg)] for k in ROUNDS if (k, cfg) in row and "failed" not in row[(k, cfg)]]
     if per and rate != "--rate 0":
         L.append("  - Dropped per round: " + ", ".join(f"{r['dropped']:,}" for r in per) + "; achieved "

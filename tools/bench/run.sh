@@ -125,7 +125,7 @@ LAT_REQUESTS=50 LAT_BAD=25 LAT_RATE=100
 declare -A TP_FIRE=([fast_throughput_rules]=never [fast_throughput_rules_p2]=never [fast_throughput_rules_p3]=never [storm]=never [storm_trigger]=every [storm_flat]=never
 	[storm_flat_trigger]=every [sig_throughput_rules]=every)
 # Issue 35: an error storm over SIG_SITES callsites, every event REC_ERROR at the next
-# one (workload --error-sites), flat out on the batch path, without and with
+# one (build/workload-sites --error-sites), flat out on the batch path, without and with
 # --trigger 'level>=error' (trigger_signatures_throughput_ratio): SIG_SITES signatures
 # that fire on every event, each its own cooldown and cap, the process's cap shared.
 SIG_SITES=1000
@@ -622,11 +622,13 @@ run_throughput() {
 	local w=$LOG/$cfg.w.r$ROUND a=$LOG/$cfg.a.r$ROUND rep=$LOG/$cfg.report.r$ROUND.json
 	local fo=$LOG/$cfg.follow.r$ROUND io=$LOG/$cfg.idle.r$ROUND
 	local wp ap fp="" ip="" t1 c1 c2 v rc extra cpu events=$TP_EVENTS wl=() check=() x n=0
-	local fire=${TP_FIRE[$cfg]:-} dumps=$LOG/$cfg.dumps.r$ROUND prev="" cool=()
+	local fire=${TP_FIRE[$cfg]:-} dumps=$LOG/$cfg.dumps.r$ROUND prev="" cool=() prog=workload
 	case $cfg in
 	fast_throughput*) events=$FAST_TP_EVENTS ;;
 	storm_flat*) events=$STORM_FLAT_EVENTS wl=(--level error) ;;
-	sig_throughput*) events=$SIG_EVENTS wl=(--level error --error-sites "$SIG_SITES") ;;
+	sig_throughput*)
+		events=$SIG_EVENTS wl=(--level error --error-sites "$SIG_SITES") prog=workload-sites
+		;;
 	storm*) events=$STORM_EVENTS wl=(--level error) ;;
 	esac
 	begin "$cfg"
@@ -645,7 +647,7 @@ run_throughput() {
 		set -- "$@" --dump-dir "$dumps"
 		check=(--triggers "$n" --fire "$fire" --dump-dir "$dumps" "${cool[@]}")
 	fi
-	spawn "$w" "$BUILD/workload" --wait-attach --threads "$TP_THREADS" --events "$events" --rate "$rate" \
+	spawn "$w" "$BUILD/$prog" --wait-attach --threads "$TP_THREADS" --events "$events" --rate "$rate" \
 		--fields 3 --cap 1000 "${wl[@]}" --report "$rep" --hold 30
 	wp=$LP
 	if ! own_pid "$w" workload "$wp" 5; then
