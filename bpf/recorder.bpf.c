@@ -2615,6 +2615,13 @@ int verify_stacks(struct bpf_iter__task *ctx)
 
 	if (!task || task->tgid != iter_tgid || !tls_current_off)
 		return 0;
+	/*
+	 * Asleep only, before any storage call: a storage call holds a per-CPU
+	 * lock that a probe of a thread preempting this sleepable iterator on
+	 * its CPU would find taken (its stack then lost, counted no_storage).
+	 */
+	if (task->__state == 0)
+		return 0;
 	st = bpf_task_storage_get(&stacks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	c = bpf_map_lookup_elem(&chain_scratch, &zero);
 	if (!st || !c)

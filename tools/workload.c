@@ -220,8 +220,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 #ifdef WORKLOAD_ERROR_SITES
 		opts.error_sites = parse_uint("error-sites", arg, 1, 1000);
 #else
-		fprintf(stderr, "workload: --error-sites needs build/workload-sites (this build has "
-				"no 1,000 error sites: a peer on recorder:* would see them all)\n");
+		fprintf(stderr,
+			"workload: --error-sites needs build/workload-sites (this build has "
+			"no 1,000 error sites: a peer on recorder:* would see them all)\n");
 		exit(2);
 #endif
 		break;
@@ -446,7 +447,7 @@ static void emit(struct stream *st, uint64_t w, uint64_t k)
 		emit_site(st, w, k);
 	else
 #endif
-	if (opts.error)
+		if (opts.error)
 		EMIT_FIELDS(REC_ERROR);
 	else
 		EMIT_FIELDS(REC_INFO);
