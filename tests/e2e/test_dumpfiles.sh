@@ -365,7 +365,7 @@ test_dumpfiles_black_box_takes_the_room_of_snapshots() {
 	dumpfiles_mount "$T/small" size=64k || return 1
 	start_target $B/tests/targets/incident errors 200 10 || return 1
 	$B/recorder-attach $RECORDER_ATTACH_FLAGS -p "$TARGET_PID" --dump-dir "$T/small" \
-		--trigger 'level>=error' --trigger-cooldown 0 --trigger-cap 0 --trigger-after 0 \
+		--trigger 'level>=error' --trigger-cooldown 0 --trigger-cap 0 --trigger-signature-cap 0 --trigger-after 0 \
 		>"$T/attach.out" 2>"$T/attach.err" &
 	ATTACH_PID=$!
 	BG_PIDS+=($ATTACH_PID)
