@@ -2538,12 +2538,10 @@ int seed_stacks(struct bpf_iter__task *ctx)
 			__sync_fetch_and_add(&seed_running, 1);
 		return 0;
 	}
-	/*
-	 * One asleep is seeded by verify_stacks, which reads its chain first
-	 * and writes its stack only if it did not run meanwhile: written here
-	 * as the chain was read, the stack of a thread that woke meanwhile was
-	 * half written when its own probe came (exits unmatched under load).
-	 */
+	st = bpf_task_storage_get(&stacks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st || __sync_val_compare_and_swap(&st->seeded, 0, 1) != 0)
+		return 0;
+	seed_stack_of(st, cur, task);
 	return 0;
 }
 

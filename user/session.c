@@ -339,14 +339,11 @@ static void seed_stacks(struct rec_session *s, struct traced *t, bool wait)
 	 */
 	if (t->waiting)
 		return;
-	/* Those asleep: read from their chains (verify_stacks); those running: counted. */
-	rec_bpfstate__verify_stacks(s->bs, t->proc.pid, off);
 	err = rec_bpfstate__seed_stacks(s->bs, t->proc.pid, off);
 	for (int i = 0; wait && err > 0 && i < SEED_WAIT_MS / SEED_RETRY_MS; i++) {
 		nanosleep(&pause, NULL);
 		/* The other threads go on emitting meanwhile: the ring is read. */
 		rec_ring__consume(s->rb);
-		rec_bpfstate__verify_stacks(s->bs, t->proc.pid, off);
 		err = rec_bpfstate__seed_stacks(s->bs, t->proc.pid, off);
 	}
 	if (err > 0 && s->opts.verbose)
