@@ -113,7 +113,8 @@ struct traced {
 	uint64_t otlp_salt;	      /* --otlp-keep: mixed into its trace and span IDs */
 	struct rec_dump_trigger live; /* its rules' counts for --stats (proc.live_triggers) */
 	int64_t open_checked_ms;      /* when its open spans were last held against span rules */
-	int64_t tls_off; /* where rec__current is from a thread pointer; 0 = not known */
+	int64_t tls_off;     /* where rec__current is from a thread pointer; 0 = not known */
+	int64_t verified_ms; /* when its stacks were last held against their chains (refresh) */
 	/* Its snapshots that could not be written, and the line that says so (one a second). */
 	uint64_t snapshots_failed;
 	int snapshot_err; /* why the last one could not be, a negative errno */
@@ -295,6 +296,13 @@ static void untell_attached(struct traced *t)
 	t->nwritten = 0;
 }
 
+/*
+ * How often a process's stacks are held against their threads' chains, at
+ * most: each check is a sleepable iterator whose task-storage calls take a
+ * per-CPU lock, and a probe that preempts it there finds no storage.
+ */
+#define VERIFY_MS 1000
+
 /* Brings t's model up to date: pending records, live counters, span stacks. */
 static void refresh(struct rec_session *s, struct traced *t)
 {
@@ -304,8 +312,10 @@ static void refresh(struct rec_session *s, struct traced *t)
 	 * match their own chains of spans: a span whose exit BPF missed is
 	 * dropped, never shown open nor held against a hung-span rule.
 	 */
-	if (t->tls_off && t->proc.alive && !t->waiting)
+	if (t->tls_off && t->proc.alive && !t->waiting && now_ms() - t->verified_ms >= VERIFY_MS) {
+		t->verified_ms = now_ms();
 		rec_bpfstate__verify_stacks(s->bs, t->proc.pid, t->tls_off);
+	}
 	rec_ring__consume(s->rb);
 	rec_bpfstate__refresh(s->bs, &t->proc, (uint64_t)now_mono_ns());
 	for (size_t i = 0; i < t->proc.nstacks; i++)
