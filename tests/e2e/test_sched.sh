@@ -83,12 +83,13 @@ test_sched_a_woken_span_waits_to_run() {
 	sched_run wake || return 1
 	local s
 	s=$(span woken)
-	# 40 us: 2 us a wakeup, the least a wakeup that preempts the hog at once waits
-	# here (from the timer's interrupt to the switch); read from a stale clock it
-	# was 0 - 12 us, with the wakeup hook 127 us - 2.8 ms.
-	expect "woken: blocked >= 19 ms in clock_nanosleep, runq >= 40 us, 20 switches or more" \
+	# 20 us: 1 us a wakeup, below the least a wakeup that preempts the hog at once
+	# waits (from the timer's interrupt to the switch: 2 us on one machine, 1.75 on
+	# another, 35 us over the 20, which failed the 40 us this bound was); read from
+	# a stale clock it was 0 - 12 us, with the wakeup hook 127 us - 2.8 ms.
+	expect "woken: blocked >= 19 ms in clock_nanosleep, runq >= 20 us, 20 switches or more" \
 		'{"blocked":true,"runq":true,"switches":true}' \
-		"$(jq -c '{blocked: (.blocked_by.clock_nanosleep >= 19000000), runq: (.runq_ns >= 40000),
+		"$(jq -c '{blocked: (.blocked_by.clock_nanosleep >= 19000000), runq: (.runq_ns >= 20000),
 			switches: (.switches >= 20)}' <<<"$s")" || { echo "    $s"; return 1; }
 }
 
