@@ -110,8 +110,9 @@ int rec_bpfstate__seed_stacks(struct rec_bpfstate *bs, pid_t tgid, int64_t tls_o
  * rec_bpfstate__seed_stacks): where they part, the stack takes the chain's
  * spans, marked uncertain (REC_FF_UNCERTAIN), and what it held beyond them
  * is dropped and counted (stale_spans). Run after a collect. Returns how
- * many threads inside spans it could not check (running, records pending),
- * or a negative errno.
+ * many threads asleep inside spans it could not check (records pending, or
+ * it ran while its chain was read; running ones are not looked at), or a
+ * negative errno.
  */
 int rec_bpfstate__verify_stacks(struct rec_bpfstate *bs, pid_t tgid, int64_t tls_off);
 
