@@ -71,7 +71,7 @@ test_an_attach_mid_flight_is_not_an_anomaly() {
 		return 1
 	expect "what the attach expects is counted apart: exits and spans from before it" "true" \
 		"$(jq '.spans.before_attach >= 1 and .spans.before_attach + .counters.exit_before_attach >= 3' <<<"$stats")" ||
-		return 1
+		fail "the stats: $(jq -c '{spans, counters}' <<<"$stats")" || return 1
 	rtail --stats | grep -qE '^spans: .* orphan spans: 0; spans of recordings older than the attach: [1-9]' ||
 		fail "the text stats do not say it: $(rtail --stats | grep '^spans')" || return 1
 	local dump
