@@ -1407,6 +1407,21 @@ __attribute__((noinline)) int reseed_stack(struct rec_stack *st, __u64 chain)
 }
 
 /*
+ * task's element of a task-storage map, made if it has none. A thread's first
+ * element, of any such map, can be made at the same moment by its own probe and
+ * by an iterator on the other CPU: the call that loses fails (-EAGAIN, -EEXIST),
+ * and a second one finds what the winner made.
+ */
+static __always_inline void *task_storage_made(void *map, struct task_struct *task)
+{
+	void *p = bpf_task_storage_get(map, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+
+	if (!p)
+		p = bpf_task_storage_get(map, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	return p;
+}
+
+/*
  * The stack of task (NULL: this thread); *seeded says whether it was just read
  * from the target. Only this thread's is seeded here: another's (the
  * collecting iterator) was seeded already, or is not collected.
@@ -1417,11 +1432,7 @@ static __always_inline struct rec_stack *thread_stack_of(struct task_struct *tas
 	struct rec_stack *st;
 
 	*seeded = false;
-	if (task)
-		st = bpf_task_storage_get(&stacks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	else
-		st = bpf_task_storage_get(&stacks, bpf_get_current_task_btf(), 0,
-					  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	st = task_storage_made(&stacks, task ? task : bpf_get_current_task_btf());
 	if (!st) {
 		count(REC_C_NO_STORAGE);
 		return NULL;
@@ -1695,8 +1706,16 @@ static __always_inline void span_exit(struct task_struct *task, __u64 span, __u6
 	__u32 d;
 
 	st = thread_stack_of(task, cur, &seeded);
-	if (!st)
+	if (!st) {
+		/*
+		 * Before every probe of the process is attached, an exit is of a
+		 * span from before the attach too (the thread saw its semaphore
+		 * up, and no stack is kept yet): counted, not lost.
+		 */
+		if (!task && !ready_bit(bpf_get_current_pid_tgid() >> 32))
+			count(REC_C_EXIT_BEFORE_ATTACH);
 		return;
+	}
 	/*
 	 * The thread's first probe since the attach, an exit. If the span was
 	 * entered before the attach on this thread, the chain after its exit is
@@ -2249,8 +2268,7 @@ int on_batch(struct pt_regs *ctx)
 	spec = site_spec(ctx);
 	if (read_spec_args(ctx, spec, a, 2))
 		return 0;
-	reg = bpf_task_storage_get(&tbufs, bpf_get_current_task_btf(), 0,
-				   BPF_LOCAL_STORAGE_GET_F_CREATE);
+	reg = task_storage_made(&tbufs, bpf_get_current_task_btf());
 	if (!reg) {
 		count(REC_C_NO_STORAGE);
 		return 0;
