@@ -84,7 +84,12 @@ struct {
 	__type(value, __u8);
 } retired SEC(".maps");
 
-/* --binary: the executables whose processes are adopted (set by user space). */
+/*
+ * --binary: the executables whose processes are adopted (set by user space),
+ * each REC_BINARY_ADDED, then REC_BINARY_READY once every link of it is
+ * attached: a process adopted from then on is ready at once. Each its own: a
+ * second --binary is attached after the first is ready.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, REC_MAX_BINARIES);
@@ -126,11 +131,10 @@ static __always_inline bool traced_bit(__u32 tgid)
  * Until its bit is set, a thread's probes touch no stack; its first probe
  * after reads the stack from the thread's own chain of spans, which is exact.
  * Set by user space once a process's links are attached (-p), and by
- * adopt_task() once binary_ready is (--binary); cleared with traced_bits.
+ * adopt_task() once its executable is (--binary, binaries); cleared with
+ * traced_bits.
  */
 __u64 ready_bits[TRACED_BITS_PIDS / 64];
-/* --binary: every link of the executable is attached; processes adopted from now on are ready. */
-__u32 binary_ready;
 
 static __always_inline void set_ready_bit(__u32 tgid)
 {
@@ -507,17 +511,21 @@ static __always_inline bool adopt_task(struct task_struct *task, __u32 tgid, __u
 {
 	struct rec_pstat zero = {};
 	struct rec_binary_key bk;
+	__u8 *bin;
 
 	if (bpf_map_lookup_elem(&traced, &tgid))
 		return true;
-	if (!exe_of(task, &bk) || !bpf_map_lookup_elem(&binaries, &bk))
+	if (!exe_of(task, &bk))
+		return false;
+	bin = bpf_map_lookup_elem(&binaries, &bk);
+	if (!bin)
 		return false;
 	/* Lost a race with another thread of it: that one says hello. */
 	if (bpf_map_update_elem(&traced, &tgid, &zero, BPF_NOEXIST))
 		return true;
 	if (tgid < TRACED_BITS_PIDS)
 		__sync_fetch_and_or(&traced_bits[tgid / 64], 1ull << (tgid % 64));
-	if (binary_ready)
+	if (*bin == REC_BINARY_READY)
 		set_ready_bit(tgid);
 	say_hello(task, tgid, ppid, &bk);
 	return true;

@@ -323,6 +323,13 @@ struct rec_hello_rec {
 	__u64 start_code; /* mm->start_code: where its executable segment is loaded */
 };
 
+/*
+ * Values of the BPF binaries map: an executable --binary traces, and one whose
+ * links are all attached (its processes are ready as they are adopted).
+ */
+#define REC_BINARY_ADDED 1
+#define REC_BINARY_READY 2
+
 /* Key of the BPF binaries map: the executables --binary traces. */
 struct rec_binary_key {
 	__u64 ino;

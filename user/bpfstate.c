@@ -276,9 +276,14 @@ void rec_bpfstate__ready(struct rec_bpfstate *bs, pid_t tgid)
 	ready_bit(bs, tgid, true);
 }
 
-void rec_bpfstate__binary_ready(struct rec_bpfstate *bs)
+int rec_bpfstate__binary_ready(struct rec_bpfstate *bs, uint64_t ino, uint64_t dev)
 {
-	__atomic_store_n(&bs->skel->bss->binary_ready, 1, __ATOMIC_SEQ_CST);
+	struct rec_binary_key bk = { .ino = ino, .dev = dev };
+	__u8 ready = REC_BINARY_READY;
+
+	if (bpf_map_update_elem(bpf_map__fd(bs->skel->maps.binaries), &bk, &ready, BPF_EXIST))
+		return -errno;
+	return 0;
 }
 
 void rec_bpfstate__wait(struct rec_bpfstate *bs, pid_t tgid, bool on)
@@ -318,9 +323,9 @@ void rec_bpfstate__untrace(struct rec_bpfstate *bs, pid_t tgid)
 int rec_bpfstate__add_binary(struct rec_bpfstate *bs, uint64_t ino, uint64_t dev)
 {
 	struct rec_binary_key bk = { .ino = ino, .dev = dev };
-	__u8 one = 1;
+	__u8 added = REC_BINARY_ADDED;
 
-	if (bpf_map_update_elem(bpf_map__fd(bs->skel->maps.binaries), &bk, &one, BPF_ANY))
+	if (bpf_map_update_elem(bpf_map__fd(bs->skel->maps.binaries), &bk, &added, BPF_ANY))
 		return -errno;
 	return 0;
 }

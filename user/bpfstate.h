@@ -67,8 +67,12 @@ void rec_bpfstate__ready(struct rec_bpfstate *bs, pid_t tgid);
  */
 void rec_bpfstate__wait(struct rec_bpfstate *bs, pid_t tgid, bool on);
 
-/* --binary: every link of the executables is attached; each process adopted from now on is ready. */
-void rec_bpfstate__binary_ready(struct rec_bpfstate *bs);
+/*
+ * --binary: every link of the file (ino, dev, as rec_bpfstate__add_binary()
+ * was given) is attached; each process of it adopted from now on is ready.
+ * Returns 0 or a negative errno.
+ */
+int rec_bpfstate__binary_ready(struct rec_bpfstate *bs, uint64_t ino, uint64_t dev);
 /* Stops reporting tgid's exit and forgets its count of recordings (struct rec_pstat). */
 void rec_bpfstate__untrace(struct rec_bpfstate *bs, pid_t tgid);
 /*

@@ -138,7 +138,15 @@ struct rec_session {
 	dev_t bin_devs[REC_MAX_BINARIES];
 	size_t nbins;
 	struct rec_u64map rejected; /* pid + 1 of processes that could not be adopted */
-	int binary_ready; /* --binary: every link attached; a process adopted now is ready */
+	/*
+	 * rec_session__free() lets go of its processes: none is adopted now. A
+	 * process let go is untraced in BPF, so its next probe says hello again,
+	 * and the next one's last drain would take it back (each one let go
+	 * adopted again, for as long as they hit probes).
+	 */
+	int closing;
+	/* --binary: every link of bins[i] attached; a process of it adopted now is ready. */
+	int bin_ready[REC_MAX_BINARIES];
 	/* rec_session__run's: told of each process that ends. */
 	void (*on_exit)(const struct rec_exit_info *info, void *ctx);
 	void *on_exit_ctx;
@@ -255,6 +263,15 @@ static size_t write_words(struct rec_session *s, struct traced *t, const struct 
 	return n;
 }
 
+/* --binary: whether every link of the file at path (one of s->bins') is attached. */
+static bool binary_ready(const struct rec_session *s, const char *path)
+{
+	for (size_t i = 0; i < s->nbins; i++)
+		if (s->bins[i].path == path)
+			return s->bin_ready[i];
+	return false;
+}
+
 /*
  * Tells t, once every probe of an image is attached, that recorder-attach is
  * (its tracer word, include/recorder.h): only then does rec_is_attached() say
@@ -270,7 +287,8 @@ static void tell_attached(struct rec_session *s, struct traced *t)
 	 * Not before its stacks are kept (bpf ready_bits): a thread's announce
 	 * of its buffer, which the word brings, is where its stack is read.
 	 */
-	if (t->done || t->waiting || !t->proc.alive || (t->adopted && !s->binary_ready) ||
+	if (t->done || t->waiting || !t->proc.alive ||
+	    (t->adopted && !binary_ready(s, t->binary)) ||
 	    (t->told == t->att.nwords && (!t->adopted || t->told_every == every->nwords)))
 		return;
 	if (rec_maps__read(&maps, t->proc.pid))
@@ -1584,7 +1602,7 @@ static struct traced *adopt(struct rec_session *s, pid_t pid, const struct rec_h
 		goto reject;
 	}
 	/* BPF makes it ready as it adopts it, unless that came first (bpf ready_bits). */
-	if (s->binary_ready)
+	if (s->bin_ready[bin - s->bins])
 		rec_bpfstate__ready(s->bs, pid);
 	t->seed_pending = t->proc.alive;
 	/* One it waits for is said to be traced once it is taken over. */
@@ -1788,7 +1806,7 @@ static int on_record(void *ctx, void *data, size_t size)
 		return 0;
 	memcpy(&h, data, sizeof(h));
 	t = traced_of(s, h.tgid);
-	if (!t && s->nbins) {
+	if (!t && s->nbins && !s->closing) {
 		struct rec_hello_rec hello;
 		int is_hello = h.type == REC_RT_HELLO && size == sizeof(hello);
 
@@ -1900,21 +1918,31 @@ int rec_session__attach_binary(struct rec_session *s, const char *path,
 	 * Every link attached: stacks are kept from now on, for the processes
 	 * adopted while they were being attached too (bpf ready_bits).
 	 */
-	rec_bpfstate__binary_ready(s->bs);
-	s->binary_ready = 1;
+	err = rec_bpfstate__binary_ready(s->bs, st.st_ino, kernel_dev(st.st_dev));
+	if (err)
+		return err;
+	s->bin_ready[s->nbins - 1] = 1;
 	for (size_t i = 0; i < s->ntraced; i++) {
-		if (!s->traced[i]->adopted)
+		if (!s->traced[i]->adopted || s->traced[i]->binary != s->bins[s->nbins - 1].path)
 			continue;
 		rec_bpfstate__ready(s->bs, s->traced[i]->proc.pid);
 		tell_attached(s, s->traced[i]);
 	}
-	/* Those running it already; later ones are adopted by their hello (exec, fork). */
+	/*
+	 * Those running it already; later ones are adopted by their hello (exec,
+	 * fork). Only its own: adopt() rejects any other for good, and a process
+	 * of a later --binary would never be adopted.
+	 */
 	proc = opendir("/proc");
 	for (struct dirent *de; proc && (de = readdir(proc));) {
 		pid_t pid = (pid_t)strtol(de->d_name, NULL, 10);
 		struct traced *t;
 
-		if (pid > 0 && !traced_of(s, pid) && (t = adopt(s, pid, NULL))) {
+		if (pid <= 0 || traced_of(s, pid) || binary_of(s, pid) != &s->bins[s->nbins - 1])
+			continue;
+		/* Rejected while no --binary named its file: asked again. */
+		rec_u64map__del(&s->rejected, (uint64_t)pid + 1);
+		if ((t = adopt(s, pid, NULL))) {
 			/* Not inside the ring callback: seed it now. */
 			t->seed_pending = 0;
 			tell_attached(s, t);
@@ -2120,6 +2148,7 @@ void rec_session__free(struct rec_session *s)
 {
 	if (!s)
 		return;
+	s->closing = 1;
 	for (size_t i = 0; i < s->ntraced; i++)
 		traced_end(s, s->traced[i], false);
 	rec_clients__free(s->clients);

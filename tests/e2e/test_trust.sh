@@ -145,7 +145,8 @@ $(cat "$T/$name.err")"
 # One attach of the server mid-load, in the way ROUND picks, then its slow request,
 # the end of the load and the checks. Ways: a first attach; a kill -9 of a
 # recorder-attach and a new one at once; a SIGTERM and a new one at once; a
-# hand-over from one to another (the second waits, then takes over).
+# hand-over from one to another (the second waits, then takes over); two
+# --binary, the server's the second.
 RULES=(--trigger 'span:*>1s' --trigger-cooldown 0)
 trust_round() {
 	local round=$1 way=$2 now=attach
@@ -175,6 +176,13 @@ trust_round() {
 		wait_for "$T/attach.err" "^recorder-attach: pid $TARGET_PID handed back by recorder-attach $old_PID" 30 ||
 			return 1
 		;;
+	binaries)
+		# Two --binary, the server the second: its process, adopted while
+		# the second's links are attached, is not ready before they all are,
+		# whatever the first's are (item 4).
+		attach_named attach --binary "$INFLIGHT" --binary "$MTSERVER" "${RULES[@]}" || return 1
+		wait_lines "$T/attach.out" '^attached to' 2 || return 1
+		;;
 	esac
 	# The slow request comes after the attach, during the load; then the load ends.
 	kill -USR1 "$TARGET_PID"
@@ -187,7 +195,8 @@ trust_round() {
 
 # Attaches made in the middle of a multi-threaded server's load (4 worker threads,
 # 8 connections, nested spans per request), TRUST_ROUNDS of them, among them
-# restarts after a kill -9, restarts after a SIGTERM and hand-overs.
+# restarts after a kill -9, restarts after a SIGTERM, hand-overs and a --binary
+# that is not the first.
 test_attach_under_load_leaves_no_phantom_span() {
 	local round way
 	mkdir -p "$T/dumps"
@@ -198,8 +207,45 @@ test_attach_under_load_leaves_no_phantom_span() {
 		1) way=kill9 ;;
 		2) way=term ;;
 		3) way=handover ;;
+		4) way=binaries ;;
 		*) way=first ;;
 		esac
 		trust_round "$round" "$way" || fail "round $round: $way" || return 1
+	done
+}
+
+# A --binary recorder-attach that stops while two busy processes of its file run
+# lets each go once. A process let go is untraced in BPF and says hello again at
+# its next probe; the last drain of the next one let go took it back, and so on
+# for as long as they hit probes (dozens of "tracing pid" lines, each a lock and
+# a socket taken again on the way out). 3 rounds.
+test_binary_stop_adopts_nothing_on_its_way_out() {
+	local round i pids=() n
+	for ((round = 1; round <= 3; round++)); do
+		pids=()
+		for i in 1 2; do
+			: >"$T/mt$i.out"
+			"$MTSERVER" >"$T/mt$i.out" 2>&1 &
+			BG_PIDS+=($!)
+			pids+=($!)
+			wait_for "$T/mt$i.out" '^ready' 10 || return 1
+			kill -USR2 "${pids[-1]}"
+			wait_for "$T/mt$i.out" '^load 1$' 10 || return 1
+		done
+		attach_named attach --binary "$MTSERVER" || return 1
+		for i in 0 1; do
+			wait_for "$T/attach.out" "^recorder-attach: tracing pid ${pids[i]} " 20 || return 1
+		done
+		stop_named attach TERM || return 1
+		for i in 0 1; do
+			n=$(grep -c "^recorder-attach: tracing pid ${pids[i]} " "$T/attach.out")
+			[ "$n" = 1 ] ||
+				fail "round $round: pid ${pids[i]} adopted $n times, not once: $(sort "$T/attach.out" | uniq -c)" ||
+				return 1
+		done
+		kill -KILL "${pids[@]}"
+		for i in 0 1; do
+			wait_gone "${pids[i]}" || return 1
+		done
 	done
 }
