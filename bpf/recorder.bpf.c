@@ -224,6 +224,11 @@ struct {
  * sleeps and which user space runs once at a time.
  */
 #define BATCH_SLACK 1024
+/* batch_buf.defer: the iterator's walk may stop at such an event, stopped there, or may not. */
+#define DEFER_MAY 0
+#define DEFER_STOPPED 1
+#define DEFER_NEVER 2
+
 /*
  * find_recording_of()'s room for what it reads and creates: on a probe's
  * stack, or in a batch's scratch (the walk's call chain has no stack to spare).
@@ -247,6 +252,14 @@ struct batch_buf {
 	__u32 taken; /* marked REC_BREC_TAKEN: events numbered, recordings' records filled */
 	__u32 drop;  /* the ring refused the record: the second walk counts them dropped */
 	__u32 seen;  /* the thread's stack was looked up (and so seeded) in this batch */
+	/*
+	 * The collecting iterator's: the thread's context switches (voluntary
+	 * and not) before its buffer's length was read, and whether the walk
+	 * stopped at an event whose free the thread may have written past
+	 * that length since (DEFER_*; thread_ran()).
+	 */
+	__u64 switches;
+	__u32 defer;
 	/*
 	 * Records of data below this offset leave the stack alone: of a buffer
 	 * whose earlier records this one never took (rec_tbuf_reg missed), all
@@ -873,6 +886,23 @@ __attribute__((noinline)) int freed_later_in_batch(struct batch_buf *b, __u64 ke
 	return b->ahead_found;
 }
 
+/* task's context switches, voluntary and not: it ran meanwhile if they changed. */
+static __always_inline __u64 switches_of(struct task_struct *task)
+{
+	return BPF_CORE_READ(task, nvcsw) + BPF_CORE_READ(task, nivcsw);
+}
+
+/*
+ * Whether task, whose batch b the collecting iterator takes, has run (or is
+ * running, or is about to) since its buffer's length was read. A thread
+ * writes its buffer only while it runs, and one that ran since is running
+ * still, or has been switched out since.
+ */
+static __always_inline bool thread_ran(struct task_struct *task, struct batch_buf *b)
+{
+	return BPF_CORE_READ(task, __state) == 0 || switches_of(task) != b->switches;
+}
+
 /*
  * The live recording for key in this process. A recording created before the
  * attach is found here by reading the target's struct rec_recording once: it is
@@ -930,6 +960,16 @@ static __always_inline struct rec_rval *find_recording_of(struct task_struct *ta
 		 * is read from it (user space has it from the seeded stack).
 		 */
 		if (!b || !freed_later_in_batch(b, key)) {
+			/*
+			 * The collecting iterator's, of a thread that has run
+			 * since its length was read: it may have freed the
+			 * recording after this event, past that length. The walk
+			 * stops here, and leaves the rest to the next take.
+			 */
+			if (task && b && b->defer == DEFER_MAY && thread_ran(task, b)) {
+				b->defer = DEFER_STOPPED;
+				return NULL;
+			}
 			bpf_map_update_elem(&retired, &k, &one, BPF_ANY);
 			count(REC_C_RETIRED_EVENTS);
 			return NULL;
@@ -1920,6 +1960,9 @@ static __always_inline long batch_step(struct batch_buf *b, struct task_struct *
 		}
 		h->pad = 0;
 		v = find_recording_of(task, b->id >> 32, w[2], w[4], 0, true, b, &b->room);
+		/* Stopped at it (DEFER_STOPPED): b->off stays, the next take starts there. */
+		if (!v && b->defer == DEFER_STOPPED)
+			return 1;
 		if (!v)
 			break;
 		/* Its free may be pending in its owner's batch: once a batch, ask the target. */
@@ -2155,6 +2198,10 @@ static __always_inline long take_batch(struct task_struct *task, struct rec_tbuf
 	__u32 start, len, n, skip = 0, from = 0;
 	__u64 old, claim;
 
+	/* Before the length is read: thread_ran() compares with it. */
+	if (other)
+		buf->switches = switches_of(task);
+	buf->defer = other ? DEFER_MAY : DEFER_NEVER;
 	if (read_target(&h, sizeof(h), reg->addr, task)) {
 		count(REC_C_BATCH_FAULT);
 		return -1;
@@ -2240,6 +2287,22 @@ take:
 	buf->alive_key = 0;
 	buf->nspans = 0;
 	walk_batch(&c, other);
+	/*
+	 * Stopped at an event the thread may have freed the recording of since:
+	 * its claim goes back to it, for the next take (the thread's flush, or the
+	 * next collect) to find the free in its batch. The thread claimed the rest
+	 * meanwhile: the walk goes on, the event counted retired.
+	 */
+	if (other && buf->defer == DEFER_STOPPED) {
+		if (buf->off <= n &&
+		    __sync_val_compare_and_swap(&reg->claim, claim,
+						(__u64)h.gen << 32 | (start + buf->off)) == claim) {
+			count(REC_C_BATCH_DEFERRED);
+		} else {
+			buf->defer = DEFER_NEVER;
+			walk_batch(&c, other);
+		}
+	}
 	if (buf->bad)
 		count(REC_C_BATCH_BAD);
 	flush_spans(buf);

@@ -619,6 +619,12 @@ enum rec_counter {
 	 * to it, their events not seen here.
 	 */
 	REC_C_BATCH_FOREIGN,
+	/*
+	 * Collections of a sleeping thread's batch stopped at an event whose
+	 * recording the thread freed while the batch was taken: the rest left
+	 * to the next take, which has the free. Not a loss.
+	 */
+	REC_C_BATCH_DEFERRED,
 	REC_C_MAX,
 };
 
