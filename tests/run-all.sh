@@ -6,7 +6,7 @@
 # BPF for real (root), the unit tests and a subset of
 # the end-to-end tests again with ASan and UBSan (build/asan), and a short fuzz
 # campaign (build/fuzz, FUZZ_SECONDS per target, 15 by default). Ends with
-# "N passed, M failed".
+# "N passed, M failed". E2E_SHOW=1 shows the output of the e2e tests that pass too.
 # Usage: tests/run-all.sh [--unit | --e2e | --asan | --fuzz | --browser] [TEST_NAME_SUBSTRING]
 set -u
 cd "$(dirname "$0")/.."
@@ -181,7 +181,7 @@ e2e_run_all() {
 			(e2e_run "test_$t") >"$log" 2>&1
 		fi
 		rc=$?
-		[ $rc -ne 0 ] && sed 's/^/    /' "$log"
+		{ [ $rc -ne 0 ] || [ -n "${E2E_SHOW:-}" ]; } && sed 's/^/    /' "$log"
 		if [ "$san" = 1 ] && ! san_reports "$sandir"; then
 			rc=1
 		fi
