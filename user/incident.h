@@ -208,6 +208,44 @@ static inline struct rec_incident_quiet *rec_incident__quiet(struct rec_incident
 	c = rec_incident__cs_of(in, meta);
 	return c ? &c->quiet[i] : NULL;
 }
+/*
+ * A storm's event of the callsite at meta, which every rule of mask (each
+ * sure of it) fires: if each would only hold it back now (the first test of
+ * rec_incident__fire(), at now_ns, the event's own time at_ns), each counts
+ * it so and this returns true, at the cost of one look in the cache. False,
+ * with nothing counted, if one may do more: an --otlp-keep rule, a rule past
+ * the cache's first REC_INCIDENT_CS_SIGS, or one whose limiter is to be asked.
+ */
+static inline bool rec_incident__held_back(struct rec_incident *in, uint64_t meta, uint64_t mask,
+					   int64_t now_ns, int64_t at_ns)
+{
+	struct rec_incident_cs *c;
+
+	if (!mask || mask >> REC_INCIDENT_CS_SIGS || !in->rules)
+		return false;
+	c = rec_incident__cs_of(in, meta);
+	if (!c)
+		return false;
+	for (unsigned int i = 0; i < REC_INCIDENT_CS_SIGS; i++) {
+		const struct rec_incident_quiet *q = &c->quiet[i];
+
+		/* n stays below UINT32_MAX here: rec_incident__fire() flushes it there. */
+		if ((mask >> i & 1) && (i >= in->rules->n || in->rules->rules[i].keep || !q->sig ||
+					now_ns >= q->until || q->n >= UINT32_MAX - 1))
+			return false;
+	}
+	for (unsigned int i = 0; i < REC_INCIDENT_CS_SIGS; i++) {
+		struct rec_incident_quiet *q = &c->quiet[i];
+
+		if (!(mask >> i & 1))
+			continue;
+		q->n++;
+		q->last_ns = at_ns;
+		q->last_seen_ns = now_ns;
+	}
+	return true;
+}
+
 /* Counts every firing held back (rec_incident__fire()) in the rules: before their counts are read. */
 void rec_incident__flush(struct rec_incident *in);
 

@@ -688,8 +688,16 @@ static inline void check_event(struct rec_session *s, struct traced *t,
 {
 	uint64_t mask, sure;
 
-	if (rec_incident__cached_rules(&t->inc, head->meta, &mask, &sure) && !mask)
-		return;
+	if (rec_incident__cached_rules(&t->inc, head->meta, &mask, &sure)) {
+		if (!mask)
+			return;
+		/* A storm's: its rules only count it, here too. */
+		if (mask == sure &&
+		    rec_incident__held_back(&t->inc, head->meta, mask,
+					    s->record_now_ns ? s->record_now_ns : coarse_mono_ns(),
+					    (int64_t)head->time_ns))
+			return;
+	}
 	check_event_rules(s, t, head);
 }
 
