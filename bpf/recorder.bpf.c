@@ -1921,6 +1921,17 @@ static __always_inline long batch_step(struct batch_buf *b, struct task_struct *
 	off = b->off;
 	if (off >= b->end || off >= REC_TBUF_DATA)
 		return 1;
+	/*
+	 * The collecting iterator's walk of a thread that woke meanwhile stops
+	 * here: the thread's own flush, which may come at any moment, would walk
+	 * its later records into the same stack while this walk still applies
+	 * earlier ones (exits out of order, a span entered after its exit, a
+	 * phantom). The rest goes back to the thread (take_batch()).
+	 */
+	if (task && b->defer == DEFER_MAY && thread_ran(task, b)) {
+		b->defer = DEFER_STOPPED;
+		return 1;
+	}
 	/* Read in place: buf has room past any offset below REC_TBUF_DATA. */
 	p = &b->data[off];
 	h = (struct rec_brec *)p;

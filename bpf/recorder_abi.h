@@ -620,9 +620,10 @@ enum rec_counter {
 	 */
 	REC_C_BATCH_FOREIGN,
 	/*
-	 * Collections of a sleeping thread's batch stopped at an event whose
-	 * recording the thread freed while the batch was taken: the rest left
-	 * to the next take, which has the free. Not a loss.
+	 * Collections of a sleeping thread's batch stopped because the thread
+	 * woke while it was walked (its own flush would walk its later records
+	 * at once), or at an event whose recording it freed meanwhile: the rest
+	 * left to the next take, in order. Not a loss.
 	 */
 	REC_C_BATCH_DEFERRED,
 	REC_C_MAX,
