@@ -2193,6 +2193,38 @@ static __always_inline long output_batch(struct batch_buf *buf, __u32 start)
 }
 
 /*
+ * The head of struct rec_tbuf_hdr, all take_batch() reads of it: the whole
+ * header on the stack would leave the walk's call chain too little.
+ */
+struct tbuf_head {
+	__u64 magic;
+	__u32 gen;
+	__u32 len;
+	__u32 clock;
+	__u32 tid;
+};
+_Static_assert(__builtin_offsetof(struct rec_tbuf_hdr, clock) ==
+		       __builtin_offsetof(struct tbuf_head, clock),
+	       "struct tbuf_head is the head of struct rec_tbuf_hdr");
+
+/*
+ * This thread's records at src, n bytes, into buf->data: for a flush whose
+ * claim the collecting iterator moved back meanwhile (batch_deferred). A
+ * global function: take_batch()'s frame has no stack to spare. Returns 0, or
+ * -1 (counted) if they could not be read.
+ */
+__attribute__((noinline)) int copy_own_batch(struct batch_buf *buf, __u64 src, __u32 n)
+{
+	if (!buf || n > REC_TBUF_DATA)
+		return -1;
+	if (bpf_probe_read_user(buf->data, n, (const void *)src)) {
+		count(REC_C_BATCH_FAULT);
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * Takes the records of the buffer registered in reg that nobody took yet: a
  * flush, a dying or exec'ing thread (task NULL: the current one, other false),
  * or the collecting iterator (other: task's, a thread asleep). The records are
@@ -2205,7 +2237,7 @@ static __always_inline long take_batch(struct task_struct *task, struct rec_tbuf
 				       const bool fast_spans)
 {
 	struct batch_ctx c = {};
-	struct rec_tbuf_hdr h;
+	struct tbuf_head h;
 	__u32 start, len, n, skip = 0, from = 0;
 	__u64 old, claim;
 
@@ -2260,9 +2292,18 @@ static __always_inline long take_batch(struct task_struct *task, struct rec_tbuf
 			return h.gen;
 		old = reg->claim;
 		got = (__u32)old;
-		if ((old >> 32) != h.gen || got < start || got > len) {
+		if ((old >> 32) != h.gen || got > len) {
 			count(REC_C_BATCH_BAD);
 			return h.gen;
+		}
+		if (got < start) {
+			/* Or gave some back (batch_deferred): those are ours too, copied now. */
+			if (copy_own_batch(buf, reg->addr + REC_TBUF_HDR + got, len - got))
+				return h.gen;
+			n = len - got;
+			start = got;
+			skip = 0;
+			continue;
 		}
 		skip = got - start;
 	}
