@@ -12,8 +12,10 @@
 static void kinds(struct rec_incident *in)
 {
 	in->last_meta = 0;
-	if (in->cs)
+	if (in->cs) {
 		memset(in->cs, 0, REC_INCIDENT_CS_CACHE * sizeof(in->cs[0]));
+		memset(in->cs_tags, 0, REC_INCIDENT_CS_CACHE * sizeof(in->cs_tags[0]));
+	}
 	in->span_rules = in->event_rules = in->code_rules = false;
 	for (unsigned int i = 0; in->rules && i < in->rules->n; i++) {
 		enum rec_trigger_kind k = in->rules->rules[i].rule.kind;
@@ -137,7 +139,9 @@ void rec_incident__fini(struct rec_incident *in)
 		rec_trigger__fini(in->rules);
 	free(in->rules);
 	free(in->cs);
+	free(in->cs_tags);
 	in->cs = NULL;
+	in->cs_tags = NULL;
 	in->cs_last = NULL;
 	in->rules = NULL;
 }
@@ -299,10 +303,17 @@ uint64_t rec_incident__event_rules(struct rec_incident *in, uint64_t meta,
 	if (cs) {
 		struct rec_incident_cs *c;
 
-		if (!in->cs)
+		if (!in->cs) {
 			in->cs = calloc(REC_INCIDENT_CS_CACHE, sizeof(in->cs[0]));
-		if (!in->cs)
-			return mask;
+			in->cs_tags = calloc(REC_INCIDENT_CS_CACHE, sizeof(in->cs_tags[0]));
+			if (!in->cs || !in->cs_tags) {
+				free(in->cs);
+				free(in->cs_tags);
+				in->cs = NULL;
+				in->cs_tags = NULL;
+				return mask;
+			}
+		}
 		c = rec_incident__cs_of(in, meta);
 		if (!c) {
 			/* New in its set: first, and the first moves second; the second goes. */
@@ -313,10 +324,12 @@ uint64_t rec_incident__event_rules(struct rec_incident *in, uint64_t meta,
 			if (c[1].meta == in->last_meta)
 				in->last_meta = 0;
 			c[1] = c[0];
+			in->cs_tags[c - in->cs + 1] = c[1].meta;
 		} else if (c->meta) {
 			cs_flush(in, c);
 		}
 		*c = (struct rec_incident_cs){ .meta = meta, .mask = mask, .sure = *sure };
+		in->cs_tags[c - in->cs] = meta;
 	}
 	return mask;
 }
