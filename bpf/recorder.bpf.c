@@ -193,9 +193,18 @@ struct rec_tbuf_reg {
 	 * in the low half were written before its announce to this one, which
 	 * read its stack from its chain then: taken, their spans left out.
 	 */
-	__u32 pad;
+	__u32 walking; /* WALK_*: the collecting iterator walks its records */
 	__u64 spans_from;
 };
+
+/*
+ * rec_tbuf_reg.walking: idle; the collecting iterator walks the thread's
+ * records into its stack; and the thread flushed meanwhile, its batch queued
+ * (walk_queue) for the iterator to walk after its own, in order.
+ */
+#define WALK_IDLE 0
+#define WALK_ON 1
+#define WALK_QUEUED 2
 
 /*
  * Processes (tgid) this recorder-attach waits for while another one holds
@@ -300,6 +309,29 @@ struct {
 	__type(key, __u32);
 	__type(value, struct batch_buf);
 } iter_scratch SEC(".maps");
+
+/*
+ * A batch a thread flushed while the collecting iterator walked its earlier
+ * records (rec_tbuf_reg.walking): copied here by the flush, walked by the
+ * iterator after its own. One iterator runs at a time, so one slot.
+ */
+struct walk_queue {
+	__u32 tid; /* whose; 0: free */
+	__u32 skip;
+	__u32 end;
+	__u32 flags;
+	__u32 spans_from;
+	__u32 pad;
+	__u64 id;
+	__u8 data[REC_TBUF_DATA];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct walk_queue);
+} walk_queued SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -2225,6 +2257,48 @@ __attribute__((noinline)) int copy_own_batch(struct batch_buf *buf, __u64 src, _
 }
 
 /*
+ * This thread's batch, set up in buf to be walked, into the walk queue for
+ * the collecting iterator to walk after the records it walks now (take_batch()).
+ * A global function: take_batch()'s frame has no stack to spare. Returns 0,
+ * or -1 if the queue holds another batch already.
+ */
+__attribute__((noinline)) int queue_batch(struct batch_buf *buf)
+{
+	struct walk_queue *q;
+	__u32 zero = 0, end;
+
+	q = bpf_map_lookup_elem(&walk_queued, &zero);
+	if (!buf || !q)
+		return -1;
+	end = buf->end;
+	if (end > REC_TBUF_DATA || !(__u32)buf->id ||
+	    __sync_val_compare_and_swap(&q->tid, 0, (__u32)buf->id) != 0)
+		return -1;
+	if (bpf_probe_read_kernel(q->data, end, buf->data)) {
+		q->tid = 0;
+		return -1;
+	}
+	q->skip = buf->off;
+	q->end = end;
+	q->flags = buf->flags;
+	q->spans_from = buf->spans_from;
+	q->id = buf->id;
+	return 0;
+}
+
+/* The walk queue freed: its batch was walked, or not queued after all. */
+__attribute__((noinline)) int unqueue_batch(void)
+{
+	struct walk_queue *q;
+	__u32 zero = 0;
+
+	q = bpf_map_lookup_elem(&walk_queued, &zero);
+	if (q)
+		q->tid = 0;
+	return 0;
+}
+
+/*
  * Takes the records of the buffer registered in reg that nobody took yet: a
  * flush, a dying or exec'ing thread (task NULL: the current one, other false),
  * or the collecting iterator (other: task's, a thread asleep). The records are
@@ -2338,6 +2412,18 @@ take:
 	buf->seen = from != 0;
 	buf->alive_key = 0;
 	buf->nspans = 0;
+	/*
+	 * The collecting iterator walks this thread's earlier records into its
+	 * stack now: these wait for it in the walk queue, to be walked after
+	 * them, in order. Not if it is done meanwhile, or the queue is taken.
+	 */
+	if (!other && reg->walking == WALK_ON && !queue_batch(buf)) {
+		if (__sync_val_compare_and_swap(&reg->walking, WALK_ON, WALK_QUEUED) == WALK_ON) {
+			count(REC_C_BATCH_QUEUED);
+			return h.gen;
+		}
+		unqueue_batch();
+	}
 	walk_batch(&c, other);
 	/*
 	 * Stopped at an event the thread may have freed the recording of since:
@@ -2515,6 +2601,50 @@ int BPF_PROG(on_exec_release, struct task_struct *task, struct linux_binprm *bpr
 }
 
 /*
+ * The batch task flushed while this iterator walked its earlier records
+ * (WALK_QUEUED): walked now, after them, and sent as a flush's would be.
+ */
+static __always_inline void walk_queued_batch(struct task_struct *task, struct batch_buf *buf)
+{
+	struct batch_ctx c = {};
+	struct walk_queue *q;
+	__u32 zero = 0, end, skip;
+
+	q = bpf_map_lookup_elem(&walk_queued, &zero);
+	if (!q || q->tid != (__u32)BPF_CORE_READ(task, pid))
+		return;
+	end = q->end;
+	skip = q->skip;
+	if (end > REC_TBUF_DATA || skip > end || bpf_probe_read_kernel(buf->data, end, q->data))
+		return;
+	c.task = task;
+	c.buf = buf;
+	buf->id = q->id;
+	buf->off = skip;
+	buf->end = end;
+	buf->flags = q->flags;
+	buf->bad = 0;
+	buf->taken = 0;
+	buf->drop = 0;
+	buf->spans_from = q->spans_from;
+	buf->seen = q->spans_from != 0;
+	buf->alive_key = 0;
+	buf->nspans = 0;
+	/* Taken already: none of it goes back. */
+	buf->defer = DEFER_NEVER;
+	walk_batch(&c, true);
+	if (buf->bad)
+		count(REC_C_BATCH_BAD);
+	flush_spans(buf);
+	if (buf->taken && output_batch(buf, skip)) {
+		buf->end = buf->off;
+		buf->off = skip;
+		buf->drop = 1;
+		walk_batch(&c, true);
+	}
+}
+
+/*
  * Takes what the sleeping threads of iter_tgid have pending in their buffers,
  * so that a read sees every event already emitted. A running thread is left
  * alone: it hands its buffer over itself.
@@ -2540,7 +2670,15 @@ int collect_batches(struct bpf_iter__task *ctx)
 	buf = bpf_map_lookup_elem(&iter_scratch, &zero);
 	if (!buf)
 		return 0;
+	/* A flush meanwhile queues its batch rather than walk it into the same stack. */
+	if (__sync_val_compare_and_swap(&reg->walking, WALK_IDLE, WALK_ON) != WALK_IDLE)
+		return 0;
 	take_batch(task, reg, buf, task_id(task), true, false);
+	if (__sync_val_compare_and_swap(&reg->walking, WALK_ON, WALK_IDLE) != WALK_ON) {
+		walk_queued_batch(task, buf);
+		unqueue_batch();
+		reg->walking = WALK_IDLE;
+	}
 	return 0;
 }
 

@@ -626,6 +626,12 @@ enum rec_counter {
 	 * left to the next take, in order. Not a loss.
 	 */
 	REC_C_BATCH_DEFERRED,
+	/*
+	 * Batches a thread flushed while the collecting iterator walked its
+	 * earlier records: queued for the iterator to walk after them, in
+	 * order, rather than walked into the same stack at the same time.
+	 */
+	REC_C_BATCH_QUEUED,
 	REC_C_MAX,
 };
 

@@ -56,6 +56,7 @@ static const char *const counter_names[REC_C_MAX] = {
 	[REC_C_UNCERTAIN_SPANS] = "uncertain_spans",
 	[REC_C_BATCH_FOREIGN] = "batch_foreign",
 	[REC_C_BATCH_DEFERRED] = "batch_deferred",
+	[REC_C_BATCH_QUEUED] = "batch_queued",
 };
 
 static const char *const limit_names[REC_L_MAX] = {
