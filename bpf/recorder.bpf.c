@@ -2299,6 +2299,45 @@ __attribute__((noinline)) int unqueue_batch(void)
 }
 
 /*
+ * buf set up for a walk of its records from skip to end, of thread id, timed
+ * as flags says, their spans left out below from.
+ */
+static __always_inline void begin_walk(struct batch_buf *buf, __u64 id, __u32 skip, __u32 end,
+				       __u32 flags, __u32 from)
+{
+	buf->id = id;
+	buf->off = skip;
+	buf->end = end;
+	buf->flags = flags;
+	buf->bad = 0;
+	buf->taken = 0;
+	buf->drop = 0;
+	/* Spans left out: no stack is looked up, nor seeded from a record's (old) chain. */
+	buf->spans_from = from;
+	buf->seen = from != 0;
+	buf->alive_key = 0;
+	buf->nspans = 0;
+}
+
+/*
+ * The walked records of buf (from skip) sent, its spans with them; if the
+ * ring has no room, walked again up to where the walk stopped, counting.
+ */
+static __always_inline void send_walked(struct batch_ctx *c, struct batch_buf *buf, __u32 skip,
+					const bool other)
+{
+	if (buf->bad)
+		count(REC_C_BATCH_BAD);
+	flush_spans(buf);
+	if (buf->taken && output_batch(buf, skip)) {
+		buf->end = buf->off;
+		buf->off = skip;
+		buf->drop = 1;
+		walk_batch(c, other);
+	}
+}
+
+/*
  * Takes the records of the buffer registered in reg that nobody took yet: a
  * flush, a dying or exec'ing thread (task NULL: the current one, other false),
  * or the collecting iterator (other: task's, a thread asleep). The records are
@@ -2400,18 +2439,7 @@ take:
 		if (c.st && !c.st->seeded)
 			c.st = NULL;
 	}
-	buf->id = id;
-	buf->off = skip;
-	buf->end = n;
-	buf->flags = h.clock == REC_BCLOCK_TSC ? REC_HF_TSC : 0;
-	buf->bad = 0;
-	buf->taken = 0;
-	buf->drop = 0;
-	/* Spans left out: no stack is looked up, nor seeded from a record's (old) chain. */
-	buf->spans_from = from;
-	buf->seen = from != 0;
-	buf->alive_key = 0;
-	buf->nspans = 0;
+	begin_walk(buf, id, skip, n, h.clock == REC_BCLOCK_TSC ? REC_HF_TSC : 0, from);
 	/*
 	 * The collecting iterator walks this thread's earlier records into its
 	 * stack now: these wait for it in the walk queue, to be walked after
@@ -2426,10 +2454,10 @@ take:
 	}
 	walk_batch(&c, other);
 	/*
-	 * Stopped at an event the thread may have freed the recording of since:
-	 * its claim goes back to it, for the next take (the thread's flush, or the
-	 * next collect) to find the free in its batch. The thread claimed the rest
-	 * meanwhile: the walk goes on, the event counted retired.
+	 * Stopped because the thread ran meanwhile (at a record, or at an event
+	 * whose recording it may have freed since): the claim goes back there,
+	 * for the next take (the thread's flush, or the next collect) to walk the
+	 * rest in order. The thread claimed the rest meanwhile: the walk goes on.
 	 */
 	if (other && buf->defer == DEFER_STOPPED) {
 		if (buf->off <= n &&
@@ -2441,16 +2469,7 @@ take:
 			walk_batch(&c, other);
 		}
 	}
-	if (buf->bad)
-		count(REC_C_BATCH_BAD);
-	flush_spans(buf);
-	if (buf->taken && output_batch(buf, skip)) {
-		/* Walked again up to where the first walk stopped, counting. */
-		buf->end = buf->off;
-		buf->off = skip;
-		buf->drop = 1;
-		walk_batch(&c, other);
-	}
+	send_walked(&c, buf, skip, other);
 	return h.gen;
 }
 
@@ -2619,29 +2638,11 @@ static __always_inline void walk_queued_batch(struct task_struct *task, struct b
 		return;
 	c.task = task;
 	c.buf = buf;
-	buf->id = q->id;
-	buf->off = skip;
-	buf->end = end;
-	buf->flags = q->flags;
-	buf->bad = 0;
-	buf->taken = 0;
-	buf->drop = 0;
-	buf->spans_from = q->spans_from;
-	buf->seen = q->spans_from != 0;
-	buf->alive_key = 0;
-	buf->nspans = 0;
+	begin_walk(buf, q->id, skip, end, q->flags, q->spans_from);
 	/* Taken already: none of it goes back. */
 	buf->defer = DEFER_NEVER;
 	walk_batch(&c, true);
-	if (buf->bad)
-		count(REC_C_BATCH_BAD);
-	flush_spans(buf);
-	if (buf->taken && output_batch(buf, skip)) {
-		buf->end = buf->off;
-		buf->off = skip;
-		buf->drop = 1;
-		walk_batch(&c, true);
-	}
+	send_walked(&c, buf, skip, true);
 }
 
 /*

@@ -276,14 +276,19 @@ void rec_bpfstate__ready(struct rec_bpfstate *bs, pid_t tgid)
 	ready_bit(bs, tgid, true);
 }
 
-int rec_bpfstate__binary_ready(struct rec_bpfstate *bs, uint64_t ino, uint64_t dev)
+/* The binaries map's entry of the file (ino, dev) set to state (REC_BINARY_*). */
+static int set_binary(struct rec_bpfstate *bs, uint64_t ino, uint64_t dev, __u8 state, __u64 flags)
 {
 	struct rec_binary_key bk = { .ino = ino, .dev = dev };
-	__u8 ready = REC_BINARY_READY;
 
-	if (bpf_map_update_elem(bpf_map__fd(bs->skel->maps.binaries), &bk, &ready, BPF_EXIST))
+	if (bpf_map_update_elem(bpf_map__fd(bs->skel->maps.binaries), &bk, &state, flags))
 		return -errno;
 	return 0;
+}
+
+int rec_bpfstate__binary_ready(struct rec_bpfstate *bs, uint64_t ino, uint64_t dev)
+{
+	return set_binary(bs, ino, dev, REC_BINARY_READY, BPF_EXIST);
 }
 
 void rec_bpfstate__wait(struct rec_bpfstate *bs, pid_t tgid, bool on)
@@ -322,12 +327,7 @@ void rec_bpfstate__untrace(struct rec_bpfstate *bs, pid_t tgid)
 
 int rec_bpfstate__add_binary(struct rec_bpfstate *bs, uint64_t ino, uint64_t dev)
 {
-	struct rec_binary_key bk = { .ino = ino, .dev = dev };
-	__u8 added = REC_BINARY_ADDED;
-
-	if (bpf_map_update_elem(bpf_map__fd(bs->skel->maps.binaries), &bk, &added, BPF_ANY))
-		return -errno;
-	return 0;
+	return set_binary(bs, ino, dev, REC_BINARY_ADDED, BPF_ANY);
 }
 
 /*
