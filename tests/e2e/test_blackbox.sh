@@ -329,7 +329,7 @@ test_library_that_fails_to_attach_is_reported_and_retried() {
 	expect "--stats counts it, retried" \
 		'{"failed":1,"retrying":1,"attached_later":0,"given_up":0}' \
 		"$(rtail --stats --json | jq -c .libraries)" || return 1
-	rtail --stats | grep -qE '^    retrying +1$' ||
+	grep -qE '^    retrying +1$' <<<"$(rtail --stats)" ||
 		fail "no retrying line in --stats: $(rtail --stats)" || return 1
 	kill "$hold"
 	wait "$hold" 2>/dev/null
@@ -365,7 +365,7 @@ test_pid_namespace_shows_both_pids() {
 	wait_for "$T/target.out" '^ready' || return 1
 	expect "host pid and namespace pid" "$host 1" \
 		"$(rtail --json -n 1 | jq -r '"\(.pid) \(.ns_pid)"')" || return 1
-	rtail | head -1 | grep -q "^==> pid $host (ns pid 1) " ||
+	head -1 <<<"$(rtail)" | grep -q "^==> pid $host (ns pid 1) " ||
 		fail "the text header does not show the namespace pid: $(rtail | head -1)"
 }
 

@@ -149,7 +149,7 @@ closed: 1recorder-attach: no whole request within 1000 ms (--client-timeout); cl
 	expect "then clients are served again, and the counters say what happened" \
 		'{"connected":1,"max_clients":2,"accepted":3,"denied":0,"refused":1,"timed_out":2,"events_not_sent":0}' \
 		"$(rtail --stats --json | jq -c .clients)" || return 1
-	rtail --stats | grep -qE '^    refused +1$' || fail "no refused line in --stats: $(rtail --stats)"
+	grep -qE '^    refused +1$' <<<"$(rtail --stats)" || fail "no refused line in --stats: $(rtail --stats)"
 }
 
 test_clients_second_attach_is_refused_and_the_first_keeps_serving() {

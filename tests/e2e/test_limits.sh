@@ -179,7 +179,7 @@ test_limits_invalid_events_count_in_their_recording() {
 	expect "seen = kept + dropped, the invalid ones among the dropped" "$want" \
 		"$($B/recorder-tail -p "$t_PID" --list --json | jq -c '{subject, seen, kept, dropped, invalid}')" ||
 		return 1
-	$B/recorder-tail -p "$t_PID" --list | grep -qE '^[0-9]+ +0x[0-9a-f]+ +0x[0-9a-f]+ +invalid +10 +10 +5 +3 +2 +3 live$' ||
+	grep -qE '^[0-9]+ +0x[0-9a-f]+ +0x[0-9a-f]+ +invalid +10 +10 +5 +3 +2 +3 live$' <<<"$($B/recorder-tail -p "$t_PID" --list)" ||
 		fail "the text list does not say seen 5, kept 3, dropped 2: $($B/recorder-tail -p "$t_PID" --list)" ||
 		return 1
 	expect "the tail shows them as gaps" "0 2 4" \
@@ -207,7 +207,8 @@ limits_retire_check() {
 1 live" \
 		"$($B/recorder-tail -p "$t_PID" --list --json | jq -r .state | sort | uniq -c | awk '{print $1, $2}' | sort -r)" ||
 		return 1
-	$B/recorder-tail -p "$t_PID" --stats | grep -qE "^    recorder $a +recordings $gone, seen $((gone * 3)), delivered $((gone * 3)), dropped 0$" ||
+	grep -qE "^    recorder $a +recordings $gone, seen $((gone * 3)), delivered $((gone * 3)), dropped 0$" \
+		<<<"$($B/recorder-tail -p "$t_PID" --stats)" ||
 		fail "--stats does not show the tally: $($B/recorder-tail -p "$t_PID" --stats)" || return 1
 	kill -9 "$t_PID"
 	local dump

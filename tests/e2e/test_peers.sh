@@ -132,7 +132,7 @@ test_perf_on_event_loses_no_event() {
 		fail "cannot mount tracefs for perf probe" || return 1
 	perf probe -d 'sdt_recorder:*' >/dev/null 2>&1
 	out=$(perf probe -x "$(realpath "$B/workload")" -a sdt_recorder:event 2>&1)
-	perf probe -l 2>/dev/null | grep -q 'sdt_recorder:event' ||
+	grep -q 'sdt_recorder:event' <<<"$(perf probe -l 2>/dev/null)" ||
 		fail "perf probe added no sdt_recorder:event: $out" || return 1
 	peer_rounds perf race mid detach
 	local rc=$?

@@ -184,7 +184,8 @@ test_sched_black_box_keeps_the_kernel_time() {
 			jq -c 'select(.type == "span" and .exit != null) |
 				{name, cpu_ns, blocked_ns, runq_ns, switches, blocked_by}')" || return 1
 	expect "--stats says what was kept" 'yes' \
-		"$($B/recorder-tail --file "$dump" --stats | grep -qE '^kernel time \(--sched\): [1-9][0-9]* intervals off the CPU, 0 lost' && echo yes)" ||
+		"$(grep -qE '^kernel time \(--sched\): [1-9][0-9]* intervals off the CPU, 0 lost' \
+			<<<"$($B/recorder-tail --file "$dump" --stats)" && echo yes)" ||
 		return 1
 	bad=$T/bad.json
 	jq -c '.recordings[0].spans[0].cpu_ns += 1' "$dump" >"$bad"
