@@ -84,6 +84,124 @@ void rec_proc__fini(struct rec_proc *p)
 	memset(p, 0, sizeof(*p));
 }
 
+/* What rec_proc__copy_recording() copies a callsite into: dst, from src. */
+struct copy_walk {
+	struct rec_proc *dst, *src;
+	struct rec_spool *spool;
+	int err;
+};
+
+/* The callsite at addr, as src reads it now, into dst's cache (none if src cannot read it). */
+static void copy_callsite(struct copy_walk *cw, uint64_t addr)
+{
+	const struct rec_callsite *cs;
+	int err;
+
+	if (!addr || addr == UINT64_MAX || rec_u64map__get(&cw->dst->callsites, addr))
+		return;
+	cs = rec_proc__callsite(cw->src, addr);
+	err = cs ? rec_proc__add_callsite(cw->dst, addr, cs) : 0;
+	if (err && !cw->err)
+		cw->err = err;
+}
+
+static int copy_event(uint64_t seq, const void *data, size_t len, void *ctx)
+{
+	struct copy_walk *cw = ctx;
+	struct rec_decoded d;
+	int err = rec_spool__push(cw->spool, seq, data, len);
+
+	if (err) {
+		cw->err = err;
+		return 1;
+	}
+	rec_event__head(data, &d);
+	copy_callsite(cw, d.meta);
+	return cw->err != 0;
+}
+
+int rec_proc__copy_recording(struct rec_proc *dst, struct rec_proc *src, uint64_t key)
+{
+	struct rec_rstate *rs = rec_proc__find(src, key), *c;
+	struct copy_walk cw = { .dst = dst, .src = src };
+	struct rec_forgotten *v = NULL;
+	ssize_t nf;
+
+	rec_proc__init(dst, src->pid, NULL);
+	if (!rs)
+		return -ENOENT;
+	dst->ns_pid = src->ns_pid;
+	dst->uid = src->uid;
+	dst->alive = src->alive;
+	dst->end = src->end;
+	dst->end_code = src->end_code;
+	dst->end_core = src->end_core;
+	dst->ended_ns = src->ended_ns;
+	dst->clock_offset_ns = src->clock_offset_ns;
+	dst->attached_ns = src->attached_ns;
+	dst->malformed = src->malformed;
+	dst->orphans = src->orphans;
+	dst->fields_left_out = src->fields_left_out;
+	dst->span_orphans = src->span_orphans;
+	dst->spans_before_attach = src->spans_before_attach;
+	dst->sched.since_ns = src->sched.since_ns;
+	dst->sched.count = src->sched.count;
+	/* No limits: the copy keeps all it is given, and counts nothing of its own. */
+	memset(&dst->limits, 0, sizeof(dst->limits));
+	nf = rec_proc__forgotten(src, &v);
+	if (nf < 0)
+		return (int)nf;
+	for (ssize_t i = 0; i < nf; i++)
+		rec_proc__forget(dst, v[i].recorder ?: UINT64_MAX, v[i].recordings, v[i].seen,
+				 v[i].kept, v[i].dropped);
+	free(v);
+	c = rec_proc__get(dst, rs->key, rs->recorder, rs->cap);
+	if (!c)
+		goto nomem;
+	c->asked_cap = rs->asked_cap;
+	memcpy(c->subject, rs->subject, sizeof(c->subject));
+	c->retired = rs->retired;
+	c->untracked = rs->untracked;
+	c->produced = rs->produced;
+	c->dropped = rs->dropped;
+	c->invalid = rs->invalid;
+	c->received = rs->received;
+	c->stale = rs->stale;
+	cw.spool = c->spool;
+	rec_spool__tail(rs->spool, 0, copy_event, &cw);
+	if (rs->spans.n) {
+		c->spans.v = malloc(rs->spans.n * sizeof(*c->spans.v));
+		if (!c->spans.v)
+			goto nomem;
+		for (size_t i = 0; i < rs->spans.n; i++) {
+			c->spans.v[i] = *rec_spans__at(&rs->spans, i);
+			copy_callsite(&cw, c->spans.v[i].meta);
+		}
+		c->spans.n = c->spans.alloc = rs->spans.n;
+	}
+	c->spans.seen = rs->spans.seen;
+	c->spans.aged = rs->spans.aged;
+	c->spans.lost = rs->spans.lost;
+	c->spans.ring_lost = rs->spans.ring_lost;
+	if (src->nstacks) {
+		struct rec_thread_stack *st = malloc(src->nstacks * sizeof(*st));
+
+		if (!st)
+			goto nomem;
+		memcpy(st, src->stacks, src->nstacks * sizeof(*st));
+		rec_proc__set_stacks(dst, st, src->nstacks);
+		for (size_t t = 0; t < src->nstacks; t++)
+			for (uint32_t i = 0; i < st[t].depth && i < REC_MAX_DEPTH; i++)
+				copy_callsite(&cw, st[t].frames[i].meta);
+	}
+	/* What src's reads of the callsites counted, the dump's "limits" too. */
+	memcpy(dst->use, src->use, sizeof(dst->use));
+	if (!cw.err)
+		return 0;
+nomem:
+	return cw.err ?: -ENOMEM;
+}
+
 struct rec_span_totals rec_proc__span_totals(const struct rec_proc *p)
 {
 	struct rec_span_totals t = { 0 };

@@ -240,6 +240,17 @@ void rec_proc__init(struct rec_proc *p, pid_t pid, const struct rec_reader *read
 int rec_proc__literal(struct rec_proc *p, uint64_t addr, struct rec_value *v);
 void rec_proc__fini(struct rec_proc *p);
 
+/*
+ * dst: a copy of what a dump of src's recording key (rec_dump__write_opts(),
+ * opts.only_recording) reads of src, for that dump to be written from dst on
+ * another thread while src goes on taking events: the recording, its events
+ * and spans, every thread's stack, the callsites they name (read from src now),
+ * and src's counts, limits and tallies. dst reads nothing of the target and
+ * has no limits. Returns 0, -ENOENT if src holds no such recording, or
+ * -ENOMEM; dst is to be freed with rec_proc__fini() whatever it returns.
+ */
+int rec_proc__copy_recording(struct rec_proc *dst, struct rec_proc *src, uint64_t key);
+
 /* The spans of every recording p holds: seen = kept + aged + lost (spans.h). */
 struct rec_span_totals {
 	uint64_t seen;
