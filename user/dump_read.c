@@ -1672,13 +1672,16 @@ static int read_triggers(struct reader *r, const struct object *o, struct rec_pr
 	}
 	/* Now that the rows have stopped moving: each trigger's own, in the order read. */
 	row = p->trigger_counts;
+	/* No rows at all: row is NULL, and moves nowhere (NULL + 0 is undefined). */
 	if (p->trigger) {
 		p->trigger->counts = p->trigger->ncounts ? row : NULL;
-		row += p->trigger->ncounts;
+		if (p->trigger->ncounts)
+			row += p->trigger->ncounts;
 	}
 	for (size_t i = 0; i < p->ntriggers_pending; i++) {
 		p->triggers_pending[i].counts = p->triggers_pending[i].ncounts ? row : NULL;
-		row += p->triggers_pending[i].ncounts;
+		if (p->triggers_pending[i].ncounts)
+			row += p->triggers_pending[i].ncounts;
 	}
 	return 0;
 }
