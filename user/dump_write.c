@@ -751,8 +751,8 @@ static int write_named(const char *dir, const char *prefix, struct rec_proc *p,
 	}
 	/*
 	 * One thread writes it: no lock a character (the writer puts most of a
-	 * dump a character at a time), and writes of 64 KiB; a storm of
-	 * snapshots is written on the consumer's thread.
+	 * dump a character at a time), and writes of 64 KiB. Snapshots of one
+	 * recording are written on a thread of their own (snapwriter.h).
 	 */
 	__fsetlocking(f, FSETLOCKING_BYCALLER);
 	setvbuf(f, NULL, _IOFBF, 1 << 16);

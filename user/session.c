@@ -45,6 +45,7 @@
 #include "ratelimit.h"
 #include "retention.h"
 #include "session.h"
+#include "snapwriter.h"
 #include "target/elf.h"
 #include "target/maps.h"
 #include "target/target.h"
@@ -71,7 +72,8 @@ enum watch_kind {
 	W_RING,
 	W_SIGNAL,
 	W_PIDFD,
-	W_CLIENTS
+	W_CLIENTS,
+	W_SNAPSHOTS
 };
 
 /* What an fd of the epoll set is: epoll hands back a pointer to it. */
@@ -150,11 +152,12 @@ struct rec_session {
 	/* rec_session__run's: told of each process that ends. */
 	void (*on_exit)(const struct rec_exit_info *info, void *ctx);
 	void *on_exit_ctx;
-	struct watch w_ring, w_signal, w_clients;
-	struct rec_clock clock;	 /* the targets' TSC stamps (batch path) */
-	int64_t last_collect_ms; /* when the batch buffers were last collected */
-	uint32_t tracer;	 /* the tracer word this session writes (tell_attached) */
-	int64_t record_now_ns;	 /* coarse_mono_ns() as the current ring record was taken */
+	struct watch w_ring, w_signal, w_clients, w_snapshots;
+	struct rec_snapwriter *snapw; /* the snapshots of one recording: written by its thread */
+	struct rec_clock clock;	      /* the targets' TSC stamps (batch path) */
+	int64_t last_collect_ms;      /* when the batch buffers were last collected */
+	uint32_t tracer;	      /* the tracer word this session writes (tell_attached) */
+	int64_t record_now_ns;	      /* coarse_mono_ns() as the current ring record was taken */
 };
 
 /* How often the sleeping threads' pending batches are collected by default: --follow's delay. */
@@ -884,8 +887,6 @@ static int snapshot_file(struct rec_session *s, struct traced *t,
 		o.only_recording = 0;
 		err = rec_dump__write_snapshot_file(s->opts.dump_dir, &t->proc, &o, path, len);
 	}
-	if (!err)
-		keep_files(s, path, true);
 	return err;
 }
 
@@ -912,28 +913,67 @@ static const char *more_since(uint64_t n, char *buf, size_t len)
 	return buf;
 }
 
+/* A snapshot of one recording that the writer's thread writes (snapwriter.h). */
+struct snapshot_job {
+	struct rec_snapshot_job job; /* first: the writer hands it back */
+	struct rec_incident_pending pending;
+};
+
 /*
- * Writes the snapshot that pending stands for: t as it is now (refreshed),
- * its recording (or, with --trigger-scope process, every one), and every
- * thread's stack. Says so on one stderr line, or why it could not (a line a
- * second at most, with a count of the rest); counts it saved or failed.
+ * The snapshot that pending stands for, t as it is now, copied for the
+ * writer's thread (its recording and every thread's stack). Returns 0 once
+ * pushed, or -errno: then it is to be written here (a trigger of no recording,
+ * one of --trigger-scope process, or no memory for the copy).
  */
-static void write_snapshot(struct rec_session *s, struct traced *t,
-			   const struct rec_incident_pending *pending)
+static int push_snapshot(struct rec_session *s, struct traced *t,
+			 const struct rec_incident_pending *pending)
+{
+	struct snapshot_job *sj;
+	int err;
+
+	if (!s->opts.dump_dir || s->opts.trigger_scope_process || !pending->recording)
+		return -EINVAL;
+	sj = malloc(sizeof(*sj));
+	if (!sj)
+		return -ENOMEM;
+	err = rec_proc__copy_recording(&sj->job.proc, &t->proc, pending->recording);
+	if (err) {
+		rec_proc__fini(&sj->job.proc);
+		free(sj);
+		return err;
+	}
+	memcpy(sj->job.counters.v, t->proc.counters, sizeof(sj->job.counters.v));
+	dump_trigger_of(s, t, pending, &sj->job.trigger, sj->job.counts);
+	sj->job.recording = pending->recording;
+	sj->job.dir = s->opts.dump_dir;
+	sj->job.owner = t;
+	sj->pending = *pending;
+	err = rec_snapwriter__push(s->snapw, &sj->job);
+	if (err) {
+		rec_proc__fini(&sj->job.proc);
+		free(sj);
+	}
+	return err;
+}
+
+/*
+ * The snapshot that pending stands for was written into path (err 0), or not
+ * (-errno): says so on one stderr line, or why it could not (a line a second
+ * at most, with a count of the rest); counts it saved or failed.
+ */
+static void snapshot_done(struct rec_session *s, struct traced *t,
+			  const struct rec_incident_pending *pending, int err, const char *path)
 {
 	const struct rec_trigger_entry *e = pending->rule == REC_INCIDENT_NO_RULE
 						    ? NULL
 						    : rec_trigger__at(t->inc.rules, pending->rule);
 	struct rec_rstate *rs =
 		pending->recording ? rec_proc__find(&t->proc, pending->recording) : NULL;
-	char path[PATH_MAX] = "", subject[4 * REC_SUBJECT_MAX] = "", more[48];
+	char subject[4 * REC_SUBJECT_MAX] = "", more[48];
 	uint64_t held;
-	int err = -ENOENT;
 
-	if (t->proc.alive)
-		refresh(s, t);
-	if (s->opts.dump_dir)
-		err = snapshot_file(s, t, pending, path, sizeof(path));
+	if (!err)
+		keep_files(s, path, true);
 	if (rs)
 		escape_to(subject, sizeof(subject), rs->subject);
 	if (err) {
@@ -957,6 +997,40 @@ static void write_snapshot(struct rec_session *s, struct traced *t,
 		rec_trigger__report(t->inc.rules, pending->rule, pending->sig_key, err, path);
 	if (rs)
 		rec_proc__unpin(&t->proc, rs);
+}
+
+/* The snapshots the writer's thread has written (of t only, with t): each said and counted. */
+static void snapshots_done(struct rec_session *s, struct traced *t)
+{
+	struct rec_snapshot_job *job;
+
+	while ((job = rec_snapwriter__take_done(s->snapw, t))) {
+		struct snapshot_job *sj = (struct snapshot_job *)job;
+
+		snapshot_done(s, job->owner, &sj->pending, job->err, job->path);
+		free(sj);
+	}
+}
+
+/*
+ * Writes the snapshot that pending stands for: t as it is now (refreshed),
+ * its recording (or, with --trigger-scope process, every one), and every
+ * thread's stack. One of a recording goes to the writer's thread with async;
+ * snapshot_done() says and counts it once it is written.
+ */
+static void write_snapshot(struct rec_session *s, struct traced *t,
+			   const struct rec_incident_pending *pending, bool async)
+{
+	char path[PATH_MAX] = "";
+	int err = -ENOENT;
+
+	if (t->proc.alive)
+		refresh(s, t);
+	if (async && push_snapshot(s, t, pending) == 0)
+		return;
+	if (s->opts.dump_dir)
+		err = snapshot_file(s, t, pending, path, sizeof(path));
+	snapshot_done(s, t, pending, err, path);
 }
 
 /*
@@ -1008,20 +1082,30 @@ static uint64_t recordings_of(const struct rec_proc *p)
 	return total;
 }
 
-/* The snapshots of every traced process that are due (all of t's with all): written. */
+/*
+ * The snapshots of every traced process that are due: pushed to the writer's
+ * thread while it has room (the rest wait their turn, pending), each said
+ * once written. With all, every one of t's, written here after those pushed.
+ */
 static void write_due(struct rec_session *s, struct traced *only, bool all)
 {
 	struct rec_incident_pending p;
 	struct rec_incident_keep key;
 
+	snapshots_done(s, NULL);
 	for (size_t i = 0; i < s->ntraced; i++) {
 		struct traced *t = s->traced[i];
 
 		if ((only && t != only) || !t->inc.rules || t->done || t->waiting)
 			continue;
 		check_open(s, t);
-		while (rec_incident__take_due(&t->inc, now_mono_ns(), all, &p))
-			write_snapshot(s, t, &p);
+		if (all) {
+			rec_snapwriter__wait(s->snapw, t);
+			snapshots_done(s, t);
+		}
+		while ((all || rec_snapwriter__has_room(s->snapw)) &&
+		       rec_incident__take_due(&t->inc, now_mono_ns(), all, &p))
+			write_snapshot(s, t, &p, !all);
 		while (rec_incident__take_keep(&t->inc, now_mono_ns(), all, &key))
 			export_kept(s, t, &key);
 	}
@@ -1192,7 +1276,9 @@ int rec_session__open(struct rec_session **sp, const struct rec_session_opts *op
 	}
 	err = watch_add(s, rec_ring__fd(s->rb), &s->w_ring, W_RING, NULL) ?:
 	      watch_add(s, s->sigfd, &s->w_signal, W_SIGNAL, NULL) ?:
-	      watch_add(s, rec_clients__fd(s->clients), &s->w_clients, W_CLIENTS, NULL);
+	      watch_add(s, rec_clients__fd(s->clients), &s->w_clients, W_CLIENTS, NULL) ?:
+	      rec_snapwriter__new(&s->snapw) ?:
+	      watch_add(s, rec_snapwriter__fd(s->snapw), &s->w_snapshots, W_SNAPSHOTS, NULL);
 	if (err)
 		goto fail;
 	*sp = s;
@@ -1362,6 +1448,11 @@ static void traced_end(struct rec_session *s, struct traced *t, bool report)
 
 	if (t->done)
 		return;
+	/* Its snapshots on the writer's thread: written, said and counted before its black box. */
+	if (s->snapw) {
+		rec_snapwriter__wait(s->snapw, t);
+		snapshots_done(s, t);
+	}
 	/*
 	 * Let go alive: the batch path stops before the last collect (a dead
 	 * one: nothing). Unless another recorder-attach waits to take it over:
@@ -2146,6 +2237,9 @@ int rec_session__run(struct rec_session *s,
 			case W_CLIENTS:
 				rec_clients__ready(s->clients);
 				break;
+			case W_SNAPSHOTS:
+				snapshots_done(s, NULL);
+				break;
 			}
 		}
 		rec_clients__tick(s->clients);
@@ -2160,6 +2254,7 @@ void rec_session__free(struct rec_session *s)
 	for (size_t i = 0; i < s->ntraced; i++)
 		traced_end(s, s->traced[i], false);
 	rec_clients__free(s->clients);
+	rec_snapwriter__free(s->snapw);
 	for (size_t i = 0; i < s->ntraced; i++)
 		traced_free(s->traced[i]);
 	free(s->traced);
