@@ -12,6 +12,37 @@
 #include "json.h"
 #include "text.h"
 
+/*
+ * The bytes go out with the unlocked calls: each FILE a writer writes is its
+ * thread's alone (a dump's, a client's, stdout of recorder-tail), and a dump
+ * is written mostly a few bytes at a time.
+ */
+static inline void put_char(FILE *out, char c)
+{
+	putc_unlocked(c, out);
+}
+
+static inline void put_bytes(FILE *out, const char *s, size_t n)
+{
+	/* A few bytes (a number, a key): a call to fwrite costs more than they do. */
+	if (n > 16) {
+		fwrite_unlocked(s, 1, n, out);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		putc_unlocked(s[i], out);
+}
+
+/* v in decimal into the end of buf (21 bytes); where it starts. */
+static char *decimal(uint64_t v, char *end)
+{
+	do {
+		*--end = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	return end;
+}
+
 void rec_json__init(struct rec_json *w, FILE *out)
 {
 	*w = (struct rec_json){ .out = out };
@@ -21,9 +52,9 @@ void rec_json__init(struct rec_json *w, FILE *out)
 static void before(struct rec_json *w)
 {
 	if (w->comma && w->depth)
-		fputc(',', w->out);
+		put_char(w->out, ',');
 	if (w->newline)
-		fputc('\n', w->out);
+		put_char(w->out, '\n');
 	w->comma = false;
 	w->newline = false;
 }
@@ -31,7 +62,7 @@ static void before(struct rec_json *w)
 static void begin(struct rec_json *w, char c)
 {
 	before(w);
-	fputc(c, w->out);
+	put_char(w->out, c);
 	w->depth++;
 }
 
@@ -39,7 +70,7 @@ static void end(struct rec_json *w, char c)
 {
 	if (w->depth)
 		w->depth--;
-	fputc(c, w->out);
+	put_char(w->out, c);
 	w->comma = true;
 	w->newline = false;
 }
@@ -64,29 +95,47 @@ void rec_json__end_array(struct rec_json *w)
 	end(w, ']');
 }
 
+/*
+ * The bytes a string may hold that are written otherwise: '"' and '\\', and
+ * those rec_text__escape() may escape (controls, DEL, and 0xc2, which starts
+ * a C1 control in UTF-8).
+ */
+static bool is_special(unsigned char c)
+{
+	return c < 0x20 || c == '"' || c == '\\' || c == 0x7f || c == 0xc2;
+}
+
 /* Writes s quoted and escaped. */
 static void put_string(FILE *out, const char *s, size_t len)
 {
-	size_t from = 0;
+	size_t from = 0, i = 0;
 
-	fputc('"', out);
-	for (size_t i = 0; i < len; i++) {
+	put_char(out, '"');
+	/* Most strings have nothing to escape: they go out in one write. */
+	while (i < len && !is_special((unsigned char)s[i]))
+		i++;
+	if (i == len) {
+		put_bytes(out, s, len);
+		put_char(out, '"');
+		return;
+	}
+	for (; i < len; i++) {
 		if (s[i] != '"' && s[i] != '\\')
 			continue;
 		rec_text__escape(out, s + from, i - from);
-		fputc('\\', out);
-		fputc(s[i], out);
+		put_char(out, '\\');
+		put_char(out, s[i]);
 		from = i + 1;
 	}
 	rec_text__escape(out, s + from, len - from);
-	fputc('"', out);
+	put_char(out, '"');
 }
 
 void rec_json__key(struct rec_json *w, const char *name)
 {
 	before(w);
 	put_string(w->out, name, strlen(name));
-	fputc(':', w->out);
+	put_char(w->out, ':');
 }
 
 void rec_json__string(struct rec_json *w, const char *s, size_t len)
@@ -101,11 +150,23 @@ void rec_json__cstr(struct rec_json *w, const char *s)
 	rec_json__string(w, s ? s : "", s ? strlen(s) : 0);
 }
 
+/* rec_text__key()'s spelling: "0x" and lower-case hex, without padding. */
 void rec_json__hex(struct rec_json *w, uint64_t v)
 {
-	char buf[REC_TEXT_KEY_MAX];
+	static const char digits[] = "0123456789abcdef";
+	char buf[REC_TEXT_KEY_MAX + 2], *at = buf + sizeof(buf);
 
-	rec_json__cstr(w, rec_text__key(v, buf));
+	*--at = '"';
+	do {
+		*--at = digits[v & 15];
+		v >>= 4;
+	} while (v);
+	*--at = 'x';
+	*--at = '0';
+	*--at = '"';
+	before(w);
+	put_bytes(w->out, at, (size_t)(buf + sizeof(buf) - at));
+	w->comma = true;
 }
 
 void rec_json__time(struct rec_json *w, int64_t time_ns)
@@ -117,15 +178,23 @@ void rec_json__time(struct rec_json *w, int64_t time_ns)
 
 void rec_json__u64(struct rec_json *w, uint64_t v)
 {
+	char buf[24], *end = buf + sizeof(buf), *at = decimal(v, end);
+
 	before(w);
-	fprintf(w->out, "%" PRIu64, v);
+	put_bytes(w->out, at, (size_t)(end - at));
 	w->comma = true;
 }
 
 void rec_json__i64(struct rec_json *w, int64_t v)
 {
+	/* In unsigned arithmetic: -INT64_MIN does not fit an int64_t. */
+	char buf[24], *end = buf + sizeof(buf),
+		      *at = decimal(v < 0 ? 0 - (uint64_t)v : (uint64_t)v, end);
+
+	if (v < 0)
+		*--at = '-';
 	before(w);
-	fprintf(w->out, "%" PRId64, v);
+	put_bytes(w->out, at, (size_t)(end - at));
 	w->comma = true;
 }
 
@@ -220,5 +289,5 @@ void rec_json__newline(struct rec_json *w)
 	if (w->depth)
 		w->newline = true;
 	else
-		fputc('\n', w->out);
+		put_char(w->out, '\n');
 }
