@@ -304,7 +304,10 @@ uint64_t rec_incident__event_rules(struct rec_incident *in, uint64_t meta,
 		struct rec_incident_cs *c;
 
 		if (!in->cs) {
-			in->cs = calloc(REC_INCIDENT_CS_CACHE, sizeof(in->cs[0]));
+			/* Each entry on cache lines of its own (rec_incident_cs). */
+			in->cs = aligned_alloc(64, REC_INCIDENT_CS_CACHE * sizeof(in->cs[0]));
+			if (in->cs)
+				memset(in->cs, 0, REC_INCIDENT_CS_CACHE * sizeof(in->cs[0]));
 			in->cs_tags = calloc(REC_INCIDENT_CS_CACHE, sizeof(in->cs_tags[0]));
 			if (!in->cs || !in->cs_tags) {
 				free(in->cs);

@@ -61,13 +61,19 @@ struct rec_incident_quiet {
 	int64_t last_ns, last_seen_ns; /* the last held back: its own time, seen */
 };
 
-/* What rec_incident.cs holds of a callsite. */
+/*
+ * What rec_incident.cs holds of a callsite. Aligned to a cache line: an event
+ * of a storm that its first rule holds back reads and writes one line (meta,
+ * mask, sure and quiet[0], 64 bytes), whichever of 2,048 callsites it is of.
+ */
 struct rec_incident_cs {
 	uint64_t meta; /* 0: empty */
 	uint64_t mask;
 	uint64_t sure; /* of mask, the rules its callsite alone fires */
 	struct rec_incident_quiet quiet[REC_INCIDENT_CS_SIGS]; /* rule i's */
-};
+} __attribute__((aligned(64)));
+_Static_assert(offsetof(struct rec_incident_cs, quiet[1]) == 64,
+	       "a callsite's first rule is on the first cache line of its entry");
 
 /* The recordings an --otlp-keep rule fired on, exported when due (at most this many waiting). */
 #define REC_INCIDENT_KEEP_MAX 1024
