@@ -945,6 +945,9 @@ static int push_snapshot(struct rec_session *s, struct traced *t,
 	memcpy(sj->job.counters.v, t->proc.counters, sizeof(sj->job.counters.v));
 	dump_trigger_of(s, t, pending, &sj->job.trigger, sj->job.counts);
 	sj->job.recording = pending->recording;
+	sj->job.bytes = rec_spool__footprint(sj->job.proc.first->spool) +
+			sj->job.proc.first->spans.n * sizeof(struct rec_kept_span) +
+			sj->job.proc.nstacks * sizeof(struct rec_thread_stack);
 	sj->job.dir = s->opts.dump_dir;
 	sj->job.owner = t;
 	sj->pending = *pending;
@@ -1013,10 +1016,10 @@ static void snapshots_done(struct rec_session *s, struct traced *t)
 }
 
 /*
- * Writes the snapshot that pending stands for: t as it is now (refreshed),
- * its recording (or, with --trigger-scope process, every one), and every
- * thread's stack. One of a recording goes to the writer's thread with async;
- * snapshot_done() says and counts it once it is written.
+ * Writes the snapshot that pending stands for: t as it is (its caller
+ * refreshed it), its recording (or, with --trigger-scope process, every one),
+ * and every thread's stack. One of a recording goes to the writer's thread
+ * with async; snapshot_done() says and counts it once it is written.
  */
 static void write_snapshot(struct rec_session *s, struct traced *t,
 			   const struct rec_incident_pending *pending, bool async)
@@ -1024,8 +1027,6 @@ static void write_snapshot(struct rec_session *s, struct traced *t,
 	char path[PATH_MAX] = "";
 	int err = -ENOENT;
 
-	if (t->proc.alive)
-		refresh(s, t);
 	if (async && push_snapshot(s, t, pending) == 0)
 		return;
 	if (s->opts.dump_dir)
@@ -1091,6 +1092,7 @@ static void write_due(struct rec_session *s, struct traced *only, bool all)
 {
 	struct rec_incident_pending p;
 	struct rec_incident_keep key;
+	bool fresh;
 
 	snapshots_done(s, NULL);
 	for (size_t i = 0; i < s->ntraced; i++) {
@@ -1103,9 +1105,15 @@ static void write_due(struct rec_session *s, struct traced *only, bool all)
 			rec_snapwriter__wait(s->snapw, t);
 			snapshots_done(s, t);
 		}
+		fresh = false;
 		while ((all || rec_snapwriter__has_room(s->snapw)) &&
-		       rec_incident__take_due(&t->inc, now_mono_ns(), all, &p))
+		       rec_incident__take_due(&t->inc, now_mono_ns(), all, &p)) {
+			/* t as it is now: read once for the snapshots due together. */
+			if (!fresh && t->proc.alive)
+				refresh(s, t);
+			fresh = true;
 			write_snapshot(s, t, &p, !all);
+		}
 		while (rec_incident__take_keep(&t->inc, now_mono_ns(), all, &key))
 			export_kept(s, t, &key);
 	}

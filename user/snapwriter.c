@@ -19,6 +19,7 @@ struct rec_snapwriter {
 	struct rec_snapshot_job *todo, *done;
 	struct rec_snapshot_job *writing; /* the one its thread writes now */
 	size_t jobs;			  /* in todo, writing and done */
+	uint64_t bytes;			  /* their copies' */
 };
 
 static void append(struct rec_snapshot_job **list, struct rec_snapshot_job *job)
@@ -94,7 +95,8 @@ int rec_snapwriter__fd(const struct rec_snapwriter *w)
 bool rec_snapwriter__has_room(const struct rec_snapwriter *w)
 {
 	/* Only this thread adds jobs or takes them back: the count cannot grow meanwhile. */
-	return __atomic_load_n(&w->jobs, __ATOMIC_RELAXED) < REC_SNAPWRITER_MAX_JOBS;
+	return __atomic_load_n(&w->jobs, __ATOMIC_RELAXED) < REC_SNAPWRITER_MAX_JOBS &&
+	       __atomic_load_n(&w->bytes, __ATOMIC_RELAXED) < REC_SNAPWRITER_MAX_BYTES;
 }
 
 int rec_snapwriter__push(struct rec_snapwriter *w, struct rec_snapshot_job *job)
@@ -102,13 +104,14 @@ int rec_snapwriter__push(struct rec_snapwriter *w, struct rec_snapshot_job *job)
 	int err = 0;
 
 	pthread_mutex_lock(&w->lock);
-	if (w->jobs >= REC_SNAPWRITER_MAX_JOBS)
+	if (w->jobs >= REC_SNAPWRITER_MAX_JOBS || w->bytes >= REC_SNAPWRITER_MAX_BYTES)
 		err = -EBUSY;
 	else if (!w->started && (err = -pthread_create(&w->thread, NULL, writer_main, w)) == 0)
 		w->started = true;
 	if (!err) {
 		append(&w->todo, job);
 		__atomic_store_n(&w->jobs, w->jobs + 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&w->bytes, w->bytes + job->bytes, __ATOMIC_RELAXED);
 		pthread_cond_broadcast(&w->changed);
 	}
 	pthread_mutex_unlock(&w->lock);
@@ -127,6 +130,7 @@ struct rec_snapshot_job *rec_snapwriter__take_done(struct rec_snapwriter *w, con
 			*at = job->next;
 			job->next = NULL;
 			__atomic_store_n(&w->jobs, w->jobs - 1, __ATOMIC_RELAXED);
+			__atomic_store_n(&w->bytes, w->bytes - job->bytes, __ATOMIC_RELAXED);
 			break;
 		}
 	/* Readable again at the next job written; until then, nothing waits. */

@@ -20,8 +20,13 @@
 #include "dump.h"
 #include "proc.h"
 
-/* Snapshots pushed and not yet taken back, at most (the copies they hold are in memory). */
-#define REC_SNAPWRITER_MAX_JOBS 4
+/*
+ * Snapshots pushed and not yet taken back, at most, and the bytes of their
+ * copies past which no more is pushed (one alone may hold more): a storm's
+ * snapshots due together are copied together, and the rest wait, pending.
+ */
+#define REC_SNAPWRITER_MAX_JOBS 64
+#define REC_SNAPWRITER_MAX_BYTES (64ULL << 20)
 
 /* One snapshot to write: the caller fills the first part, the writer the second. */
 struct rec_snapshot_job {
@@ -30,6 +35,7 @@ struct rec_snapshot_job {
 	struct rec_dump_trigger trigger; /* its counts: counts */
 	struct rec_dump_rule_counts counts[REC_DUMP_MAX_RULES];
 	uint64_t recording; /* the one recording of proc it is written of */
+	uint64_t bytes;	    /* what the copy holds in memory, about */
 	const char *dir;    /* the dump directory: it outlives the writer */
 	void *owner;	    /* the caller's */
 	/* Written by the writer: rec_dump__write_snapshot_file()'s result, the file's path. */
@@ -44,7 +50,10 @@ struct rec_snapwriter;
 int rec_snapwriter__new(struct rec_snapwriter **w);
 /* The eventfd that is readable while a job done waits to be taken back. */
 int rec_snapwriter__fd(const struct rec_snapwriter *w);
-/* Whether a job may be pushed now (fewer than REC_SNAPWRITER_MAX_JOBS not taken back). */
+/*
+ * Whether a job may be pushed now: fewer than REC_SNAPWRITER_MAX_JOBS not
+ * taken back, holding fewer than REC_SNAPWRITER_MAX_BYTES.
+ */
 bool rec_snapwriter__has_room(const struct rec_snapwriter *w);
 /*
  * Gives the writer job (malloc'd; the caller takes it back done). Returns 0,

@@ -70,7 +70,8 @@ static uint64_t rule_of(const char *path)
 
 /*
  * Jobs are written in the order pushed and handed back so, each owner's
- * apart; at most REC_SNAPWRITER_MAX_JOBS are out at once; the eventfd says
+ * apart; at most REC_SNAPWRITER_MAX_JOBS are out at once, and copies of at
+ * most REC_SNAPWRITER_MAX_BYTES (one alone may hold more); the eventfd says
  * when one is done; a directory that cannot be written gives the job its
  * error; jobs never taken back are freed with the writer.
  */
@@ -126,6 +127,18 @@ static void test_jobs_are_written_in_order_and_handed_back(void **state)
 	assert_int_equal(
 		poll(&(struct pollfd){ .fd = rec_snapwriter__fd(w), .events = POLLIN }, 1, 0), 0);
 	assert_true(rec_snapwriter__has_room(w));
+
+	/* One copy of REC_SNAPWRITER_MAX_BYTES: room for nothing else until it is back. */
+	job = job_of(&p, dir, 7);
+	job->bytes = REC_SNAPWRITER_MAX_BYTES;
+	assert_int_equal(rec_snapwriter__push(w, job), 0);
+	assert_false(rec_snapwriter__has_room(w));
+	rec_snapwriter__wait(w, NULL);
+	assert_false(rec_snapwriter__has_room(w));
+	assert_ptr_equal(rec_snapwriter__take_done(w, NULL), job);
+	assert_true(rec_snapwriter__has_room(w));
+	assert_int_equal(unlink(job->path), 0);
+	free(job);
 
 	/* A dump directory under a file: the job's error, nothing written. */
 	snprintf(bad, sizeof(bad), "%s/file", dir);
