@@ -48,8 +48,14 @@ FUZZ_TARGETS=(event callsite dump control batch)
 passed=0
 failed=0
 failures=()
+# What each check took (the time since the one before it), for the summary: CI
+# has a budget, and the next change should know where the time goes.
+last_record=$SECONDS
+timings=()
 
 record() { # name rc
+	timings+=("$((SECONDS - last_record)) $1")
+	last_record=$SECONDS
 	if [ "$2" -eq 0 ]; then
 		passed=$((passed + 1))
 		echo "PASS $1"
@@ -326,6 +332,8 @@ fi
 [ "$mode" = all ] || [ "$mode" = fuzz ] && fuzz_tests
 
 echo
+echo "the slowest checks (seconds; $SECONDS in all):"
+printf '%s\n' "${timings[@]}" | sort -rn | head -12 | sed 's/^/  /'
 if [ "$failed" -ne 0 ]; then
 	echo "failed tests:"
 	printf '  %s\n' "${failures[@]}"
