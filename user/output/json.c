@@ -150,22 +150,15 @@ void rec_json__cstr(struct rec_json *w, const char *s)
 	rec_json__string(w, s ? s : "", s ? strlen(s) : 0);
 }
 
-/* rec_text__key()'s spelling: "0x" and lower-case hex, without padding. */
+/* rec_text__key()'s spelling, which needs no escape. */
 void rec_json__hex(struct rec_json *w, uint64_t v)
 {
-	static const char digits[] = "0123456789abcdef";
-	char buf[REC_TEXT_KEY_MAX + 2], *at = buf + sizeof(buf);
+	char buf[REC_TEXT_KEY_MAX];
 
-	*--at = '"';
-	do {
-		*--at = digits[v & 15];
-		v >>= 4;
-	} while (v);
-	*--at = 'x';
-	*--at = '0';
-	*--at = '"';
 	before(w);
-	put_bytes(w->out, at, (size_t)(buf + sizeof(buf) - at));
+	put_char(w->out, '"');
+	put_bytes(w->out, buf, strlen(rec_text__key(v, buf)));
+	put_char(w->out, '"');
 	w->comma = true;
 }
 

@@ -98,7 +98,20 @@ const char *rec_text__basename(const char *path)
 
 const char *rec_text__key(uint64_t key, char *buf)
 {
-	snprintf(buf, REC_TEXT_KEY_MAX, "0x%" PRIx64, key);
+	static const char digits[] = "0123456789abcdef";
+	char hex[16], *at = hex + sizeof(hex);
+	size_t n;
+
+	/* Without printf: a dump writes one for every event's callsite and span. */
+	do {
+		*--at = digits[key & 15];
+		key >>= 4;
+	} while (key);
+	n = (size_t)(hex + sizeof(hex) - at);
+	buf[0] = '0';
+	buf[1] = 'x';
+	memcpy(buf + 2, at, n);
+	buf[n + 2] = '\0';
 	return buf;
 }
 
