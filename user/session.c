@@ -937,11 +937,8 @@ static int push_snapshot(struct rec_session *s, struct traced *t,
 	if (!sj)
 		return -ENOMEM;
 	err = rec_proc__copy_recording(&sj->job.proc, &t->proc, pending->recording);
-	if (err) {
-		rec_proc__fini(&sj->job.proc);
-		free(sj);
-		return err;
-	}
+	if (err)
+		goto out;
 	memcpy(sj->job.counters.v, t->proc.counters, sizeof(sj->job.counters.v));
 	dump_trigger_of(s, t, pending, &sj->job.trigger, sj->job.counts);
 	sj->job.recording = pending->recording;
@@ -952,6 +949,7 @@ static int push_snapshot(struct rec_session *s, struct traced *t,
 	sj->job.owner = t;
 	sj->pending = *pending;
 	err = rec_snapwriter__push(s->snapw, &sj->job);
+out:
 	if (err) {
 		rec_proc__fini(&sj->job.proc);
 		free(sj);
@@ -1086,7 +1084,8 @@ static uint64_t recordings_of(const struct rec_proc *p)
 /*
  * The snapshots of every traced process that are due: pushed to the writer's
  * thread while it has room (the rest wait their turn, pending), each said
- * once written. With all, every one of t's, written here after those pushed.
+ * once written. With all (traced_end(), which waited for t's on the thread
+ * first), every one of t's, written here.
  */
 static void write_due(struct rec_session *s, struct traced *only, bool all)
 {
@@ -1101,10 +1100,6 @@ static void write_due(struct rec_session *s, struct traced *only, bool all)
 		if ((only && t != only) || !t->inc.rules || t->done || t->waiting)
 			continue;
 		check_open(s, t);
-		if (all) {
-			rec_snapwriter__wait(s->snapw, t);
-			snapshots_done(s, t);
-		}
 		fresh = false;
 		while ((all || rec_snapwriter__has_room(s->snapw)) &&
 		       rec_incident__take_due(&t->inc, now_mono_ns(), all, &p)) {
@@ -2246,7 +2241,7 @@ int rec_session__run(struct rec_session *s,
 				rec_clients__ready(s->clients);
 				break;
 			case W_SNAPSHOTS:
-				snapshots_done(s, NULL);
+				/* Only a wakeup: write_due() takes them back, every turn. */
 				break;
 			}
 		}
