@@ -133,8 +133,12 @@ struct rec_snapshot_job *rec_snapwriter__take_done(struct rec_snapwriter *w, con
 			__atomic_store_n(&w->bytes, w->bytes - job->bytes, __ATOMIC_RELAXED);
 			break;
 		}
-	/* Readable again at the next job written; until then, nothing waits. */
-	if (!w->done && read(w->efd, &n, sizeof(n)) < 0) {
+	/*
+	 * The last one taken: readable again at the next job written. Nothing
+	 * taken: nothing to reset (it is reset each time the list empties), and
+	 * no system call for the loop's every turn.
+	 */
+	if (job && !w->done && read(w->efd, &n, sizeof(n)) < 0) {
 	}
 	pthread_mutex_unlock(&w->lock);
 	return job;
