@@ -28,6 +28,32 @@ wait_for() {
 	return 1
 }
 
+# wait_asleep PID: until no thread of process PID is running or runnable (10 s
+# at most; 1 if one still is). On the batch path a read collects what sleeping
+# threads hold; a running thread hands its buffer over itself, later
+# (docs/probe-abi.md): a target that has just printed a line may not be asleep
+# yet.
+wait_asleep() {
+	local i f line running
+	for ((i = 0; i < 500; i++)); do
+		running=
+		for f in /proc/"$1"/task/*/stat; do
+			read -r line <"$f" 2>/dev/null || continue
+			line=${line##*) }
+			[ "${line%% *}" = R ] && running=$f && break
+		done
+		[ -z "$running" ] && return 0
+		sleep 0.02
+	done
+	echo "a thread of pid $1 still runs after 10 s: $running"
+	return 1
+}
+
+# wait_ready [SECONDS]: until the target has said "ready" and sleeps.
+wait_ready() {
+	wait_for "$T/target.out" '^ready' "$@" && wait_asleep "$TARGET_PID"
+}
+
 # wait_gone PID: until process PID has ended (10 s at most); 1 if it has not.
 wait_gone() {
 	local i

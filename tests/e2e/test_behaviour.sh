@@ -28,7 +28,7 @@ test_exit_status_is_the_one_the_process_exited_with() {
 test_copied_string_of_255_bytes_is_whole_and_256_is_marked() {
 	start_target $SCENARIO copied_strings || return 1
 	attach "$TARGET_PID" || return 1
-	wait_for "$T/target.out" '^ready' || return 1
+	wait_ready || return 1
 	local e o
 	e=$(printf 'e%.0s' $(seq 255))
 	o=$(printf 'o%.0s' $(seq 255))
@@ -43,7 +43,7 @@ test_copied_string_of_255_bytes_is_whole_and_256_is_marked() {
 test_copied_strings_of_one_event_each_keep_their_bytes() {
 	start_target $SCENARIO copied_strings || return 1
 	attach "$TARGET_PID" || return 1
-	wait_for "$T/target.out" '^ready' || return 1
+	wait_ready || return 1
 	expect "three copied strings, none over another" \
 		'{"message":"three","a":"alpha","b":"beta","c":"gamma"}' \
 		"$(event_json three | jq -c .fields)"
@@ -52,7 +52,7 @@ test_copied_strings_of_one_event_each_keep_their_bytes() {
 test_unreadable_copied_string_is_not_null() {
 	start_target $SCENARIO copied_strings || return 1
 	attach "$TARGET_PID" || return 1
-	wait_for "$T/target.out" '^ready' || return 1
+	wait_ready || return 1
 	expect "an unreadable string is null with status fault, not \"null\"" \
 		'{"fields":{"message":"unreadable","bad":null,"after":"alpha"},"field_status":{"bad":"fault"}}' \
 		"$(event_json unreadable | jq -c '{fields, field_status}')" || return 1
@@ -65,7 +65,7 @@ test_unreadable_copied_string_is_not_null() {
 test_subject_keeps_63_bytes() {
 	start_target $SCENARIO long_subjects || return 1
 	attach "$TARGET_PID" || return 1
-	wait_for "$T/target.out" '^ready' || return 1
+	wait_ready || return 1
 	local s63 s70
 	s63="subject-of-63-bytes-....................................ends-63"
 	s70="subject-of-70-bytes-....................................63-here"
@@ -81,7 +81,7 @@ test_exiting_an_outer_span_unlinks_it() {
 	start_target $SCENARIO exit_outer_first || return 1
 	wait_for "$T/target.out" '^inside' || return 1
 	attach "$TARGET_PID" || return 1
-	wait_for "$T/target.out" '^ready' || return 1
+	wait_ready || return 1
 	# recorder-attach learns the stack from the target's chain of spans: an
 	# exited outer_x still linked in it would show up here.
 	expect "the thread is inside the recording span only" \
@@ -95,7 +95,7 @@ test_detached_event_builds_no_arguments() {
 	start_target $SCENARIO detached_side_effects || return 1
 	wait_for "$T/target.out" '^inside' || return 1
 	attach "$TARGET_PID" || return 1
-	wait_for "$T/target.out" '^ready' || return 1
+	wait_ready || return 1
 	expect "1000 events inside a recording span while detached evaluated no field" \
 		"side effects while detached: 0, attached: 3" \
 		"$(grep '^side effects' "$T/target.out")" || return 1
@@ -111,7 +111,7 @@ has_control_bytes() {
 test_target_text_is_escaped_for_the_terminal() {
 	start_target $SCENARIO hostile_text || return 1
 	attach "$TARGET_PID" || return 1
-	wait_for "$T/target.out" '^ready' || return 1
+	wait_ready || return 1
 	local opt out dump
 	dump=$($B/recorder-tail -p "$TARGET_PID" --dump) || fail "--dump failed: $dump" || return 1
 	for opt in "" "--json" "--list" "--list --json" "--stacks" "--stacks --json" "--stats"; do
@@ -151,7 +151,7 @@ test_target_text_is_escaped_for_the_terminal() {
 test_unsupported_argument_spec_skips_only_that_site() {
 	start_target $B/tests/targets/odd_note || return 1
 	attach "$TARGET_PID" || return 1
-	wait_for "$T/target.out" '^ready' || return 1
+	wait_ready || return 1
 	expect "a warning names the file, the probe and the spec" \
 		"recorder-attach: warning: skipped 1 site of probe recorder:event in $(realpath $B/tests/targets/odd_note) (pid $TARGET_PID): unsupported argument spec '8@(%rax,%rbx,8)'; its other sites are attached" \
 		"$(cat "$T/attach.err")" || return 1
@@ -188,7 +188,7 @@ test_pids_and_counts_are_decimal() {
 test_hostile_batches_are_counted_and_contained() {
 	start_target $SCENARIO hostile_batch || return 1
 	attach "$TARGET_PID" || return 1
-	wait_for "$T/target.out" '^ready' || return 1
+	wait_ready || return 1
 	expect "the bystander has its 3 events, nothing else" "0 0 1 1 2 2 | 3 3 0" \
 		"$(rtail --json --subject bystander | jq -r '"\(.seq) \(.fields.n)"' | tr '\n' ' ')| $(rtail --list --json | jq -r 'select(.subject == "bystander") | "\(.seen) \(.kept) \(.dropped)"')" ||
 		return 1

@@ -75,7 +75,7 @@ test_sleeping_thread_stack_is_known_at_attach() {
 	start_target $SCENARIO sleeper || return 1
 	wait_for "$T/target.out" '^inside' || return 1
 	attach_dumping "$TARGET_PID" || return 1
-	wait_for "$T/target.out" '^ready' || return 1
+	wait_ready || return 1
 	local want='{"subject":"sleeper","stack":["blocked","recording"]}' dump
 	expect "a thread asleep inside spans since before the attach shows its stack" "$want" \
 		"$($B/recorder-tail -p "$TARGET_PID" --stacks --json | jq -c '{subject, stack: [.stack[].name]}')" ||
@@ -139,7 +139,7 @@ no_ages() {
 test_dump_on_request_matches_live_tail() {
 	start_target $SCENARIO all_fields || return 1
 	attach_dumping "$TARGET_PID" || return 1
-	wait_for "$T/target.out" '^ready' || return 1
+	wait_ready || return 1
 	local dump opt live
 	dump=$($B/recorder-tail -p "$TARGET_PID" --dump) || fail "--dump failed: $dump" || return 1
 	[ -s "$dump" ] || fail "--dump printed '$dump', which is no file" || return 1
@@ -237,7 +237,7 @@ test_span_overflow_accounting_is_exact() {
 test_unbalanced_spans_are_counted() {
 	start_target $SCENARIO unbalanced || return 1
 	attach "$TARGET_PID" || return 1
-	wait_for "$T/target.out" '^ready' || return 1
+	wait_ready || return 1
 	expect "after all of it, the thread is inside the recording span only" \
 		'["recording"]' "$(rtail --stacks --json | jq -c '[.stack[].name]')" || return 1
 	expect "each case counted" \
@@ -251,7 +251,7 @@ test_unbalanced_spans_are_counted() {
 test_short_lived_threads_leave_nothing_behind() {
 	start_target $SCENARIO thread_churn || return 1
 	attach "$TARGET_PID" || return 1
-	wait_for "$T/target.out" '^ready' 120 || return 1
+	wait_ready 120 || return 1
 	expect "no stale stacks from 10,000 dead threads" "" "$(rtail --stacks --json)" || return 1
 	local n
 	n=$(rtail --list --json | jq -s 'length')
@@ -282,7 +282,7 @@ test_two_processes_labelled_by_pid() {
 test_library_loaded_after_attach() {
 	start_target $SCENARIO dlopen || return 1
 	attach "$TARGET_PID" || return 1
-	wait_for "$T/target.out" '^ready' 20 || { cat "$T/target.err"; return 1; }
+	wait_ready 20 || { cat "$T/target.err"; return 1; }
 	expect "events from the late library are recorded, in order" \
 'before dlopen scenario.c
 from a library loaded late late.c
@@ -335,7 +335,7 @@ test_library_that_fails_to_attach_is_reported_and_retried() {
 	wait "$hold" 2>/dev/null
 	wait_for "$T/attach.out" "attached the probes of $lib in pid $TARGET_PID at try [0-9]+" 20 ||
 		return 1
-	wait_for "$T/target.out" '^ready' 20 || { cat "$T/target.err"; return 1; }
+	wait_ready 20 || { cat "$T/target.err"; return 1; }
 	expect "then its events are recorded, in order" \
 'before dlopen scenario.c
 from a library loaded late late.c
@@ -362,7 +362,7 @@ test_pid_namespace_shows_both_pids() {
 	BG_PIDS+=($host)
 	TARGET_PID=$host
 	attach "$host" || return 1
-	wait_for "$T/target.out" '^ready' || return 1
+	wait_ready || return 1
 	expect "host pid and namespace pid" "$host 1" \
 		"$(rtail --json -n 1 | jq -r '"\(.pid) \(.ns_pid)"')" || return 1
 	head -1 <<<"$(rtail)" | grep -q "^==> pid $host (ns pid 1) " ||

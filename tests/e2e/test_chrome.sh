@@ -30,7 +30,7 @@ test_chrome_live_and_black_box_with_every_filter() {
 	local dump key rkey all
 	start_target $SCENARIO all_fields || return 1
 	attach "$TARGET_PID" || return 1
-	wait_for "$T/target.out" '^ready' || return 1
+	wait_ready || return 1
 	key=$(key_of fields)
 	rkey=$(rtail --json -n 1 | jq -r .recorder)
 	local live=(-p "$TARGET_PID")
@@ -76,7 +76,7 @@ test_chrome_threads_are_named_by_their_recordings() {
 	local want got
 	start_target $SCENARIO threads || return 1
 	attach "$TARGET_PID" || return 1
-	wait_for "$T/target.out" '^ready' || return 1
+	wait_ready || return 1
 	chrome_same_as_json "threads" -p "$TARGET_PID" -- || return 1
 	# Each thread serves one recording: its name is that recording's subject.
 	want=$(jq -r '"\(.tid) \(.subject)"' "$T/tail.jsonl" | sort -u)

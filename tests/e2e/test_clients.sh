@@ -129,7 +129,7 @@ test_clients_cap_and_timeout() {
 	local out rc
 	start_target $SCENARIO events_are_recorded || return 1
 	attach_with "$TARGET_PID" --max-clients 2 --client-timeout 1000 || return 1
-	wait_for "$T/target.out" '^ready' || return 1
+	wait_ready || return 1
 	hold_connections "/run/recorder/$TARGET_PID.sock" 2 10 >"$T/idle.out" &
 	BG_PIDS+=($!)
 	wait_for "$T/idle.out" '^held 2' || return 1
@@ -156,7 +156,7 @@ test_clients_second_attach_is_refused_and_the_first_keeps_serving() {
 	local out rc first stale
 	start_target $SCENARIO events_are_recorded || return 1
 	attach "$TARGET_PID" || return 1
-	wait_for "$T/target.out" '^ready' || return 1
+	wait_ready || return 1
 	first=$(rtail --json | jq -c .seq | tr '\n' ' ')
 	[ -n "$first" ] || fail "no events before the second attach" || return 1
 	out=$(timeout 10 $B/recorder-attach -p "$TARGET_PID" --dump-dir "$T/dumps2" 2>&1)
@@ -177,7 +177,7 @@ test_clients_second_attach_is_refused_and_the_first_keeps_serving() {
 	python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' \
 		"$T/socks/$TARGET_PID.sock" || return 1
 	attach_with "$TARGET_PID" --sock-dir "$T/socks" || return 1
-	wait_for "$T/target.out" '^ready' || return 1
+	wait_ready || return 1
 	stale=$($B/recorder-tail -p "$TARGET_PID" --sock-dir "$T/socks" --json | jq -c .seq | tr '\n' ' ')
 	expect "a stale socket is replaced and served" "$first" "$stale"
 }
@@ -193,7 +193,7 @@ test_clients_sock_dir_is_never_changed() {
 		before=$(stat -c '%a %U %G' "$T/$d")
 		start_target $SCENARIO events_are_recorded || return 1
 		attach_with "$TARGET_PID" --sock-dir "$T/$d" || return 1
-		wait_for "$T/target.out" '^ready' || return 1
+		wait_ready || return 1
 		[ "$($B/recorder-tail -p "$TARGET_PID" --sock-dir "$T/$d" --json | jq -s length)" -gt 0 ] ||
 			fail "nothing read through $T/$d" || return 1
 		expect "$d: mode and owner left as they were" "$before" \
@@ -230,7 +230,7 @@ test_clients_owner_reads_its_process_and_other_users_are_refused() {
 	start_target setpriv --reuid=65534 --regid=65534 --clear-groups "$NB_SCENARIO" all_fields ||
 		return 1
 	attach_with "$TARGET_PID" --sock-dir "$T/socks" || return 1
-	wait_for "$T/target.out" '^ready' || return 1
+	wait_ready || return 1
 	sock="$T/socks/$TARGET_PID.sock"
 	expect "the socket belongs to the process's owner, who alone may connect" \
 		"600 nobody" "$(stat -c '%a %U' "$sock")" || return 1
@@ -261,7 +261,7 @@ test_clients_attach_keeps_only_the_capabilities_it_needs() {
 	local bnd keep want
 	start_target $SCENARIO events_are_recorded || return 1
 	attach "$TARGET_PID" || return 1
-	wait_for "$T/target.out" '^ready' || return 1
+	wait_ready || return 1
 	# Answered from the loop, so the capabilities are dropped by now.
 	[ -n "$(rtail)" ] || fail "no answer" || return 1
 	# CAP_SYS_PTRACE 19, CAP_DAC_READ_SEARCH 2, CAP_CHOWN 0; never more than this
@@ -293,7 +293,7 @@ test_clients_caps_kept_attach_a_library_loaded_later_from_a_private_directory() 
 	start_target setpriv --reuid=65534 --regid=65534 --clear-groups "$T/priv/scenario" dlopen ||
 		return 1
 	attach "$TARGET_PID" || return 1
-	wait_for "$T/target.out" '^ready' 20 || { cat "$T/target.err"; return 1; }
+	wait_ready 20 || { cat "$T/target.err"; return 1; }
 	expect "events from the late library are recorded, in order" \
 'before dlopen scenario.c
 from a library loaded late late.c

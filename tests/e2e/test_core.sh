@@ -11,7 +11,7 @@ test_attach_mid_span() {
 	start_target $SCENARIO attach_mid_span || return 1
 	wait_for "$T/target.out" '^inside' || return 1
 	attach "$TARGET_PID" || return 1
-	wait_for "$T/target.out" '^ready' || return 1
+	wait_ready || return 1
 	expect "events after the attach go to the recording created before it" \
 '{"subject":"mid","seq":0,"fields":{"message":"after attach","n":1}}
 {"subject":"mid","seq":1,"fields":{"message":"after attach","n":2}}' \
@@ -27,7 +27,7 @@ test_stack_of_a_thread_running_at_the_attach_is_seeded() {
 	start_target $SCENARIO running_at_attach || return 1
 	wait_for "$T/target.out" '^inside' || return 1
 	attach "$TARGET_PID" || return 1
-	wait_for "$T/target.out" '^ready' || return 1
+	wait_ready || return 1
 	expect "the stack it was running in at the attach is known" \
 		'{"subject":"busy","stack":["spinning","recording"]}' \
 		"$(rtail --stacks --json | jq -c '{subject, stack: [.stack[].name]}')"
@@ -36,7 +36,7 @@ test_stack_of_a_thread_running_at_the_attach_is_seeded() {
 test_threads_have_no_cross_talk() {
 	start_target $SCENARIO threads || return 1
 	attach "$TARGET_PID" || return 1
-	wait_for "$T/target.out" '^ready' || return 1
+	wait_ready || return 1
 	local expected i j
 	expected=$(for i in 0 1 2 3 4 5 6 7; do
 		for j in $(seq 0 49); do echo "thread[$i] $j $i $j"; done
@@ -52,7 +52,7 @@ test_threads_have_no_cross_talk() {
 test_shared_library_probes() {
 	start_target $SCENARIO shared_library || return 1
 	attach "$TARGET_PID" || return 1
-	wait_for "$T/target.out" '^ready' || return 1
+	wait_ready || return 1
 	grep -qE "^attached to $TARGET_PID: [0-9]+ probe sites in 2 objects$" "$T/attach.out" ||
 		fail "expected probes in 2 objects: $(cat "$T/attach.out")" || return 1
 	expect "events from the library and the executable, in order" \
@@ -66,7 +66,7 @@ scenario.c back in main {}' \
 test_retired_recordings_ignore_their_spans() {
 	start_target $SCENARIO retired || return 1
 	attach "$TARGET_PID" || return 1
-	wait_for "$T/target.out" '^ready' || return 1
+	wait_ready || return 1
 	expect "the old recording keeps what came before its free, the new one starts afresh" \
 '{"subject":"old","seq":0,"fields":{"message":"kept"}}
 {"subject":"new","seq":0,"fields":{"message":"fresh"}}' \
@@ -81,7 +81,7 @@ test_retired_recordings_ignore_their_spans() {
 test_all_field_types_render() {
 	start_target $SCENARIO all_fields || return 1
 	attach "$TARGET_PID" || return 1
-	wait_for "$T/target.out" '^ready' || return 1
+	wait_ready || return 1
 	# The first 255 bytes of the 300-byte literal.
 	local long
 	long="$(printf '0123456789%.0s' $(seq 25))01234"
@@ -121,7 +121,7 @@ TMMDD hh:mm:ss.us TID scenario.c:L] <fields> tracing' \
 test_recordings_belong_to_one_recorder() {
 	start_target $SCENARIO recorders || return 1
 	attach "$TARGET_PID" || return 1
-	wait_for "$T/target.out" '^ready' || return 1
+	wait_ready || return 1
 	local r1 r2
 	r1=$(awk '$1 == "recorder" && $2 == "r1" {print $3}' "$T/target.out")
 	r2=$(awk '$1 == "recorder" && $2 == "r2" {print $3}' "$T/target.out")
@@ -262,7 +262,7 @@ test_workload_report_matches_tail() {
 test_runtime_level_is_one_site_with_each_events_level() {
 	start_target $SCENARIO runtime_level || return 1
 	attach "$TARGET_PID" || return 1
-	wait_for "$T/target.out" '^ready' || return 1
+	wait_ready || return 1
 	expect "each event's own level" \
 'IMMDD hh:mm:ss.us TID scenario.c:L] <levels> request done, status: 200
 WMMDD hh:mm:ss.us TID scenario.c:L] <levels> request done, status: 404
@@ -308,7 +308,7 @@ test_machine_facts_are_measured() {
 test_retired_elsewhere_ignores_events_after_the_free() {
 	start_target $SCENARIO retired_elsewhere || return 1
 	attach "$TARGET_PID" || return 1
-	wait_for "$T/target.out" '^ready' || return 1
+	wait_ready || return 1
 	expect "the worker's events before the free are kept, none after it" \
 '{"subject":"shared","seq":0,"message":"before the free","n":0}
 {"subject":"shared","seq":1,"message":"before the free","n":1}

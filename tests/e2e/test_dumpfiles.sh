@@ -106,7 +106,7 @@ test_dumpfiles_are_0600_and_belong_to_the_targets_owner() {
 	dumpfiles_attach "$T/dumps" "$TARGET_PID" || return 1
 	grep -q '^attached to' "$T/attach.out" || fail "not attached: $(cat "$T/attach.err")" ||
 		return 1
-	wait_for "$T/target.out" '^ready' || return 1
+	wait_ready || return 1
 	stop_target
 	local dump
 	dump=$(dumpfiles_dump_of "$TARGET_PID") || return 1
@@ -130,7 +130,7 @@ test_dumpfiles_existing_directory_is_never_changed() {
 	mkdir "$T/shared" && chmod 1777 "$T/shared" && chown 1234:1234 "$T/shared" || return 1
 	start_target $SCENARIO events_are_recorded || return 1
 	dumpfiles_attach "$T/shared" "$TARGET_PID" || return 1
-	wait_for "$T/target.out" '^ready' || return 1
+	wait_ready || return 1
 	stop_target
 	local dump
 	dump=$(dumpfiles_dump_of "$TARGET_PID") || return 1
@@ -185,7 +185,7 @@ test_dumpfiles_full_filesystem_reports_enospc_and_exit_status() {
 	dumpfiles_attach "$T/full" "$TARGET_PID" || return 1
 	grep -q '^attached to' "$T/attach.out" || fail "not attached: $(cat "$T/attach.err")" ||
 		return 1
-	wait_for "$T/target.out" '^ready' || return 1
+	wait_ready || return 1
 	# The directory was fine at the start; it fills up before the target ends.
 	dumpfiles_fill "$T/full" || return 1
 	stop_target

@@ -16,7 +16,7 @@ EVLOOP_QUIT=2
 evloop_run() {
 	start_target "$EVLOOP" 120 || return 1
 	attach "$TARGET_PID" || return 1
-	wait_for "$T/target.out" '^ready' || return 1
+	wait_ready || return 1
 	local port
 	port=$(sed -n 's/^port //p' "$T/target.out")
 	python3 "$EVLOOP_CLIENT" "$port" $EVLOOP_CONNS $EVLOOP_REQS $EVLOOP_QUIT \
@@ -107,7 +107,7 @@ test_evloop_kill_9_leaves_the_open_connections_in_the_black_box() {
 test_evloop_stacks_show_a_hung_request_in_its_connection() {
 	start_target "$EVLOOP" 120 || return 1
 	attach "$TARGET_PID" || return 1
-	wait_for "$T/target.out" '^ready' || return 1
+	wait_ready || return 1
 	expect "waiting in epoll_wait: in no span" "" "$(rtail --stacks --json)" || return 1
 	exec 3<>"/dev/tcp/127.0.0.1/$(sed -n 's/^port //p' "$T/target.out")" || return 1
 	printf 'GET k\nHANG\n' >&3
@@ -142,7 +142,7 @@ test_evloop_plain_build_serves_without_recorder() {
 		return 1
 	fi
 	start_target "$EVLOOP-plain" 120 || return 1
-	wait_for "$T/target.out" '^ready' || return 1
+	wait_ready || return 1
 	timeout 60 python3 "$EVLOOP_CLIENT" "$(sed -n 's/^port //p' "$T/target.out")" \
 		$EVLOOP_CONNS $EVLOOP_REQS $EVLOOP_CONNS >"$T/client.out" 2>"$T/client.err" ||
 		{ fail "the client of the plain build: $(cat "$T/client.err")"; return 1; }

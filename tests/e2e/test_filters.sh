@@ -6,7 +6,7 @@ test_filters_level_and_target_live_dump_and_formats() {
 	local dump
 	start_target $SCENARIO all_fields || return 1
 	attach "$TARGET_PID" || return 1
-	wait_for "$T/target.out" '^ready' || return 1
+	wait_ready || return 1
 	expect "--level warn, JSON" "warned failed" \
 		"$(rtail --json --level warn | jq -r .fields.message | tr '\n' ' ' | sed 's/ $//')" || return 1
 	expect "--level WARN -n 1: the last of those" "failed" \

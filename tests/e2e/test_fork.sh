@@ -14,7 +14,7 @@ children_of_forker() {
 test_forked_children_survive_a_pid_attach() {
 	start_target $FORKER 3 || return 1
 	attach "$TARGET_PID" || return 1
-	wait_for "$T/target.out" '^ready' 20 || { cat "$T/target.err"; return 1; }
+	wait_ready 20 || { cat "$T/target.err"; return 1; }
 	expect "every child ran every site and exited normally" \
 		"exited with status 0
 exited with status 0
@@ -42,7 +42,7 @@ test_forked_children_survive_and_are_recorded_under_binary() {
 	wait_for "$T/attach.out" '^attached to .* in every process that runs it' ||
 		{ cat "$T/attach.err"; return 1; }
 	start_target $FORKER 3 || return 1
-	wait_for "$T/target.out" '^ready' 20 || { cat "$T/target.err"; return 1; }
+	wait_ready 20 || { cat "$T/target.err"; return 1; }
 	local child dump n=0
 	for child in $(children_of_forker); do
 		n=$((n + 1))

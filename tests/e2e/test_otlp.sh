@@ -18,7 +18,7 @@ test_otlp_logs_live_and_dump_with_a_retry() {
 	otlp_receiver --fail-first 1 --retry-after 1 || return 1
 	start_target $SCENARIO all_fields || return 1
 	attach "$TARGET_PID" || return 1
-	wait_for "$T/target.out" '^ready' || return 1
+	wait_ready || return 1
 	out=$(rtail --otlp "$OTLP_URL" 2>&1) || fail "recorder-tail --otlp failed: $out" || return 1
 	[[ $out == *"answered 503; retrying in 1000 ms"* ]] ||
 		fail "the 503 was not retried after its Retry-After: $out" || return 1
@@ -70,7 +70,7 @@ test_otlp_bad_urls_and_unreachable_receivers() {
 	local out rc
 	start_target $SCENARIO all_fields || return 1
 	attach "$TARGET_PID" || return 1
-	wait_for "$T/target.out" '^ready' || return 1
+	wait_ready || return 1
 	out=$(rtail --otlp https://127.0.0.1:4318 2>&1)
 	expect "https" "recorder-tail: invalid --otlp 'https://127.0.0.1:4318': https is not supported: use http://" \
 		"$out" || return 1
@@ -119,7 +119,7 @@ test_otlp_hanging_garbage_and_unresolvable_receivers() {
 	local out rc tp
 	start_target $SCENARIO all_fields || return 1
 	attach "$TARGET_PID" || return 1
-	wait_for "$T/target.out" '^ready' || return 1
+	wait_ready || return 1
 	out=$(rtail --otlp http://127.0.0.1:1 --otlp-timeout 5x 2>&1)
 	[[ $out == *"invalid --otlp-timeout '5x': expected a duration from 1ms to 10m"* ]] ||
 		fail "--otlp-timeout 5x: $out" || return 1
@@ -248,7 +248,7 @@ test_otlp_logs_pass_the_official_schema() {
 	otlp_receiver --raw "$T/raw.json" || return 1
 	start_target $SCENARIO all_fields || return 1
 	attach "$TARGET_PID" || return 1
-	wait_for "$T/target.out" '^ready' || return 1
+	wait_ready || return 1
 	out=$(rtail --otlp "$OTLP_URL" 2>&1) || fail "recorder-tail --otlp failed: $out" || return 1
 	expect "ours passes" "ok: 1 requests, 6 logRecords" "$(schema_check logs "$T/raw.json")" ||
 		return 1
@@ -319,7 +319,7 @@ test_otlp_real_spans_to_traces() {
 	otlp_receiver --raw-traces "$T/traces.json" || return 1
 	start_target $SCENARIO spans || return 1
 	attach "$TARGET_PID" || return 1
-	wait_for "$T/target.out" '^ready' || return 1
+	wait_ready || return 1
 	out=$(rtail --otlp "$OTLP_URL" 2>&1) || fail "recorder-tail --otlp failed: $out" || return 1
 	# (Once in a CI run, on the per-event path, 101 of 102 came; never in 62 runs since:
 	# a failure says which spans came and what the recorder counted.)

@@ -36,7 +36,7 @@ rust_run() {
 	rust_built "$RUST_SCENARIO" || return 1
 	start_target "$RUST_SCENARIO" "$1" || return 1
 	attach "$TARGET_PID" || return 1
-	wait_for "$T/target.out" '^ready' || { cat "$T/target.err"; return 1; }
+	wait_ready || { cat "$T/target.err"; return 1; }
 }
 
 # The tid of the event whose message is $1.
@@ -121,7 +121,7 @@ rust_kill_9() {
 		start_target "$RUST_SCENARIO" $scenario || return 1
 		attach_dumping "$TARGET_PID" || return 1
 	fi
-	wait_for "$T/target.out" '^ready' || { cat "$T/target.err"; return 1; }
+	wait_ready || { cat "$T/target.err"; return 1; }
 	# A condition, bounded generously (a loaded machine): every event seen live.
 	local i seen
 	for ((i = 0; i < 3000; i++)); do
@@ -202,7 +202,7 @@ test_rust_mixed_c_and_rust() {
 			tr '\n' ' ' | sed 's/ $//')" || return 1
 	start_target "$RUST_MIXED" || return 1
 	attach "$TARGET_PID" || return 1
-	wait_for "$T/target.out" '^ready' || { cat "$T/target.err"; return 1; }
+	wait_ready || { cat "$T/target.err"; return 1; }
 	expect "both languages' events, in order, in the one recording, each with its own file" \
 		'mixed 0 mixed.rs from rust 0
 mixed 1 mixed.c from c 1
@@ -223,7 +223,7 @@ test_rust_triggers_and_exports() {
 	rust_built "$RUST_SCENARIO" || return 1
 	start_target "$RUST_SCENARIO" incident || return 1
 	trig_attach --trigger 'level>=error' --trigger 'code:health*' --trigger-after 0 || return 1
-	wait_for "$T/target.out" '^ready' || { cat "$T/target.err"; return 1; }
+	wait_ready || { cat "$T/target.err"; return 1; }
 	local s1 s2 s key
 	s1=$(snapshot_of 1) && s2=$(snapshot_of 2) || return 1
 	expect "two snapshots: the failed request's story alone, the health check's alone" \

@@ -8,7 +8,7 @@
 run_scenario() {
 	start_target ${SEED_TARGET:-$SCENARIO} "$1" || return 1
 	attach "$TARGET_PID" || return 1
-	wait_for "$T/target.out" '^ready' || { cat "$T/target.err"; return 1; }
+	wait_ready || { cat "$T/target.err"; return 1; }
 }
 
 test_events_are_recorded() {

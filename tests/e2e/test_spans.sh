@@ -8,7 +8,7 @@
 spans_scenario() {
 	start_target $SCENARIO spans || return 1
 	RECORDER_ATTACH_FLAGS="$RECORDER_ATTACH_FLAGS $*" attach "$TARGET_PID" || return 1
-	wait_for "$T/target.out" '^ready' || { cat "$T/target.err"; return 1; }
+	wait_ready || { cat "$T/target.err"; return 1; }
 }
 
 # check_spans JSON: the spans of the "spans" scenario, as recorder-tail --spans --json

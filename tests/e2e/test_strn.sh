@@ -13,7 +13,7 @@ strn_event() {
 test_strn_reads_its_length_and_never_past_it() {
 	start_target "$SCENARIO" strn || return 1
 	attach "$TARGET_PID" || return 1
-	wait_for "$T/target.out" '^ready' || return 1
+	wait_ready || return 1
 	# A key in the last 7 bytes of a page whose next page is unmapped: a
 	# NUL-terminated read would run into it (and show it unreadable).
 	expect "a key before unmapped memory, whole" '{"fields":{"key":"user:42"}}' \
@@ -51,7 +51,7 @@ nothing, null: (null), negative: (null), empty: " \
 test_strn_fields_of_one_reused_buffer_hold_what_it_held_at_the_event() {
 	start_target "$SCENARIO" strn || return 1
 	attach "$TARGET_PID" || return 1
-	wait_for "$T/target.out" '^ready' || return 1
+	wait_ready || return 1
 	local f
 	f=$(strn_event reused | jq -c .fields) || return 1
 	jq -e '[.a, .b, .c, .d] | unique | length == 1 and

@@ -203,7 +203,7 @@ test_attach_under_load_leaves_no_phantom_span() {
 	local round way
 	mkdir -p "$T/dumps"
 	start_target "$MTSERVER" || return 1
-	wait_for "$T/target.out" '^ready' 10 || return 1
+	wait_ready 10 || return 1
 	for ((round = 1; round <= TRUST_ROUNDS; round++)); do
 		case $((round % 5)) in
 		1) way=kill9 ;;
