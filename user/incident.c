@@ -12,9 +12,10 @@
 static void kinds(struct rec_incident *in)
 {
 	in->last_meta = 0;
+	in->cs_last = NULL;
 	if (in->cs) {
 		memset(in->cs, 0, REC_INCIDENT_CS_CACHE * sizeof(in->cs[0]));
-		memset(in->cs_tags, 0, REC_INCIDENT_CS_CACHE * sizeof(in->cs_tags[0]));
+		memset(in->cs_quiet1, 0, REC_INCIDENT_CS_CACHE * sizeof(in->cs_quiet1[0]));
 	}
 	in->span_rules = in->event_rules = in->code_rules = false;
 	for (unsigned int i = 0; in->rules && i < in->rules->n; i++) {
@@ -56,9 +57,12 @@ static void quiet_flush(struct rec_incident *in, unsigned int i, struct rec_inci
 /* The firings the cache entry c holds back, counted. */
 static void cs_flush(struct rec_incident *in, struct rec_incident_cs *c)
 {
-	for (unsigned int i = 0; i < REC_INCIDENT_CS_SIGS; i++)
-		if (c->quiet[i].n)
-			quiet_flush(in, i, &c->quiet[i]);
+	for (unsigned int i = 0; i < REC_INCIDENT_CS_SIGS; i++) {
+		struct rec_incident_quiet *q = rec_incident__cs_quiet(in, c, i);
+
+		if (q->n)
+			quiet_flush(in, i, q);
+	}
 }
 
 void rec_incident__flush(struct rec_incident *in)
@@ -139,9 +143,9 @@ void rec_incident__fini(struct rec_incident *in)
 		rec_trigger__fini(in->rules);
 	free(in->rules);
 	free(in->cs);
-	free(in->cs_tags);
+	free(in->cs_quiet1);
 	in->cs = NULL;
-	in->cs_tags = NULL;
+	in->cs_quiet1 = NULL;
 	in->cs_last = NULL;
 	in->rules = NULL;
 }
@@ -304,16 +308,16 @@ uint64_t rec_incident__event_rules(struct rec_incident *in, uint64_t meta,
 		struct rec_incident_cs *c;
 
 		if (!in->cs) {
-			/* Each entry on cache lines of its own (rec_incident_cs). */
+			/* Each entry a cache line of its own (rec_incident_cs). */
 			in->cs = aligned_alloc(64, REC_INCIDENT_CS_CACHE * sizeof(in->cs[0]));
 			if (in->cs)
 				memset(in->cs, 0, REC_INCIDENT_CS_CACHE * sizeof(in->cs[0]));
-			in->cs_tags = calloc(REC_INCIDENT_CS_CACHE, sizeof(in->cs_tags[0]));
-			if (!in->cs || !in->cs_tags) {
+			in->cs_quiet1 = calloc(REC_INCIDENT_CS_CACHE, sizeof(in->cs_quiet1[0]));
+			if (!in->cs || !in->cs_quiet1) {
 				free(in->cs);
-				free(in->cs_tags);
+				free(in->cs_quiet1);
 				in->cs = NULL;
-				in->cs_tags = NULL;
+				in->cs_quiet1 = NULL;
 				return mask;
 			}
 		}
@@ -327,12 +331,13 @@ uint64_t rec_incident__event_rules(struct rec_incident *in, uint64_t meta,
 			if (c[1].meta == in->last_meta)
 				in->last_meta = 0;
 			c[1] = c[0];
-			in->cs_tags[c - in->cs + 1] = c[1].meta;
+			*rec_incident__cs_quiet(in, &c[1], 1) = *rec_incident__cs_quiet(in, c, 1);
 		} else if (c->meta) {
 			cs_flush(in, c);
 		}
 		*c = (struct rec_incident_cs){ .meta = meta, .mask = mask, .sure = *sure };
-		in->cs_tags[c - in->cs] = meta;
+		*rec_incident__cs_quiet(in, c, 1) = (struct rec_incident_quiet){ 0 };
+		in->cs_last = c;
 	}
 	return mask;
 }

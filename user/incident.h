@@ -42,9 +42,13 @@ struct rec_incident_pending {
 /* The open spans remembered as fired already (a span fires once while open). */
 #define REC_INCIDENT_OPEN_FIRED_MAX 256
 
-/* Callsites whose event rules rec_incident__cached_rules() answers without a look (a power of 2). */
-#define REC_INCIDENT_CS_CACHE 2048
-/* The rules (the first few) whose signature of a callsite its cache entry remembers. */
+/*
+ * Callsites whose event rules rec_incident__cached_rules() answers without a
+ * look: 2^REC_INCIDENT_CS_SET_BITS sets of 2 entries.
+ */
+#define REC_INCIDENT_CS_SET_BITS 11
+#define REC_INCIDENT_CS_CACHE (2u << REC_INCIDENT_CS_SET_BITS)
+/* The rules (the first two) whose signature of a callsite its cache entry remembers. */
 #define REC_INCIDENT_CS_SIGS 2
 
 /*
@@ -62,18 +66,19 @@ struct rec_incident_quiet {
 };
 
 /*
- * What rec_incident.cs holds of a callsite. Aligned to a cache line: an event
- * of a storm that its first rule holds back reads and writes one line (meta,
- * mask, sure and quiet[0], 64 bytes), whichever of 2,048 callsites it is of.
+ * What rec_incident.cs holds of a callsite: one cache line. An event of a
+ * storm that its first rule holds back reads and writes that line and no
+ * other, whichever of thousands of callsites it is of (rule 1's state is in
+ * rec_incident.cs_quiet1, beside).
  */
 struct rec_incident_cs {
 	uint64_t meta; /* 0: empty */
 	uint64_t mask;
-	uint64_t sure; /* of mask, the rules its callsite alone fires */
-	struct rec_incident_quiet quiet[REC_INCIDENT_CS_SIGS]; /* rule i's */
+	uint64_t sure;			 /* of mask, the rules its callsite alone fires */
+	struct rec_incident_quiet quiet; /* rule 0's */
 } __attribute__((aligned(64)));
-_Static_assert(offsetof(struct rec_incident_cs, quiet[1]) == 64,
-	       "a callsite's first rule is on the first cache line of its entry");
+_Static_assert(sizeof(struct rec_incident_cs) == 64, "a callsite's entry is one cache line");
+_Static_assert(REC_INCIDENT_CS_SIGS == 2, "rule 0's state is in the entry, rule 1's beside it");
 
 /* The recordings an --otlp-keep rule fired on, exported when due (at most this many waiting). */
 #define REC_INCIDENT_KEEP_MAX 1024
@@ -98,13 +103,8 @@ struct rec_incident {
 	uint64_t last_meta; /* 0: none */
 	uint64_t last_mask, last_sure;
 	struct rec_incident_cs *cs;
-	/*
-	 * cs[k].meta again, 8 bytes each: a look compares the two of a set in one
-	 * cache line, and reads one entry only when it is there (an error storm
-	 * cycles through many callsites, and each entry is two lines).
-	 */
-	uint64_t *cs_tags;
-	struct rec_incident_cs *cs_last; /* the last entry found; NULL: none */
+	struct rec_incident_quiet *cs_quiet1; /* rule 1's of entry cs[k], at k */
+	struct rec_incident_cs *cs_last;      /* the last entry found; NULL: none */
 	size_t npending;
 	struct rec_incident_pending pending[REC_INCIDENT_PENDING_MAX];
 	uint64_t open_fired[REC_INCIDENT_OPEN_FIRED_MAX]; /* span ids, a ring */
@@ -137,11 +137,14 @@ uint64_t rec_incident__event_rules(struct rec_incident *in, uint64_t meta,
 
 /*
  * The first of the two slots of rec_incident.cs that the callsite at meta may
- * take (two-way: a few callsites of one set seldom push each other out).
+ * take (two-way: a few callsites of one set seldom push each other out). The
+ * product's top bits: callsites a few dozen bytes apart (one binary's
+ * .rodata) spread evenly over the sets.
  */
 static inline unsigned int rec_incident__cs_slot(uint64_t meta)
 {
-	return (unsigned int)((meta * 0x9e3779b97f4a7c15ULL) >> 48) & (REC_INCIDENT_CS_CACHE - 2);
+	return (unsigned int)((meta * 0x9e3779b97f4a7c15ULL) >> (64 - REC_INCIDENT_CS_SET_BITS)) *
+	       2;
 }
 
 /*
@@ -151,18 +154,36 @@ static inline unsigned int rec_incident__cs_slot(uint64_t meta)
 static inline struct rec_incident_cs *rec_incident__cs_of(struct rec_incident *in, uint64_t meta)
 {
 	struct rec_incident_cs *c = in->cs_last;
-	unsigned int k;
 
 	if (c && c->meta == meta)
 		return c;
 	if (!in->cs)
 		return NULL;
-	k = rec_incident__cs_slot(meta);
-	if (in->cs_tags[k] != meta && in->cs_tags[++k] != meta)
+	/* The first entry of its set is read first: most callsites have theirs alone. */
+	c = &in->cs[rec_incident__cs_slot(meta)];
+	if (c->meta != meta && (++c)->meta != meta)
 		return NULL;
-	c = &in->cs[k];
 	in->cs_last = c;
 	return c;
+}
+
+/*
+ * Starts loading the cache entry of the callsite at meta, for a look a little
+ * later: an event ingested meanwhile (its fields normalized) hides the miss
+ * of an error storm that cycles through more callsites than the cache of the
+ * CPU holds.
+ */
+static inline void rec_incident__prefetch(const struct rec_incident *in, uint64_t meta)
+{
+	if (in->cs)
+		__builtin_prefetch(&in->cs[rec_incident__cs_slot(meta)], 1);
+}
+
+/* What the cache entry c (of in->cs) keeps of rule i < REC_INCIDENT_CS_SIGS. */
+static inline struct rec_incident_quiet *
+rec_incident__cs_quiet(struct rec_incident *in, struct rec_incident_cs *c, unsigned int i)
+{
+	return i ? &in->cs_quiet1[c - in->cs] : &c->quiet;
 }
 
 /*
@@ -220,7 +241,7 @@ static inline struct rec_incident_quiet *rec_incident__quiet(struct rec_incident
 	if (!meta || i >= REC_INCIDENT_CS_SIGS)
 		return NULL;
 	c = rec_incident__cs_of(in, meta);
-	return c ? &c->quiet[i] : NULL;
+	return c ? rec_incident__cs_quiet(in, c, i) : NULL;
 }
 /*
  * A storm's event of the callsite at meta, which every rule of mask (each
@@ -241,18 +262,22 @@ static inline bool rec_incident__held_back(struct rec_incident *in, uint64_t met
 	if (!c)
 		return false;
 	for (unsigned int i = 0; i < REC_INCIDENT_CS_SIGS; i++) {
-		const struct rec_incident_quiet *q = &c->quiet[i];
-
-		/* n stays below UINT32_MAX here: rec_incident__fire() flushes it there. */
-		if ((mask >> i & 1) && (i >= in->rules->n || in->rules->rules[i].keep || !q->sig ||
-					now_ns >= q->until || q->n >= UINT32_MAX - 1))
-			return false;
-	}
-	for (unsigned int i = 0; i < REC_INCIDENT_CS_SIGS; i++) {
-		struct rec_incident_quiet *q = &c->quiet[i];
+		const struct rec_incident_quiet *q;
 
 		if (!(mask >> i & 1))
 			continue;
+		q = rec_incident__cs_quiet(in, c, i);
+		/* n stays below UINT32_MAX here: rec_incident__fire() flushes it there. */
+		if (i >= in->rules->n || in->rules->rules[i].keep || !q->sig ||
+		    now_ns >= q->until || q->n >= UINT32_MAX - 1)
+			return false;
+	}
+	for (unsigned int i = 0; i < REC_INCIDENT_CS_SIGS; i++) {
+		struct rec_incident_quiet *q;
+
+		if (!(mask >> i & 1))
+			continue;
+		q = rec_incident__cs_quiet(in, c, i);
 		q->n++;
 		q->last_ns = at_ns;
 		q->last_seen_ns = now_ns;

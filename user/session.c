@@ -1833,6 +1833,8 @@ static void ingest_event(struct rec_session *s, struct traced *t, const void *da
 	int err, retried = 0;
 
 	t->proc.single_events++;
+	if (t->inc.event_rules && size >= sizeof(struct rec_event_rec))
+		rec_incident__prefetch(&t->inc, ((const struct rec_event_rec *)data)->meta);
 	do {
 		err = rec_proc__ingest_event(&t->proc, data, size, &d, &rs);
 	} while (ingested(s, t, err, &d, rs, retried++, rec_clients__following(s->clients)));
@@ -1881,6 +1883,8 @@ static void ingest_batch(struct rec_session *s, struct traced *t, const void *da
 			continue;
 		}
 		t->proc.batched_events++;
+		if (t->inc.event_rules)
+			rec_incident__prefetch(&t->inc, ev.meta);
 		retried = 0;
 		for (;;) {
 			if (ev.hdr.flags & REC_HF_TSC)

@@ -5,6 +5,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/eventfd.h>
+#include <sys/param.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "snapwriter.h"
@@ -34,7 +36,17 @@ static void *writer_main(void *arg)
 {
 	struct rec_snapwriter *w = arg;
 	const uint64_t one = 1;
+	int prio;
 
+	/*
+	 * Below the thread that drains the ring: when every CPU is busy, a
+	 * storm's snapshots wait a little rather than cost events (nice 10
+	 * weighs a tenth of nice 0). An idle CPU writes them as soon.
+	 */
+	errno = 0;
+	prio = getpriority(PRIO_PROCESS, 0);
+	if (errno == 0)
+		setpriority(PRIO_PROCESS, (id_t)gettid(), MIN(prio + REC_SNAPWRITER_NICE, 19));
 	pthread_mutex_lock(&w->lock);
 	for (;;) {
 		struct rec_snapshot_job *job = w->todo;

@@ -27,6 +27,8 @@
  */
 #define REC_SNAPWRITER_MAX_JOBS 64
 #define REC_SNAPWRITER_MAX_BYTES (64ULL << 20)
+/* The writer's thread runs this much nicer than recorder-attach's own. */
+#define REC_SNAPWRITER_NICE 10
 
 /* One snapshot to write: the caller fills the first part, the writer the second. */
 struct rec_snapshot_job {

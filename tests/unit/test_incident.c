@@ -175,11 +175,41 @@ static void held_back_firings_survive_a_rule_removed(void **state)
 	free(in);
 }
 
+/*
+ * 2,000 error callsites laid out as a binary's .rodata lays them (literals
+ * 120 bytes apart, from several page-aligned bases): once each is cached,
+ * every one is found again, none pushed out by another of its set. An
+ * error storm over them costs no callsite's look, nor its firings' limiter.
+ */
+static void callsites_of_one_binary_all_stay_cached(void **state)
+{
+	struct rec_callsite cs = { .kind = 'E', .level = REC_LEVEL_ERROR, .message = "boom!" };
+	static const uint64_t bases[] = { 0x55d0c0e00000, 0x7f3a12345000, 0x400000,
+					  0x5601ffe1f000 };
+	uint64_t sure, mask;
+
+	(void)state;
+	for (size_t b = 0; b < sizeof(bases) / sizeof(bases[0]); b++) {
+		struct rec_incident *in = new_incident(7 * SEC, 5, 3);
+		size_t missing = 0;
+
+		for (uint64_t k = 0; k < 2000; k++)
+			rec_incident__event_rules(in, bases[b] + 0x4c8e0 + k * 120, &cs, &sure);
+		for (uint64_t k = 0; k < 2000; k++)
+			missing += !rec_incident__cached_rules(in, bases[b] + 0x4c8e0 + k * 120,
+							       &mask, &sure);
+		assert_int_equal(missing, 0);
+		rec_incident__fini(in);
+		free(in);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(held_back_firings_count_as_the_limiter_would),
 		cmocka_unit_test(held_back_firings_survive_a_rule_removed),
+		cmocka_unit_test(callsites_of_one_binary_all_stay_cached),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,7 +10,9 @@
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <dirent.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -161,10 +163,82 @@ static void test_jobs_are_written_in_order_and_handed_back(void **state)
 	assert_int_equal(system(bad), 0);
 }
 
+/* The nice of each thread of this process but this one, into nice[]; returns how many. */
+static int other_threads_nice(int *nice, int max)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d)) && n < max) {
+		char path[300], line[512], *at;
+		FILE *f;
+
+		if (e->d_name[0] == '.' || atoi(e->d_name) == gettid())
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/stat", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		/* Field 19 is the nice; the name (field 2) may hold spaces: count from its ')'. */
+		at = fgets(line, sizeof(line), f) ? strrchr(line, ')') : NULL;
+		fclose(f);
+		assert_non_null(at);
+		assert_int_equal(sscanf(at + 2,
+					"%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u "
+					"%*d %*d %*d %d",
+					&nice[n]),
+				 1);
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/*
+ * The writer's thread runs REC_SNAPWRITER_NICE nicer than the thread that
+ * started it: on busy CPUs it leaves them to the one that drains the ring.
+ */
+static void test_the_writer_yields_to_the_event_path(void **state)
+{
+	char dir[] = "/tmp/test_snapwriter.XXXXXX", cmd[128];
+	struct rec_snapwriter *w;
+	struct rec_snapshot_job *job;
+	struct rec_proc p;
+	char err[256];
+	int nice[8], n;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(rec_dump__read_mem(one_recording, strlen(one_recording), &p, NULL, err,
+					    sizeof(err)),
+			 0);
+	p.uid = (uid_t)-1;
+	assert_int_equal(getpriority(PRIO_PROCESS, 0), 0);
+	assert_int_equal(rec_snapwriter__new(&w), 0);
+	assert_int_equal(rec_snapwriter__push(w, job_of(&p, dir, 1)), 0);
+	rec_snapwriter__wait(w, NULL);
+	n = other_threads_nice(nice, 8);
+	assert_int_equal(n, 1);
+	assert_int_equal(nice[0], REC_SNAPWRITER_NICE);
+	/* This thread's own is left as it was. */
+	assert_int_equal(getpriority(PRIO_PROCESS, 0), 0);
+	job = rec_snapwriter__take_done(w, NULL);
+	assert_non_null(job);
+	assert_int_equal(job->err, 0);
+	free(job);
+	rec_snapwriter__free(w);
+	rec_proc__fini(&p);
+	snprintf(cmd, sizeof(cmd), "rm -f %s/snapshot-42-*.json && rmdir %s", dir, dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_jobs_are_written_in_order_and_handed_back),
+		cmocka_unit_test(test_the_writer_yields_to_the_event_path),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
