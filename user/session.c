@@ -2157,12 +2157,18 @@ static void take_over(struct rec_session *s, struct traced *t)
 	}
 	rec_control__unnote_wait(t->sock_path, false);
 	err = err ?: serve_socket(s, t);
-	handover(s, t, err ? REC_HANDOVER_FAILED : REC_HANDOVER_TAKEN, &was, err);
 	if (err) {
+		handover(s, t, REC_HANDOVER_FAILED, &was, err);
 		traced_end(s, t, false);
 		return;
 	}
+	/*
+	 * Said taken once its threads are told this one's word: what they
+	 * enter from then on is timed by it (a span entered before their
+	 * announce is read from their chain, untimed).
+	 */
 	tell_attached(s, t);
+	handover(s, t, REC_HANDOVER_TAKEN, &was, 0);
 	/*
 	 * Its threads batched under the word of the one that let go (it leaves
 	 * it: traced_end), and this one took those batches in their order. Now
