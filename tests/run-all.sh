@@ -172,8 +172,13 @@ e2e_run_all() {
 	if [ ${#names[@]} -eq 0 ]; then
 		mapfile -t names < <(declare -F | awk '{print $3}' | grep '^test_' | sed 's/^test_//')
 	fi
+	local once=" ${BATCH_PATH_ONLY[*]} " skipped=()
 	for t in "${names[@]}"; do
 		case "$t" in *"$filter"*) ;; *) continue ;; esac
+		if [ -n "$RECORDER_ATTACH_FLAGS" ] && [[ "$once" == *" $t "* ]]; then
+			skipped+=("$t")
+			continue
+		fi
 		if ! declare -F "test_$t" >/dev/null; then
 			record "$label: $t: no such test in tests/e2e" 1
 			continue
@@ -194,6 +199,9 @@ e2e_run_all() {
 		rm -rf "$log" "$sandir"
 		record "$label: $t" $rc
 	done
+	# Not silent: which ran on the batch path only (tests/e2e/lib.sh, batch_path_only).
+	[ ${#skipped[@]} -eq 0 ] ||
+		echo "$label: ${#skipped[@]} tests ran on the batch path only, their subject not the event path: ${skipped[*]}"
 }
 
 # The e2e suite runs once per event path: the batch path (recorder-attach's

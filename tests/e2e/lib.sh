@@ -10,6 +10,15 @@ B=${RECORDER_BIN:-build}
 RECORDER_ATTACH_FLAGS=${RECORDER_ATTACH_FLAGS:-}
 SCENARIO=$B/tests/targets/scenario
 BG_PIDS=()
+# Tests whose subject is not the event path (usage errors, make install, the
+# limiter of signatures): tests/run-all.sh runs them on the batch path only,
+# and says so. A test file names its own with batch_path_only.
+BATCH_PATH_ONLY=()
+
+# batch_path_only NAME...: tests (without test_) run on the batch path only.
+batch_path_only() {
+	BATCH_PATH_ONLY+=("$@")
+}
 
 fail() {
 	echo "FAILED: $*"

@@ -87,6 +87,9 @@ test_chrome_threads_are_named_by_their_recordings() {
 		"$(jq -r '.traceEvents[] | select(.name == "process_name") | .args.name' "$T/trace.json")"
 }
 
+# Usage errors: not the event path.
+batch_path_only chrome_bad_format_and_follow_are_usage_errors
+
 test_chrome_bad_format_and_follow_are_usage_errors() {
 	local out rc
 	out=$($B/recorder-tail -p 1 --format yaml 2>&1)

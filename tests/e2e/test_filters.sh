@@ -49,6 +49,9 @@ test_filters_since_and_follow() {
 	expect "--since 1h" "0 1 2" "$(rtail --json --since 1h | jq -r .seq | tr '\n' ' ' | sed 's/ $//')"
 }
 
+# Usage errors: not the event path.
+batch_path_only filters_bad_values_are_usage_errors
+
 test_filters_bad_values_are_usage_errors() {
 	local out
 	out=$($B/recorder-tail -p 1 --level loud 2>&1)

@@ -9,6 +9,9 @@ install_into() {
 		fail "make install failed: $(cat "$T/install.out")"
 }
 
+# make install and the systemd unit: not the event path.
+batch_path_only install_destdir_pkg_config_man_and_uninstall install_service_exec_start_follows_the_binary_and_keeps_black_boxes
+
 test_install_destdir_pkg_config_man_and_uninstall() {
 	local root=$T/root out f page warn
 	install_into "$root" || return 1

@@ -66,6 +66,9 @@ test_otlp_follow_sends_new_events_once() {
 		"$(jq -r '.attributes["recorder.seq"]' "$T/otlp.out" | paste -sd' ')"
 }
 
+# recorder-tail's checks of --otlp URLs and receivers: not the event path.
+batch_path_only otlp_bad_urls_and_unreachable_receivers
+
 test_otlp_bad_urls_and_unreachable_receivers() {
 	local out rc
 	start_target $SCENARIO all_fields || return 1

@@ -293,6 +293,9 @@ wait_triggers() {
 	fail "after ${secs}s, $jq gave $got, not $want"
 }
 
+# The limiter of signatures, and usage errors: not the event path.
+batch_path_only trigger_a_flood_of_one_signature_starves_no_other trigger_bad_rules_are_usage_errors
+
 # Issue 35: 10,000 errors of one callsite, then one error of another and a
 # slow span. Each of the three signatures gets a snapshot (the flood's
 # cooldown and cap are its own), and --triggers counts each exactly.

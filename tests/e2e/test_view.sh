@@ -117,6 +117,9 @@ test_min_cap_and_max_cap_override_the_program() {
 		"$(rtail --list --json | jq -c '{cap, asked_cap, seen, tail}')"
 }
 
+# Usage errors: not the event path.
+batch_path_only bad_caps_are_usage_errors_naming_the_bad_part
+
 test_bad_caps_are_usage_errors_naming_the_bad_part() {
 	local args want got
 	while IFS='|' read -r args want; do

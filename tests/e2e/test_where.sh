@@ -130,6 +130,9 @@ test_where_on_a_trigger_snapshot() {
 		"$(seqs --file "$snap" --where 'hit=false' --where 'status>500')" || return 1
 }
 
+# Usage errors: not the event path.
+batch_path_only where_bad_expressions_are_usage_errors where_with_list_stacks_or_stats_is_a_usage_error
+
 test_where_bad_expressions_are_usage_errors() {
 	local out rc arg want args=()
 	while IFS='|' read -r arg want; do
