@@ -112,7 +112,7 @@ rust:
 
 fuzzers: $(FUZZ_BINS)
 
-# The long campaign. make test runs the same with FUZZ_SECONDS=15.
+# The long campaign. make test runs the same with FUZZ_SECONDS=10.
 fuzz: fuzzers
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) ./tests/run-all.sh --fuzz
 

@@ -5,7 +5,7 @@
 # golden outputs of every format (tests/golden), the end-to-end tests that load
 # BPF for real (root), the unit tests and a subset of
 # the end-to-end tests again with ASan and UBSan (build/asan), and a short fuzz
-# campaign (build/fuzz, FUZZ_SECONDS per target, 15 by default). Ends with
+# campaign (build/fuzz, FUZZ_SECONDS per target, 10 by default). Ends with
 # "N passed, M failed". E2E_SHOW=1 shows the output of the e2e tests that pass too.
 # Usage: tests/run-all.sh [--unit | --e2e | --asan | --fuzz | --browser] [TEST_NAME_SUBSTRING]
 set -u
@@ -239,7 +239,7 @@ asan_tests() {
 }
 
 fuzz_tests() {
-	local t secs=${FUZZ_SECONDS:-15}
+	local t secs=${FUZZ_SECONDS:-10}
 	for t in "${FUZZ_TARGETS[@]}"; do
 		case "$t" in *"$filter"*) ;; *) continue ;; esac
 		./tests/fuzz/run.sh "$t" "$secs"

@@ -3,6 +3,9 @@
 # box, with every filter, checked by tests/chrome/check_trace.py against the
 # JSON lines of the same tail (same events, spans, nesting, metadata).
 
+# Rendering the model into a timeline: the same on either path, whose capture the other files test on both.
+batch_path_only chrome_live_and_black_box_with_every_filter chrome_threads_are_named_by_their_recordings chrome_hung_request_is_drawn_up_to_the_snapshot
+
 CHECK_TRACE=tests/chrome/check_trace.py
 
 # chrome_same_as_json WHAT SOURCE... -- FILTERS...: the trace of SOURCE with FILTERS

@@ -3,6 +3,9 @@
 # ring's consumer, they are bounded (count, time, buffer), one recorder-attach
 # serves a process, and root and the process's owner read it, nobody else.
 
+# The control socket, its clients and the capabilities kept: not the event path.
+batch_path_only clients_stalled_and_idle_cost_the_workload_nothing clients_cap_and_timeout clients_second_attach_is_refused_and_the_first_keeps_serving clients_sock_dir_is_never_changed clients_owner_reads_its_process_and_other_users_are_refused clients_attach_keeps_only_the_capabilities_it_needs clients_caps_kept_attach_a_library_loaded_later_from_a_private_directory clients_caps_kept_adopt_another_users_process_under_binary
+
 # attach_with PID ARGS...: like attach, with more options for recorder-attach.
 attach_with() {
 	local pid=$1 i

@@ -5,6 +5,9 @@
 # written says why and makes the exit status 1; reading a dump costs what the
 # file holds, whatever it declares.
 
+# Dump files and directories (modes, owners, retention, a full disk): not the event path.
+batch_path_only dumpfiles_fifo_and_devices_are_refused_at_once dumpfiles_are_0600_and_belong_to_the_targets_owner dumpfiles_existing_directory_is_never_changed dumpfiles_unusable_dump_directory_fails_at_start dumpfiles_full_filesystem_reports_enospc_and_exit_status dumpfiles_reading_is_bounded_by_the_file_size dumpfiles_keep_dumps_removes_the_oldest dumpfiles_max_dump_bytes_removes_the_oldest_and_keeps_the_new_one dumpfiles_retention_options_refuse_bad_values dumpfiles_black_box_takes_the_room_of_snapshots
+
 # Mounts and immutable directories made by a test, undone on its way out.
 DUMPFILES_MOUNTS=()
 DUMPFILES_IMMUTABLE=()

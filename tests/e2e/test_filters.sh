@@ -2,6 +2,9 @@
 # --level, --target and --since: alone and together with the recording
 # filters, live, with --follow, on a black box, as text and JSON lines.
 
+# Filtering the model: the same on either path, whose capture the other files test on both.
+batch_path_only filters_level_and_target_live_dump_and_formats filters_since_and_follow
+
 test_filters_level_and_target_live_dump_and_formats() {
 	local dump
 	start_target $SCENARIO all_fields || return 1

@@ -3,6 +3,9 @@
 # receiver (tests/otlp/receiver.py) that checks the OTLP/JSON shape field by
 # field and answers 503 first, to prove the retry.
 
+# Export to receivers (retries, bad receivers, the official schemas): the same on either path; the exports of recorder-attach itself (otlp_attach_*) run on both.
+batch_path_only otlp_logs_live_and_dump_with_a_retry otlp_follow_sends_new_events_once otlp_hanging_garbage_and_unresolvable_receivers otlp_logs_pass_the_official_schema otlp_traces_pass_the_receiver_and_the_official_schema otlp_real_spans_to_traces
+
 # otlp_receiver [ARGS...]: starts the receiver; sets OTLP_URL and RECEIVER_PID.
 otlp_receiver() {
 	python3 tests/otlp/receiver.py --port-file "$T/otlp.port" --out "$T/otlp.out" \

@@ -7,6 +7,9 @@
 # of test_otlp.sh (otlp_receiver), test_triggers.sh (trig_attach, snapshot_of)
 # and test_core.sh (normalize_glog), which tests/run-all.sh sources with it.
 
+# Filtering the model: the same on either path, whose capture the other files test on both.
+batch_path_only where_live_dump_and_every_format where_follow_and_otlp_follow where_on_a_trigger_snapshot
+
 LOOKUPS=$B/tests/targets/lookups
 
 # seqs ARGS...: the seqs recorder-tail's JSON lines of ARGS hold, on one line.
