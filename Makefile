@@ -28,7 +28,8 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 -I$(BUILD) -Ibpf \
 
 # The loader library: every .c of these folders, everything under user/ but user/cli/.
 # A new folder of the library is one more word here.
-LIB_DIRS := user user/target user/compat user/output
+LIB_DIRS := user/base user/wire user/model user/target user/usdt user/kernel user/output \
+	user/incidents user/dumps user/serving user/export user/session
 LIB_SRCS := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
 LIB_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(LIB_SRCS))
 LIB := $(BUILD)/librecorder.a

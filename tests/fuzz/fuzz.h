@@ -14,7 +14,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "dump.h"
+#include "model/dump.h"
 
 /* A property the code under test promises; broken, it is a finding like a crash. */
 #define FUZZ_CHECK(cond, ...)                                                                      \

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * libFuzzer harness for the batch record reader (user/batch.c). The input is
+ * libFuzzer harness for the batch record reader (user/wire/batch.c). The input is
  * one REC_RT_BATCH ring record: any bytes, any length. Its records were
  * written by the target, so nothing in them is trusted. Checked beyond memory
  * safety:
@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "batch.h"
-#include "event.h"
+#include "wire/batch.h"
+#include "wire/event.h"
 #include "fuzz.h"
 
 /* Literals are read from the target; here, none can be. */

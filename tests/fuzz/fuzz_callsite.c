@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * libFuzzer harness for the callsite parser (user/callsite.c). The input is the
+ * libFuzzer harness for the callsite parser (user/wire/callsite.c). The input is the
  * bytes read at a callsite's address in the target: any bytes, any length, not
  * NUL-terminated, maybe with trailing bytes. Checked beyond memory safety: a
  * parsed callsite has a valid kind, level and field count, every string lies
@@ -12,8 +12,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "callsite.h"
-#include "output/names.h"
+#include "wire/callsite.h"
+#include "model/names.h"
 #include "fuzz.h"
 
 /* s is a NUL-terminated string inside cs's blob_len bytes. */

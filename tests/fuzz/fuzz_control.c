@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * libFuzzer harness for the control protocol (user/control.c): the input is
+ * libFuzzer harness for the control protocol (user/serving/control.c): the input is
  * what a client sends on the control socket, fed to rec_control__recv() through
  * a socketpair whose other end is then closed, and given whole to
  * rec_control__parse() (what recorder-attach calls on the bytes it collected).
@@ -19,9 +19,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "control.h"
+#include "serving/control.h"
 #include "fuzz.h"
-#include "query.h"
+#include "serving/query.h"
 
 /* tests/fuzz/corpus/dump/all_fields.json, shortened, with a retired recording and a stack. */
 static const char model_dump[] =

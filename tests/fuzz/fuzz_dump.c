@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * libFuzzer harness for the dump reader (user/dump_read.c), as recorder-tail --file
+ * libFuzzer harness for the dump reader (user/dumps/dump_read.c), as recorder-tail --file
  * uses it. The input is a dump file: any bytes. Checked beyond memory safety,
  * leaks and undefined behaviour:
  *  - a refused dump comes with a message;
@@ -15,9 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dump.h"
+#include "model/dump.h"
 #include "fuzz.h"
-#include "query.h"
+#include "serving/query.h"
 
 #define NOW_NS 1796220192123456789LL
 

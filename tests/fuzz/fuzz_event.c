@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * libFuzzer harness for the event decoder and normalizer (user/event.c). The
+ * libFuzzer harness for the event decoder and normalizer (user/wire/event.c). The
  * input is one event record, as the ring buffer hands it over: any bytes, any
  * length. Checked beyond memory safety:
  *  - a record rec_event__decode() accepts has its strings inside it, and a
@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "event.h"
+#include "wire/event.h"
 #include "fuzz.h"
 
 struct literals {

@@ -16,8 +16,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "control.h"
-#include "dump.h"
+#include "serving/control.h"
+#include "model/dump.h"
 
 static const char *out_dir;
 

@@ -21,9 +21,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "dump.h"
-#include "query.h"
-#include "trigger.h"
+#include "model/dump.h"
+#include "serving/query.h"
+#include "incidents/trigger.h"
 
 /* The event of seq in rs: its CLOCK_REALTIME time into *time_ns. */
 struct find_event {

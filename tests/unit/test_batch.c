@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* The REC_RT_BATCH ring record (user/batch.c): numbered events out as REC_RT_EVENT records, in parts. */
+/* The REC_RT_BATCH ring record (user/wire/batch.c): numbered events out as REC_RT_EVENT records, in parts. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "batch.h"
+#include "wire/batch.h"
 
 struct ring_rec {
 	struct rec_batch_rec b;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests of callsite metadata parsing (user/callsite.c). */
+/* Unit tests of callsite metadata parsing (user/wire/callsite.c). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -13,8 +13,8 @@
 #define REC_TARGET "server"
 #include <recorder.h>
 
-#include "callsite.h"
-#include "output/names.h"
+#include "wire/callsite.h"
+#include "model/names.h"
 
 /*
  * A blob built exactly as REC__META builds it, with every part given as a

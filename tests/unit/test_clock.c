@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* TSC to CLOCK_MONOTONIC (user/clock.c): the line through the first and latest points. */
+/* TSC to CLOCK_MONOTONIC (user/wire/clock.c): the line through the first and latest points. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "clock.h"
+#include "wire/clock.h"
 
 /* A point of a 2.5 GHz TSC that read 1e9 at 5 s of CLOCK_MONOTONIC. */
 static struct rec_clock_point at(uint64_t ns)

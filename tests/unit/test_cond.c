@@ -10,7 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "cond.h"
+#include "incidents/cond.h"
 #include "output/output.h"
 
 static struct rec_value vi(int64_t v)

@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "control.h"
+#include "serving/control.h"
 
 static char dir[64];
 

@@ -24,10 +24,10 @@
 #define REC_TARGET "srv"
 #include "recorder.h"
 
-#include "dump.h"
-#include "proc.h"
-#include "output/names.h"
-#include "query.h"
+#include "model/dump.h"
+#include "model/proc.h"
+#include "model/names.h"
+#include "serving/query.h"
 #include "target/target.h"
 
 #define KEY_A 0x8000000000000002ULL

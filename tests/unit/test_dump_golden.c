@@ -17,7 +17,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "dump.h"
+#include "model/dump.h"
 
 #define GOLDEN_DUMPS "tests/golden/dumps/*.json"
 

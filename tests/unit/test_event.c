@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests of event record decoding (user/event.c). */
+/* Unit tests of event record decoding (user/wire/event.c). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -10,7 +10,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "event.h"
+#include "wire/event.h"
 
 #define REC_SMALL sizeof(struct rec_event_rec)
 #define REC_BIG (sizeof(struct rec_event_rec) + REC_STR_AREA)

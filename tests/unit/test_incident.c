@@ -15,7 +15,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "incident.h"
+#include "incidents/incident.h"
 
 #define SEC 1000000000LL
 #define NSITES 39

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Unit tests of the one JSON writer (user/output/json.c). */
+/* Unit tests of the one JSON writer (user/base/json.c). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "output/json.h"
+#include "base/json.h"
 
 static char *text;
 static size_t text_len;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of the pull JSON reader (user/json_read.c): every document is
+ * Unit tests of the pull JSON reader (user/base/json_read.c): every document is
  * read from a buffer and from a file (through the 64 KiB window), and walked
  * back into text by going back to each value's mark after its container was
  * walked, which is how the dump reader uses it.
@@ -18,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "json_read.h"
+#include "base/json_read.h"
 
 /* A reader of text, from memory (file == 0) or from a temporary file. */
 struct src {

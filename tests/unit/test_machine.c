@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "machine.h"
+#include "kernel/machine.h"
 
 static void pti_words(void **state)
 {

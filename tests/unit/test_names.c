@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Unit tests of the one table of names (user/output/names.c). */
+/* Unit tests of the one table of names (user/model/names.c). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "output/names.h"
+#include "model/names.h"
 
 /* Every signal glibc has an abbreviation for is named as it names it, and only those. */
 static void test_signals_as_glibc_names_them(void **state)

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "offcpu.h"
+#include "model/offcpu.h"
 
 /* Thread tid was off the CPU from off, woken at wake, ran again at on. */
 static void add(struct rec_offcpu *s, uint32_t tid, uint64_t off, uint64_t wake, uint64_t on,

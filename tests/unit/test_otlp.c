@@ -9,8 +9,8 @@
 #include <cmocka.h>
 #include <errno.h>
 
-#include "http.h"
-#include "otlp.h"
+#include "export/http.h"
+#include "export/otlp.h"
 #include "output/output.h"
 
 static void urls(void **state)

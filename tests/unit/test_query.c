@@ -18,8 +18,8 @@
 #define REC_TARGET "srv"
 #include "recorder.h"
 
-#include "proc.h"
-#include "query.h"
+#include "model/proc.h"
+#include "serving/query.h"
 #include "target/target.h"
 
 #define KEY_A 0x8000000000000002ULL

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "ratelimit.h"
+#include "base/ratelimit.h"
 
 #define MS 1000000LL
 #define S 1000000000LL

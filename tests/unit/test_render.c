@@ -13,9 +13,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "output/json.h"
+#include "base/json.h"
 #include "output/output.h"
-#include "output/text.h"
+#include "base/text.h"
 
 /* 2026-12-02T14:03:12.123456789Z */
 #define TIME_NS (1796220192LL * 1000000000LL + 123456789LL)

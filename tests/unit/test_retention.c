@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "retention.h"
+#include "dumps/retention.h"
 
 #define F(n, sz, t)                                                                                \
 	{                                                                                          \

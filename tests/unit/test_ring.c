@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of the ring-buffer consumer (user/ring.c) on memory laid out as a
+ * Unit tests of the ring-buffer consumer (user/kernel/ring.c) on memory laid out as a
  * BPF ring buffer: 8-byte record headers (length with the busy and discard
  * bits, page offset), records padded to 8 bytes, the data area mapped twice
  * back to back (a memfd mapped at two adjacent addresses) so that a record
@@ -19,7 +19,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "ring.h"
+#include "kernel/ring.h"
 
 #define SIZE 4096
 

@@ -20,9 +20,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "dump.h"
-#include "query.h"
-#include "retention.h"
+#include "model/dump.h"
+#include "serving/query.h"
+#include "dumps/retention.h"
 
 #define KEY_A "0x8000000000000002"
 #define KEY_B "0x8000000000000003"

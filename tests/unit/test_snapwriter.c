@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* The thread that writes snapshots (user/snapwriter.c). */
+/* The thread that writes snapshots (user/dumps/snapwriter.c). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -17,8 +17,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "dump.h"
-#include "snapwriter.h"
+#include "model/dump.h"
+#include "dumps/snapwriter.h"
 
 #define KEY 0x8000000000000002ULL
 

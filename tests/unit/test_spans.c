@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "spans.h"
+#include "model/spans.h"
 
 static struct rec_kept_span span(uint64_t id)
 {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests of the per-recording spool (user/spool.c). */
+/* Unit tests of the per-recording spool (user/base/spool.c). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "spool.h"
+#include "base/spool.h"
 
 /*
  * Allocation failures on demand: this malloc and calloc replace the C
@@ -128,7 +128,7 @@ static void assert_tail(struct rec_spool *sp, size_t n, const uint64_t *want, si
 	}
 }
 
-/* The largest event record, and the two smaller kinds (REC_EVENT_REC_MAX, user/rstate.h). */
+/* The largest event record, and the two smaller kinds (REC_EVENT_REC_MAX, user/model/rstate.h). */
 #define BIG_REC 888
 #define MID_REC 376
 #define SMALL_REC 120

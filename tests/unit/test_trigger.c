@@ -10,7 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "trigger.h"
+#include "incidents/trigger.h"
 
 #define MS 1000000LL
 #define SEC 1000000000LL

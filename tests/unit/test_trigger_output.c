@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * recorder-tail --triggers (output/triggers.h), pinned by golden files:
+ * recorder-tail --triggers (incidents/table.h), pinned by golden files:
  * tests/golden/expected/triggers/{text,jsonl} hold what a fixed set of rules
  * and signatures renders to, a hostile signature's bytes escaped in the text.
  * REC_GOLDEN_UPDATE=1 rewrites them from today's output (the diff is the review).
@@ -15,8 +15,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "trigger.h"
-#include "output/triggers.h"
+#include "incidents/trigger.h"
+#include "incidents/table.h"
 
 #define SEC 1000000000LL
 /* CLOCK_REALTIME minus CLOCK_MONOTONIC: monotonic 0 is 2026-12-06T04:00:00Z. */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests of the u64 -> pointer map (user/u64map.c), checked against a plain array. */
+/* Unit tests of the u64 -> pointer map (user/base/u64map.c), checked against a plain array. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -9,7 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "u64map.h"
+#include "base/u64map.h"
 
 static void *val(uint64_t k)
 {

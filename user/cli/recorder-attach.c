@@ -19,15 +19,15 @@
 #include "recorder_abi.h"
 
 #include "cli/cli.h"
-#include "control.h"
-#include "dump.h"
-#include "output/text.h"
-#include "http.h"
-#include "otlp.h"
-#include "retention.h"
-#include "machine.h"
-#include "session.h"
-#include "trigger.h"
+#include "serving/control.h"
+#include "model/dump.h"
+#include "base/text.h"
+#include "export/http.h"
+#include "export/otlp.h"
+#include "dumps/retention.h"
+#include "kernel/machine.h"
+#include "session/session.h"
+#include "incidents/trigger.h"
 
 #define MAX_PIDS 64
 /* The bounds of the byte sizes --ring-size and --follow-buffer. */

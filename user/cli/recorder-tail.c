@@ -14,12 +14,12 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "control.h"
-#include "dump.h"
-#include "output/names.h"
-#include "otlp.h"
-#include "query.h"
-#include "trigger.h"
+#include "serving/control.h"
+#include "model/dump.h"
+#include "model/names.h"
+#include "export/otlp.h"
+#include "serving/query.h"
+#include "incidents/trigger.h"
 
 /* How often a --follow --otlp sends what it holds. */
 #define OTLP_FLUSH_MS 1000

@@ -6,9 +6,9 @@
  */
 #include <string.h>
 
-#include "dump.h"
-#include "names.h"
-#include "output.h"
+#include "model/dump.h"
+#include "model/names.h"
+#include "output/output.h"
 
 void rec_output__init(struct rec_output *o, FILE *out, const struct rec_output_ops *ops)
 {

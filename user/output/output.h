@@ -26,8 +26,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "proc.h"
-#include "json.h"
+#include "model/proc.h"
+#include "base/json.h"
 
 struct rec_dump_trigger; /* dump.h */
 struct rec_dump_rule_counts;

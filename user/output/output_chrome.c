@@ -48,9 +48,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "names.h"
-#include "output.h"
-#include "text.h"
+#include "model/names.h"
+#include "output/output.h"
+#include "base/text.h"
 
 enum item_kind {
 	ITEM_INSTANT, /* an event, or a span whose enter is not known */

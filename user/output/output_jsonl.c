@@ -7,10 +7,10 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "dump.h"
-#include "names.h"
-#include "output.h"
-#include "text.h"
+#include "model/dump.h"
+#include "model/names.h"
+#include "output/output.h"
+#include "base/text.h"
 
 /*
  * "field_status": {name: status, ...} for the string fields of ev that were

@@ -32,9 +32,9 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "output/names.h"
+#include "model/names.h"
 #include "output/output.h"
-#include "output/text.h"
+#include "base/text.h"
 
 /* OTLP SeverityNumber of each level: TRACE 1, DEBUG 5, INFO 9, WARN 13, ERROR 17. */
 static int severity(int level)

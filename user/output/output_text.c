@@ -8,10 +8,10 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "dump.h"
-#include "names.h"
-#include "output.h"
-#include "text.h"
+#include "model/dump.h"
+#include "model/names.h"
+#include "output/output.h"
+#include "base/text.h"
 
 /* Writes a string field's bytes and, if it was not read whole, its mark. */
 static void put_str_value(FILE *out, const struct rec_value *v)

@@ -10,7 +10,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "proc.h"
+#include "model/proc.h"
 #include "target/target.h"
 
 /* process_vm_readv fails whole when a range crosses into an unmapped page. */

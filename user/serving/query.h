@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: MIT */
+/* What recorder-tail asks for, and answering it from a process model. */
+#ifndef REC_QUERY_H
+#define REC_QUERY_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "incidents/cond.h"
+#include "model/proc.h"
+#include "output/output.h"
+
+enum rec_query_flags {
+	REC_Q_JSON = 1 << 0,
+	REC_Q_LIST = 1 << 1,
+	REC_Q_STACKS = 1 << 2,
+	REC_Q_FOLLOW = 1 << 3,
+	REC_Q_HAS_RECORDING = 1 << 4,
+	REC_Q_HAS_RECORDER = 1 << 5,
+	REC_Q_STATS = 1 << 6,		/* the loss and error counters */
+	REC_Q_DUMP = 1 << 7,		/* write a dump now and answer with its path */
+	REC_Q_VERBOSE = 1 << 8,		/* with REC_Q_STATS: the internal table sizes too */
+	REC_Q_HAS_LEVEL = 1 << 9,	/* only events of level or above */
+	REC_Q_HAS_SINCE = 1 << 10,	/* only events at or after since_ns */
+	REC_Q_OTLP = 1 << 11,		/* events as OTLP/JSON log records, a line each */
+	REC_Q_SPANS = 1 << 12,		/* tails: each recording's spans too, after its events */
+	REC_Q_CHROME = 1 << 13,		/* a tail as one Chrome trace-event JSON document */
+	REC_Q_TRIGGERS = 1 << 14,	/* the trigger rules and their counts */
+	REC_Q_ADD_TRIGGER = 1 << 15,	/* add the trigger rule in rule */
+	REC_Q_REMOVE_TRIGGER = 1 << 16, /* remove the trigger rule rule (its text, or its id) */
+};
+
+/* The longest trigger rule a request carries, its NUL included. */
+#define REC_QUERY_RULE_MAX 640
+
+/* The longest --target pattern. */
+#define REC_QUERY_TARGET_MAX 128
+
+/* The most --where conditions a query carries. */
+#define REC_QUERY_WHERE_MAX 8
+
+struct rec_query {
+	uint32_t flags; /* enum rec_query_flags */
+	uint32_t pad;
+	int64_t n;	    /* events per recording; <= 0 means all that are kept */
+	uint64_t recording; /* with REC_Q_HAS_RECORDING: only this recording */
+	uint64_t recorder;  /* with REC_Q_HAS_RECORDER: only this recorder's recordings */
+	char subject[REC_SUBJECT_MAX]; /* non-empty: only recordings with this subject */
+	uint32_t level;		       /* with REC_Q_HAS_LEVEL: enum rec_level, the lowest shown */
+	uint32_t pad2;
+	int64_t since_ns; /* with REC_Q_HAS_SINCE: CLOCK_REALTIME, ns since the epoch */
+	/* Non-empty: only events whose target is this, or matches it as a glob. */
+	char target[REC_QUERY_TARGET_MAX];
+	uint64_t otlp_salt;	       /* with REC_Q_OTLP: mixed into the trace and span IDs */
+	char rule[REC_QUERY_RULE_MAX]; /* with REC_Q_ADD_TRIGGER or REC_Q_REMOVE_TRIGGER */
+	/* --where: only events that satisfy every one of where[0..nwhere) (cond.h). */
+	uint32_t nwhere;
+	uint32_t pad3;
+	struct rec_cond where[REC_QUERY_WHERE_MAX];
+};
+
+/*
+ * True if the query selects event d of process p by its own filters (--level,
+ * --target, --since, --where). An event whose callsite cannot be read has no
+ * level, target or field names: a --level, --target or --where leaves it out.
+ */
+int rec_query__event_match(const struct rec_query *q, struct rec_proc *p,
+			   const struct rec_decoded *d);
+
+/* True if the query selects recording rs. */
+int rec_query__match(const struct rec_query *q, const struct rec_rstate *rs);
+
+/*
+ * Whether q, a tail, --list or --stacks with a filter (--subject, --recording,
+ * --recorder), selects none of p's recordings: then what names the filter
+ * ("--subject 'conn#6*'") and it returns 1. A --follow may select recordings
+ * yet to come, and --stats has no filter: 0 for them.
+ */
+int rec_query__selects_nothing(const struct rec_proc *p, const struct rec_query *q, char *what,
+			       size_t len);
+
+/*
+ * Writes the answer to q for process p: the loss and error counters
+ * (REC_Q_STATS), the recordings list (REC_Q_LIST), the span stacks
+ * (REC_Q_STACKS) or the tails, as text or JSON lines (REC_Q_JSON). Returns 0
+ * or a negative errno.
+ */
+int rec_query__answer(FILE *out, struct rec_proc *p, const struct rec_query *q);
+/* The same, from a recorder-attach: its stats also show its clients. */
+int rec_query__answer_live(FILE *out, struct rec_proc *p, const struct rec_query *q,
+			   const struct rec_output_clients *clients);
+/* The same, of a recording kept (--otlp-keep) by trigger kept: its records say so (OTLP). */
+int rec_query__answer_kept(FILE *out, struct rec_proc *p, const struct rec_query *q,
+			   const struct rec_output_kept *kept);
+
+/*
+ * The CLOCK_REALTIME time of an event recorded at mono_ns (CLOCK_MONOTONIC),
+ * given the process's offset between the clocks: their sum, saturated to the
+ * range of int64_t.
+ */
+int64_t rec_query__realtime(uint64_t mono_ns, int64_t offset_ns);
+
+/*
+ * For a follower, after the answer: one more event (as decoded by
+ * rec_proc__ingest_event) the way tails show it, or the word that n events
+ * were not sent to it.
+ */
+void rec_query__event(FILE *out, struct rec_proc *p, const struct rec_rstate *rs,
+		      const struct rec_decoded *d, const struct rec_query *q);
+void rec_query__not_sent(FILE *out, struct rec_proc *p, uint64_t n, const struct rec_query *q);
+/* Writes the spans p's threads are in, or died in, of the recordings q selects. */
+void rec_query__open_spans(FILE *out, struct rec_proc *p, const struct rec_query *q);
+/* Writes the span r (a REC_RT_SPAN record, CLOCK_MONOTONIC) of rs, as a tail shows it. */
+void rec_query__span(FILE *out, struct rec_proc *p, const struct rec_rstate *rs,
+		     const struct rec_span_rec *r, const struct rec_query *q);
+
+#endif /* REC_QUERY_H */
