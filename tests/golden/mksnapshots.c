@@ -23,6 +23,7 @@
 
 #include "model/dump.h"
 #include "serving/query.h"
+#include "wire/clock.h"
 #include "incidents/trigger.h"
 
 /* The event of seq in rs: its CLOCK_REALTIME time into *time_ns. */
@@ -52,7 +53,7 @@ static int event_time(const struct rec_proc *p, const struct rec_rstate *rs, uin
 	rec_spool__tail(rs->spool, 0, find_visit, &f);
 	if (!f.found)
 		return -ENOENT;
-	*time_ns = rec_query__realtime(f.mono_ns, p->clock_offset_ns);
+	*time_ns = rec_clock__realtime(f.mono_ns, p->clock_offset_ns);
 	return 0;
 }
 

@@ -87,6 +87,22 @@ static void test_read_gives_a_point_of_this_machine(void **state)
 #endif
 }
 
+/* Event times from a hostile dump saturate instead of overflowing. */
+static void test_realtime_saturates(void **state)
+{
+	(void)state;
+	assert_int_equal(rec_clock__realtime(5, -3), 2);
+	assert_int_equal(rec_clock__realtime(1000, 1700000000000000000LL), 1700000000000001000LL);
+	assert_int_equal(rec_clock__realtime(INT64_MAX, 1), INT64_MAX);
+	assert_int_equal(rec_clock__realtime(INT64_MAX - 1, INT64_MAX), INT64_MAX);
+	assert_int_equal(rec_clock__realtime(UINT64_MAX, 0), INT64_MAX);
+	assert_int_equal(rec_clock__realtime(UINT64_MAX, -1), INT64_MAX);
+	assert_int_equal(rec_clock__realtime(UINT64_MAX, INT64_MIN), INT64_MAX);
+	assert_int_equal(rec_clock__realtime((uint64_t)INT64_MAX + 10, -20), INT64_MAX - 10);
+	assert_int_equal(rec_clock__realtime(0, INT64_MIN), INT64_MIN);
+	assert_int_equal(rec_clock__realtime(1, INT64_MIN), INT64_MIN + 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -96,6 +112,7 @@ int main(void)
 		cmocka_unit_test(test_a_point_going_backwards_is_ignored),
 		cmocka_unit_test(test_a_stamp_before_the_clock_starts_is_zero),
 		cmocka_unit_test(test_read_gives_a_point_of_this_machine),
+		cmocka_unit_test(test_realtime_saturates),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -612,22 +612,6 @@ static void test_where_selects_by_field(void **state)
 	free(buf);
 }
 
-/* Event times from a hostile dump saturate instead of overflowing. */
-static void test_realtime_saturates(void **state)
-{
-	(void)state;
-	assert_int_equal(rec_query__realtime(5, -3), 2);
-	assert_int_equal(rec_query__realtime(1000, 1700000000000000000LL), 1700000000000001000LL);
-	assert_int_equal(rec_query__realtime(INT64_MAX, 1), INT64_MAX);
-	assert_int_equal(rec_query__realtime(INT64_MAX - 1, INT64_MAX), INT64_MAX);
-	assert_int_equal(rec_query__realtime(UINT64_MAX, 0), INT64_MAX);
-	assert_int_equal(rec_query__realtime(UINT64_MAX, -1), INT64_MAX);
-	assert_int_equal(rec_query__realtime(UINT64_MAX, INT64_MIN), INT64_MAX);
-	assert_int_equal(rec_query__realtime((uint64_t)INT64_MAX + 10, -20), INT64_MAX - 10);
-	assert_int_equal(rec_query__realtime(0, INT64_MIN), INT64_MIN);
-	assert_int_equal(rec_query__realtime(1, INT64_MIN), INT64_MIN + 1);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -646,7 +630,6 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_text_answers_escape_target_text, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_clients_and_not_sent, setup, teardown),
-		cmocka_unit_test(test_realtime_saturates),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,15 +3,15 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "serving/query.h"
 #include "base/json.h"
 #include "base/text.h"
 #include "incidents/table.h"
+#include "wire/clock.h"
 
 /* A CLOCK_MONOTONIC time as RFC 3339 (CLOCK_REALTIME: plus offset_ns) in buf. */
 static const char *wall(int64_t mono_ns, int64_t offset_ns, char *buf)
 {
-	return rec_text__rfc3339(rec_query__realtime((uint64_t)mono_ns, offset_ns), buf);
+	return rec_text__rfc3339(rec_clock__realtime((uint64_t)mono_ns, offset_ns), buf);
 }
 
 /* The signatures of rule id, as rows under it. */

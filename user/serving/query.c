@@ -14,6 +14,7 @@
 #include "model/dump.h"
 #include "output/output.h"
 #include "serving/query.h"
+#include "wire/clock.h"
 
 int rec_query__match(const struct rec_query *q, const struct rec_rstate *rs)
 {
@@ -35,7 +36,7 @@ int rec_query__event_match(const struct rec_query *q, struct rec_proc *p,
 	int level;
 
 	if ((q->flags & REC_Q_HAS_SINCE) &&
-	    rec_query__realtime(d->time_ns, p->clock_offset_ns) < q->since_ns)
+	    rec_clock__realtime(d->time_ns, p->clock_offset_ns) < q->since_ns)
 		return 0;
 	if (!(q->flags & REC_Q_HAS_LEVEL) && !q->target[0] && !q->nwhere)
 		return 1;
@@ -88,22 +89,6 @@ int rec_query__selects_nothing(const struct rec_proc *p, const struct rec_query 
 	return 1;
 }
 
-int64_t rec_query__realtime(uint64_t mono_ns, int64_t offset_ns)
-{
-	int64_t t;
-
-	/* Both may come from a hostile dump: saturate instead of overflowing. */
-	if (mono_ns > INT64_MAX) {
-		/* Only a negative offset brings it back; the sum is then in [0, 2^64). */
-		uint64_t sum = mono_ns + (uint64_t)offset_ns;
-
-		return offset_ns >= 0 || sum > INT64_MAX ? INT64_MAX : (int64_t)sum;
-	}
-	if (__builtin_add_overflow((int64_t)mono_ns, offset_ns, &t))
-		return offset_ns > 0 ? INT64_MAX : INT64_MIN;
-	return t;
-}
-
 /* The backend of the format q asks for, writing to out. */
 static void output_for(struct rec_output *o, FILE *out, const struct rec_query *q)
 {
@@ -135,7 +120,7 @@ static void show_event(struct rec_output *o, struct rec_proc *p, const struct re
 	struct rec_event_view v = {
 		.from = origin(p, rs, d->tid),
 		.seq = d->seq,
-		.time_ns = rec_query__realtime(d->time_ns, p->clock_offset_ns),
+		.time_ns = rec_clock__realtime(d->time_ns, p->clock_offset_ns),
 		.cs = rec_proc__callsite(p, d->meta),
 		.meta = d->meta,
 		.level = d->level,
@@ -228,7 +213,7 @@ static int by_exit(const void *a, const void *b)
 /* When recorder-attach attached to p, CLOCK_REALTIME; 0 if not known. */
 static int64_t attached(const struct rec_proc *p)
 {
-	return p->attached_ns ? rec_query__realtime(p->attached_ns, p->clock_offset_ns) : 0;
+	return p->attached_ns ? rec_clock__realtime(p->attached_ns, p->clock_offset_ns) : 0;
 }
 
 /*
@@ -243,7 +228,7 @@ static int64_t read_at(const struct rec_proc *p)
 	if (p->alive && !clock_gettime(CLOCK_REALTIME, &now))
 		return now.tv_sec * 1000000000LL + now.tv_nsec;
 	if (p->ended_ns && (p->end == REC_END_EXIT || p->end == REC_END_SIGNAL))
-		return rec_query__realtime(p->ended_ns, p->clock_offset_ns);
+		return rec_clock__realtime(p->ended_ns, p->clock_offset_ns);
 	return p->dumped_at_ns;
 }
 
@@ -256,8 +241,8 @@ static void show_span(struct rec_output *o, struct rec_proc *p, const struct rec
 		.parent = s->parent,
 		.cs = rec_proc__callsite(p, s->meta),
 		.meta = s->meta,
-		.enter_ns = s->enter ? rec_query__realtime(s->enter, p->clock_offset_ns) : 0,
-		.exit_ns = s->exit ? rec_query__realtime(s->exit, p->clock_offset_ns) : 0,
+		.enter_ns = s->enter ? rec_clock__realtime(s->enter, p->clock_offset_ns) : 0,
+		.exit_ns = s->exit ? rec_clock__realtime(s->exit, p->clock_offset_ns) : 0,
 		.attached_ns = attached(p),
 		.read_ns = read_at(p),
 		.sched = s->sched.flags ? &s->sched : NULL,
@@ -403,7 +388,7 @@ static void stack_of(struct rec_stack_view *s, struct rec_proc *p, const struct 
 			.cs = rec_proc__callsite(p, f->meta),
 			.meta = f->meta,
 			.enter_ns =
-				f->enter ? rec_query__realtime(f->enter, p->clock_offset_ns) : 0,
+				f->enter ? rec_clock__realtime(f->enter, p->clock_offset_ns) : 0,
 			/* A frame with an id and no enter was seeded at the attach (version 1: no id). */
 			.before_attach = !f->enter && f->id && !(f->flags & REC_FF_UNCERTAIN),
 			.uncertain = !!(f->flags & REC_FF_UNCERTAIN),

@@ -94,13 +94,6 @@ int rec_query__answer_kept(FILE *out, struct rec_proc *p, const struct rec_query
 			   const struct rec_output_kept *kept);
 
 /*
- * The CLOCK_REALTIME time of an event recorded at mono_ns (CLOCK_MONOTONIC),
- * given the process's offset between the clocks: their sum, saturated to the
- * range of int64_t.
- */
-int64_t rec_query__realtime(uint64_t mono_ns, int64_t offset_ns);
-
-/*
  * For a follower, after the answer: one more event (as decoded by
  * rec_proc__ingest_event) the way tails show it, or the word that n events
  * were not sent to it.

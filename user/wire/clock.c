@@ -59,3 +59,19 @@ void rec_clock__add(struct rec_clock *c, struct rec_clock_point p)
 				     (double)(c->last.tsc - c->first.tsc) +
 			     0.5);
 }
+
+int64_t rec_clock__realtime(uint64_t mono_ns, int64_t offset_ns)
+{
+	int64_t t;
+
+	/* Both may come from a hostile dump: saturate instead of overflowing. */
+	if (mono_ns > INT64_MAX) {
+		/* Only a negative offset brings it back; the sum is then in [0, 2^64). */
+		uint64_t sum = mono_ns + (uint64_t)offset_ns;
+
+		return offset_ns >= 0 || sum > INT64_MAX ? INT64_MAX : (int64_t)sum;
+	}
+	if (__builtin_add_overflow((int64_t)mono_ns, offset_ns, &t))
+		return offset_ns > 0 ? INT64_MAX : INT64_MIN;
+	return t;
+}

@@ -51,4 +51,11 @@ static inline uint64_t rec_clock__ns(const struct rec_clock *c, uint64_t t)
 	return d > (__int128)UINT64_MAX ? UINT64_MAX : (uint64_t)d;
 }
 
+/*
+ * The CLOCK_REALTIME time of an event recorded at mono_ns (CLOCK_MONOTONIC),
+ * given the process's offset between the clocks: their sum, saturated to the
+ * range of int64_t.
+ */
+int64_t rec_clock__realtime(uint64_t mono_ns, int64_t offset_ns);
+
 #endif /* REC_CLOCK_H */
