@@ -1,20 +1,25 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Checks that the README's excerpts are their files' code, line for line.
+"""Checks that the excerpts of the README and the guide are their files' code.
 
 An excerpt is a fenced code block right after a line
 "<!-- excerpt of PATH: ... -->"; its lines must appear in PATH (relative to
-the repository), in order and one after the other. A sample of recorder-tail
-text output is a block after "<!-- output of PATH: ... -->": each of its event
-lines names "FILE:LINE] <subject> MESSAGE", and line LINE of PATH must hold
-"MESSAGE" (its event site). Prints one line per block that is not right,
-naming its README line, and exits 1; exits 1 too if the README has no
-excerpt at all (a marker lost in an edit).
+the repository's top folder, whatever folder the Markdown file is in), in
+order and one after the other. A sample of recorder-tail text output is a
+block after "<!-- output of PATH: ... -->": each of its event lines names
+"FILE:LINE] <subject> MESSAGE", and line LINE of PATH must hold "MESSAGE"
+(its event site). Prints one line per block that is not right, naming its
+file and line, and exits 1; exits 1 too if the files have no excerpt at all
+(a marker lost in an edit). Ends with the count of blocks checked.
 
-    tests/readme_excerpts.py [README]
+    tests/readme_excerpts.py [FILE.md...]    (default: README.md)
 """
+import os
 import re
 import sys
+
+# PATH in a mark is relative to the repository: the folder above tests/.
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 MARK = re.compile(r"^<!-- (excerpt|output) of (\S+): .*-->$")
 # An event line of recorder-tail's text: "...] FILE:LINE] <subject> MESSAGE, fields".
@@ -53,8 +58,8 @@ def output_errors(path, src, code):
     return errors
 
 
-def main():
-    readme = sys.argv[1] if len(sys.argv) > 1 else "README.md"
+def check(readme):
+    """(blocks found, blocks wrong) in the Markdown file readme; prints what is wrong."""
     with open(readme) as f:
         lines = f.read().split("\n")
     bad = found = 0
@@ -64,7 +69,7 @@ def main():
             print("%s:%d: the %s mark is not followed by a code block" % (readme, line_no, kind))
             bad += 1
             continue
-        with open(path) as f:
+        with open(os.path.join(REPO, path)) as f:
             src = f.read().split("\n")
         if kind == "output":
             for e in output_errors(path, src, code):
@@ -76,10 +81,21 @@ def main():
             print("%s:%d: this excerpt of %s is not its code (%d lines from: %s)"
                   % (readme, line_no, path, n, code[0] if code else ""))
             bad += 1
+    return found, bad
+
+
+def main():
+    readmes = sys.argv[1:] or ["README.md"]
+    bad = found = 0
+    for readme in readmes:
+        f, b = check(readme)
+        found += f
+        bad += b
     if not found:
-        print("%s: no excerpt marks" % readme)
+        print("%s: no excerpt marks" % ", ".join(readmes))
         return 1
-    print("%d excerpts and samples, %d wrong" % (found, bad))
+    print("%d excerpts and samples in %d file%s, %d wrong"
+          % (found, len(readmes), "" if len(readmes) == 1 else "s", bad))
     return 1 if bad else 0
 
 

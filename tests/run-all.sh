@@ -259,14 +259,15 @@ format_check() {
 }
 
 readme_excerpts() {
-	# The README's code excerpts and output samples (the event-loop guide) match their files.
+	# The code excerpts and output samples of the README and the guide (docs/guide/: the
+	# Rust and event-loop pages) match their files.
 	local log
 	log=$(mktemp)
-	python3 tests/readme_excerpts.py README.md >"$log" 2>&1
+	python3 tests/readme_excerpts.py README.md docs/guide/*.md >"$log" 2>&1
 	local rc=$?
 	[ $rc -ne 0 ] && sed 's/^/    /' "$log"
 	rm -f "$log"
-	record "docs: README excerpts and output samples match their files (tests/readme_excerpts.py)" $rc
+	record "docs: README and guide excerpts and output samples match their files (tests/readme_excerpts.py)" $rc
 }
 
 golden_tests() {

@@ -285,7 +285,7 @@ NoNewPrivs:	1" "$(grep -E '^(Cap|NoNewPrivs)' "/proc/$ATTACH_PID/status")" || re
 	[ -s "$dump" ] || fail "no dump at '$dump'"
 }
 
-# What each capability kept is for (see the README): without it, these fail.
+# What each capability kept is for (see docs/guide/access.md): without it, these fail.
 test_clients_caps_kept_attach_a_library_loaded_later_from_a_private_directory() {
 	# CAP_DAC_READ_SEARCH: the library is in a directory only its user may enter.
 	chmod 0711 "$T"

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# The event-loop guide (README, "Event-loop servers"): tests/targets/evloop.c,
+# The event-loop guide (docs/guide/event-loop.md): tests/targets/evloop.c,
 # an epoll server with one recording per connection, driven by
 # tests/targets/evloop_client.py (several connections at once, pipelined
 # requests), with the real recorder-attach and recorder-tail.

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# Limits (README, "Limits"): every table, cache and list a target can grow is
+# Limits (docs/guide/limits.md): every table, cache and list a target can grow is
 # bounded, and what does not fit is counted where --stats, --list and the dump
 # show it. One hostile process cannot cost another its events.
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * evloop.c: a small epoll server instrumented with recorder.h, the example of
- * the README's "Event-loop servers" guide (whose excerpts are this file's
+ * the event-loop guide, docs/guide/event-loop.md (whose excerpts are this file's
  * lines: tests/e2e/test_evloop.sh checks them, and drives the server with
  * tests/targets/evloop_client.py).
  *

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * limits.c: the target of tests/e2e/test_limits.sh. Each mode pushes one of
- * recorder-attach's limits (README, "Limits"):
+ * recorder-attach's limits (docs/guide/limits.md):
  *
  *	limits [-w] MODE [N]
  *	  -> "pid N"

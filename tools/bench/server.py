@@ -5,7 +5,7 @@
     server.py --build DIR --loadgen PATH [--pairs K] [--conns C] [--requests N]
               [--attach-flags FLAGS]
 
-The server is tests/targets/evloop.c (the README's event-loop example: one
+The server is tests/targets/evloop.c (docs/guide/event-loop.md's example: one
 recording per connection, entered around each wakeup, a span and an event per
 request), built instrumented (DIR/tests/targets/evloop) and plain
 (DIR/tests/targets/evloop-plain). The load is tools/bench/loadgen.c: C

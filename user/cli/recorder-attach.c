@@ -177,7 +177,7 @@ static const struct argp_option options[] = {
 	  0 },
 	{ "sched", OPT_SCHED, NULL, 0,
 	  "Charge each span the time its thread spent on the CPU, blocked (by system call) "
-	  "and waiting to run (off by default until measured: see README)",
+	  "and waiting to run (off by default until measured: see docs/kernel-time.md)",
 	  0 },
 	{ "no-sched", OPT_NO_SCHED, NULL, 0, "Attach no scheduler hook: spans have no kernel time",
 	  0 },
@@ -354,7 +354,7 @@ static void parse_limit(struct argp_state *state, const char *name, const char *
 			   min, max);
 }
 
-/* Says once which event path runs (README, "Event paths"), after the first attach. */
+/* Says once which event path runs (docs/guide/using.md, "Event paths"), after the first attach. */
 static void print_path(void)
 {
 	static bool printed;
@@ -958,7 +958,7 @@ static void on_exit_pid(const struct rec_exit_info *info, void *ctx)
 
 /*
  * The capabilities recorder-attach still needs once it has attached, found by
- * dropping all and adding back what the tests needed; the README
+ * dropping all and adding back what the tests needed; docs/guide/access.md
  * ("Capabilities") says the same. CAP_BPF and CAP_PERFMON are not among them:
  * the programs are loaded, and linking them to the probes of a library loaded
  * later or of an adopted process, using the maps and the iterator they hold,

@@ -46,7 +46,7 @@ struct rec_reader {
 
 /*
  * Every table, cache and list that a target can make grow has a limit, and a
- * counter of what did not fit (README, "Limits"). These are the defaults of
+ * counter of what did not fit (docs/guide/limits.md). These are the defaults of
  * recorder-attach's options.
  */
 #define REC_DEFAULT_MAX_RECORDINGS 65536 /* BPF recordings table, all processes */

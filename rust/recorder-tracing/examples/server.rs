@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-//! A server that keeps one recording per request: the README's "Rust programs".
+//! A server that keeps one recording per request: docs/guide/rust.md.
 //! Run it, then `sudo recorder-attach -p PID` and `recorder-tail -p PID`.
 use std::time::Duration;
 
