@@ -35,8 +35,11 @@ LIB_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(LIB_SRCS))
 LIB := $(BUILD)/librecorder.a
 # The command-line tools: their mains, and the helpers they share (linked to the unit tests too).
 CLI_MAINS := user/cli/recorder-attach.c user/cli/recorder-tail.c
-CLI_SRCS := $(filter-out $(CLI_MAINS),$(wildcard user/cli/*.c))
+# recorder-attach's own: its options (user/cli/attach_opts.c), linked to it alone.
+ATTACH_SRCS := user/cli/attach_opts.c
+CLI_SRCS := $(filter-out $(CLI_MAINS) $(ATTACH_SRCS),$(wildcard user/cli/*.c))
 CLI_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(CLI_SRCS))
+ATTACH_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(ATTACH_SRCS))
 # Every object of user/ is rebuilt when any user header changes.
 USER_HDRS := $(foreach d,$(LIB_DIRS) user/cli,$(wildcard $(d)/*.h)) bpf/recorder_abi.h \
 	$(BUILD)/recorder.skel.h
@@ -70,6 +73,7 @@ ASAN_CFLAGS = -g -O1 $(SAN_FLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(BUILD) -I
 	-Iuser $(LIBBPF_CFLAGS)
 ASAN_OBJS := $(patsubst user/%.c,$(ASAN)/user/%.o,$(LIB_SRCS))
 ASAN_CLI_OBJS := $(patsubst user/%.c,$(ASAN)/user/%.o,$(CLI_SRCS))
+ASAN_ATTACH_OBJS := $(patsubst user/%.c,$(ASAN)/user/%.o,$(ATTACH_SRCS))
 ASAN_LIB := $(ASAN)/librecorder.a
 ASAN_UNIT_BINS := $(patsubst tests/unit/%.c,$(ASAN)/tests/unit/%,$(UNIT_SRCS))
 ASAN_BINS := $(ASAN)/recorder-attach $(ASAN)/recorder-tail $(ASAN_UNIT_BINS) \
@@ -168,6 +172,9 @@ $(LIB): $(LIB_OBJS)
 $(BUILD)/recorder-%: $(BUILD)/user/cli/recorder-%.o $(CLI_OBJS) $(LIB)
 	$(CC) $(USER_CFLAGS) $^ $(LIB_LIBS) -o $@
 
+$(BUILD)/recorder-attach: $(BUILD)/user/cli/recorder-attach.o $(ATTACH_OBJS) $(CLI_OBJS) $(LIB)
+	$(CC) $(USER_CFLAGS) $^ $(LIB_LIBS) -o $@
+
 $(BUILD)/workload: tools/workload.c include/recorder.h | $(BUILD)
 	$(CC) $(TARGET_CFLAGS) $< -o $@
 
@@ -209,6 +216,10 @@ $(ASAN_LIB): $(ASAN_OBJS)
 	$(AR) rcs $@ $^
 
 $(ASAN)/recorder-%: $(ASAN)/user/cli/recorder-%.o $(ASAN_CLI_OBJS) $(ASAN_LIB)
+	$(SAN_CC) $(ASAN_CFLAGS) $^ $(LIB_LIBS) -o $@
+
+$(ASAN)/recorder-attach: $(ASAN)/user/cli/recorder-attach.o $(ASAN_ATTACH_OBJS) $(ASAN_CLI_OBJS) \
+		$(ASAN_LIB)
 	$(SAN_CC) $(ASAN_CFLAGS) $^ $(LIB_LIBS) -o $@
 
 $(ASAN)/tests/unit/%: tests/unit/%.c $(ASAN_CLI_OBJS) $(ASAN_LIB) | $(ASAN)/tests/unit
