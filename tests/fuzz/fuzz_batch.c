@@ -81,7 +81,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(area == 0 || ((const uint8_t *)strings >= data &&
 					 (const uint8_t *)strings + area <= data + size),
 			   "a string area outside the batch");
-		len = rec_event__normalize_parts(&ev, strings, area, no_literal, NULL, out);
+		len = rec_event__normalize_parts(&ev, strings, area, no_literal, NULL, out, NULL);
 		FUZZ_CHECK(len == -EINVAL ||
 				   (len >= (ssize_t)sizeof(ev) && len <= (ssize_t)REC_EVENT_MAX),
 			   "normalize returned %zd", len);

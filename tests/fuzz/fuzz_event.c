@@ -118,7 +118,7 @@ static bool same_value(const struct rec_value *r, const struct rec_value *n)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static struct rec_decoded raw, norm;
+	static struct rec_decoded raw, norm, given;
 	struct literals lit = { .data = data, .size = size };
 	unsigned char *out, *again;
 	bool raw_ok;
@@ -139,7 +139,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	again = malloc(REC_EVENT_MAX);
 	if (!out || !again)
 		abort();
-	n = rec_event__normalize(data, size, fake_literal, &lit, out);
+	n = rec_event__normalize(data, size, fake_literal, &lit, out, &given);
 	free(lit.last);
 	lit.last = NULL;
 	FUZZ_CHECK(!raw_ok || n >= 0, "normalize refused a record decode accepts (%zd)", n);
@@ -152,6 +152,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rc = rec_event__decode(out, (size_t)n, &norm);
 	FUZZ_CHECK(rc == 0, "decode refused a normalized record (%d)", rc);
 	check_decoded(&norm, out, (size_t)n);
+	/* What normalizing decoded is what decoding its output gives: no need to decode again. */
+	FUZZ_CHECK(given.tgid == norm.tgid && given.tid == norm.tid &&
+			   given.time_ns == norm.time_ns && given.recording == norm.recording &&
+			   given.seq == norm.seq && given.meta == norm.meta &&
+			   given.level == norm.level && given.nfields == norm.nfields,
+		   "normalizing decoded another header than decoding its output");
+	for (uint32_t i = 0; i < norm.nfields; i++)
+		FUZZ_CHECK(same_value(&given.values[i], &norm.values[i]) &&
+				   (given.values[i].type != REC_TYPE_STR ||
+				    given.values[i].str.ptr == norm.values[i].str.ptr ||
+				    !norm.values[i].str.len),
+			   "field %u as normalizing decoded it differs from its output's", i);
 	if (raw_ok) {
 		/* A record without literals: normalizing keeps every value. */
 		FUZZ_CHECK(raw.tgid == norm.tgid && raw.tid == norm.tid &&
@@ -165,7 +177,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				   "field %u changed in normalizing", i);
 	}
 
-	n2 = rec_event__normalize(out, (size_t)n, fake_literal, &lit, again);
+	n2 = rec_event__normalize(out, (size_t)n, fake_literal, &lit, again, NULL);
 	free(lit.last);
 	FUZZ_CHECK(n2 == n && memcmp(out, again, (size_t)n) == 0,
 		   "normalizing a normalized record changed it (%zd -> %zd bytes)", n, n2);

@@ -424,7 +424,7 @@ static void test_normalize_literals(void **state)
 	/* Raw literals are for ingest only: a reader refuses them. */
 	assert_invalid(p, REC_ONE);
 	lit_calls = 0;
-	n = rec_event__normalize(p, REC_ONE, lit, NULL, norm);
+	n = rec_event__normalize(p, REC_ONE, lit, NULL, norm, NULL);
 	assert_int_equal(n, REC_SMALL + 3 + 8);
 	assert_int_equal(lit_calls, 2);
 	assert_int_equal(rec_event__decode(norm, (size_t)n, &out), 0);
@@ -453,7 +453,7 @@ static void test_normalize_trims_and_bounds(void **state)
 	/* The BPF side's 888-byte record with one 3-byte string shrinks to 124 bytes. */
 	p = build(0, REC_BIG, T(REC_TYPE_STR, 0), (const uint64_t[]){ REC_STR_SLOT(0, 3, 0) }, 1);
 	memcpy(strings_of(p), "abc", 4);
-	n = rec_event__normalize(p, REC_BIG, lit, NULL, norm);
+	n = rec_event__normalize(p, REC_BIG, lit, NULL, norm, NULL);
 	assert_int_equal(n, REC_SMALL + 4);
 	assert_int_equal(rec_event__decode(norm, (size_t)n, &out), 0);
 	assert_memory_equal(out.values[0].str.ptr, "abc", 4);
@@ -463,7 +463,7 @@ static void test_normalize_trims_and_bounds(void **state)
 		types |= T(REC_TYPE_STR_LIT, i);
 	}
 	p = build(0, REC_SMALL, types, values, REC_MAX_FIELDS);
-	n = rec_event__normalize(p, REC_SMALL, lit, NULL, norm);
+	n = rec_event__normalize(p, REC_SMALL, lit, NULL, norm, NULL);
 	assert_int_equal(n, REC_SMALL + 3 * REC_STR_MAX);
 	assert_int_equal(rec_event__decode(norm, (size_t)n, &out), 0);
 	for (i = 0; i < REC_MAX_FIELDS; i++)
@@ -472,21 +472,21 @@ static void test_normalize_trims_and_bounds(void **state)
 	/* Only unread strings (a NULL literal, an unreadable one): no area at all. */
 	p = build(0, REC_SMALL, T(REC_TYPE_STR_LIT, 0) | T(REC_TYPE_STR_LIT, 1),
 		  (const uint64_t[]){ 0, 0x3000 }, 2);
-	n = rec_event__normalize(p, REC_SMALL, lit, NULL, norm);
+	n = rec_event__normalize(p, REC_SMALL, lit, NULL, norm, NULL);
 	assert_int_equal(n, REC_SMALL);
 	assert_int_equal(rec_event__decode(norm, (size_t)n, &out), 0);
 	assert_int_equal(out.values[0].str.status, REC_STR_NULL);
 	assert_int_equal(out.values[1].str.status, REC_STR_FAULT);
 	/* Malformed input stays malformed. */
-	assert_int_equal(rec_event__normalize(NULL, REC_SMALL, lit, NULL, norm), -EINVAL);
-	assert_int_equal(rec_event__normalize(p, REC_SMALL - 1, lit, NULL, norm), -EINVAL);
-	assert_int_equal(rec_event__normalize(p, REC_SMALL + 8, lit, NULL, norm), -EINVAL);
+	assert_int_equal(rec_event__normalize(NULL, REC_SMALL, lit, NULL, norm, NULL), -EINVAL);
+	assert_int_equal(rec_event__normalize(p, REC_SMALL - 1, lit, NULL, norm, NULL), -EINVAL);
+	assert_int_equal(rec_event__normalize(p, REC_SMALL + 8, lit, NULL, norm, NULL), -EINVAL);
 	p = build(0, REC_SMALL, T(REC_TYPE_STR, 0), (const uint64_t[]){ REC_STR_SLOT(0, 1, 0) }, 1);
-	assert_int_equal(rec_event__normalize(p, REC_SMALL, lit, NULL, norm), -EINVAL);
+	assert_int_equal(rec_event__normalize(p, REC_SMALL, lit, NULL, norm, NULL), -EINVAL);
 	p = build(0, REC_SMALL, T(7, 0), (const uint64_t[]){ 0 }, 1);
-	assert_int_equal(rec_event__normalize(p, REC_SMALL, lit, NULL, norm), -EINVAL);
+	assert_int_equal(rec_event__normalize(p, REC_SMALL, lit, NULL, norm, NULL), -EINVAL);
 	p = build(0, REC_SMALL, T(REC_TYPE_STR_LIT, 1), (const uint64_t[]){ 0, 0x1000 }, 2);
-	assert_int_equal(rec_event__normalize(p, REC_SMALL, lit, NULL, norm), -EINVAL);
+	assert_int_equal(rec_event__normalize(p, REC_SMALL, lit, NULL, norm, NULL), -EINVAL);
 }
 
 int main(void)

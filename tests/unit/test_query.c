@@ -487,6 +487,7 @@ static void test_clients_and_not_sent(void **state)
 	struct rec_output_clients by_pid = clients;
 	struct rec_proc *p = *state;
 	struct rec_query q = { .flags = REC_Q_STATS };
+	struct rec_output o;
 	char *buf = NULL, *want;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
@@ -561,10 +562,12 @@ static void test_clients_and_not_sent(void **state)
 	free(buf);
 
 	f = open_memstream(&buf, &len);
-	rec_query__not_sent(f, p, 1, &q);
+	rec_query__output(&o, f, &q);
+	rec_output__not_sent(&o, p, 1);
 	q.flags = 0;
-	rec_query__not_sent(f, p, 1, &q);
-	rec_query__not_sent(f, p, 9, &q);
+	rec_query__output(&o, f, &q);
+	rec_output__not_sent(&o, p, 1);
+	rec_output__not_sent(&o, p, 9);
 	fclose(f);
 	assert_true(asprintf(&want,
 			     "{\"pid\":%d,\"not_sent\":1,\"reason\":\"reader too slow\"}\n"

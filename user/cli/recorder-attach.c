@@ -21,7 +21,7 @@
 #include "serving/control.h"
 #include "model/dump.h"
 #include "base/text.h"
-#include "export/otlp.h"
+#include "export/exporter.h"
 #include "kernel/machine.h"
 #include "session/session.h"
 
@@ -38,13 +38,11 @@ static struct rec_attach_env env = REC_ATTACH_ENV_DEFAULTS;
 static struct {
 	int lost; /* black boxes that could not be written */
 	pid_t lost_pids[MAX_LOST_NAMED];
-	struct otlp_job *otlp_jobs; /* one a traced process */
-	int otlp_lost;		    /* processes some of whose records were not delivered */
+	struct rec_exporter *exporter; /* --otlp: a job a traced process */
+	int otlp_lost;		       /* processes some of whose records were not delivered */
 } run;
 
 const char *argp_program_version = "recorder-attach 0.1";
-
-static void on_keep(pid_t pid, uint64_t recording, const char *lines, size_t len, void *ctx);
 
 /* Says once which event path runs (docs/guide/using.md, "Event paths"), after the first attach. */
 static void print_path(void)
@@ -68,217 +66,11 @@ static void print_path(void)
 			BATCH_RING_MIN);
 }
 
-/*
- * --otlp: a thread a traced process follows it through its control socket,
- * as recorder-tail --follow --otlp does, and sends its events to the
- * receiver. The ring consumer never waits on the network: a follower too slow
- * misses events, and they are counted. When the process ends, the follower
- * gets the rest of its events (its black box's tails) before its stream ends.
- */
-struct otlp_job {
-	pid_t pid;
-	pthread_t thread;
-	int started;
-	int lost; /* records not delivered */
-	struct otlp_job *next;
-	/* --otlp-keep: the kept recordings' lines, waiting for the thread; done once it ended. */
-	pthread_mutex_t lock;
-	pthread_cond_t more;
-	char *queue;
-	size_t queued;
-	int done;
-	uint64_t recordings, kept;
-};
-
-/* The exporter's options for job: the process's name is its service.name. */
-static void otlp_opts(struct otlp_job *job, struct rec_otlp_opts *o, char *comm, size_t commlen,
-		      char *who, size_t wholen)
-{
-	char proc[32];
-	FILE *f;
-
-	*o = (struct rec_otlp_opts){ .url = env.otlp_url,
-				     .log = stderr,
-				     .pid = job->pid,
-				     .timeout_ms = env.otlp_timeout_ms,
-				     .max_tries = env.otlp_tries };
-	comm[0] = 0;
-	snprintf(proc, sizeof(proc), "/proc/%d/comm", (int)job->pid);
-	f = fopen(proc, "r");
-	if (f && fgets(comm, (int)commlen, f))
-		comm[strcspn(comm, "\n")] = 0;
-	if (f)
-		fclose(f);
-	o->service_name = comm[0] ? comm : "unknown_service:recorder";
-	snprintf(who, wholen, "recorder-attach: OTLP for pid %d", (int)job->pid);
-	o->who = who;
-}
-
-/*
- * --otlp-keep: sends what the session hands over (on_keep), the recordings a
- * keep rule fired on, until the process has ended; the others are skipped.
- */
-static void *otlp_keep(void *arg)
-{
-	struct otlp_job *job = arg;
-	char who[64], comm[64];
-	struct rec_otlp_opts o;
-	struct rec_otlp *otlp;
-	const char *why;
-
-	otlp_opts(job, &o, comm, sizeof(comm), who, sizeof(who));
-	if (rec_otlp__new(&otlp, &o, &why))
-		return NULL; /* the URL was checked at start */
-	pthread_mutex_lock(&job->lock);
-	for (;;) {
-		char *buf = job->queue;
-		size_t n = job->queued;
-		int done = job->done;
-
-		if (!n && !done) {
-			pthread_cond_wait(&job->more, &job->lock);
-			continue;
-		}
-		job->queue = NULL;
-		job->queued = 0;
-		pthread_mutex_unlock(&job->lock);
-		if (n) {
-			rec_otlp__write(otlp, buf, n);
-			rec_otlp__flush(otlp);
-		}
-		free(buf);
-		pthread_mutex_lock(&job->lock);
-		if (done && !job->queued)
-			break;
-	}
-	pthread_mutex_unlock(&job->lock);
-	fprintf(stderr,
-		"%s: kept %" PRIu64 " of its %" PRIu64 " recordings (--otlp-keep); %" PRIu64
-		" skipped\n",
-		who, job->kept, job->recordings, job->recordings - job->kept);
-	if (rec_otlp__finish(otlp, who))
-		job->lost = 1;
-	rec_otlp__free(otlp);
-	return NULL;
-}
-
-static struct otlp_job *otlp_job_of(pid_t pid)
-{
-	for (struct otlp_job *job = run.otlp_jobs; job; job = job->next)
-		if (job->pid == pid)
-			return job;
-	return NULL;
-}
-
-/* The session's --otlp-keep call: a kept recording's lines, for its process's thread. */
-static void on_keep(pid_t pid, uint64_t recording, const char *lines, size_t len, void *ctx)
-{
-	struct otlp_job *job = otlp_job_of(pid);
-	char *v;
-
-	(void)recording;
-	(void)ctx;
-	if (!job || !job->started)
-		return;
-	pthread_mutex_lock(&job->lock);
-	v = realloc(job->queue, job->queued + len);
-	if (v) {
-		memcpy(v + job->queued, lines, len);
-		job->queue = v;
-		job->queued += len;
-	}
-	pthread_cond_signal(&job->more);
-	pthread_mutex_unlock(&job->lock);
-}
-
-/* --otlp-keep: pid ended; its thread sends what is left and says what it kept. */
-static void otlp_keep_done(const struct rec_exit_info *info)
-{
-	struct otlp_job *job = otlp_job_of(info->pid);
-
-	if (!job || !env.otlp_keep)
-		return;
-	pthread_mutex_lock(&job->lock);
-	job->done = 1;
-	job->recordings = info->recordings;
-	job->kept = info->kept;
-	pthread_cond_signal(&job->more);
-	pthread_mutex_unlock(&job->lock);
-}
-
-static void *otlp_follow(void *arg)
-{
-	struct otlp_job *job = arg;
-	struct rec_otlp_opts o;
-	/* Events to /v1/logs, and spans, as they are left, to /v1/traces. */
-	struct rec_query q = { .flags = REC_Q_FOLLOW | REC_Q_OTLP | REC_Q_SPANS };
-	char path[108], who[64], comm[64], status;
-	struct rec_otlp *otlp;
-	const char *why;
-	int fd;
-
-	otlp_opts(job, &o, comm, sizeof(comm), who, sizeof(who));
-	if (getrandom(&q.otlp_salt, sizeof(q.otlp_salt), 0) != sizeof(q.otlp_salt))
-		q.otlp_salt = (uint64_t)time(NULL) ^ ((uint64_t)job->pid << 32);
-	if (rec_otlp__new(&otlp, &o, &why))
-		return NULL; /* the URL was checked at start */
-	fd = rec_control__path(path, sizeof(path), env.opts.sock_dir, job->pid)
-		     ? -ENAMETOOLONG
-		     : rec_control__connect(path);
-	if (fd < 0 || rec_control__send(fd, &q) || read(fd, &status, 1) != 1 || status != '0') {
-		fprintf(stderr, "%s: cannot follow it on %s\n", who, path);
-		job->lost = 1;
-	} else {
-		rec_otlp__pump(otlp, fd, 1000);
-	}
-	if (fd >= 0)
-		close(fd);
-	if (rec_otlp__finish(otlp, who))
-		job->lost = 1;
-	rec_otlp__free(otlp);
-	return NULL;
-}
-
-static void otlp_start(pid_t pid)
-{
-	struct otlp_job *job;
-
-	if (!env.otlp_url)
-		return;
-	job = calloc(1, sizeof(*job));
-	if (!job)
-		return;
-	job->pid = pid;
-	pthread_mutex_init(&job->lock, NULL);
-	pthread_cond_init(&job->more, NULL);
-	job->started = pthread_create(&job->thread, NULL, env.otlp_keep ? otlp_keep : otlp_follow,
-				      job) == 0;
-	if (!job->started)
-		fprintf(stderr, "recorder-attach: OTLP: no thread to follow pid %d\n", (int)pid);
-	job->next = run.otlp_jobs;
-	run.otlp_jobs = job;
-}
-
-/* After the session: every follower has its end; waits for their last sends. */
-static void otlp_join(void)
-{
-	while (run.otlp_jobs) {
-		struct otlp_job *job = run.otlp_jobs;
-
-		run.otlp_jobs = job->next;
-		if (job->started)
-			pthread_join(job->thread, NULL);
-		run.otlp_lost += job->lost || !job->started;
-		free(job);
-	}
-}
-
 static void on_adopt(pid_t pid, const char *binary, void *ctx)
 {
 	(void)ctx;
 	printf("recorder-attach: tracing pid %d (%s)\n", (int)pid, binary);
 	fflush(stdout);
-	otlp_start(pid);
 }
 
 /* "recorder-attach N (--binary PATH)", or "(-p)": who else holds or waits for a process. */
@@ -391,7 +183,6 @@ static void on_late(enum rec_late_library what, pid_t pid, const char *path, int
 static void on_exit_pid(const struct rec_exit_info *info, void *ctx)
 {
 	(void)ctx;
-	otlp_keep_done(info);
 	printf("recorder-attach: pid %d exited: %s\n", (int)info->pid, info->how);
 	if (info->dump_err == 0)
 		printf("recorder-attach: black box of pid %d written to %s\n", (int)info->pid,
@@ -565,8 +356,6 @@ int main(int argc, char **argv)
 	err = rec_attach_env__parse(&env, argc, argv);
 	if (err)
 		return 2;
-	if (env.otlp_keep)
-		env.opts.on_keep = on_keep;
 	/* A rule on a span's kernel time would never fire without it. */
 	for (unsigned int i = 0; i < env.triggers.n && !env.opts.sched; i++)
 		if (env.triggers.rules[i].rule.part) {
@@ -602,6 +391,22 @@ int main(int argc, char **argv)
 	env.opts.on_skipped = on_skipped;
 	env.opts.on_late = on_late;
 	env.opts.follow_binaries = env.nbinaries > 0;
+	if (env.otlp_url) {
+		struct rec_exporter_opts eo = { .url = env.otlp_url,
+						.timeout_ms = env.otlp_timeout_ms,
+						.max_tries = env.otlp_tries,
+						.keep = env.otlp_keep,
+						.log = stderr };
+		const char *why;
+
+		/* The URL was checked with the options: what is left is memory. */
+		err = rec_exporter__new(&run.exporter, &eo, &why);
+		if (err) {
+			fprintf(stderr, "recorder-attach: --otlp %s: %s\n", env.otlp_url, why);
+			return 1;
+		}
+		env.opts.exporter = run.exporter;
+	}
 	err = rec_session__open(&s, &env.opts);
 	if (err) {
 		fprintf(stderr,
@@ -646,7 +451,6 @@ int main(int argc, char **argv)
 		printf("attached to %d: %u probe sites in %u objects\n", (int)pid, info.sites,
 		       info.objects);
 		print_path();
-		otlp_start(pid);
 		if (!sock_dir_searchable && info.uid != 0 && info.uid != (uid_t)-1)
 			fprintf(stderr,
 				"recorder-attach: note: pid %d belongs to uid %u, who may not "
@@ -687,7 +491,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "recorder-attach: event loop failed: %s\n", strerror(-err));
 cleanup:
 	rec_session__free(s);
-	otlp_join();
+	if (run.exporter)
+		run.otlp_lost = rec_exporter__join(run.exporter);
+	rec_exporter__free(run.exporter);
 	if (run.lost)
 		report_lost();
 	return err || run.lost || run.otlp_lost ? 1 : 0;

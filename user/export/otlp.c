@@ -232,7 +232,6 @@ done:
 static void take_line(struct rec_otlp *o, const char *line, size_t n)
 {
 	enum rec_otlp_signal sig;
-	struct batch *b;
 	uint64_t lost;
 
 	if (!n)
@@ -243,7 +242,18 @@ static void take_line(struct rec_otlp *o, const char *line, size_t n)
 	}
 	/* A span begins {"traceId": (output_otlp.c); a log record does not. */
 	sig = n > 11 && !memcmp(line, "{\"traceId\":", 11) ? REC_OTLP_TRACES : REC_OTLP_LOGS;
-	b = &o->batch[sig];
+	rec_otlp__add(o, sig, line, n);
+}
+
+void rec_otlp__not_rendered(struct rec_otlp *o, uint64_t n)
+{
+	o->count.not_rendered += n;
+}
+
+void rec_otlp__add(struct rec_otlp *o, enum rec_otlp_signal sig, const char *record, size_t n)
+{
+	struct batch *b = &o->batch[sig];
+
 	o->count.sig[sig].taken++;
 	if (grow(&b->buf, &b->cap, b->len + n + 1)) {
 		o->count.sig[sig].not_sent++;
@@ -251,7 +261,7 @@ static void take_line(struct rec_otlp *o, const char *line, size_t n)
 	}
 	if (b->n)
 		b->buf[b->len++] = ',';
-	memcpy(b->buf + b->len, line, n);
+	memcpy(b->buf + b->len, record, n);
 	b->len += n;
 	b->n++;
 	if (b->n >= o->opts.batch_max)

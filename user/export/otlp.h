@@ -61,8 +61,16 @@ struct rec_otlp;
 int rec_otlp__new(struct rec_otlp **op, const struct rec_otlp_opts *opts, const char **why);
 void rec_otlp__free(struct rec_otlp *o);
 
-/* Takes n bytes of the backend's output (lines, possibly cut anywhere). */
+/*
+ * Takes n bytes of the backend's output (lines, possibly cut anywhere), as
+ * recorder-tail --otlp reads them from a recorder-attach: a span's line
+ * begins {"traceId":, a line {"not_sent":N} counts what was not rendered.
+ */
 void rec_otlp__write(struct rec_otlp *o, const char *data, size_t n);
+/* Takes one record of sig (a log record, or a span: one line of the backend's, no newline). */
+void rec_otlp__add(struct rec_otlp *o, enum rec_otlp_signal sig, const char *record, size_t n);
+/* Counts n events the one who renders them was too slow for: not rendered, never sent. */
+void rec_otlp__not_rendered(struct rec_otlp *o, uint64_t n);
 /* Sends what is held, as one or more requests. */
 void rec_otlp__flush(struct rec_otlp *o);
 const struct rec_otlp_counts *rec_otlp__counts(const struct rec_otlp *o);

@@ -452,7 +452,7 @@ static int ingest_normalized(struct rec_proc *p, ssize_t n, const struct rec_eve
 		p->malformed++;
 		return (int)n;
 	}
-	rec_event__head(p->norm, d);
+	/* d: the event as normalizing decoded it, its values too (strings in p->norm). */
 	rs = rec_proc__find(p, d->recording);
 	if (!rs) {
 		p->orphans++;
@@ -484,7 +484,7 @@ int rec_proc__ingest_event(struct rec_proc *p, const void *data, size_t len, str
 			   struct rec_rstate **rsp)
 {
 	struct rec_event_rec fixed;
-	ssize_t n = rec_event__normalize(data, len, literal_cb, p, p->norm);
+	ssize_t n = rec_event__normalize(data, len, literal_cb, p, p->norm, d);
 
 	if (n >= 0 || len < sizeof(fixed))
 		return ingest_normalized(p, n, NULL, d, rsp);
@@ -495,7 +495,7 @@ int rec_proc__ingest_event(struct rec_proc *p, const void *data, size_t len, str
 int rec_proc__ingest_parts(struct rec_proc *p, struct rec_event_rec *ev, const char *strings,
 			   uint32_t area, struct rec_decoded *d, struct rec_rstate **rsp)
 {
-	ssize_t n = rec_event__normalize_parts(ev, strings, area, literal_cb, p, p->norm);
+	ssize_t n = rec_event__normalize_parts(ev, strings, area, literal_cb, p, p->norm, d);
 
 	/* Its type, recording and seq are as they came: normalizing left them. */
 	return ingest_normalized(p, n, ev, d, rsp);

@@ -281,7 +281,9 @@ uint64_t rec_proc__effective_cap(const struct rec_limits *l, uint64_t cap);
 /*
  * Takes one event record, as the BPF side wrote it, and keeps it normalized
  * (rec_event__normalize: literals read, string area trimmed). On success fills
- * *d but its values (nfields 0: decode p->norm for them) and *rsp, and returns 0. Returns -EINVAL for a malformed record, -ENOENT for an
+ * *d, the event decoded once, its values too (strings pointing into p->norm,
+ * valid until the next event), and *rsp, and returns 0. Returns -EINVAL for a
+ * malformed record, -ENOENT for an
  * unknown recording (both counted), -ESTALE if it fell out of the spool window.
  * A malformed event of a known recording counts there as invalid; one of an
  * unknown recording is an orphan (-ENOENT, d->recording set) until its

@@ -12,16 +12,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "serving/bbuf.h"
 #include "serving/clients.h"
 #include "serving/control.h"
+#include "serving/feed.h"
 #include "serving/query.h"
 
 /* Connections taken from one listening socket at a time: a flood does not hold the loop. */
 #define ACCEPT_BATCH 64
 /* Events taken from the epoll set at a time. */
 #define READY_BATCH 16
-/* The first size of an answer's buffer; it doubles as needed. */
-#define OBUF_FIRST 4096
 /*
  * A follower's events are rendered after the ring is drained, not as they are
  * ingested: at most RENDER_AHEAD bytes of text wait to be sent, and the
@@ -32,8 +32,6 @@
 #define RENDER_BUDGET_NS 2000000LL
 /* The clock is read once per this many events rendered. */
 #define RENDER_CLOCK_EVERY 32
-/* A queued entry of this length is not an event: a count of events missed follows. */
-#define QUEUED_MISSED 0u
 /* A line to a client that is not served, and what is read past a request. */
 #define LINE_MAX_BYTES 512
 
@@ -46,10 +44,13 @@ enum watch_kind {
 	W_CLIENT
 };
 
-/* Bytes that wait: appended at len, taken from off. */
-struct bbuf {
-	char *p;
-	size_t len, off, cap;
+/*
+ * What a follower holds, in order: an event or span to render (shared with
+ * the other followers, feed.h), or, with it NULL, a count of events it missed.
+ */
+struct held {
+	struct rec_feed_item *it;
+	uint64_t missed;
 };
 
 /* What an fd of the epoll set is: epoll hands back a pointer to it. */
@@ -86,9 +87,13 @@ struct client {
 	struct rec_request req; /* as read so far */
 	size_t got;
 	struct rec_query q;
-	FILE *out;	     /* writes into ob */
-	struct bbuf ob;	     /* what is to be sent */
-	struct bbuf held;    /* a follower's events not rendered yet: u32 length, record */
+	FILE *out;	      /* writes into ob */
+	struct rec_output o;  /* its backend, made once: the answer's, and a follower's */
+	struct rec_bbuf ob;   /* what is to be sent */
+	struct rec_bbuf held; /* a follower's events not rendered yet: struct held */
+	size_t held_bytes;    /* what they count against follow_buffer: their records' bytes */
+	int in_process;	      /* a follower inside this process: sink, not a socket */
+	struct rec_clients_sink sink;
 	int out_failed;	     /* ob or held could not grow: the output is cut */
 	int rd_closed;	     /* it will send nothing more: no longer watched for input */
 	int want_out;	     /* watched for room to send */
@@ -200,57 +205,43 @@ int rec_clients__listen(struct rec_clients *cs, int listen_fd, struct rec_proc *
 	return 0;
 }
 
-static size_t bbuf_pending(const struct bbuf *b)
-{
-	return b->len - b->off;
-}
-
-/* Appends n bytes to b. Returns 0, or -ENOMEM and b is as it was. */
-static int bbuf_put(struct bbuf *b, const void *data, size_t n)
-{
-	/* Reuse what was taken once that is no less than what is left: amortized O(1). */
-	if (b->len + n > b->cap && b->off && b->off >= bbuf_pending(b)) {
-		memmove(b->p, b->p + b->off, bbuf_pending(b));
-		b->len -= b->off;
-		b->off = 0;
-	}
-	if (b->len + n > b->cap) {
-		size_t cap = b->cap ? b->cap : OBUF_FIRST;
-		char *v;
-
-		while (cap < b->len + n)
-			cap *= 2;
-		v = realloc(b->p, cap);
-		if (!v)
-			return -ENOMEM;
-		b->p = v;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, data, n);
-	b->len += n;
-	return 0;
-}
-
-/* b is empty: starts it over, and frees its buffer if that is bigger than keep bytes. */
-static void bbuf_reset(struct bbuf *b, size_t keep)
-{
-	b->len = b->off = 0;
-	if (b->cap > keep) {
-		free(b->p);
-		b->p = NULL;
-		b->cap = 0;
-	}
-}
-
+/* What c has rendered and not sent yet: a sink's, what its taker has not taken. */
 static size_t pending(const struct client *c)
 {
-	return bbuf_pending(&c->ob);
+	return c->in_process ? c->sink.backlog(c->sink.ctx) : rec_bbuf__pending(&c->ob);
 }
 
 /* What a follower holds: text to send, and events to render. */
 static size_t held(const struct client *c)
 {
-	return bbuf_pending(&c->ob) + bbuf_pending(&c->held);
+	return pending(c) + c->held_bytes;
+}
+
+/* Appends an entry to what c holds; a failure cuts its output. */
+static void hold(struct client *c, struct rec_feed_item *it, uint64_t missed)
+{
+	struct held h = { it, missed };
+
+	if (rec_bbuf__put(&c->held, &h, sizeof(h))) {
+		c->out_failed = 1;
+		rec_feed__put(it);
+		return;
+	}
+	if (it)
+		c->held_bytes += sizeof(uint32_t) + it->len;
+}
+
+/* Lets go of what c holds, unrendered. */
+static void drop_held(struct client *c)
+{
+	struct held h;
+
+	while (rec_bbuf__pending(&c->held)) {
+		memcpy(&h, c->held.p + c->held.off, sizeof(h));
+		c->held.off += sizeof(h);
+		rec_feed__put(h.it);
+	}
+	c->held_bytes = 0;
 }
 
 /* stdio's writes to c->out land here, at the end of what is to be sent. */
@@ -258,7 +249,7 @@ static ssize_t obuf_write(void *cookie, const char *data, size_t n)
 {
 	struct client *c = cookie;
 
-	if (bbuf_put(&c->ob, data, n)) {
+	if (rec_bbuf__put(&c->ob, data, n)) {
 		c->out_failed = 1;
 		return 0;
 	}
@@ -292,10 +283,12 @@ static void client_close(struct rec_clients *cs, struct client *c)
 		return;
 	if (c->state == C_FOLLOW)
 		unlink_follower(cs, c);
+	c->state = C_CLOSED;
+	if (c->in_process)
+		return;
 	epoll_ctl(cs->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
 	c->fd = -1;
-	c->state = C_CLOSED;
 	cs->nclients--;
 }
 
@@ -305,13 +298,7 @@ static void client_close(struct rec_clients *cs, struct client *c)
  */
 static void tell_missed(struct client *c)
 {
-	uint32_t mark = QUEUED_MISSED;
-
-	if (bbuf_put(&c->held, &mark, sizeof(mark)) ||
-	    bbuf_put(&c->held, &c->missed, sizeof(c->missed))) {
-		c->out_failed = 1;
-		return;
-	}
+	hold(c, NULL, c->missed);
 	c->missed = 0;
 }
 
@@ -324,78 +311,49 @@ static int64_t now_ns(void)
 }
 
 /*
- * Renders c's held events (and spans: REC_RT_SPAN records) into its text,
- * until ahead bytes wait to be sent or, if deadline_ns is not 0, the clock
- * passes it. An event or span whose recording is gone by now is counted as
- * not sent. Returns 1 if it stopped at
- * the deadline.
+ * Renders c's held events and spans into its backend, as ingesting decoded
+ * them (never again here), until ahead bytes wait to be sent or, if
+ * deadline_ns is not 0, the clock passes it. Returns 1 if it stopped at the
+ * deadline.
  */
 static int render(struct rec_clients *cs, struct client *c, size_t ahead, int64_t deadline_ns)
 {
-	struct bbuf *h = &c->held;
-	uint64_t lost = 0;
+	struct rec_bbuf *h = &c->held;
 	unsigned int n = 0;
 	int late = 0;
 
-	while (bbuf_pending(h) && pending(c) < ahead) {
-		const struct rec_rstate *rs;
-		struct rec_span_rec r;
-		struct rec_decoded d;
-		uint32_t len;
-		uint64_t m;
-		int is_span;
+	(void)cs;
+	while (rec_bbuf__pending(h) && pending(c) < ahead) {
+		struct held e;
 
 		if (deadline_ns && ++n % RENDER_CLOCK_EVERY == 0 && now_ns() > deadline_ns) {
 			late = 1;
 			break;
 		}
-		memcpy(&len, h->p + h->off, sizeof(len));
-		h->off += sizeof(len);
-		if (len == QUEUED_MISSED) {
-			memcpy(&m, h->p + h->off, sizeof(m));
-			h->off += sizeof(m);
-			lost += m;
+		memcpy(&e, h->p + h->off, sizeof(e));
+		h->off += sizeof(e);
+		if (!e.it) {
+			rec_output__not_sent(&c->o, c->p, e.missed);
 			continue;
 		}
-		/* A span the same size as an event record is told apart by its type. */
-		is_span = 0;
-		if (len == sizeof(r)) {
-			memcpy(&r, h->p + h->off, sizeof(r));
-			is_span = r.hdr.type == REC_RT_SPAN;
-		}
-		if (is_span)
-			rs = rec_proc__find(c->p, r.recording);
+		c->held_bytes -= sizeof(uint32_t) + e.it->len;
+		if (e.it->is_span)
+			rec_query__follow_span(&c->o, c->p, e.it->span_from, &e.it->span);
 		else
-			rs = rec_event__decode(h->p + h->off, len, &d)
-				     ? NULL
-				     : rec_proc__find(c->p, d.recording);
-		h->off += len;
-		if (!rs) {
-			lost++;
-			cs->count.not_sent++;
-			continue;
-		}
-		if (lost) {
-			rec_query__not_sent(c->out, c->p, lost, &c->q);
-			lost = 0;
-		}
-		if (is_span)
-			rec_query__span(c->out, c->p, rs, &r, &c->q);
-		else
-			rec_query__event(c->out, c->p, rs, &d, &c->q);
+			rec_query__follow_event(&c->o, &e.it->ev, &c->q);
+		rec_feed__put(e.it);
 	}
-	if (lost)
-		rec_query__not_sent(c->out, c->p, lost, &c->q);
-	if (!bbuf_pending(h))
-		bbuf_reset(h, 2 * follow_buffer(cs));
-	fflush(c->out);
+	if (!rec_bbuf__pending(h))
+		rec_bbuf__reset(h, 2 * follow_buffer(cs));
+	if (c->out)
+		fflush(c->out);
 	return late;
 }
 
 /* Sends what is queued for c, as much as the socket takes now. */
 static void client_send(struct rec_clients *cs, struct client *c)
 {
-	if (c->out_failed) {
+	if (c->out_failed || c->in_process) {
 		client_close(cs, c);
 		return;
 	}
@@ -421,7 +379,7 @@ static void client_send(struct rec_clients *cs, struct client *c)
 		return;
 	}
 	/* A big answer sent: its buffer need not stay. */
-	bbuf_reset(&c->ob, 2 * follow_buffer(cs));
+	rec_bbuf__reset(&c->ob, 2 * follow_buffer(cs));
 	if (c->want_out) {
 		c->want_out = 0;
 		client_watch(cs, c);
@@ -524,7 +482,8 @@ static void client_answer(struct rec_clients *cs, struct client *c)
 	}
 	fputc('0', c->out);
 	clients = clients_stats(cs, c);
-	rec_query__answer_live(c->out, c->p, &c->q, &clients);
+	rec_query__output(&c->o, c->out, &c->q);
+	rec_query__answer_to(&c->o, c->p, &c->q, &clients, NULL);
 	if ((c->q.flags & REC_Q_FOLLOW) && live &&
 	    !(c->q.flags & (REC_Q_LIST | REC_Q_STACKS | REC_Q_STATS))) {
 		c->state = C_FOLLOW;
@@ -680,39 +639,83 @@ int rec_clients__following(const struct rec_clients *cs)
 	return cs->followers != NULL;
 }
 
-/* Queues rec (len bytes) for follower c, or counts it missed if c holds too much. */
-static void follow_queue(struct rec_clients *cs, struct client *c, const void *rec, size_t len)
+/* Queues it for follower c, or counts it missed if c holds too much. */
+static void follow_queue(struct rec_clients *cs, struct client *c, struct rec_feed_item *it)
 {
 	size_t limit = follow_buffer(cs);
-	uint32_t len32 = (uint32_t)len;
 
 	/* Once it has missed some, it takes records again only at half the limit. */
-	if (held(c) + sizeof(len32) + len > limit || (c->missed && held(c) > limit / 2)) {
+	if (held(c) + sizeof(uint32_t) + it->len > limit || (c->missed && held(c) > limit / 2)) {
 		c->missed++;
 		cs->count.not_sent++;
 		return;
 	}
 	if (c->missed)
 		tell_missed(c);
-	if (bbuf_put(&c->held, &len32, sizeof(len32)) || bbuf_put(&c->held, rec, len))
-		c->out_failed = 1;
+	hold(c, rec_feed__hold(it), 0);
 }
 
-void rec_clients__follow_event(struct rec_clients *cs, void *owner, const struct rec_rstate *rs,
-			       const void *rec, size_t len)
+void rec_clients__follow_event(struct rec_clients *cs, void *owner, struct rec_proc *p,
+			       const struct rec_rstate *rs, const struct rec_decoded *d, size_t len)
 {
-	/* Only a copy here: rendering waits for the end of the loop's turn (render()). */
-	for (struct client *c = cs->followers; c; c = c->next_follower)
-		if (c->owner == owner && rec_query__match(&c->q, rs))
-			follow_queue(cs, c, rec, len);
+	struct rec_feed_item *it = NULL;
+
+	/* Made once for every follower; rendering waits for the end of the loop's turn. */
+	for (struct client *c = cs->followers; c; c = c->next_follower) {
+		if (c->owner != owner || !rec_query__match(&c->q, rs))
+			continue;
+		if (!it && !(it = rec_feed__event(p, rs, d, len))) {
+			c->out_failed = 1;
+			continue;
+		}
+		follow_queue(cs, c, it);
+	}
+	rec_feed__put(it);
 }
 
-void rec_clients__follow_span(struct rec_clients *cs, void *owner, const struct rec_rstate *rs,
-			      const struct rec_span_rec *r)
+void rec_clients__follow_span(struct rec_clients *cs, void *owner, const struct rec_proc *p,
+			      const struct rec_rstate *rs, const struct rec_span_rec *r)
 {
-	for (struct client *c = cs->followers; c; c = c->next_follower)
-		if (c->owner == owner && (c->q.flags & REC_Q_SPANS) && rec_query__match(&c->q, rs))
-			follow_queue(cs, c, r, sizeof(*r));
+	struct rec_feed_item *it = NULL;
+
+	for (struct client *c = cs->followers; c; c = c->next_follower) {
+		if (c->owner != owner || !(c->q.flags & REC_Q_SPANS) ||
+		    !rec_query__match(&c->q, rs))
+			continue;
+		if (!it && !(it = rec_feed__span(p, rs, r))) {
+			c->out_failed = 1;
+			continue;
+		}
+		follow_queue(cs, c, it);
+	}
+	rec_feed__put(it);
+}
+
+int rec_clients__follow_in_process(struct rec_clients *cs, struct rec_proc *p, void *owner,
+				   const struct rec_query *q, const struct rec_clients_sink *sink)
+{
+	struct client *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return -ENOMEM;
+	c->fd = -1;
+	c->p = p;
+	c->owner = owner;
+	c->q = *q;
+	c->q.flags |= REC_Q_FOLLOW;
+	c->in_process = 1;
+	c->sink = *sink;
+	c->o = *sink->o;
+	c->o.salt = q->otlp_salt;
+	c->o.spans = !!(q->flags & REC_Q_SPANS);
+	/* What it holds now first, as a socket's follower gets it in its answer. */
+	rec_query__answer_to(&c->o, p, &c->q, NULL, NULL);
+	c->state = C_FOLLOW;
+	c->next = cs->clients;
+	cs->clients = c;
+	c->next_follower = cs->followers;
+	cs->followers = c;
+	return 0;
 }
 
 /*
@@ -726,6 +729,9 @@ static int serve_follower(struct rec_clients *cs, struct client *c, int64_t dead
 	/* A follower that missed events, with nothing more coming, hears of it once it has room. */
 	if (c->missed && held(c) <= follow_buffer(cs) / 2)
 		tell_missed(c);
+	/* A sink's taker takes what is rendered in its own time: nothing to send here. */
+	if (c->in_process)
+		return render(cs, c, RENDER_AHEAD, deadline_ns);
 	while (c->state != C_CLOSED && !c->want_out && !late) {
 		late = render(cs, c, RENDER_AHEAD, deadline_ns);
 		if (!pending(c))
@@ -737,8 +743,10 @@ static int serve_follower(struct rec_clients *cs, struct client *c, int64_t dead
 
 int rec_clients__busy(const struct rec_clients *cs)
 {
+	/* A sink whose taker is behind is not waited for: the drain timer comes back to it. */
 	for (const struct client *c = cs->followers; c; c = c->next_follower)
-		if (!c->want_out && (bbuf_pending(&c->held) || c->missed))
+		if (!c->want_out && (rec_bbuf__pending(&c->held) || c->missed) &&
+		    (!c->in_process || pending(c) < RENDER_AHEAD))
 			return 1;
 	return 0;
 }
@@ -791,7 +799,9 @@ void rec_clients__tick(struct rec_clients *cs)
 			continue;
 		}
 		*pp = c->next;
-		fclose(c->out);
+		drop_held(c);
+		if (c->out)
+			fclose(c->out);
 		free(c->ob.p);
 		free(c->held.p);
 		free(c);
@@ -823,10 +833,12 @@ void rec_clients__target_done(struct rec_clients *cs, void *owner)
 		if (c->missed)
 			tell_missed(c);
 		render(cs, c, SIZE_MAX, 0);
-		if (c->q.flags & REC_Q_SPANS) {
-			rec_query__open_spans(c->out, c->p, &c->q);
+		if (c->q.flags & REC_Q_SPANS)
+			rec_query__open_spans(&c->o, c->p, &c->q);
+		if (c->out)
 			fflush(c->out);
-		}
+		if (c->in_process)
+			c->sink.done(c->sink.ctx);
 		unlink_follower(cs, c);
 		c->state = C_ANSWER;
 		c->deadline_ms = now_ms() + timeout_ms(cs);
@@ -845,6 +857,8 @@ void rec_clients__free(struct rec_clients *cs)
 			if (c->missed)
 				tell_missed(c);
 			render(cs, c, SIZE_MAX, 0);
+			if (c->in_process)
+				c->sink.done(c->sink.ctx);
 		}
 		c->state = C_ANSWER;
 		client_send(cs, c);

@@ -21,6 +21,7 @@
 #include <stdio.h>
 
 #include "model/proc.h"
+#include "output/output.h"
 
 struct rec_query;
 
@@ -109,26 +110,51 @@ void rec_clients__ready(struct rec_clients *cs);
 void rec_clients__tick(struct rec_clients *cs);
 
 /*
- * Queues a copy of the event record rec (len bytes, normalized: see
- * rec_proc__ingest_event()) of rs, a recording of owner's model, for every
- * follower of owner whose query it matches; a follower that holds
- * follow_buffer bytes (events not rendered yet, and text not sent) misses it,
- * and is told so later. Nothing is rendered here: rec_clients__tick() renders
- * and sends, within a bounded time per turn of the loop.
+ * Queues event d (as rec_proc__ingest_event() decoded it; len, its record's
+ * bytes) of rs, a recording of p, owner's model, for every follower of owner
+ * whose query it matches, made once for all of them (feed.h); a follower that
+ * holds follow_buffer bytes (events not rendered yet, and text not sent)
+ * misses it, and is told so later. Nothing is rendered here:
+ * rec_clients__tick() renders and sends, within a bounded time per turn of
+ * the loop.
  */
+void rec_clients__follow_event(struct rec_clients *cs, void *owner, struct rec_proc *p,
+			       const struct rec_rstate *rs, const struct rec_decoded *d,
+			       size_t len);
 /*
  * Queues the span r (a REC_RT_SPAN record, its times in CLOCK_MONOTONIC) of
- * rs, a recording of owner's model, for every follower of owner that asked for
- * spans (REC_Q_SPANS) and whose query it matches, as for events.
+ * rs, a recording of p, owner's model, for every follower of owner that asked
+ * for spans (REC_Q_SPANS) and whose query it matches, as for events.
  */
-void rec_clients__follow_span(struct rec_clients *cs, void *owner, const struct rec_rstate *rs,
-			      const struct rec_span_rec *r);
+void rec_clients__follow_span(struct rec_clients *cs, void *owner, const struct rec_proc *p,
+			      const struct rec_rstate *rs, const struct rec_span_rec *r);
 
 /* Whether any follower is connected: if not, rec_clients__follow_event() has nothing to do. */
 int rec_clients__following(const struct rec_clients *cs);
 
-void rec_clients__follow_event(struct rec_clients *cs, void *owner, const struct rec_rstate *rs,
-			       const void *rec, size_t len);
+/*
+ * A follower inside this process (recorder-attach --otlp): o, its backend,
+ * gets the views themselves. backlog(ctx) says how many bytes of what o was
+ * given its taker has not taken yet: rendering waits while that is more than
+ * a socket's follower may have unsent. done(ctx) is called once o has had
+ * the target's last events and the spans it ended in.
+ */
+struct rec_clients_sink {
+	const struct rec_output *o;
+	size_t (*backlog)(void *ctx);
+	void (*done)(void *ctx);
+	void *ctx;
+};
+
+/*
+ * Follows what q selects of p, owner's model, into sink: what p holds now
+ * first, as a socket's follower's answer has it, then every event and span
+ * (with REC_Q_SPANS) as it comes, paced and counted as for a socket's
+ * follower, without a socket. It is no client: --stats and max_clients do
+ * not count it. Returns 0 or -ENOMEM.
+ */
+int rec_clients__follow_in_process(struct rec_clients *cs, struct rec_proc *p, void *owner,
+				   const struct rec_query *q, const struct rec_clients_sink *sink);
 
 /* Whether a follower holds events it could be sent now: the loop should not wait. */
 int rec_clients__busy(const struct rec_clients *cs);

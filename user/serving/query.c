@@ -29,38 +29,42 @@ int rec_query__match(const struct rec_query *q, const struct rec_rstate *rs)
 	return 1;
 }
 
-int rec_query__event_match(const struct rec_query *q, struct rec_proc *p,
-			   const struct rec_decoded *d)
+int rec_query__view_match(const struct rec_query *q, const struct rec_event_view *v)
 {
-	const struct rec_callsite *cs;
+	const struct rec_callsite *cs = v->cs;
 	int level;
 
-	if ((q->flags & REC_Q_HAS_SINCE) &&
-	    rec_clock__realtime(d->time_ns, p->clock_offset_ns) < q->since_ns)
+	if ((q->flags & REC_Q_HAS_SINCE) && v->time_ns < q->since_ns)
 		return 0;
 	if (!(q->flags & REC_Q_HAS_LEVEL) && !q->target[0] && !q->nwhere)
 		return 1;
-	cs = rec_proc__callsite(p, d->meta);
 	if (!cs)
 		return 0;
-	level = cs->level == REC_LEVEL_RUNTIME ? (int)d->level : (int)cs->level;
+	level = cs->level == REC_LEVEL_RUNTIME ? (int)v->level : (int)cs->level;
 	if ((q->flags & REC_Q_HAS_LEVEL) && level < (int)q->level)
 		return 0;
 	if (q->target[0] && strcmp(q->target, cs->target) != 0 && fnmatch(q->target, cs->target, 0))
 		return 0;
-	if (q->nwhere) {
-		struct rec_event_view v = {
-			.cs = cs,
-			.meta = d->meta,
-			.level = d->level,
-			.nfields = d->nfields,
-			.values = d->values,
-		};
-
-		if (!rec_cond__match_event(q->where, q->nwhere, &v))
-			return 0;
-	}
+	if (q->nwhere && !rec_cond__match_event(q->where, q->nwhere, v))
+		return 0;
 	return 1;
+}
+
+int rec_query__event_match(const struct rec_query *q, struct rec_proc *p,
+			   const struct rec_decoded *d)
+{
+	struct rec_event_view v = {
+		.time_ns = rec_clock__realtime(d->time_ns, p->clock_offset_ns),
+		.meta = d->meta,
+		.level = d->level,
+		.nfields = d->nfields,
+		.values = d->values,
+	};
+
+	/* The callsite only for a filter that asks it. */
+	if ((q->flags & REC_Q_HAS_LEVEL) || q->target[0] || q->nwhere)
+		v.cs = rec_proc__callsite(p, d->meta);
+	return rec_query__view_match(q, &v);
 }
 
 int rec_query__selects_nothing(const struct rec_proc *p, const struct rec_query *q, char *what,
@@ -89,8 +93,7 @@ int rec_query__selects_nothing(const struct rec_proc *p, const struct rec_query 
 	return 1;
 }
 
-/* The backend of the format q asks for, writing to out. */
-static void output_for(struct rec_output *o, FILE *out, const struct rec_query *q)
+void rec_query__output(struct rec_output *o, FILE *out, const struct rec_query *q)
 {
 	rec_output__init(o, out,
 			 q->flags & REC_Q_OTLP	   ? &rec_output_otlp__ops
@@ -102,7 +105,8 @@ static void output_for(struct rec_output *o, FILE *out, const struct rec_query *
 }
 
 /* What a view of thread tid's event or span in rs of p says it came from. */
-static struct rec_origin origin(const struct rec_proc *p, const struct rec_rstate *rs, uint32_t tid)
+struct rec_origin rec_query__origin(const struct rec_proc *p, const struct rec_rstate *rs,
+				    uint32_t tid)
 {
 	return (struct rec_origin){
 		.pid = p->pid,
@@ -118,7 +122,7 @@ static void show_event(struct rec_output *o, struct rec_proc *p, const struct re
 		       const struct rec_decoded *d)
 {
 	struct rec_event_view v = {
-		.from = origin(p, rs, d->tid),
+		.from = rec_query__origin(p, rs, d->tid),
 		.seq = d->seq,
 		.time_ns = rec_clock__realtime(d->time_ns, p->clock_offset_ns),
 		.cs = rec_proc__callsite(p, d->meta),
@@ -129,25 +133,6 @@ static void show_event(struct rec_output *o, struct rec_proc *p, const struct re
 	};
 
 	rec_output__event(o, &v);
-}
-
-void rec_query__event(FILE *out, struct rec_proc *p, const struct rec_rstate *rs,
-		      const struct rec_decoded *d, const struct rec_query *q)
-{
-	struct rec_output o;
-
-	if (!rec_query__event_match(q, p, d))
-		return;
-	output_for(&o, out, q);
-	show_event(&o, p, rs, d);
-}
-
-void rec_query__not_sent(FILE *out, struct rec_proc *p, uint64_t n, const struct rec_query *q)
-{
-	struct rec_output o;
-
-	output_for(&o, out, q);
-	rec_output__not_sent(&o, p, n);
 }
 
 struct tail_walk {
@@ -232,11 +217,11 @@ static int64_t read_at(const struct rec_proc *p)
 	return p->dumped_at_ns;
 }
 
-static void show_span(struct rec_output *o, struct rec_proc *p, const struct rec_rstate *rs,
+static void show_span(struct rec_output *o, struct rec_proc *p, struct rec_origin from,
 		      const struct rec_kept_span *s)
 {
 	struct rec_span_view v = {
-		.from = origin(p, rs, s->tid),
+		.from = from,
 		.id = s->id,
 		.parent = s->parent,
 		.cs = rec_proc__callsite(p, s->meta),
@@ -271,7 +256,7 @@ static void open_spans(struct rec_output *o, struct rec_proc *p, const struct re
 
 			/* A frame of a dump of version 1 has no id: not a span to show. */
 			if (f->recording == rs->key && f->id)
-				show_span(o, p, rs, &s);
+				show_span(o, p, rec_query__origin(p, rs, s.tid), &s);
 		}
 	}
 }
@@ -291,33 +276,35 @@ static void answer_spans(struct rec_output *o, struct rec_proc *p, const struct 
 			v[i] = rec_spans__at(sp, i);
 		qsort(v, sp->n, sizeof(*v), by_exit);
 		for (size_t i = 0; i < sp->n; i++)
-			show_span(o, p, rs, v[i]);
+			show_span(o, p, rec_query__origin(p, rs, v[i]->tid), v[i]);
 		free(v);
 	}
 	if (open)
 		open_spans(o, p, rs);
 }
 
-void rec_query__open_spans(FILE *out, struct rec_proc *p, const struct rec_query *q)
+void rec_query__open_spans(struct rec_output *o, struct rec_proc *p, const struct rec_query *q)
 {
-	struct rec_output o;
-
-	output_for(&o, out, q);
 	for (struct rec_rstate *rs = p->first; rs; rs = rs->next)
 		if (rec_query__match(q, rs))
-			open_spans(&o, p, rs);
+			open_spans(o, p, rs);
 }
 
-void rec_query__span(FILE *out, struct rec_proc *p, const struct rec_rstate *rs,
-		     const struct rec_span_rec *r, const struct rec_query *q)
+void rec_query__follow_event(struct rec_output *o, const struct rec_event_view *v,
+			     const struct rec_query *q)
+{
+	if (rec_query__view_match(q, v))
+		rec_output__event(o, v);
+}
+
+void rec_query__follow_span(struct rec_output *o, struct rec_proc *p, struct rec_origin from,
+			    const struct rec_span_rec *r)
 {
 	struct rec_kept_span s = rec_spans__of_rec(r);
-	struct rec_output o;
 
 	/* A follower's span: charged again from the same intervals, still held. */
 	rec_offcpu__charge(&p->sched, s.tid, s.enter, s.exit, &s.sched);
-	output_for(&o, out, q);
-	show_span(&o, p, rs, &s);
+	show_span(o, p, from, &s);
 }
 
 static int answer_tail(struct rec_output *o, struct rec_proc *p, const struct rec_query *q)
@@ -445,37 +432,34 @@ static int answer_stats(struct rec_output *o, struct rec_proc *p, const struct r
 	return 0;
 }
 
-static int answer(FILE *out, struct rec_proc *p, const struct rec_query *q,
-		  const struct rec_output_clients *clients, const struct rec_output_kept *kept)
+int rec_query__answer_to(struct rec_output *o, struct rec_proc *p, const struct rec_query *q,
+			 const struct rec_output_clients *clients,
+			 const struct rec_output_kept *kept)
 {
-	struct rec_output o;
 	int err;
 
-	output_for(&o, out, q);
-	o.kept = kept;
-	rec_output__begin(&o);
+	o->kept = kept;
+	rec_output__begin(o);
 	if (q->flags & REC_Q_STATS)
-		err = answer_stats(&o, p, q, clients);
+		err = answer_stats(o, p, q, clients);
 	else if (q->flags & REC_Q_LIST)
-		err = answer_list(&o, p, q);
+		err = answer_list(o, p, q);
 	else if (q->flags & REC_Q_STACKS)
-		err = answer_stacks(&o, p, q);
+		err = answer_stacks(o, p, q);
 	else
-		err = answer_tail(&o, p, q);
-	rec_output__end(&o);
+		err = answer_tail(o, p, q);
+	rec_output__end(o);
+	o->kept = NULL;
 	return err;
 }
 
 int rec_query__answer_live(FILE *out, struct rec_proc *p, const struct rec_query *q,
 			   const struct rec_output_clients *clients)
 {
-	return answer(out, p, q, clients, NULL);
-}
+	struct rec_output o;
 
-int rec_query__answer_kept(FILE *out, struct rec_proc *p, const struct rec_query *q,
-			   const struct rec_output_kept *kept)
-{
-	return answer(out, p, q, NULL, kept);
+	rec_query__output(&o, out, q);
+	return rec_query__answer_to(&o, p, q, clients, NULL);
 }
 
 int rec_query__answer(FILE *out, struct rec_proc *p, const struct rec_query *q)

@@ -60,10 +60,12 @@ struct rec_query {
 };
 
 /*
- * True if the query selects event d of process p by its own filters (--level,
- * --target, --since, --where). An event whose callsite cannot be read has no
- * level, target or field names: a --level, --target or --where leaves it out.
+ * True if the query selects event v by its own filters (--level, --target,
+ * --since, --where). An event whose callsite cannot be read has no level,
+ * target or field names: a --level, --target or --where leaves it out.
  */
+int rec_query__view_match(const struct rec_query *q, const struct rec_event_view *v);
+/* The same for event d of process p. */
 int rec_query__event_match(const struct rec_query *q, struct rec_proc *p,
 			   const struct rec_decoded *d);
 
@@ -79,32 +81,40 @@ int rec_query__match(const struct rec_query *q, const struct rec_rstate *rs);
 int rec_query__selects_nothing(const struct rec_proc *p, const struct rec_query *q, char *what,
 			       size_t len);
 
+/* The backend of the format q asks for, writing to out, into o: made once per answer or follower. */
+void rec_query__output(struct rec_output *o, FILE *out, const struct rec_query *q);
+
+/* Where an event or span of thread tid in recording rs of p comes from, as views name it. */
+struct rec_origin rec_query__origin(const struct rec_proc *p, const struct rec_rstate *rs,
+				    uint32_t tid);
+
 /*
- * Writes the answer to q for process p: the loss and error counters
+ * Writes the answer to q for process p to o: the loss and error counters
  * (REC_Q_STATS), the recordings list (REC_Q_LIST), the span stacks
- * (REC_Q_STACKS) or the tails, as text or JSON lines (REC_Q_JSON). Returns 0
- * or a negative errno.
+ * (REC_Q_STACKS) or the tails; clients, a recorder-attach's, for its stats
+ * (NULL: none); kept, the trigger that kept the recording (--otlp-keep), on
+ * each of its records (NULL: none). Returns 0 or a negative errno.
  */
+int rec_query__answer_to(struct rec_output *o, struct rec_proc *p, const struct rec_query *q,
+			 const struct rec_output_clients *clients,
+			 const struct rec_output_kept *kept);
+/* The same to out, in the format q asks for (text, JSON lines, OTLP, Chrome). */
 int rec_query__answer(FILE *out, struct rec_proc *p, const struct rec_query *q);
 /* The same, from a recorder-attach: its stats also show its clients. */
 int rec_query__answer_live(FILE *out, struct rec_proc *p, const struct rec_query *q,
 			   const struct rec_output_clients *clients);
-/* The same, of a recording kept (--otlp-keep) by trigger kept: its records say so (OTLP). */
-int rec_query__answer_kept(FILE *out, struct rec_proc *p, const struct rec_query *q,
-			   const struct rec_output_kept *kept);
 
 /*
- * For a follower, after the answer: one more event (as decoded by
- * rec_proc__ingest_event) the way tails show it, or the word that n events
- * were not sent to it.
+ * For a follower, after the answer, to its backend o: one more event, as
+ * ingesting decoded it, if q's filters select it; one more span (r, a
+ * REC_RT_SPAN record, CLOCK_MONOTONIC) from where from says, charged its
+ * kernel time from the intervals p holds now; at the end, the spans p's
+ * threads are in, or died in, of the recordings q selects.
  */
-void rec_query__event(FILE *out, struct rec_proc *p, const struct rec_rstate *rs,
-		      const struct rec_decoded *d, const struct rec_query *q);
-void rec_query__not_sent(FILE *out, struct rec_proc *p, uint64_t n, const struct rec_query *q);
-/* Writes the spans p's threads are in, or died in, of the recordings q selects. */
-void rec_query__open_spans(FILE *out, struct rec_proc *p, const struct rec_query *q);
-/* Writes the span r (a REC_RT_SPAN record, CLOCK_MONOTONIC) of rs, as a tail shows it. */
-void rec_query__span(FILE *out, struct rec_proc *p, const struct rec_rstate *rs,
-		     const struct rec_span_rec *r, const struct rec_query *q);
+void rec_query__follow_event(struct rec_output *o, const struct rec_event_view *v,
+			     const struct rec_query *q);
+void rec_query__follow_span(struct rec_output *o, struct rec_proc *p, struct rec_origin from,
+			    const struct rec_span_rec *r);
+void rec_query__open_spans(struct rec_output *o, struct rec_proc *p, const struct rec_query *q);
 
 #endif /* REC_QUERY_H */

@@ -142,6 +142,7 @@ struct traced *adopt__process(struct rec_session *s, pid_t pid, const struct rec
 		rec_bpfstate__ready(s->bs, pid);
 	t->seed_pending = t->proc.alive;
 	/* One it waits for is said to be traced once it is taken over. */
+	export__start(s, t);
 	if (s->opts.on_adopt && !t->waiting)
 		s->opts.on_adopt(pid, bin->path, s->opts.ctx);
 	return t;

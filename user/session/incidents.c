@@ -80,7 +80,7 @@ static struct rec_incident_pending *fired(struct rec_session *s, struct traced *
 	int64_t now = s->record_now_ns ? s->record_now_ns : coarse_mono_ns();
 
 	/* --otlp-keep: exported whatever the snapshots' cooldown and cap say. */
-	if (t->inc.rules->rules[i].keep && s->opts.on_keep && recording &&
+	if (t->inc.rules->rules[i].keep && t->export && recording &&
 	    rec_incident__keep(&t->inc, recording, now, s->opts.trigger_after_ns,
 			       t->inc.rules->rules[i].id, on->key) &&
 	    (rs = rec_proc__find(&t->proc, recording)))
@@ -105,43 +105,6 @@ static struct rec_incident_pending *fired(struct rec_session *s, struct traced *
 	return p;
 }
 
-/*
- * --otlp-keep: the recording of k of t, its events and spans as OTLP lines,
- * each naming the trigger that kept it (its rule and signature), to on_keep.
- */
-void incidents__export_kept(struct rec_session *s, struct traced *t,
-			    const struct rec_incident_keep *k)
-{
-	uint64_t recording = k->recording;
-	struct rec_query q = { .flags = REC_Q_OTLP | REC_Q_SPANS | REC_Q_HAS_RECORDING,
-			       .recording = recording,
-			       .otlp_salt = t->otlp_salt };
-	struct rec_rstate *rs = rec_proc__find(&t->proc, recording);
-	int at = t->inc.rules ? rec_trigger__find(t->inc.rules, k->rule_id) : -ENOENT;
-	const struct rec_trigger_sig *g = NULL;
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	if (at >= 0) {
-		g = rec_trigger__find_sig(t->inc.rules, k->rule_id, k->sig_key);
-		if (!g)
-			g = rec_trigger__find_sig(t->inc.rules, k->rule_id, REC_TRIGGER_SIG_FOLD);
-	}
-	if (f) {
-		struct rec_output_kept kept = { .rule = at >= 0 ? t->inc.rules->rules[at].text : "",
-						.sig_id = g ? g->id : 0,
-						.sig_text = g ? g->text : "" };
-
-		rec_query__answer_kept(f, &t->proc, &q, &kept);
-		if (fclose(f) == 0)
-			s->opts.on_keep(t->proc.pid, recording, buf, len, s->opts.ctx);
-	}
-	free(buf);
-	if (rs)
-		rec_proc__unpin(&t->proc, rs);
-}
-
 /* incidents__check_event() past its first compare: a rule may fire. */
 void __attribute__((noinline)) incidents__check_event_rules(struct rec_session *s, struct traced *t,
 							    const struct rec_decoded *head)
@@ -150,7 +113,6 @@ void __attribute__((noinline)) incidents__check_event_rules(struct rec_session *
 	const struct rec_callsite *cs = NULL;
 	struct rec_event_view ev; /* set, and asked, only for a rule its callsite is not sure of */
 	struct rec_incident_pending *p;
-	struct rec_decoded full;
 	struct fired_on on;
 	uint64_t mask, sure;
 
@@ -161,16 +123,14 @@ void __attribute__((noinline)) incidents__check_event_rules(struct rec_session *
 	if (!mask)
 		return;
 	if (mask & ~sure) {
-		/* A condition, or a formatted message: the event's own fields. */
-		if (rec_event__decode(t->proc.norm, t->proc.norm_len, &full))
-			return;
+		/* A condition, or a formatted message: the event's own fields, as ingesting decoded them. */
 		ev = (struct rec_event_view){
-			.from.recording = full.recording,
-			.seq = full.seq,
-			.meta = full.meta,
-			.level = full.level,
-			.nfields = full.nfields,
-			.values = full.values,
+			.from.recording = head->recording,
+			.seq = head->seq,
+			.meta = head->meta,
+			.level = head->level,
+			.nfields = head->nfields,
+			.values = head->values,
 			.cs = cs ? cs : rec_proc__cached_callsite(&t->proc, head->meta),
 		};
 	}

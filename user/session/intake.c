@@ -61,7 +61,8 @@ static void ingest_span(struct rec_session *s, struct traced *t, struct rec_span
 	if (!rec_proc__find(&t->proc, r->recording))
 		rec_bpfstate__recover_recording(s->bs, &t->proc, r->recording);
 	if (rec_proc__ingest_span(&t->proc, r) == 0 && rec_clients__following(s->clients))
-		rec_clients__follow_span(s->clients, t, rec_proc__find(&t->proc, r->recording), r);
+		rec_clients__follow_span(s->clients, t, &t->proc,
+					 rec_proc__find(&t->proc, r->recording), r);
 	if (t->inc.span_rules && !t->waiting)
 		incidents__check_span(s, t, r);
 }
@@ -116,7 +117,7 @@ static int ingested(struct rec_session *s, struct traced *t, int err, const stru
 		return 1;
 	}
 	if (err == 0 && following)
-		rec_clients__follow_event(s->clients, t, rs, t->proc.norm, t->proc.norm_len);
+		rec_clients__follow_event(s->clients, t, &t->proc, rs, d, t->proc.norm_len);
 	if (err == 0 && t->inc.event_rules && !t->waiting)
 		incidents__check_event(s, t, d);
 	return 0;

@@ -29,6 +29,8 @@
 #include "target/target.h"
 #include "wire/clock.h"
 
+struct rec_export_job;
+
 /* How often the traced processes' maps are looked at for newly loaded libraries. */
 #define RESCAN_MS 200
 /* Events taken from the epoll set at a time. */
@@ -89,10 +91,11 @@ struct traced {
 	size_t told, told_every;
 	struct rec_tracer_word *written; /* each one written, to be cleared at the end */
 	size_t nwritten;
-	struct rec_incident inc;      /* its trigger rules and pending snapshots (issue 23) */
-	uint64_t otlp_salt;	      /* --otlp-keep: mixed into its trace and span IDs */
-	struct rec_dump_trigger live; /* its rules' counts for --stats (proc.live_triggers) */
-	int64_t open_checked_ms;      /* when its open spans were last held against span rules */
+	struct rec_incident inc;       /* its trigger rules and pending snapshots (issue 23) */
+	uint64_t otlp_salt;	       /* --otlp: mixed into its trace and span IDs */
+	struct rec_export_job *export; /* --otlp: its job of s->opts.exporter; NULL: none */
+	struct rec_dump_trigger live;  /* its rules' counts for --stats (proc.live_triggers) */
+	int64_t open_checked_ms;       /* when its open spans were last held against span rules */
 	int64_t tls_off;     /* where rec__current is from a thread pointer; 0 = not known */
 	int64_t verified_ms; /* when its stacks were last held against their chains (refresh) */
 	/* Its snapshots that could not be written, and the line that says so (one a second). */
@@ -211,8 +214,6 @@ void intake__frames_to_mono(struct rec_session *s, struct rec_frame *f, uint32_t
 int intake__on_record(void *ctx, void *data, size_t size);
 
 /* incidents.c */
-void incidents__export_kept(struct rec_session *s, struct traced *t,
-			    const struct rec_incident_keep *k);
 void incidents__check_event_rules(struct rec_session *s, struct traced *t,
 				  const struct rec_decoded *head);
 void incidents__check_span(struct rec_session *s, struct traced *t, const struct rec_span_rec *r);
@@ -222,6 +223,13 @@ void incidents__check_code(struct rec_session *s, struct traced *t,
 void incidents__dump_trigger_of(struct rec_session *s, struct traced *t,
 				const struct rec_incident_pending *p, struct rec_dump_trigger *d,
 				struct rec_dump_rule_counts *counts);
+
+/* export.c */
+/* --otlp: t's job started (once it is served here), and with it its follower unless --otlp-keep. */
+void export__start(struct rec_session *s, struct traced *t);
+void export__kept(struct rec_session *s, struct traced *t, const struct rec_incident_keep *k);
+/* --otlp-keep: t ended, of its recordings kept were; its job sends the rest and ends. */
+void export__end(struct rec_session *s, struct traced *t, uint64_t recordings, uint64_t kept);
 
 /* snapshots.c */
 int snapshots__write_dump(struct rec_session *s, struct traced *t,
@@ -240,7 +248,7 @@ int answers__write_dump(void *ctx, void *owner, char *path, size_t len);
 void answers__target_stats(void *ctx, void *owner, struct rec_clients_target_stats *st);
 
 /*
- * The event just ingested (t->proc.norm; head, its head as ingesting read it)
+ * The event just ingested (head: as ingesting decoded it, its values too)
  * against t's level and event rules. Its callsite rules out most events at
  * the cost of a compare, here, inline; the fields are decoded only for a rule
  * that asks them.

@@ -17,6 +17,8 @@
 #include "serving/control.h"
 #include "model/proc.h"
 
+struct rec_exporter;
+
 struct rec_session;
 struct rec_trigger_set;
 
@@ -71,11 +73,13 @@ struct rec_session_opts {
 	int trigger_scope_process; /* --trigger-scope process: every recording */
 	size_t keep_snapshots;	   /* snapshots kept in dump_dir (0: any number) */
 	/*
-	 * recorder-attach --otlp-keep: a recording that a rule marked keep fired
-	 * on, when --trigger-after has passed (or its process ended), as the OTLP
-	 * backend's lines (its events and its spans), len bytes at lines.
+	 * recorder-attach --otlp: each process served here gets a job of it,
+	 * given its events and spans as they come or, if it keeps
+	 * (--otlp-keep), a recording that a rule marked keep fired on, when
+	 * --trigger-after has passed (or its process ended). NULL: none. The
+	 * caller joins it after rec_session__free().
 	 */
-	void (*on_keep)(pid_t pid, uint64_t recording, const char *lines, size_t len, void *ctx);
+	struct rec_exporter *exporter;
 	uint64_t max_snapshot_bytes;
 	/* Called when a process running a --binary file starts being traced (and served). */
 	void (*on_adopt)(pid_t pid, const char *binary, void *ctx);
@@ -106,7 +110,7 @@ struct rec_exit_info {
 	char how[64];
 	char dump_path[PATH_MAX];
 	int dump_err;
-	/* With on_keep: the recordings it had, and those of them exported (the rest: skipped). */
+	/* With --otlp-keep: the recordings it had, and those of them exported (the rest: skipped). */
 	uint64_t recordings, kept;
 };
 

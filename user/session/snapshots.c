@@ -338,6 +338,6 @@ void snapshots__write_due(struct rec_session *s, struct traced *only, bool all)
 			write_snapshot(s, t, &p, !all);
 		}
 		while (rec_incident__take_keep(&t->inc, now_mono_ns(), all, &key))
-			incidents__export_kept(s, t, &key);
+			export__kept(s, t, &key);
 	}
 }

@@ -232,10 +232,11 @@ void traced__end(struct rec_session *s, struct traced *t, bool report)
 		snapshots__ended_pending(s, t, &info);
 		/* --otlp-keep: what it kept goes now, while its model is here. */
 		while (rec_incident__take_keep(&t->inc, 0, true, &key))
-			incidents__export_kept(s, t, &key);
+			export__kept(s, t, &key);
 		info.recordings = snapshots__recordings_of(&t->proc);
 		info.kept = t->inc.kept;
 	}
+	export__end(s, t, info.recordings, info.kept);
 	rec_bpfstate__forget(s->bs, pid);
 	rec_clients__target_done(s->clients, t);
 	if (t->pidfd >= 0) {
@@ -294,6 +295,7 @@ int rec_session__attach(struct rec_session *s, pid_t pid, struct rec_attach_info
 	if (!err) {
 		tracer__tell_attached(s, t);
 		tracer__seed_stacks(s, t, true);
+		export__start(s, t);
 	}
 	info->sites = count.sites;
 	info->objects = count.objects;
@@ -398,6 +400,7 @@ void traced__take_over(struct rec_session *s, struct traced *t)
 	 * wrote its stack would announce into a stack half written.
 	 */
 	rec_bpfstate__wait(s->bs, t->proc.pid, false);
+	export__start(s, t);
 	if (t->adopted && s->opts.on_adopt)
 		s->opts.on_adopt(t->proc.pid, t->binary, s->opts.ctx);
 }

@@ -5,6 +5,14 @@
 
 #include "wire/event.h"
 
+/* This thread's decodes (rec_event__decodes()). */
+static __thread uint64_t decodes;
+
+uint64_t rec_event__decodes(void)
+{
+	return decodes;
+}
+
 /* The types' nibbles of the fields, below the level. */
 #define REC_FIELD_NIBBLES ((1ULL << REC_TYPES_LEVEL_SHIFT) - 1)
 
@@ -126,6 +134,7 @@ int rec_event__decode(const void *rec, size_t len, struct rec_decoded *out)
 	bool ended = false;
 	int err;
 
+	decodes++;
 	memset(out, 0, sizeof(*out));
 	if (read_fixed(rec, len, &ev, &strings, &area))
 		return -EINVAL;
@@ -155,10 +164,12 @@ invalid:
 }
 
 ssize_t rec_event__normalize_parts(struct rec_event_rec *ev, const char *strings, uint32_t area,
-				   rec_literal_fn lit, void *ctx, void *out)
+				   rec_literal_fn lit, void *ctx, void *out, struct rec_decoded *d)
 {
 	char *dst = (char *)out + sizeof(*ev);
 	uint32_t i, used = 0;
+
+	decodes++;
 
 	/* Above the fields' nibbles, only a runtime level (REC_EVENT_LEVEL): 0 to ERROR. */
 	if (ev->types >> REC_TYPES_LEVEL_SHIFT > REC_LEVEL_ERROR)
@@ -186,27 +197,41 @@ ssize_t rec_event__normalize_parts(struct rec_event_rec *ev, const char *strings
 		} else if (decode_value(type, ev->values[i], strings, area, &v) != 0) {
 			return -EINVAL;
 		}
-		if (type != REC_TYPE_STR && type != REC_TYPE_STR_LIT)
+		if (type != REC_TYPE_STR && type != REC_TYPE_STR_LIT) {
+			if (d)
+				d->values[i] = v;
 			continue;
+		}
 		status = v.str.status;
 		if (v.str.len > REC_STR_MAX - 1)
 			return -EINVAL;
+		if (status == REC_STR_OK || status == REC_STR_TRUNCATED) {
+			/* Literals can add more than the BPF side's area holds: same rule as there. */
+			if (used + v.str.len + 1 > REC_STR_AREA)
+				status = REC_STR_NOSPACE;
+		}
 		if (status != REC_STR_OK && status != REC_STR_TRUNCATED) {
 			ev->values[i] = REC_STR_SLOT(0, 0, status);
-			continue;
-		}
-		/* Literals can add more than the BPF side's area holds: same rule as there. */
-		if (used + v.str.len + 1 > REC_STR_AREA) {
-			ev->values[i] = REC_STR_SLOT(0, 0, REC_STR_NOSPACE);
+			if (d)
+				d->values[i] = (struct rec_value){ .type = REC_TYPE_STR,
+								   .str = { "", 0, status } };
 			continue;
 		}
 		memcpy(dst + used, v.str.ptr, v.str.len);
 		dst[used + v.str.len] = '\0';
 		ev->values[i] = REC_STR_SLOT(used, v.str.len, status);
+		if (d)
+			d->values[i] =
+				(struct rec_value){ .type = REC_TYPE_STR,
+						    .str = { dst + used, v.str.len, status } };
 		used += v.str.len + 1;
 	}
 	ev->hdr.size = (uint16_t)(sizeof(*ev) + used);
 	memcpy(out, ev, sizeof(*ev));
+	if (d) {
+		rec_event__head(ev, d);
+		d->nfields = i;
+	}
 	return (ssize_t)(sizeof(*ev) + used);
 }
 
@@ -217,13 +242,16 @@ ssize_t rec_event__normalize_parts(struct rec_event_rec *ev, const char *strings
  * result is what spools and dumps keep. out must hold REC_EVENT_MAX bytes.
  * Returns the new length, or -EINVAL if rec is malformed.
  */
-ssize_t rec_event__normalize(const void *rec, size_t len, rec_literal_fn lit, void *ctx, void *out)
+ssize_t rec_event__normalize(const void *rec, size_t len, rec_literal_fn lit, void *ctx, void *out,
+			     struct rec_decoded *d)
 {
 	struct rec_event_rec ev;
 	const char *strings = NULL;
 	uint32_t area = 0;
 
-	if (read_fixed(rec, len, &ev, &strings, &area))
+	if (read_fixed(rec, len, &ev, &strings, &area)) {
+		decodes++;
 		return -EINVAL;
-	return rec_event__normalize_parts(&ev, strings, area, lit, ctx, out);
+	}
+	return rec_event__normalize_parts(&ev, strings, area, lit, ctx, out, d);
 }

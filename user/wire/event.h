@@ -75,13 +75,23 @@ typedef int (*rec_literal_fn)(void *ctx, uint64_t addr, struct rec_value *v);
  * length, or -EINVAL if rec is malformed (as rec_event__decode() judges it,
  * with literals allowed).
  */
-ssize_t rec_event__normalize(const void *rec, size_t len, rec_literal_fn lit, void *ctx, void *out);
+ssize_t rec_event__normalize(const void *rec, size_t len, rec_literal_fn lit, void *ctx, void *out,
+			     struct rec_decoded *d);
 /*
  * The same for an event given in parts: its fixed part *ev (whose type and
  * size are not looked at; rewritten in place) and its string area, area bytes
  * at strings (NULL and 0 for none), which need not follow ev in memory.
  */
 ssize_t rec_event__normalize_parts(struct rec_event_rec *ev, const char *strings, uint32_t area,
-				   rec_literal_fn lit, void *ctx, void *out);
+				   rec_literal_fn lit, void *ctx, void *out, struct rec_decoded *d);
+
+/*
+ * How many records this thread has decoded: by rec_event__decode(), or by a
+ * normalizing, which decodes the record once. With d, a normalizing also
+ * gives what rec_event__decode() of out would (string values pointing into
+ * out), so that the event is never decoded again on its way to the spool,
+ * the trigger rules and the followers.
+ */
+uint64_t rec_event__decodes(void);
 
 #endif /* REC_EVENT_H */

@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: MIT
+/* Events and spans on their way to the followers, made once (feed.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "serving/feed.h"
+#include "serving/query.h"
+#include "wire/clock.h"
+
+/* The subject of rs into the item, and where its records come from, naming it. */
+static struct rec_origin origin_of(struct rec_feed_item *it, const struct rec_proc *p,
+				   const struct rec_rstate *rs, uint32_t tid)
+{
+	struct rec_origin from = rec_query__origin(p, rs, tid);
+
+	memcpy(it->subject, rs->subject, sizeof(it->subject));
+	it->subject[sizeof(it->subject) - 1] = '\0';
+	from.subject = it->subject;
+	return from;
+}
+
+struct rec_feed_item *rec_feed__event(struct rec_proc *p, const struct rec_rstate *rs,
+				      const struct rec_decoded *d, size_t len)
+{
+	size_t strings = 0, size;
+	struct rec_feed_item *it;
+	char *at;
+
+	for (uint32_t i = 0; i < d->nfields; i++)
+		if (d->values[i].type == REC_TYPE_STR)
+			strings += d->values[i].str.len;
+	size = sizeof(*it) + d->nfields * sizeof(it->values[0]) + strings;
+	it = malloc(size);
+	if (!it)
+		return NULL;
+	it->refs = 1;
+	it->len = (uint32_t)len;
+	it->is_span = false;
+	at = (char *)&it->values[d->nfields];
+	for (uint32_t i = 0; i < d->nfields; i++) {
+		it->values[i] = d->values[i];
+		if (d->values[i].type != REC_TYPE_STR || !d->values[i].str.len)
+			continue;
+		memcpy(at, d->values[i].str.ptr, d->values[i].str.len);
+		it->values[i].str.ptr = at;
+		at += d->values[i].str.len;
+	}
+	it->ev = (struct rec_event_view){
+		.from = origin_of(it, p, rs, d->tid),
+		.seq = d->seq,
+		.time_ns = rec_clock__realtime(d->time_ns, p->clock_offset_ns),
+		.cs = rec_proc__callsite(p, d->meta),
+		.meta = d->meta,
+		.level = d->level,
+		.nfields = d->nfields,
+		.values = it->values,
+	};
+	return it;
+}
+
+struct rec_feed_item *rec_feed__span(const struct rec_proc *p, const struct rec_rstate *rs,
+				     const struct rec_span_rec *r)
+{
+	struct rec_feed_item *it = malloc(sizeof(*it));
+
+	if (!it)
+		return NULL;
+	it->refs = 1;
+	it->len = sizeof(*r);
+	it->is_span = true;
+	it->span = *r;
+	it->span_from = origin_of(it, p, rs, r->hdr.tid);
+	return it;
+}
+
+void rec_feed__put(struct rec_feed_item *it)
+{
+	if (it && --it->refs == 0)
+		free(it);
+}
