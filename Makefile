@@ -151,7 +151,7 @@ $(BUILD) $(BUILD)/tests/unit $(BUILD)/tests/targets:
 $(BUILD)/vmlinux.h: | $(BUILD)
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
 
-$(BUILD)/recorder.tmp.bpf.o: bpf/recorder.bpf.c bpf/recorder_abi.h $(BUILD)/vmlinux.h
+$(BUILD)/recorder.tmp.bpf.o: bpf/recorder.bpf.c $(wildcard bpf/*.h) $(BUILD)/vmlinux.h
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 $(BUILD)/recorder.bpf.o: $(BUILD)/recorder.tmp.bpf.o
