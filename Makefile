@@ -41,7 +41,7 @@ CLI_SRCS := $(filter-out $(CLI_MAINS) $(ATTACH_SRCS),$(wildcard user/cli/*.c))
 CLI_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(CLI_SRCS))
 ATTACH_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(ATTACH_SRCS))
 # Every object of user/ is rebuilt when any user header changes.
-USER_HDRS := $(foreach d,$(LIB_DIRS) user/cli,$(wildcard $(d)/*.h)) bpf/recorder_abi.h \
+USER_HDRS := $(foreach d,$(LIB_DIRS) user/cli,$(wildcard $(d)/*.h)) $(wildcard bpf/*_abi*.h) \
 	$(BUILD)/recorder.skel.h
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)

@@ -98,7 +98,7 @@ header_checks() {
 			-o "$out/abi" >"$out/log" 2>&1
 		local rc=$?
 		[ $rc -ne 0 ] && cat "$out/log"
-		record "header: $cc abi agrees with bpf/recorder_abi.h" $rc
+		record "header: $cc abi agrees with bpf/recorder_abi_probe.h" $rc
 	done
 	rm -rf "$out"
 }

@@ -1,16 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The probe ABI is written twice: include/recorder.h, which instrumented
- * programs compile, and bpf/recorder_abi.h, which the BPF programs and
- * recorder-attach compile. This file only compiles if they agree, constant by
- * constant and field by field (docs/probe-abi.md). A macro both define
- * (REC_MAX_FIELDS, REC_SUBJECT_MAX, REC_RECORDING_MAGIC) is checked by the
- * compiler itself: a redefinition with another value is an error.
+ * programs compile, and bpf/recorder_abi_probe.h (part of bpf/recorder_abi.h),
+ * which the BPF programs and recorder-attach compile. This file only compiles
+ * if they agree, constant by constant and field by field (docs/probe-abi.md).
+ * A macro both define (REC_MAX_FIELDS, REC_SUBJECT_MAX, REC_RECORDING_MAGIC)
+ * is checked by the compiler itself: a redefinition with another value is an
+ * error.
  */
 #include <stddef.h>
 
 #include "recorder.h"
-#include "recorder_abi.h"
+#include "recorder_abi_probe.h"
 
 #define SAME_FIELD(a, b, f)                                                                        \
 	_Static_assert(offsetof(a, f) == offsetof(b, f) &&                                         \

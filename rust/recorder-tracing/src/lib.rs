@@ -376,7 +376,7 @@ mod tests {
     fn target_objects_have_the_headers_layout() {
         assert_eq!(std::mem::size_of::<RecRecording>(), 96);
         assert_eq!(std::mem::size_of::<RecSpan>(), 48);
-        let abi_h = include_str!("../../../bpf/recorder_abi.h");
+        let abi_h = include_str!("../../../bpf/recorder_abi_probe.h");
         let define = |name: &str| -> String {
             let pre = format!("#define {} ", name);
             let line = abi_h.lines().find(|l| l.starts_with(&pre)).expect(name);
