@@ -11,7 +11,7 @@
  *                          too late for its own snapshot)
  *   snapshot_signature.json  snapshot.json as recorder-attach writes it since
  *                          issue 35: the trigger's signature (named as
- *                          trigger.c names it), its event's own time
+ *                          trigger_set.c names it), its event's own time
  *                          ("occurred") 40 ms before recorder-attach saw it,
  *                          and the process's signature counts
  * Usage: mksnapshots DUMPS_DIR (reads spans.json and killed.json there, writes

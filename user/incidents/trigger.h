@@ -190,7 +190,7 @@ struct rec_trigger_sig {
 			      at head, a ring of sig_per_hour */
 };
 
-/* The signatures of a set: opaque (trigger.c). */
+/* The signatures of a set: opaque (trigger_set.c). */
 struct rec_trigger_sigs;
 
 /* One rule of a set. */
