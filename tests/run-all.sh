@@ -270,6 +270,18 @@ readme_excerpts() {
 	record "docs: README and guide excerpts and output samples match their files (tests/readme_excerpts.py)" $rc
 }
 
+layers_check() {
+	# The layout's rules (docs/ARCHITECTURE.md): folders include only downwards, no file
+	# over 900 lines, no folder over 12 files.
+	local log
+	log=$(mktemp)
+	python3 tools/check-layers.py >"$log" 2>&1
+	local rc=$?
+	[ $rc -ne 0 ] && sed 's/^/    /' "$log"
+	rm -f "$log"
+	record "layout: folders include only downwards, files and folders within size (tools/check-layers.py)" $rc
+}
+
 golden_tests() {
 	# Every output format, byte for byte, from the black boxes in tests/golden/.
 	local line
@@ -327,6 +339,7 @@ bench_smoke() {
 if [ "$mode" = all ] || [ "$mode" = unit ]; then
 	header_checks
 	format_check
+	layers_check
 	readme_excerpts
 	unit_tests
 	rust_unit_tests
