@@ -109,26 +109,24 @@ static int teardown(void **state)
 /* Ingests event seq of KEY, with n and the string who, and hands it to the followers. */
 static void ingest_and_follow(struct world *w, uint64_t seq, uint64_t n, const char *who)
 {
-	struct {
-		struct rec_event_rec e;
-		char area[16];
-	} rec = {
-		.e = {
-			.hdr = { .type = REC_RT_EVENT, .tgid = w->p.pid, .tid = 7 },
-			.recording = KEY,
-			.seq = seq,
-			.meta = (uintptr_t)event_meta,
-			.types = REC_TYPE_U64 | REC_TYPE_STR << 4,
-			.values = { n, REC_STR_SLOT(0, strlen(who), REC_STR_OK) },
-		},
+	struct rec_event_rec e = {
+		.hdr = { .type = REC_RT_EVENT, .tgid = w->p.pid, .tid = 7 },
+		.recording = KEY,
+		.seq = seq,
+		.meta = (uintptr_t)event_meta,
+		.types = REC_TYPE_U64 | REC_TYPE_STR << 4,
+		.values = { n, REC_STR_SLOT(0, strlen(who), REC_STR_OK) },
 	};
-	size_t len = sizeof(rec.e) + strlen(who) + 1;
+	size_t len = sizeof(e) + strlen(who) + 1;
+	unsigned char rec[sizeof(e) + 32];
 	struct rec_decoded d;
 	struct rec_rstate *rs;
 
-	strcpy(rec.area, who);
-	rec.e.hdr.size = (uint16_t)len;
-	assert_int_equal(rec_proc__ingest_event(&w->p, &rec, len, &d, &rs), 0);
+	assert_true(len <= sizeof(rec));
+	e.hdr.size = (uint16_t)len;
+	memcpy(rec, &e, sizeof(e));
+	memcpy(rec + sizeof(e), who, strlen(who) + 1);
+	assert_int_equal(rec_proc__ingest_event(&w->p, rec, len, &d, &rs), 0);
 	rec_clients__follow_event(w->cs, w, &w->p, rs, &d, w->p.norm_len);
 }
 
