@@ -58,7 +58,7 @@ static void check(const char *name, bool json)
 	FILE *f = open_memstream(&got, &len);
 
 	assert_non_null(f);
-	rec_output__triggers(f, s, json, OFFSET);
+	rec_table__triggers(f, s, json, OFFSET);
 	fclose(f);
 	snprintf(path, sizeof(path), "tests/golden/expected/triggers/%s", name);
 	if (getenv("REC_GOLDEN_UPDATE")) {

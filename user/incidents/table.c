@@ -91,8 +91,7 @@ static size_t sigs_of(const struct rec_trigger_set *set, uint32_t id, uint64_t *
 	return n;
 }
 
-void rec_output__triggers(FILE *out, const struct rec_trigger_set *set, bool json,
-			  int64_t offset_ns)
+void rec_table__triggers(FILE *out, const struct rec_trigger_set *set, bool json, int64_t offset_ns)
 {
 	unsigned int n = set ? set->n : 0;
 

@@ -17,7 +17,7 @@
  * out, as JSON lines with json; offset_ns turns CLOCK_MONOTONIC times into
  * CLOCK_REALTIME. Text from the target (a signature's) is escaped.
  */
-void rec_output__triggers(FILE *out, const struct rec_trigger_set *set, bool json,
-			  int64_t offset_ns);
+void rec_table__triggers(FILE *out, const struct rec_trigger_set *set, bool json,
+			 int64_t offset_ns);
 
 #endif /* REC_OUTPUT_TRIGGERS_H */

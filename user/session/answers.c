@@ -56,7 +56,7 @@ void answers__triggers(void *ctx, void *owner, const struct rec_query *q, FILE *
 	}
 	fputc('0', out);
 	rec_incident__flush(&t->inc);
-	rec_output__triggers(out, t->inc.rules, !!(q->flags & REC_Q_JSON), t->proc.clock_offset_ns);
+	rec_table__triggers(out, t->inc.rules, !!(q->flags & REC_Q_JSON), t->proc.clock_offset_ns);
 }
 
 int answers__refresh(void *ctx, void *owner)
