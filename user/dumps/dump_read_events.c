@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dumps/dump_read.h"
+#include "dumps/dump_reader.h"
 #include "model/names.h"
 
 /* Appends to a callsite blob being rebuilt; overflow is remembered, not written. */

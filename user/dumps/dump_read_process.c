@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "dumps/dump_read.h"
+#include "dumps/dump_reader.h"
 #include "model/names.h"
 
 enum {

@@ -6,7 +6,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "dumps/dump_read.h"
+#include "dumps/dump_reader.h"
 #include "model/names.h"
 
 enum {

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dumps/dump_read.h"
+#include "dumps/dump_reader.h"
 #include "base/text.h"
 #include "model/names.h"
 
