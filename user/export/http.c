@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "export/http.h"
+#include "wire/clock.h"
 
 /* What is read of a reply: the status line and headers; the body is not needed. */
 #define REPLY_MAX 8192
@@ -59,21 +60,13 @@ int rec_http__parse_url(const char *url, struct rec_http_url *u, const char **wh
 	return 0;
 }
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Waits until fd is ready for events, until deadline (ms). 0, or -ETIMEDOUT. */
 static int wait_fd(int fd, short events, int64_t deadline)
 {
 	struct pollfd pfd = { .fd = fd, .events = events };
 
 	for (;;) {
-		int64_t left = deadline - now_ms();
+		int64_t left = deadline - rec_clock__mono_ms();
 		int n;
 
 		if (left <= 0)
@@ -173,7 +166,7 @@ int rec_http__post(const struct rec_http_url *u, const char *suffix, const char 
 		   int timeout_ms, struct rec_http_reply *r)
 {
 	char head[REPLY_MAX + 1], req[2048];
-	int64_t deadline = now_ms() + timeout_ms;
+	int64_t deadline = rec_clock__mono_ms() + timeout_ms;
 	size_t got = 0;
 	int fd, err, n;
 

@@ -15,6 +15,7 @@
 
 #include "usdt/usdt_multi.h"
 #include "base/json.h"
+#include "wire/clock.h"
 
 /* Rounds of each timing: the median is kept, so one preempted round does not count. */
 #define ROUNDS 5
@@ -24,10 +25,7 @@
 
 static uint64_t now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	return (uint64_t)rec_clock__mono_ns();
 }
 
 static int cmp_double(const void *a, const void *b)

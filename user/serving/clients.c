@@ -17,6 +17,7 @@
 #include "serving/control.h"
 #include "serving/feed.h"
 #include "serving/query.h"
+#include "wire/clock.h"
 
 /* Connections taken from one listening socket at a time: a flood does not hold the loop. */
 #define ACCEPT_BATCH 64
@@ -34,10 +35,6 @@
 #define RENDER_CLOCK_EVERY 32
 /* A line to a client that is not served, and what is read past a request. */
 #define LINE_MAX_BYTES 512
-
-#define MS_PER_S 1000LL
-#define NS_PER_MS 1000000
-#define NS_PER_S 1000000000LL
 
 enum watch_kind {
 	W_LISTEN,
@@ -122,14 +119,6 @@ struct rec_clients {
 	struct client *followers; /* those in C_FOLLOW */
 	struct client_counters count;
 };
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * MS_PER_S + ts.tv_nsec / NS_PER_MS;
-}
 
 static unsigned int max_clients(const struct rec_clients *cs)
 {
@@ -302,14 +291,6 @@ static void tell_missed(struct client *c)
 	c->missed = 0;
 }
 
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * NS_PER_S + ts.tv_nsec;
-}
-
 /*
  * Renders c's held events and spans into its backend, as ingesting decoded
  * them (never again here), until ahead bytes wait to be sent or, if
@@ -326,7 +307,8 @@ static int render(struct rec_clients *cs, struct client *c, size_t ahead, int64_
 	while (rec_bbuf__pending(h) && pending(c) < ahead) {
 		struct held e;
 
-		if (deadline_ns && ++n % RENDER_CLOCK_EVERY == 0 && now_ns() > deadline_ns) {
+		if (deadline_ns && ++n % RENDER_CLOCK_EVERY == 0 &&
+		    rec_clock__mono_ns() > deadline_ns) {
 			late = 1;
 			break;
 		}
@@ -363,7 +345,7 @@ static void client_send(struct rec_clients *cs, struct client *c)
 
 		if (n > 0) {
 			c->ob.off += n;
-			c->deadline_ms = now_ms() + timeout_ms(cs);
+			c->deadline_ms = rec_clock__mono_ms() + timeout_ms(cs);
 			continue;
 		}
 		if (n < 0 && errno == EINTR)
@@ -449,7 +431,7 @@ static void client_answer(struct rec_clients *cs, struct client *c)
 	int live, err;
 
 	c->state = C_ANSWER;
-	c->deadline_ms = now_ms() + timeout_ms(cs);
+	c->deadline_ms = rec_clock__mono_ms() + timeout_ms(cs);
 	err = rec_control__parse(&c->req, sizeof(c->req), &c->q);
 	if (err) {
 		fprintf(c->out, "1recorder-attach: malformed request: %s\n", strerror(-err));
@@ -543,7 +525,7 @@ static void client_new(struct rec_clients *cs, const struct listener *l, int fd)
 	c->p = l->p;
 	c->owner = l->owner;
 	c->state = C_REQUEST;
-	c->deadline_ms = now_ms() + timeout_ms(cs);
+	c->deadline_ms = rec_clock__mono_ms() + timeout_ms(cs);
 	c->out = fopencookie(c, "w", obuf_io);
 	if (!c->out || watch_add(cs, fd, &c->w, W_CLIENT, c)) {
 		if (c->out)
@@ -753,7 +735,7 @@ int rec_clients__busy(const struct rec_clients *cs)
 
 void rec_clients__tick(struct rec_clients *cs)
 {
-	int64_t now = now_ms(), deadline = now_ns() + RENDER_BUDGET_NS;
+	int64_t now = rec_clock__mono_ms(), deadline = rec_clock__mono_ns() + RENDER_BUDGET_NS;
 	int late = 0;
 	struct listener **lp;
 	struct client **pp;
@@ -841,7 +823,7 @@ void rec_clients__target_done(struct rec_clients *cs, void *owner)
 			c->sink.done(c->sink.ctx);
 		unlink_follower(cs, c);
 		c->state = C_ANSWER;
-		c->deadline_ms = now_ms() + timeout_ms(cs);
+		c->deadline_ms = rec_clock__mono_ms() + timeout_ms(cs);
 		client_send(cs, c);
 	}
 }

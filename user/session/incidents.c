@@ -94,7 +94,7 @@ static struct rec_incident_pending *fired(struct rec_session *s, struct traced *
 	}
 	if (!p)
 		return NULL;
-	p->fired_ns = now_mono_ns();
+	p->fired_ns = rec_clock__mono_ns();
 	p->due_ns = p->fired_ns + s->opts.trigger_after_ns;
 	if (g) {
 		p->sig_id = g->id;
@@ -200,12 +200,13 @@ void incidents__check_open(struct rec_session *s, struct traced *t)
 {
 	struct rec_incident_pending *p;
 	const struct rec_trigger_set *rules = t->inc.rules;
-	int64_t now = now_mono_ns();
+	int64_t now = rec_clock__mono_ns();
 	struct fired_on on;
 
-	if (!t->inc.span_rules || !t->proc.alive || now_ms() - t->open_checked_ms < OPEN_CHECK_MS)
+	if (!t->inc.span_rules || !t->proc.alive ||
+	    rec_clock__mono_ms() - t->open_checked_ms < OPEN_CHECK_MS)
 		return;
-	t->open_checked_ms = now_ms();
+	t->open_checked_ms = rec_clock__mono_ms();
 	tracer__refresh(s, t);
 	for (size_t k = 0; k < t->proc.nstacks; k++) {
 		const struct rec_thread_stack *st = &t->proc.stacks[k];

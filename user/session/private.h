@@ -144,20 +144,6 @@ struct rec_session {
 /* How often the sleeping threads' pending batches are collected by default: --follow's delay. */
 #define COLLECT_MS 50
 
-/* CLOCK_MONOTONIC in ns. */
-static inline int64_t now_mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static inline int64_t now_ms(void)
-{
-	return now_mono_ns() / NS_PER_MS;
-}
-
 /*
  * CLOCK_MONOTONIC to the tick (a few ms): what the trigger limiters ask per
  * firing. It costs a few ns where the precise clock costs tens (kvm-clock),

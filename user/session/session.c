@@ -144,7 +144,7 @@ int rec_session__run(struct rec_session *s,
 		     void (*on_exit)(const struct rec_exit_info *info, void *ctx), void *ctx)
 {
 	struct epoll_event evs[EPOLL_BATCH];
-	int64_t last_scan = now_ms();
+	int64_t last_scan = rec_clock__mono_ms();
 
 	s->on_exit = on_exit;
 	s->on_exit_ctx = ctx;
@@ -166,16 +166,17 @@ int rec_session__run(struct rec_session *s,
 			       rec_clients__busy(s->clients) ? 0 : s->opts.drain_ms);
 		if (n < 0 && errno != EINTR)
 			return -errno;
-		if (now_ms() - s->last_collect_ms >= (s->opts.collect_ms ?: COLLECT_MS)) {
+		if (rec_clock__mono_ms() - s->last_collect_ms >=
+		    (s->opts.collect_ms ?: COLLECT_MS)) {
 			for (size_t i = 0; s->opts.collect_ms >= 0 && i < s->ntraced; i++)
 				tracer__collect(s, s->traced[i]);
 			rec_clock__add(&s->clock, rec_clock__read());
-			s->last_collect_ms = now_ms();
+			s->last_collect_ms = rec_clock__mono_ms();
 		}
 		rec_ring__consume(s->rb);
 		adopt__settle(s);
 		snapshots__write_due(s, NULL, false);
-		if (now_ms() - last_scan >= RESCAN_MS) {
+		if (rec_clock__mono_ms() - last_scan >= RESCAN_MS) {
 			if (s->nbins)
 				rec_attach__retry(s->att, NULL);
 			for (size_t i = 0; i < s->ntraced; i++) {
@@ -186,7 +187,7 @@ int rec_session__run(struct rec_session *s,
 				if (!t->done && !t->exited)
 					traced__rescan(s, t);
 			}
-			last_scan = now_ms();
+			last_scan = rec_clock__mono_ms();
 		}
 		for (int i = 0; i < n; i++) {
 			struct watch *w = evs[i].data.ptr;

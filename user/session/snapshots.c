@@ -209,7 +209,7 @@ static void snapshot_done(struct rec_session *s, struct traced *t,
 		t->snapshot_err = err;
 	}
 	/* In a storm every snapshot fails alike (a full disk): a line a second says so. */
-	if (err && rec_ratelimit__allow(&t->snapshot_failed_msg, now_mono_ns(), &held))
+	if (err && rec_ratelimit__allow(&t->snapshot_failed_msg, rec_clock__mono_ns(), &held))
 		fprintf(stderr,
 			"recorder-attach: trigger '%s' fired in pid %d (%s): its snapshot could "
 			"not be written into %s: %s%s\n",
@@ -330,14 +330,14 @@ void snapshots__write_due(struct rec_session *s, struct traced *only, bool all)
 		incidents__check_open(s, t);
 		fresh = false;
 		while ((all || rec_snapwriter__has_room(s->snapw)) &&
-		       rec_incident__take_due(&t->inc, now_mono_ns(), all, &p)) {
+		       rec_incident__take_due(&t->inc, rec_clock__mono_ns(), all, &p)) {
 			/* t as it is now: read once for the snapshots due together. */
 			if (!fresh && t->proc.alive)
 				tracer__refresh(s, t);
 			fresh = true;
 			write_snapshot(s, t, &p, !all);
 		}
-		while (rec_incident__take_keep(&t->inc, now_mono_ns(), all, &key))
+		while (rec_incident__take_keep(&t->inc, rec_clock__mono_ns(), all, &key))
 			export__kept(s, t, &key);
 	}
 }

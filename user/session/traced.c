@@ -37,13 +37,13 @@ int traced__init(struct traced *t, pid_t pid, const struct rec_trigger_set *rule
 	if (rec_incident__init(&t->inc, rules))
 		return -ENOMEM;
 	if (getrandom(&t->otlp_salt, sizeof(t->otlp_salt), 0) != sizeof(t->otlp_salt))
-		t->otlp_salt = (uint64_t)pid << 32 ^ (uint64_t)now_ms();
+		t->otlp_salt = (uint64_t)pid << 32 ^ (uint64_t)rec_clock__mono_ms();
 	err = rec_target__open(&t->target, pid);
 	rec_target__reader(&t->target, &reader);
 	rec_proc__init(&t->proc, pid, &reader);
 	/* Its intervals come once BPF traces it, from about now. */
 	if (sched)
-		rec_offcpu__start(&t->proc.sched, (uint64_t)now_mono_ns());
+		rec_offcpu__start(&t->proc.sched, (uint64_t)rec_clock__mono_ns());
 	t->proc.ns_pid = t->target.ns_pid;
 	t->proc.uid = t->target.uid;
 	return err;
@@ -76,7 +76,7 @@ static int traced_open(struct rec_session *s, pid_t pid, struct traced **tp)
 	err = traced__init(t, pid, s->opts.triggers, s->opts.sched);
 	t->proc.limits = s->opts.limits;
 	/* Spans entered before now have no enter time: they show as entered before the attach. */
-	t->proc.attached_ns = (uint64_t)now_mono_ns();
+	t->proc.attached_ns = (uint64_t)rec_clock__mono_ns();
 	/*
 	 * Before the probes: the exit of a process that dies right away is seen.
 	 * An adopted process has its entry (and its count of recordings) already.

@@ -44,7 +44,7 @@ uint32_t tracer__word(const struct rec_session *s)
 	uint32_t id = 0;
 
 	if (getrandom(&id, sizeof(id), 0) != sizeof(id))
-		id = (uint32_t)getpid() ^ (uint32_t)now_ms();
+		id = (uint32_t)getpid() ^ (uint32_t)rec_clock__mono_ms();
 	id = (id << 2) ? id << 2 : 4;
 	return id | REC_TRACER_ON | (s->opts.per_event ? 0 : REC_TRACER_BATCH);
 }
@@ -144,12 +144,13 @@ void tracer__refresh(struct rec_session *s, struct traced *t)
 	 * match their own chains of spans: a span whose exit BPF missed is
 	 * dropped, never shown open nor held against a hung-span rule.
 	 */
-	if (t->tls_off && t->proc.alive && !t->waiting && now_ms() - t->verified_ms >= VERIFY_MS) {
-		t->verified_ms = now_ms();
+	if (t->tls_off && t->proc.alive && !t->waiting &&
+	    rec_clock__mono_ms() - t->verified_ms >= VERIFY_MS) {
+		t->verified_ms = rec_clock__mono_ms();
 		rec_bpfstate__verify_stacks(s->bs, t->proc.pid, t->tls_off);
 	}
 	rec_ring__consume(s->rb);
-	rec_bpfstate__refresh(s->bs, &t->proc, (uint64_t)now_mono_ns());
+	rec_bpfstate__refresh(s->bs, &t->proc, (uint64_t)rec_clock__mono_ns());
 	for (size_t i = 0; i < t->proc.nstacks; i++)
 		intake__frames_to_mono(s, t->proc.stacks[i].frames, t->proc.stacks[i].depth);
 }

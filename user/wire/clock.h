@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 struct rec_clock_point {
 	uint64_t tsc;
@@ -57,5 +58,20 @@ static inline uint64_t rec_clock__ns(const struct rec_clock *c, uint64_t t)
  * range of int64_t.
  */
 int64_t rec_clock__realtime(uint64_t mono_ns, int64_t offset_ns);
+
+/* CLOCK_MONOTONIC now, in ns. */
+static inline int64_t rec_clock__mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* CLOCK_MONOTONIC now, in ms. */
+static inline int64_t rec_clock__mono_ms(void)
+{
+	return rec_clock__mono_ns() / 1000000;
+}
 
 #endif /* REC_CLOCK_H */
