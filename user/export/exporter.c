@@ -9,17 +9,12 @@
 
 #include "export/exporter.h"
 #include "export/otlp.h"
+#include "serving/bbuf.h"
 
 /* What is held is sent once nothing more came for this long, as recorder-tail --otlp does. */
 #define FLUSH_MS 1000
 #define NS_PER_MS 1000000L
 #define NS_PER_S 1000000000L
-
-/* Bytes, appended at len. */
-struct buf {
-	char *p;
-	size_t len, cap;
-};
 
 struct rec_export_job {
 	struct rec_exporter *e;
@@ -30,14 +25,14 @@ struct rec_export_job {
 	struct rec_output out;
 	struct rec_output otlp;
 	FILE *render_f; /* writes into render */
-	struct buf render;
+	struct rec_bbuf render;
 	/* Between the session's thread and the job's. */
 	pthread_mutex_t lock;
 	pthread_cond_t more;
-	struct buf q[REC_OTLP_SIGNALS]; /* rendered records of each signal, a line each */
-	size_t queued;			/* bytes in q; read unlocked by the backlog */
-	uint64_t not_rendered;		/* events its follower was too slow to be given */
-	uint64_t recordings, kept;	/* with keep: said at the end */
+	struct rec_bbuf q[REC_OTLP_SIGNALS]; /* rendered records of each signal, a line each */
+	size_t queued;			     /* bytes in q; read unlocked by the backlog */
+	uint64_t not_rendered;		     /* events its follower was too slow to be given */
+	uint64_t recordings, kept;	     /* with keep: said at the end */
 	bool done;
 	struct rec_export_job *next;
 };
@@ -48,31 +43,11 @@ struct rec_exporter {
 	int failed; /* jobs that could not start */
 };
 
-/* Appends n bytes to b. Returns 0 or -ENOMEM, and b is as it was. */
-static int buf_put(struct buf *b, const void *data, size_t n)
-{
-	if (b->len + n > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-		char *v;
-
-		while (cap < b->len + n)
-			cap *= 2;
-		v = realloc(b->p, cap);
-		if (!v)
-			return -ENOMEM;
-		b->p = v;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, data, n);
-	b->len += n;
-	return 0;
-}
-
 static ssize_t render_write(void *cookie, const char *data, size_t n)
 {
 	struct rec_export_job *j = cookie;
 
-	return buf_put(&j->render, data, n) ? 0 : (ssize_t)n;
+	return rec_bbuf__put(&j->render, data, n) ? 0 : (ssize_t)n;
 }
 
 /* What was just rendered, one record of sig, into the queue for the job's thread. */
@@ -82,7 +57,7 @@ static void queue_rendered(struct rec_export_job *j, enum rec_otlp_signal sig)
 	if (!j->render.len)
 		return;
 	pthread_mutex_lock(&j->lock);
-	if (buf_put(&j->q[sig], j->render.p, j->render.len) == 0)
+	if (rec_bbuf__put(&j->q[sig], j->render.p, j->render.len) == 0)
 		__atomic_store_n(&j->queued, j->queued + j->render.len, __ATOMIC_RELAXED);
 	else
 		j->not_rendered++;
@@ -154,7 +129,7 @@ static void otlp_opts(struct rec_export_job *j, struct rec_otlp_opts *o, char *c
 }
 
 /* Hands the records in b, a line each, to otlp as records of sig. */
-static void add_lines(struct rec_otlp *otlp, enum rec_otlp_signal sig, const struct buf *b)
+static void add_lines(struct rec_otlp *otlp, enum rec_otlp_signal sig, const struct rec_bbuf *b)
 {
 	const char *at = b->p, *end = b->p + b->len;
 
@@ -172,7 +147,7 @@ static void add_lines(struct rec_otlp *otlp, enum rec_otlp_signal sig, const str
 static void *job_main(void *arg)
 {
 	struct rec_export_job *j = arg;
-	struct buf take[REC_OTLP_SIGNALS] = { 0 };
+	struct rec_bbuf take[REC_OTLP_SIGNALS] = { 0 };
 	char who[64], comm[64];
 	struct rec_otlp_opts o;
 	struct rec_otlp *otlp;
@@ -204,10 +179,10 @@ static void *job_main(void *arg)
 			continue;
 		}
 		for (int sig = 0; sig < REC_OTLP_SIGNALS; sig++) {
-			struct buf b = take[sig];
+			struct rec_bbuf b = take[sig];
 
 			take[sig] = j->q[sig];
-			j->q[sig] = (struct buf){ .p = b.p, .cap = b.cap };
+			j->q[sig] = (struct rec_bbuf){ .p = b.p, .cap = b.cap };
 		}
 		__atomic_store_n(&j->queued, 0, __ATOMIC_RELAXED);
 		not_rendered = j->not_rendered;

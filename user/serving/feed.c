@@ -5,7 +5,6 @@
 
 #include "serving/feed.h"
 #include "serving/query.h"
-#include "wire/clock.h"
 
 /* The subject of rs into the item, and where its records come from, naming it. */
 static struct rec_origin origin_of(struct rec_feed_item *it, const struct rec_proc *p,
@@ -45,16 +44,9 @@ struct rec_feed_item *rec_feed__event(struct rec_proc *p, const struct rec_rstat
 		it->values[i].str.ptr = at;
 		at += d->values[i].str.len;
 	}
-	it->ev = (struct rec_event_view){
-		.from = origin_of(it, p, rs, d->tid),
-		.seq = d->seq,
-		.time_ns = rec_clock__realtime(d->time_ns, p->clock_offset_ns),
-		.cs = rec_proc__callsite(p, d->meta),
-		.meta = d->meta,
-		.level = d->level,
-		.nfields = d->nfields,
-		.values = it->values,
-	};
+	it->ev = rec_query__event_view(p, rs, d);
+	it->ev.from = origin_of(it, p, rs, d->tid);
+	it->ev.values = it->values;
 	return it;
 }
 

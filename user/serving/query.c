@@ -118,10 +118,10 @@ struct rec_origin rec_query__origin(const struct rec_proc *p, const struct rec_r
 	};
 }
 
-static void show_event(struct rec_output *o, struct rec_proc *p, const struct rec_rstate *rs,
-		       const struct rec_decoded *d)
+struct rec_event_view rec_query__event_view(struct rec_proc *p, const struct rec_rstate *rs,
+					    const struct rec_decoded *d)
 {
-	struct rec_event_view v = {
+	return (struct rec_event_view){
 		.from = rec_query__origin(p, rs, d->tid),
 		.seq = d->seq,
 		.time_ns = rec_clock__realtime(d->time_ns, p->clock_offset_ns),
@@ -131,6 +131,12 @@ static void show_event(struct rec_output *o, struct rec_proc *p, const struct re
 		.nfields = d->nfields,
 		.values = d->values,
 	};
+}
+
+static void show_event(struct rec_output *o, struct rec_proc *p, const struct rec_rstate *rs,
+		       const struct rec_decoded *d)
+{
+	struct rec_event_view v = rec_query__event_view(p, rs, d);
 
 	rec_output__event(o, &v);
 }

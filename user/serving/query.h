@@ -88,6 +88,10 @@ void rec_query__output(struct rec_output *o, FILE *out, const struct rec_query *
 struct rec_origin rec_query__origin(const struct rec_proc *p, const struct rec_rstate *rs,
 				    uint32_t tid);
 
+/* The view of event d (decoded) of recording rs of p: values and strings are d's. */
+struct rec_event_view rec_query__event_view(struct rec_proc *p, const struct rec_rstate *rs,
+					    const struct rec_decoded *d);
+
 /*
  * Writes the answer to q for process p to o: the loss and error counters
  * (REC_Q_STATS), the recordings list (REC_Q_LIST), the span stacks
