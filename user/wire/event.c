@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Decoding of the event records written by the BPF side (bpf/recorder_abi.h). */
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "wire/event.h"
@@ -104,19 +105,26 @@ static int read_fixed(const void *rec, size_t len, struct rec_event_rec *ev, con
 	return 0;
 }
 
+/* The fixed part of ev, aligned, into out: no values (nfields 0). */
+static inline void head_of(const struct rec_event_rec *ev, struct rec_decoded *out)
+{
+	out->level = (enum rec_level)(ev->types >> REC_TYPES_LEVEL_SHIFT);
+	out->tgid = ev->hdr.tgid;
+	out->tid = ev->hdr.tid;
+	out->time_ns = ev->hdr.time_ns;
+	out->recording = ev->recording;
+	out->seq = ev->seq;
+	out->meta = ev->meta;
+	out->nfields = 0;
+}
+
 void rec_event__head(const void *rec, struct rec_decoded *out)
 {
 	struct rec_event_rec ev;
 
-	memcpy(&ev, rec, sizeof(ev));
-	out->level = (enum rec_level)(ev.types >> REC_TYPES_LEVEL_SHIFT);
-	out->tgid = ev.hdr.tgid;
-	out->tid = ev.hdr.tid;
-	out->time_ns = ev.hdr.time_ns;
-	out->recording = ev.recording;
-	out->seq = ev.seq;
-	out->meta = ev.meta;
-	out->nfields = 0;
+	/* Only what the head reads: the values stay where they are. */
+	memcpy(&ev, rec, offsetof(struct rec_event_rec, values));
+	head_of(&ev, out);
 }
 
 /*
@@ -154,7 +162,7 @@ int rec_event__decode(const void *rec, size_t len, struct rec_decoded *out)
 		nfields++;
 	}
 
-	rec_event__head(&ev, out);
+	head_of(&ev, out);
 	out->nfields = nfields;
 	return 0;
 
@@ -176,7 +184,8 @@ ssize_t rec_event__normalize_parts(struct rec_event_rec *ev, const char *strings
 		return -EINVAL;
 	for (i = 0; i < REC_MAX_FIELDS; i++) {
 		unsigned int type = (ev->types >> (4 * i)) & 0xf;
-		struct rec_value v;
+		/* Decoded where it is wanted: a copy of it would stall on the store just made. */
+		struct rec_value tmp, *v = d ? &d->values[i] : &tmp;
 		uint32_t status;
 
 		/* The fields end at the first 0: no nibble after it may be set. */
@@ -186,50 +195,45 @@ ssize_t rec_event__normalize_parts(struct rec_event_rec *ev, const char *strings
 			break;
 		}
 		if (type == REC_TYPE_STR_LIT) {
-			memset(&v, 0, sizeof(v));
-			v.type = REC_TYPE_STR;
-			v.str.status = REC_STR_NULL;
-			if (ev->values[i] && lit(ctx, ev->values[i], &v) != 0) {
-				v.str.len = 0;
-				v.str.status = REC_STR_FAULT;
+			memset(v, 0, sizeof(*v));
+			v->type = REC_TYPE_STR;
+			v->str.status = REC_STR_NULL;
+			if (ev->values[i] && lit(ctx, ev->values[i], v) != 0) {
+				v->str.len = 0;
+				v->str.status = REC_STR_FAULT;
 			}
 			ev->types ^= (uint64_t)(REC_TYPE_STR_LIT ^ REC_TYPE_STR) << (4 * i);
-		} else if (decode_value(type, ev->values[i], strings, area, &v) != 0) {
+		} else if (decode_value(type, ev->values[i], strings, area, v) != 0) {
 			return -EINVAL;
 		}
-		if (type != REC_TYPE_STR && type != REC_TYPE_STR_LIT) {
-			if (d)
-				d->values[i] = v;
+		if (type != REC_TYPE_STR && type != REC_TYPE_STR_LIT)
 			continue;
-		}
-		status = v.str.status;
-		if (v.str.len > REC_STR_MAX - 1)
+		status = v->str.status;
+		if (v->str.len > REC_STR_MAX - 1)
 			return -EINVAL;
 		if (status == REC_STR_OK || status == REC_STR_TRUNCATED) {
 			/* Literals can add more than the BPF side's area holds: same rule as there. */
-			if (used + v.str.len + 1 > REC_STR_AREA)
+			if (used + v->str.len + 1 > REC_STR_AREA)
 				status = REC_STR_NOSPACE;
 		}
 		if (status != REC_STR_OK && status != REC_STR_TRUNCATED) {
 			ev->values[i] = REC_STR_SLOT(0, 0, status);
-			if (d)
-				d->values[i] = (struct rec_value){ .type = REC_TYPE_STR,
-								   .str = { "", 0, status } };
+			v->str.ptr = "";
+			v->str.len = 0;
+			v->str.status = (enum rec_str_status)status;
 			continue;
 		}
-		memcpy(dst + used, v.str.ptr, v.str.len);
-		dst[used + v.str.len] = '\0';
-		ev->values[i] = REC_STR_SLOT(used, v.str.len, status);
-		if (d)
-			d->values[i] =
-				(struct rec_value){ .type = REC_TYPE_STR,
-						    .str = { dst + used, v.str.len, status } };
-		used += v.str.len + 1;
+		memcpy(dst + used, v->str.ptr, v->str.len);
+		dst[used + v->str.len] = '\0';
+		ev->values[i] = REC_STR_SLOT(used, v->str.len, status);
+		/* Now the string in out: the view's, as decoding out would give it. */
+		v->str.ptr = dst + used;
+		used += v->str.len + 1;
 	}
 	ev->hdr.size = (uint16_t)(sizeof(*ev) + used);
 	memcpy(out, ev, sizeof(*ev));
 	if (d) {
-		rec_event__head(ev, d);
+		head_of(ev, d);
 		d->nfields = i;
 	}
 	return (ssize_t)(sizeof(*ev) + used);
