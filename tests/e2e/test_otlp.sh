@@ -107,6 +107,10 @@ test_otlp_attach_sends_every_event_to_the_end() {
 		kill -USR1 "$TARGET_PID"
 		wait_for "$T/otlp.out" "\"recorder.seq\": \"$n\"" 10 || { cat "$T/attach.err"; return 1; }
 	done
+	# The exporter follows inside recorder-attach, not through its control socket
+	# (issue 36): this --stats is the socket's one client, connected and accepted.
+	expect "the control socket's clients" "1 1" \
+		"$(rtail --stats --json | jq -r '"\(.clients.connected) \(.clients.accepted)"')" || return 1
 	kill -9 "$TARGET_PID"
 	wait "$ATTACH_PID"
 	expect "recorder-attach's exit status" 0 $? || { cat "$T/attach.err"; return 1; }
