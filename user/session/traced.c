@@ -236,7 +236,8 @@ void traced__end(struct rec_session *s, struct traced *t, bool report)
 		info.recordings = snapshots__recordings_of(&t->proc);
 		info.kept = t->inc.kept;
 	}
-	export__end(s, t, info.recordings, info.kept);
+	/* --otlp-keep: what it had and kept, whether it ended or is let go alive. */
+	export__end(s, t, snapshots__recordings_of(&t->proc), t->inc.kept);
 	rec_bpfstate__forget(s->bs, pid);
 	rec_clients__target_done(s->clients, t);
 	if (t->pidfd >= 0) {
