@@ -397,12 +397,11 @@ int main(int argc, char **argv)
 						.max_tries = env.otlp_tries,
 						.keep = env.otlp_keep,
 						.log = stderr };
-		const char *why;
-
-		/* The URL was checked with the options: what is left is memory. */
-		err = rec_exporter__new(&run.exporter, &eo, &why);
+		/* The URL was checked with the options (attach_opts.c): what is left is memory. */
+		err = rec_exporter__new(&run.exporter, &eo);
 		if (err) {
-			fprintf(stderr, "recorder-attach: --otlp %s: %s\n", env.otlp_url, why);
+			fprintf(stderr, "recorder-attach: --otlp %s: %s\n", env.otlp_url,
+				strerror(-err));
 			return 1;
 		}
 		env.opts.exporter = run.exporter;

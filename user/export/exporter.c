@@ -213,22 +213,12 @@ static void *job_main(void *arg)
 	return NULL;
 }
 
-int rec_exporter__new(struct rec_exporter **ep, const struct rec_exporter_opts *opts,
-		      const char **why)
+int rec_exporter__new(struct rec_exporter **ep, const struct rec_exporter_opts *opts)
 {
-	struct rec_otlp_opts check = { .url = opts->url, .log = opts->log };
-	struct rec_exporter *e;
-	struct rec_otlp *otlp;
-	int err = rec_otlp__new(&otlp, &check, why);
+	struct rec_exporter *e = calloc(1, sizeof(*e));
 
-	if (err)
-		return err;
-	rec_otlp__free(otlp);
-	e = calloc(1, sizeof(*e));
-	if (!e) {
-		*why = "out of memory";
+	if (!e)
 		return -ENOMEM;
-	}
 	e->opts = *opts;
 	*ep = e;
 	return 0;

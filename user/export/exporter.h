@@ -34,9 +34,8 @@ struct rec_exporter_opts {
 struct rec_exporter;
 struct rec_export_job;
 
-/* Returns 0, or -EINVAL with why saying what is wrong with the URL, or -ENOMEM. */
-int rec_exporter__new(struct rec_exporter **ep, const struct rec_exporter_opts *opts,
-		      const char **why);
+/* Returns 0 or -ENOMEM. opts->url was checked by the caller (rec_http__parse_url). */
+int rec_exporter__new(struct rec_exporter **ep, const struct rec_exporter_opts *opts);
 /* Whether its jobs take only the recordings a keep rule fired on (--otlp-keep). */
 bool rec_exporter__keeps(const struct rec_exporter *e);
 

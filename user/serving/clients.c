@@ -303,7 +303,6 @@ static int render(struct rec_clients *cs, struct client *c, size_t ahead, int64_
 	unsigned int n = 0;
 	int late = 0;
 
-	(void)cs;
 	while (rec_bbuf__pending(h) && pending(c) < ahead) {
 		struct held e;
 
@@ -688,8 +687,7 @@ int rec_clients__follow_in_process(struct rec_clients *cs, struct rec_proc *p, v
 	c->in_process = 1;
 	c->sink = *sink;
 	c->o = *sink->o;
-	c->o.salt = q->otlp_salt;
-	c->o.spans = !!(q->flags & REC_Q_SPANS);
+	rec_query__fit(&c->o, q);
 	/* What it holds now first, as a socket's follower gets it in its answer. */
 	rec_query__answer_to(&c->o, p, &c->q, NULL, NULL);
 	c->state = C_FOLLOW;

@@ -6,16 +6,12 @@
 #include "serving/feed.h"
 #include "serving/query.h"
 
-/* The subject of rs into the item, and where its records come from, naming it. */
-static struct rec_origin origin_of(struct rec_feed_item *it, const struct rec_proc *p,
-				   const struct rec_rstate *rs, uint32_t tid)
+/* The subject of rs, copied into the item: what its origin names. */
+static const char *subject_of(struct rec_feed_item *it, const struct rec_rstate *rs)
 {
-	struct rec_origin from = rec_query__origin(p, rs, tid);
-
 	memcpy(it->subject, rs->subject, sizeof(it->subject));
 	it->subject[sizeof(it->subject) - 1] = '\0';
-	from.subject = it->subject;
-	return from;
+	return it->subject;
 }
 
 struct rec_feed_item *rec_feed__event(struct rec_proc *p, const struct rec_rstate *rs,
@@ -45,7 +41,7 @@ struct rec_feed_item *rec_feed__event(struct rec_proc *p, const struct rec_rstat
 		at += d->values[i].str.len;
 	}
 	it->ev = rec_query__event_view(p, rs, d);
-	it->ev.from = origin_of(it, p, rs, d->tid);
+	it->ev.from.subject = subject_of(it, rs);
 	it->ev.values = it->values;
 	return it;
 }
@@ -61,7 +57,8 @@ struct rec_feed_item *rec_feed__span(const struct rec_proc *p, const struct rec_
 	it->len = sizeof(*r);
 	it->is_span = true;
 	it->span = *r;
-	it->span_from = origin_of(it, p, rs, r->hdr.tid);
+	it->span_from = rec_query__origin(p, rs, r->hdr.tid);
+	it->span_from.subject = subject_of(it, rs);
 	return it;
 }
 

@@ -100,6 +100,11 @@ void rec_query__output(struct rec_output *o, FILE *out, const struct rec_query *
 			 : q->flags & REC_Q_CHROME ? &rec_output_chrome__ops
 			 : q->flags & REC_Q_JSON   ? &rec_output_jsonl__ops
 						   : &rec_output_text__ops);
+	rec_query__fit(o, q);
+}
+
+void rec_query__fit(struct rec_output *o, const struct rec_query *q)
+{
 	o->salt = q->otlp_salt;
 	o->spans = !!(q->flags & REC_Q_SPANS);
 }

@@ -83,6 +83,8 @@ int rec_query__selects_nothing(const struct rec_proc *p, const struct rec_query 
 
 /* The backend of the format q asks for, writing to out, into o: made once per answer or follower. */
 void rec_query__output(struct rec_output *o, FILE *out, const struct rec_query *q);
+/* What q asks of a backend made elsewhere (an exporter's): its OTLP salt, --spans. */
+void rec_query__fit(struct rec_output *o, const struct rec_query *q);
 
 /* Where an event or span of thread tid in recording rs of p comes from, as views name it. */
 struct rec_origin rec_query__origin(const struct rec_proc *p, const struct rec_rstate *rs,

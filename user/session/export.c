@@ -62,8 +62,7 @@ void export__kept(struct rec_session *s, struct traced *t, const struct rec_inci
 					 .sig_id = g ? g->id : 0,
 					 .sig_text = g ? g->text : "" };
 	o = *rec_export_job__output(t->export);
-	o.salt = q.otlp_salt;
-	o.spans = 1;
+	rec_query__fit(&o, &q);
 	rec_query__answer_to(&o, &t->proc, &q, NULL, &kept);
 	if (rs)
 		rec_proc__unpin(&t->proc, rs);
