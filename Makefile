@@ -53,6 +53,8 @@ TARGET_BINS := $(patsubst tests/targets/%.c,$(BUILD)/tests/targets/%,$(TARGET_SR
 # The event-loop example built without recorder (tests/targets/evloop_plain.h): a baseline.
 # Its events' fields are not evaluated there, so a parameter used only in one is unused.
 TARGET_BINS += $(BUILD)/tests/targets/evloop-plain
+# The workload of the header before 64 KiB batch buffers (marker 0x5243).
+TARGET_BINS += $(BUILD)/tests/targets/workload-5243
 SHLIB_SRCS := $(wildcard tests/targets/lib/*.c)
 SHLIB := $(BUILD)/tests/targets/librecshared.so
 # Loaded with dlopen after the attach, never linked.
@@ -181,6 +183,9 @@ $(BUILD)/workload: tools/workload.c include/recorder.h | $(BUILD)
 # The same with 1,000 REC_ERROR callsites (--error-sites), for the bench's signatures keys only.
 $(BUILD)/workload-sites: tools/workload.c include/recorder.h | $(BUILD)
 	$(CC) $(TARGET_CFLAGS) -DWORKLOAD_ERROR_SITES $< -o $@
+
+$(BUILD)/tests/targets/workload-5243: tools/workload.c include/recorder.h | $(BUILD)/tests/targets
+	$(CC) $(TARGET_CFLAGS) -DREC__ABI_5243 $< -o $@
 
 $(BUILD)/tests/unit/%: tests/unit/%.c $(CLI_OBJS) $(LIB) | $(BUILD)/tests/unit
 	$(CC) $(USER_CFLAGS) $< $(CLI_OBJS) $(LIB) $(LIB_LIBS) -lcmocka -o $@

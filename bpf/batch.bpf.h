@@ -653,7 +653,6 @@ int on_batch(struct pt_regs *ctx)
 	struct batch_buf *buf;
 	bool seeded, skipped;
 	struct rec_stack *st;
-	__u32 zero = 0;
 	/* The probe's op and buffer; for an open, then the header's tracer, and gen and len. */
 	long a[3];
 	long gen;
@@ -740,7 +739,7 @@ int on_batch(struct pt_regs *ctx)
 		count(REC_C_BATCH_BAD);
 		return 0;
 	}
-	buf = bpf_map_lookup_elem(&batch_scratch, &zero);
+	buf = cpu_scratch();
 	if (!buf)
 		return 0;
 	gen = take_batch(NULL, reg, buf, bpf_get_current_pid_tgid(), false, true);
@@ -758,11 +757,10 @@ static __always_inline void rescue_batch(struct task_struct *task)
 {
 	struct rec_tbuf_reg *reg = bpf_task_storage_get(&tbufs, task, 0, 0);
 	struct batch_buf *buf;
-	__u32 zero = 0;
 
 	if (!reg || !reg->addr)
 		return;
-	buf = bpf_map_lookup_elem(&batch_scratch, &zero);
+	buf = cpu_scratch();
 	if (buf)
 		take_batch(NULL, reg, buf, bpf_get_current_pid_tgid(), false, false);
 	reg->addr = 0;

@@ -194,8 +194,9 @@ struct {
 /*
  * Where a batch is copied before it is read: a buffer's records, and room
  * past them so that every bounded read of a record stays inside. One per CPU
- * for the probe and the exit hooks; one for the collecting iterator, which
- * sleeps and which user space runs once at a time.
+ * for the probe and the exit hooks (batch_scratch, an array of as many as
+ * user space sets: a per-CPU map's value holds at most 32 KiB); one for the
+ * collecting iterator, which sleeps and which user space runs once at a time.
  */
 #define BATCH_SLACK 1024
 /* batch_buf.defer: the iterator's walk may stop at such an event, stopped there, or may not. */
@@ -262,11 +263,19 @@ struct batch_buf {
 };
 
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1); /* the possible CPUs, set by user space */
 	__type(key, __u32);
 	__type(value, struct batch_buf);
 } batch_scratch SEC(".maps");
+
+/* This CPU's batch scratch: a probe's program runs on one CPU from start to end. */
+static __always_inline struct batch_buf *cpu_scratch(void)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+
+	return bpf_map_lookup_elem(&batch_scratch, &cpu);
+}
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

@@ -109,14 +109,17 @@ enum rec_str_status {
 /*
  * The batch path (docs/probe-abi.md, "Batches"). While recorder-attach has
  * armed the "batch" probe, each thread of the target appends events and span
- * enters and exits to its own buffer of REC_TBUF_SIZE bytes: this header,
- * then records (struct rec_brec) up to len. The buffer is announced once with
+ * enters and exits to its own buffer of REC_TBUF_SIZE bytes (an image of
+ * marker REC_ATTACH_MARKER_REC, REC_TBUF_SIZE_REC): this header, then records
+ * (struct rec_brec) up to len. The buffer is announced once with
  * REC_BATCH_OPEN and handed over with REC_BATCH_FLUSH when full; then the
  * thread sets len to 0 and only after that counts gen up. The BPF side trusts
  * none of it: every length and kind is checked, and a batch that fails a check
  * is counted (REC_C_BATCH_BAD) and ends there.
  */
-#define REC_TBUF_SIZE 16384
+#define REC_TBUF_SIZE 65536
+/* The buffer of an image of marker REC_ATTACH_MARKER_REC: at most this, as any other. */
+#define REC_TBUF_SIZE_REC 16384
 #define REC_TBUF_MAGIC 0x3146554254434552ULL /* "RECTBUF1" */
 #define REC_TBUF_HDR 64
 #define REC_TBUF_DATA (REC_TBUF_SIZE - REC_TBUF_HDR)
@@ -149,6 +152,13 @@ enum rec_batch_clock {
  */
 #define REC_ATTACH_MARKER 0x5242
 #define REC_ATTACH_MARKER_REC 0x5243
+/*
+ * REC_ATTACH_MARKER_BIG: as REC_ATTACH_MARKER_REC, and the image's batch
+ * buffers are REC_TBUF_SIZE bytes, four times REC_TBUF_SIZE_REC (a trap per
+ * 700 events rather than 170): only a recorder-attach whose BPF side takes
+ * such a batch writes its tracer word.
+ */
+#define REC_ATTACH_MARKER_BIG 0x5244
 
 struct rec_tbuf_hdr {
 	__u64 magic;

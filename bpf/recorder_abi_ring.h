@@ -170,7 +170,7 @@ struct rec_span_item {
 };
 
 /* The most spans one REC_RT_SPANS record holds (a power of two). */
-#define REC_SPANS_MAX 256
+#define REC_SPANS_MAX 1024
 
 /*
  * The spans a thread left in one batch (the batch path), as one record rather

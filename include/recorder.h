@@ -123,8 +123,17 @@ REC__DECLARE_SEMA(trigger);
  * and which event path it takes. marker tells recorder-attach that this image
  * has the block; tracer is 0 while no recorder-attach is attached.
  */
-/* "CR": this image also writes its recordings' lives into its batches (docs/probe-abi.md). */
+/*
+ * "DR": this image also writes its recordings' lives into its batches, and
+ * its batch buffers are 64 KiB (docs/probe-abi.md, "The marker's values").
+ * REC__ABI_5243 builds the header before it ("CR", 16 KiB buffers): for the
+ * tests of a recorder-attach with a program built against that one.
+ */
+#ifdef REC__ABI_5243
 #define REC__ATTACH_MARKER 0x5243
+#else
+#define REC__ATTACH_MARKER 0x5244
+#endif
 #define REC__TRACER_ON 1u    /* a recorder-attach is attached to this image */
 #define REC__TRACER_BATCH 2u /* and takes the batch path */
 struct rec__attach_block {
@@ -245,7 +254,11 @@ __attribute__((weak)) uint64_t rec__key_counter;
  * fires its own probe as before. The layouts are bpf/recorder_abi.h's
  * struct rec_tbuf_hdr and struct rec_brec*, checked by tests/header/abi.c.
  */
+#ifdef REC__ABI_5243
 #define REC__TBUF_SIZE 16384
+#else
+#define REC__TBUF_SIZE 65536
+#endif
 #define REC__TBUF_HDR 64
 #define REC__TBUF_DATA (REC__TBUF_SIZE - REC__TBUF_HDR)
 #define REC__TBUF_MAGIC 0x3146554254434552ULL /* "RECTBUF1" */

@@ -214,6 +214,38 @@ test_a_program_that_never_asks_takes_its_path() {
 	expect "the text says it too" 1 "$(rtail --stats | grep -cE '^events taken: [0-9]+ in [0-9]+ batches, [0-9]+ one by one')"
 }
 
+# A program built against the header before this one (marker 0x5243, 16 KiB batch
+# buffers) keeps the batch path, every event taken; this header's 64 KiB buffers
+# hand the same events over in a quarter of the batches (docs/probe-abi.md, "The
+# marker's values"). On the per-event path, both fire a probe per event.
+test_an_image_of_the_previous_header_keeps_the_batch_path() {
+	local name bin n batches=()
+	for name in 5243 now; do
+		bin=$B/tests/targets/workload-5243
+		[ "$name" = now ] && bin=$B/workload
+		: >"$T/report.json"
+		start_target "$bin" --wait-attach --events 4000 --cap 5000 --fields 3 --hold 60 \
+			--report "$T/report.json" || return 1
+		attach "$TARGET_PID" || return 1
+		wait_for "$T/report.json" 'last_seq' 20 || return 1
+		read -r -a n <<<"$(rtail --stats --json |
+			jq -r '.events_taken | "\(.batches) \(.batched) \(.single)"')"
+		case " $RECORDER_ATTACH_FLAGS " in
+		*" --per-event "*) expect "$name: events taken one by one" "0 0 4000" "${n[*]}" ;;
+		*) expect "$name: events taken in batches, all of them" "4000 0" "${n[1]} ${n[2]}" ;;
+		esac || return 1
+		batches+=("${n[0]}")
+		expect "$name: nothing refused" "0 0" "$(rtail --stats --json |
+			jq -r '"\(.counters.batch_bad) \(.counters.batch_foreign)"')" || return 1
+		kill "$ATTACH_PID" "$TARGET_PID"
+		wait_gone "$ATTACH_PID" || return 1
+	done
+	case " $RECORDER_ATTACH_FLAGS " in *" --per-event "*) return 0 ;; esac
+	# 4000 events of about 80 bytes: 20 full 16 KiB buffers, 4 of 64 KiB, and a collect.
+	[ "${batches[0]}" -ge 19 ] && [ "${batches[1]}" -le 7 ] ||
+		fail "batches of 16 KiB then 64 KiB buffers: ${batches[*]} (want >= 19, <= 7)"
+}
+
 test_errors_name_what_failed() {
 	local out dead
 	sleep 30 &

@@ -80,7 +80,7 @@ int main(void)
 /* The batch path: the thread's buffer and its records. */
 _Static_assert(REC__TBUF_SIZE == REC_TBUF_SIZE && REC__TBUF_HDR == REC_TBUF_HDR, "tbuf size");
 _Static_assert(REC__TBUF_MAGIC == REC_TBUF_MAGIC, "tbuf magic");
-_Static_assert(REC__ATTACH_MARKER == REC_ATTACH_MARKER_REC, "attach block marker");
+_Static_assert(REC__ATTACH_MARKER == REC_ATTACH_MARKER_BIG, "attach block marker");
 _Static_assert(REC__BK_REC_NEW == REC_BK_REC_NEW && REC__BK_REC_SPAN == REC_BK_REC_SPAN &&
 		       REC__BK_REC_FREE == REC_BK_REC_FREE,
 	       "recording record kinds");

@@ -26,7 +26,7 @@
 #include "session/session.h"
 
 /* The smallest ring that holds 4 full batch records (a power of two). */
-#define BATCH_RING_MIN (1u << 16)
+#define BATCH_RING_MIN (1u << 18)
 _Static_assert(BATCH_RING_MIN >= 4 * (sizeof(struct rec_batch_rec) + REC_TBUF_DATA),
 	       "BATCH_RING_MIN holds 4 batches");
 /* Pids named in the summary of black boxes that could not be written. */

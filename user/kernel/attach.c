@@ -243,8 +243,9 @@ int rec_attach__tracer_word(const char *path, uint64_t *off)
 	if (pread(fd, &marker, sizeof(marker), (off_t)(f.sema_off + 2)) != sizeof(marker))
 		marker = 0;
 	close(fd);
-	/* Either block: this recorder-attach reads the recordings' records of the newer one. */
-	if (marker != REC_ATTACH_MARKER && marker != REC_ATTACH_MARKER_REC)
+	/* Any block: this one reads the recordings' records and takes the big buffers. */
+	if (marker != REC_ATTACH_MARKER && marker != REC_ATTACH_MARKER_REC &&
+	    marker != REC_ATTACH_MARKER_BIG)
 		return -ENOENT;
 	*off = f.sema_off + 4;
 	return 0;

@@ -93,7 +93,7 @@ static bool wanted(const struct bpf_program *prog, const struct rec_bpfstate_opt
 static int open_copy(struct recorder_bpf **sp, const struct rec_bpfstate_opts *opts)
 {
 	struct recorder_bpf *s = recorder_bpf__open();
-	int err;
+	int err, ncpu;
 
 	*sp = s;
 	if (!s)
@@ -106,6 +106,12 @@ static int open_copy(struct recorder_bpf **sp, const struct rec_bpfstate_opts *o
 	err = bpf_map__set_max_entries(s->maps.events, opts->ring_bytes)
 		      ?: bpf_map__set_max_entries(s->maps.recordings, opts->max_recordings)
 		      ?: bpf_map__set_max_entries(s->maps.untracked, opts->max_recordings);
+	/* One batch scratch per CPU (bpf/maps.bpf.h): too big for a per-CPU map's value. */
+	ncpu = libbpf_num_possible_cpus();
+	if (!err && ncpu < 0)
+		err = ncpu;
+	if (!err)
+		err = bpf_map__set_max_entries(s->maps.batch_scratch, (uint32_t)ncpu);
 	/* Attached with uprobe_multi links (usdt/usdt_multi.h), not libbpf's per-site uprobes. */
 	return err ?: rec_usdt_multi__prepare(s->obj);
 }

@@ -121,7 +121,7 @@ global_asm!(
     ".size recorder_attached_semaphore, 8",
     ".balign 8",
     "recorder_attached_semaphore: .2byte 0",
-    ".2byte 0x5243",
+    ".2byte 0x5244", // REC_ATTACH_MARKER_BIG: recordings in batches, 64 KiB buffers
     ".4byte 0",
     ".popsection",
     rec_weak!("rec__current", ".tbss,\"awT\",@nobits", "8"),

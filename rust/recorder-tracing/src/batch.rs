@@ -8,7 +8,7 @@ use std::sync::atomic::{compiler_fence, AtomicU32, AtomicU64, Ordering};
 use crate::abi;
 use crate::encode::{STR_AREA, TYPE_STR};
 
-pub const TBUF_SIZE: usize = 16384;
+pub const TBUF_SIZE: usize = 65536;
 pub const TBUF_HDR: usize = 64;
 pub const TBUF_DATA: usize = TBUF_SIZE - TBUF_HDR;
 pub const TBUF_MAGIC: u64 = 0x3146_5542_5443_4552; // "RECTBUF1"
