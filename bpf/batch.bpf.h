@@ -504,6 +504,25 @@ static __always_inline void send_walked(struct batch_ctx *c, struct batch_buf *b
 	}
 }
 
+static long queued_yet(__u64 i, void *ctx)
+{
+	struct rec_tbuf_reg *reg = *(struct rec_tbuf_reg **)ctx;
+
+	return !reg || *(volatile __u32 *)&reg->walking != WALK_ON;
+}
+
+/*
+ * The thread's flush claimed the rest of its records while the collecting
+ * iterator walked the earlier ones, and queues them (queue_batch()): waited
+ * for, a few microseconds while it copies, so that the iterator's walk can
+ * look for a recording's free there (freed_later_in_queue()). Not for long:
+ * a flush that walks them itself (the queue was taken) never queues them.
+ */
+static __always_inline void wait_queued(struct rec_tbuf_reg *reg)
+{
+	bpf_loop(1 << 16, queued_yet, &reg, 0);
+}
+
 /*
  * Takes the records of the buffer registered in reg that nobody took yet: a
  * flush, a dying or exec'ing thread (task NULL: the current one, other false),
@@ -633,6 +652,7 @@ take:
 			count(REC_C_BATCH_DEFERRED);
 		} else {
 			buf->defer = DEFER_NEVER;
+			wait_queued(reg);
 			walk_batch(&c, other);
 		}
 	}

@@ -295,6 +295,66 @@ __attribute__((noinline)) int freed_later_in_batch(struct batch_buf *b, __u64 ke
 	return b->ahead_found;
 }
 
+/* freed_later_in_queue()'s loop: the batch whose look ahead it goes on with, and the queue. */
+struct ahead_queue {
+	struct batch_buf *b;
+	struct walk_queue *q;
+};
+
+/* One record of the walk queue in freed_later_in_queue()'s look ahead. Returns 1 to stop. */
+static long free_queued_step(__u64 i, void *ctx)
+{
+	struct ahead_queue *c = ctx;
+	struct batch_buf *b = c->b;
+	struct walk_queue *q = c->q;
+	struct rec_brec_rec *r;
+	__u32 off, size;
+
+	if (!b || !q)
+		return 1;
+	off = b->ahead_off;
+	/* No free starts past this: the record is whole in data. */
+	if (off >= q->end || off > REC_TBUF_DATA - sizeof(*r))
+		return 1;
+	r = (struct rec_brec_rec *)&q->data[off];
+	size = r->h.size;
+	if (size < sizeof(r->h) || (size & 7) || size > q->end - off)
+		return 1;
+	if (r->h.kind == REC_BK_REC_FREE && size == REC_BREC_REC_SIZE(REC_BK_REC_FREE) &&
+	    r->key == b->ahead_key) {
+		b->ahead_recorder = r->recorder;
+		b->ahead_cap = r->cap;
+		b->ahead_found = r->cap >= 2;
+		return 1;
+	}
+	b->ahead_off = off + size;
+	return 0;
+}
+
+/*
+ * As freed_later_in_batch(), in the records that follow batch b in the walk
+ * queue: the thread's flush took them while the collecting iterator walked b,
+ * and queued them for it (take_batch() waited for that). Only the iterator's,
+ * with the queue its thread's.
+ */
+__attribute__((noinline)) int freed_later_in_queue(struct batch_buf *b, __u64 key)
+{
+	struct ahead_queue c = {};
+	__u32 zero = 0;
+
+	if (!b)
+		return 0;
+	c.b = b;
+	c.q = bpf_map_lookup_elem(&walk_queued, &zero);
+	if (!c.q || c.q->tid != (__u32)b->id)
+		return 0;
+	b->ahead_off = c.q->skip;
+	b->ahead_key = key;
+	b->ahead_found = 0;
+	bpf_loop(REC_TBUF_DATA / sizeof(struct rec_brec_exit), free_queued_step, &c, 0);
+	return b->ahead_found;
+}
+
 /* task's context switches, voluntary and not: it ran meanwhile if they changed. */
 static __always_inline __u64 switches_of(struct task_struct *task)
 {
@@ -368,7 +428,8 @@ static __always_inline struct rec_rval *find_recording_of(struct task_struct *ta
 		 * retires it where it lies. Its struct is freed memory: no subject
 		 * is read from it (user space has it from the seeded stack).
 		 */
-		if (!b || !freed_later_in_batch(b, key)) {
+		if (!b ||
+		    (!freed_later_in_batch(b, key) && !(task && freed_later_in_queue(b, key)))) {
 			/*
 			 * The collecting iterator's, of a thread that has run
 			 * since its length was read: it may have freed the
