@@ -11,6 +11,8 @@
  *   event     REC_INFO with an i64, a string and a bool field, inside a recording span
  *   span      one span enter + exit pair, inside a recording span
  *   nested    the event of "event", 4 spans deep under the recording span
+ *   ring_touch  the loop of "event" timed whole over a ring just attached (cold),
+ *             then again over the same ring (warm): see run_ring_touch
  *   sdt       DTRACE_PROBE3 from <sys/sdt.h> (a 1-byte-nop site, no semaphore)
  *   pingpong  a byte to and fro between this process and a child it forks first
  *             (two pipes, one round trip an iteration: two context switches on one
@@ -261,12 +263,57 @@ static int run_ab(uint64_t iters, uint64_t chunks)
 	return 0;
 }
 
+/* ring_touch: the warm-up's events, and the warm runs after the cold one. */
+#define RING_TOUCH_WARMUP 1000
+#define RING_TOUCH_WARM_RUNS 5
+
+/* Long enough for recorder-attach to drain the ring (every 10 ms) and to take the
+ * sleeping thread's pending buffer (every 50 ms), so that each run starts alike. */
+static void ring_touch_pause(void)
+{
+	struct timespec ts = { .tv_nsec = 200000000 };
+
+	nanosleep(&ts, NULL);
+}
+
+/*
+ * ring_touch: what the first touch of a fresh ring costs the event loop. A
+ * warm-up of RING_TOUCH_WARMUP events (the site's first trap, the thread's
+ * buffer, its first flushes) and a pause; then the loop of iters events timed
+ * whole, over the ring just attached (cold: run.sh sizes iters so that the
+ * loop writes more than the ring holds, and so touches every page of it);
+ * then the same loop RING_TOUCH_WARM_RUNS times more over the same ring, each
+ * after the same pause (warm). Prints "ring_touch cold_ns C warm_ns W
+ * warm_min_ns A warm_max_ns B iters N warm_runs K warmup M", W the median of
+ * the warm runs, and returns the events emitted in all.
+ */
+static uint64_t run_ring_touch(uint64_t iters)
+{
+	double warm[RING_TOUCH_WARM_RUNS], cold;
+
+	loop_event(RING_TOUCH_WARMUP);
+	ring_touch_pause();
+	cold = (double)time_chunk(loop_event, iters);
+	for (int k = 0; k < RING_TOUCH_WARM_RUNS; k++) {
+		ring_touch_pause();
+		warm[k] = (double)time_chunk(loop_event, iters);
+	}
+	double mid = quantile(warm, RING_TOUCH_WARM_RUNS, 0.5);
+
+	printf("ring_touch cold_ns %.0f warm_ns %.0f warm_min_ns %.0f warm_max_ns %.0f iters "
+	       "%" PRIu64 " warm_runs %d warmup %d\n",
+	       cold, mid, warm[0], warm[RING_TOUCH_WARM_RUNS - 1], iters, RING_TOUCH_WARM_RUNS,
+	       RING_TOUCH_WARMUP);
+	fflush(stdout);
+	return RING_TOUCH_WARMUP + (RING_TOUCH_WARM_RUNS + 1) * iters;
+}
+
 static int usage(void)
 {
 	fprintf(stderr,
 		"usage: bench MODE [--iters N] [--work-bytes B] [--chunks C] [--no-wait] "
 		"[--wait-sema] [--hold]\n"
-		"MODE: baseline detached detached_ab event span nested sdt pingpong\n"
+		"MODE: baseline detached detached_ab event span nested ring_touch sdt pingpong\n"
 		"--chunks: pairs of chunks of detached_ab (default 200), --iters per loop\n");
 	return 2;
 }
@@ -274,7 +321,7 @@ static int usage(void)
 int main(int argc, char **argv)
 {
 	uint64_t iters = 1000000, chunks = 200;
-	int wait_sig = 1, wait_sema = 0, ab = 0, hold = 0;
+	int wait_sig = 1, wait_sema = 0, ab = 0, hold = 0, touch = 0;
 	const char *mode;
 	void (*loop)(uint64_t);
 	int depth = 0, child = 0;
@@ -316,6 +363,8 @@ int main(int argc, char **argv)
 		loop = loop_span;
 	else if (!strcmp(mode, "nested"))
 		loop = loop_event, depth = 4;
+	else if (!strcmp(mode, "ring_touch"))
+		loop = loop_event, touch = 1;
 	else if (!strcmp(mode, "sdt")) {
 #ifndef HAVE_SDT
 		fprintf(stderr, "bench: built without <sys/sdt.h>\n");
@@ -390,6 +439,10 @@ int main(int argc, char **argv)
 	if (ab) {
 		if (run_ab(iters, chunks))
 			return 1;
+	} else if (touch) {
+		printf("emitted events %" PRIu64 " span_pairs 0 sdt_hits 0\n",
+		       run_ring_touch(iters));
+		fflush(stdout);
 	} else {
 		/* bench_time runs the loop iters / 10 + 1 times more to warm up. */
 		uint64_t runs = bench_time(loop, iters);
