@@ -3,7 +3,7 @@
 """server.py: one round of make bench's server keys (issue 25), on 127.0.0.1.
 
     server.py --build DIR --loadgen PATH [--pairs K] [--conns C] [--requests N]
-              [--attach-flags FLAGS]
+              [--attach-flags FLAGS] [--bpf-stats]
 
 The server is tests/targets/evloop.c (docs/guide/event-loop.md's example: one
 recording per connection, entered around each wakeup, a span and an event per
@@ -32,6 +32,14 @@ attached and recorder-tail shows, over the connections' recordings (subject
 "get") and two more per connection (its "accepted" and "closed"), none
 dropped, and no error counter. Prints one
 JSON line: each pair's ratios and their medians, or {"failed": why}.
+
+With --bpf-stats (run.sh holds the BPF statistics on for the run), what the
+batch path's programs of the attached segments' recorder-attach ran during each
+segment, from its start to the server idle again after it (its last buffers
+collected): on_batch runs (flushes) and collect_batches runs (one per thread a
+collection visits), summed over the attached segments, and the requests those
+segments served (flushes_per_request, collects_per_request). If they cannot be
+read, bpf_stats_failed says why and the other keys stand.
 """
 import argparse
 import json
@@ -41,6 +49,8 @@ import statistics
 import subprocess
 import sys
 import time
+
+from verify import bpf_prog_stats
 
 
 def fail(why):
@@ -150,6 +160,29 @@ def check_attached(a, pid):
     return f"error counters: {bad}" if bad else None
 
 
+def stats_of(a, r, res):
+    """With --bpf-stats, the batch programs' counts of recorder-attach r now; None
+    (and res["bpf_stats_failed"]) if they cannot be read."""
+    if not a.bpf_stats or "bpf_stats_failed" in res:
+        return None
+    try:
+        return bpf_prog_stats(r.pid)
+    except RuntimeError as e:
+        res["bpf_stats_failed"] = str(e)
+        return None
+
+
+def add_stats(a, r, res, before):
+    """Adds what the batch programs ran since before to res["bpf_stats"]."""
+    after = stats_of(a, r, res)
+    if before is None or after is None:
+        return
+    st = res.setdefault("bpf_stats", {})
+    for n in after:
+        for k in ("runs", "run_time_ns"):
+            st[f"{n}_{k}"] = st.get(f"{n}_{k}", 0) + after[n][k] - before[n][k]
+
+
 def stop(proc):
     proc.send_signal(signal.SIGTERM)
     try:
@@ -167,6 +200,7 @@ def main():
     ap.add_argument("--conns", type=int, default=4)
     ap.add_argument("--requests", type=int, default=20000)
     ap.add_argument("--attach-flags", default="")
+    ap.add_argument("--bpf-stats", action="store_true")
     a = ap.parse_args()
     cpus = sorted(os.sched_getaffinity(0))
     if len(cpus) >= 2:
@@ -184,8 +218,10 @@ def main():
             for which in (("detached", "attached") if k % 2 == 0 else ("attached", "detached")):
                 if which == "attached":
                     r = attach(a, inst.pid)
+                    before = stats_of(a, r, res)
                     res["attached"].append(segment(a, inst, inst_port))
                     settle(inst.pid)
+                    add_stats(a, r, res, before)
                     why = check_attached(a, inst.pid)
                     stop(r)
                     if why:
@@ -198,6 +234,14 @@ def main():
     finally:
         stop(inst)
         stop(plain)
+    if a.bpf_stats and "bpf_stats_failed" not in res:
+        st = res["bpf_stats"]
+        # check_attached holds each attached segment to conns x requests requests.
+        st["requests"] = a.pairs * a.conns * a.requests
+        res["flushes_per_request"] = st["on_batch_runs"] / st["requests"]
+        res["collects_per_request"] = st["collect_batches_runs"] / st["requests"]
+        res["batch_bpf_ns_per_request"] = (st["on_batch_run_time_ns"]
+                                           + st["collect_batches_run_time_ns"]) / st["requests"]
     att = [x[0] / y[0] for x, y in zip(res["attached"], res["detached"])]
     det = [x[0] / y[0] for x, y in zip(res["detached_side"], res["plain"])]
     res["attached_vs_detached"] = att

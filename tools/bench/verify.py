@@ -35,6 +35,18 @@ usage). A query that fails is a failure, never a zero.
               one firing: the time from its event (the event's own time, in the
               snapshot) to the snapshot on disk (seen by watch: an upper bound;
               its mtime too, stamped from the kernel's coarse clock, which lags).
+  stats-on    turns the kernel's BPF run-time statistics on (BPF_ENABLE_STATS,
+              what kernel.bpf_stats_enabled=1 does) for as long as it runs:
+              prints "stats-on: ready", and ends at SIGTERM or SIGINT. The
+              kernel counts such holders apart from the sysctl, and turns the
+              statistics off when the last ends, however it ends: nothing to
+              restore, and another program's use of the sysctl meanwhile
+              neither stops them nor is undone.
+  bpf-stats   the runs and run time (while stats-on runs) of the batch path's
+              programs, on_batch and collect_batches, that one recorder-attach
+              (--pid) holds, summed over its copies of each (`bpftool prog
+              show -j`); with --since FILE (an earlier output), what they added
+              since.
 """
 import argparse
 import calendar
@@ -124,10 +136,14 @@ def cmd_attached(a):
     if b["kept"] + b["dropped"] != b["seen"]:
         return out(res, f"kept {b['kept']:,} + dropped {b['dropped']:,} != seen {b['seen']:,} "
                         f"after {SETTLE_S} s")
-    if b["dropped"] or b.get("invalid"):
-        return out(res, f"{b['dropped']:,} events dropped ({b.get('invalid', 0):,} invalid): "
-                        "a dropped event does not take the whole path")
     st, why = query(a.tail, a.pid, "--stats")
+    if b["dropped"] or b.get("invalid"):
+        full = (st[0] if st else {}).get("counters", {}).get("ring_full", "?") if st is not None else "?"
+        res["ring_full"] = full
+        return out(res, f"{b['dropped']:,} events dropped ({b.get('invalid', 0):,} invalid, ring_full {full}): "
+                        "a dropped event does not take the whole path. A full ring means the consumer fell "
+                        "behind the loop: a user would be told to give recorder-attach a CPU, or the ring room "
+                        "for the burst (--ring-size; tools/bench/ANALYSIS.md, issue 37)")
     if st is None:
         return out(res, why)
     bad = stats_problems(st[0] if st else {})
@@ -359,6 +375,96 @@ def cmd_trigger_latency(a):
     return out(res)
 
 
+# The batch path's programs: a flush (a full buffer, or a thread going to sleep with
+# events pending) runs on_batch; recorder-attach's collection of sleeping threads'
+# buffers (every --collect-ms) runs collect_batches once per thread it visits.
+BATCH_PROGS = ("on_batch", "collect_batches")
+
+
+def bpf_prog_stats(pid, names=BATCH_PROGS):
+    """{name: {"runs", "run_time_ns", "progs"}} of the programs of those names that
+    process pid holds (by the prog_id of its BPF fds, /proc/PID/fdinfo), summed;
+    raises RuntimeError with why if they cannot be read."""
+    ids = set()
+    try:
+        for fd in os.listdir(f"/proc/{pid}/fdinfo"):
+            try:
+                with open(f"/proc/{pid}/fdinfo/{fd}") as fo:
+                    ids.update(int(l.split()[1]) for l in fo if l.startswith("prog_id:"))
+            except (OSError, ValueError, IndexError):
+                continue  # a file closed meanwhile
+    except OSError as e:
+        raise RuntimeError(f"cannot read the BPF fds of pid {pid}: {e}")
+    try:
+        p = subprocess.run(["bpftool", "prog", "show", "-j"], capture_output=True, text=True,
+                           timeout=QUERY_TIMEOUT_S)
+        progs = json.loads(p.stdout) if p.returncode == 0 else None
+    except (OSError, subprocess.TimeoutExpired, ValueError) as e:
+        raise RuntimeError(f"bpftool prog show -j: {e}")
+    if progs is None:
+        raise RuntimeError(f"bpftool prog show -j failed (status {p.returncode}): {p.stderr.strip()[:200]}")
+    # bpftool leaves run_time_ns and run_cnt out while they are 0 (a program that has
+    # not run while the statistics were on).
+    res = {n: {"runs": 0, "run_time_ns": 0, "progs": 0} for n in names}
+    for x in progs:
+        if x.get("id") in ids and x.get("name") in res:
+            r = res[x["name"]]
+            r["runs"] += x.get("run_cnt", 0)
+            r["run_time_ns"] += x.get("run_time_ns", 0)
+            r["progs"] += 1
+    missing = [n for n, r in res.items() if not r["progs"]]
+    if missing:
+        raise RuntimeError(f"pid {pid} holds no program named {', '.join(missing)} "
+                           f"({len(ids)} BPF programs held)")
+    return res
+
+
+# bpf(2): its number, and the command and statistics type of BPF_ENABLE_STATS
+# (<linux/bpf.h>: enum bpf_cmd, enum bpf_stats_type).
+SYS_BPF = {"x86_64": 321, "aarch64": 280}
+BPF_ENABLE_STATS = 32
+BPF_STATS_RUN_TIME = 0
+
+
+def cmd_stats_on(a):
+    nr = SYS_BPF.get(os.uname().machine)
+    if nr is None:
+        print(f"stats-on: no bpf(2) number known for {os.uname().machine}", flush=True)
+        return 1
+    libc = ctypes.CDLL(None, use_errno=True)
+    attr = ctypes.create_string_buffer(struct.pack("I", BPF_STATS_RUN_TIME), 8)  # union bpf_attr.enable_stats
+    fd = libc.syscall(ctypes.c_long(nr), ctypes.c_long(BPF_ENABLE_STATS), attr, ctypes.c_uint(8))
+    if fd < 0:
+        print(f"stats-on: BPF_ENABLE_STATS: {os.strerror(ctypes.get_errno())}", flush=True)
+        return 1
+    stop = []
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.append(1))
+    print("stats-on: ready", flush=True)
+    while not stop:
+        signal.pause()
+    os.close(fd)
+    return 0
+
+
+def cmd_bpf_stats(a):
+    try:
+        now = bpf_prog_stats(a.pid)
+    except RuntimeError as e:
+        return out({}, str(e))
+    if a.since is None:
+        return out(now)
+    try:
+        before = json.load(open(a.since))
+        res = {}
+        for n, r in now.items():
+            res[f"{n}_runs"] = r["runs"] - before[n]["runs"]
+            res[f"{n}_run_time_ns"] = r["run_time_ns"] - before[n]["run_time_ns"]
+    except (OSError, ValueError, KeyError) as e:
+        return out({}, f"cannot read the stats before ({a.since}): {e}")
+    return out(res)
+
+
 def cmd_clients(a):
     deadline = time.monotonic() + QUERY_TIMEOUT_S
     while True:
@@ -456,12 +562,17 @@ def main():
     s.add_argument("--tail", required=True)
     s.add_argument("--pid", type=int, required=True)
     s.add_argument("--n", type=int, required=True)
+    s = sub.add_parser("stats-on")
+    s = sub.add_parser("bpf-stats")
+    s.add_argument("--pid", type=int, required=True)
+    s.add_argument("--since", default=None)
     s = sub.add_parser("idle")
     s.add_argument("--sock", required=True)
     s.add_argument("--n", type=int, required=True)
     a = p.parse_args()
     return {"attached": cmd_attached, "throughput": cmd_throughput, "clients": cmd_clients,
-            "idle": cmd_idle, "watch": cmd_watch, "trigger-latency": cmd_trigger_latency}[a.cmd](a)
+            "idle": cmd_idle, "watch": cmd_watch, "trigger-latency": cmd_trigger_latency,
+            "bpf-stats": cmd_bpf_stats, "stats-on": cmd_stats_on}[a.cmd](a)
 
 
 if __name__ == "__main__":
