@@ -78,6 +78,19 @@ def selftest():
         raw.append({"round": r, "config": "rust_attached", "event_a_ns": 30, "event_b_ns": 100, "event_ratio": e,
                     "span_a_ns": 20, "span_b_ns": 100, "span_ratio": sp, "events": 10, "spans": 12})
     failed("rust_attached", 3, "the recorder counted events seen 9; rust-bench sent 10 events")
+    # Issue 37: a fresh ring's first touch, cold less warm: 20, 1 and 20 ms. The kvm-clock
+    # event's BPF stats: 12 ns an event and 25 events a flush in round 1; round 3's could
+    # not be read, so neither key has a value, and the loop's own ns stands.
+    for r, (c, w) in enumerate(((30e6, 10e6), (12e6, 11e6), (30e6, 10e6)), 1):
+        raw.append({"round": r, "config": "ring_touch", "ns": 80, "cold_ns": c, "warm_ns": w, "seen": 10})
+    for r in (1, 2, 3):
+        x = {"round": r, "config": "fast_event_kvmclock", "ns": 90, "seen": 100}
+        if r < 3:
+            x["bpf_stats"] = {"on_batch_runs": 4, "on_batch_run_time_ns": 1000, "collect_batches_runs": 2,
+                              "collect_batches_run_time_ns": 200}
+        else:
+            x["bpf_stats_failed"] = "BPF statistics not turned on: stats-on: BPF_ENABLE_STATS: EPERM"
+        raw.append(x)
     ran = [{"round": r["round"], "config": r["config"]} for r in raw] + [{"round": 2, "config": "attach_sites"}]
     skips = [{"config": c, "reason": "fast path not built yet "}
              for c in ("fast_event", "fast_span", "fast_throughput", "fast_throughput_rules")]
@@ -127,6 +140,15 @@ def selftest():
         ("... and its target without a result", t["rust_event_vs_fmt"]["verdict"], "no result"),
         ("... with the reason", "seen 9" in t["rust_event_vs_fmt"]["why"], True),
         ("rust_span_pair_vs_fmt per round", r["rust_span_pair_vs_fmt_per_round"], {"1": 0.6, "2": 0.2}),
+        ("ring_first_touch_ms: the median of the rounds' cold less warm", r["ring_first_touch_ms"], 20.0),
+        ("... per round", r["ring_first_touch_ms_per_round"], {"1": 20.0, "2": 1.0, "3": 20.0}),
+        ("batch_bpf_ns_per_event: a round without stats leaves no value", r["batch_bpf_ns_per_event_kvmclock"],
+         None),
+        ("... with the reason", "EPERM" in r["batch_bpf_ns_per_event_kvmclock_why"], True),
+        ("... per round", r["batch_bpf_ns_per_event_kvmclock_per_round"], {"1": 12.0, "2": 12.0}),
+        ("events_per_flush per round", r["events_per_flush_kvmclock_per_round"], {"1": 25.0, "2": 25.0}),
+        ("... the loop's own ns stands", r["fast_event_ns_kvmclock"], 90),
+        ("rust_event_vs_c_event without the fast path", t["rust_event_vs_c_event"]["verdict"], "no result"),
         ("no target met on a missing value", [k for k, v in t.items() if v["verdict"] == "met" and v["value"] is None],
          []),
     ]
@@ -155,6 +177,8 @@ p.add_argument("--fast-flags", default="")
 p.add_argument("--timed-flags", default="")
 p.add_argument("--load", default="")
 p.add_argument("--machine", default="", help="recorder-attach --machine's JSON line, a file")
+p.add_argument("--machine-kvmclock", default="", help="the same with kvm-clock selected (the *_kvmclock keys)")
+p.add_argument("--ring-touch-events", type=int, default=0, help="the events of each ring_touch loop")
 p.add_argument("--never-rules", default="")
 p.add_argument("--latency-target", default="")
 p.add_argument("--smoke", action="store_true")
@@ -316,6 +340,14 @@ NS = {  # config -> (results key, description)
     "sched_pp_traced": ("sched_pp_traced_ns", "the same, `recorder-attach --sched` attached to both ends (a span "
                         "a round trip on each)"),
 }
+# Issue 37: a few configurations again with kvm-clock as the clocksource (run.sh run_kvmclock).
+NS_KVMCLOCK = {
+    "event_kvmclock": ("event_ns_kvmclock", "the per-event path's 3-field event, kvm-clock"),
+    "fast_event_kvmclock": ("fast_event_ns_kvmclock", "the batch path's 3-field event, kvm-clock"),
+    "fast_span_kvmclock": ("fast_span_pair_ns_kvmclock", "the batch path's span enter + exit pair, kvm-clock"),
+    "lttng_kvmclock": ("lttng_ns_kvmclock", "the LTTng-UST tracepoint, kvm-clock"),
+}
+NS.update(NS_KVMCLOCK)
 put("baseline_ns", key_of("detached_ab", "baseline_ns"))
 put("detached_ns", key_of("detached_ab", "detached_ns"))
 for cfg, (key, _) in NS.items():
@@ -339,9 +371,20 @@ RATIOS = {
     # Kernel time per span (issue 26): the scheduler hooks' cost to context switches.
     "sched_untraced_switch_ratio": ("sched_pp_untraced", "sched_pp_none"),
     "sched_traced_switch_ratio": ("sched_pp_traced", "sched_pp_none"),
+    # Issue 37: the attached Rust event (rust-bench, through the layer) over the C one, batch path.
+    "rust_event_vs_c_event": ("rust_attached", "fast_event"),
+    # The same peers with kvm-clock as the clocksource.
+    "fast_event_vs_lttng_kvmclock": ("fast_event_kvmclock", "lttng_kvmclock"),
+    "fast_span_pair_vs_lttng_kvmclock": ("fast_span_kvmclock", "lttng_kvmclock"),
+    "fast_event_kvmclock_vs_tsc": ("fast_event_kvmclock", "fast_event"),
 }
 for k, nd in RATIOS.items():
-    put(k, key_of("detached_ab", "ratio") if nd is None else ratio_of(*nd))
+    if nd is None:
+        put(k, key_of("detached_ab", "ratio"))
+    elif k == "rust_event_vs_c_event":
+        put(k, per_round(list(nd), lambda r, c: r["event_a_ns"] / c["ns"] if c.get("ns") else None))
+    else:
+        put(k, ratio_of(*nd))
 ab = [r for r in rows if r["config"] == "detached_ab" and "failed" not in r]
 if ab:
     # The spread of single pairs within a round: the medians of the rounds' quartiles.
@@ -449,6 +492,82 @@ put("server_detached_vs_plain", key_of("server", "detached_vs_plain_median"))
 for mode in ("attached", "detached", "plain"):
     put(f"server_{mode}_per_s", key_of("server", f"{mode}_per_s"))
     put(f"server_{mode}_cpu_ns_per_request", key_of("server", f"{mode}_cpu_ns_per_request"))
+
+
+# Issue 37: the batch path's BPF time per event and events per flush, from bpf_stats
+# during the timed fast_event loop (run.sh run_attached, BPF_STATS=1): on_batch runs once
+# a flush, collect_batches once per thread each collection of sleeping threads visits.
+def stats_key(cfg, fn):
+    """fn(the row's bpf_stats, the row) per round; a round whose stats could not be read
+    has no value, with why (the loop's own keys stand)."""
+    per, missing = {}, {}
+    if cfg in skipped:
+        return Result({}, {}, skipped[cfg])
+    for rnd in ROUNDS:
+        r = row.get((rnd, cfg))
+        if r is None or "failed" in r:
+            missing[rnd] = why_none(cfg, rnd)
+        elif "bpf_stats" not in r:
+            missing[rnd] = f"round {rnd}: {cfg}: no BPF stats: {r.get('bpf_stats_failed', 'not read')}"
+        else:
+            v = fn(r["bpf_stats"], r)
+            if v is None:
+                missing[rnd] = f"round {rnd}: {cfg}: no flush counted"
+            else:
+                per[rnd] = v
+    return Result(per, missing)
+
+
+def bpf_ns(st, r):
+    return (st["on_batch_run_time_ns"] + st["collect_batches_run_time_ns"]) / r["seen"] if r.get("seen") else None
+
+
+def per_flush(st, r):
+    return r["seen"] / st["on_batch_runs"] if st["on_batch_runs"] and r.get("seen") else None
+
+
+def us_per_flush(st, r):
+    return st["on_batch_run_time_ns"] / st["on_batch_runs"] / 1e3 if st["on_batch_runs"] else None
+
+
+def ring_touch(r):
+    return (r["cold_ns"] - r["warm_ns"]) / 1e6 if r.get("cold_ns") is not None and r.get("warm_ns") else None
+
+
+for sfx in ("", "_kvmclock"):
+    put(f"batch_bpf_ns_per_event{sfx}", stats_key(f"fast_event{sfx}", bpf_ns))
+    put(f"events_per_flush{sfx}", stats_key(f"fast_event{sfx}", per_flush))
+    put(f"batch_flushes{sfx}", stats_key(f"fast_event{sfx}", lambda st, r: st["on_batch_runs"]))
+    put(f"batch_collects{sfx}", stats_key(f"fast_event{sfx}", lambda st, r: st["collect_batches_runs"]))
+    put(f"on_batch_us_per_flush{sfx}", stats_key(f"fast_event{sfx}", us_per_flush))
+    # The first touch of a fresh default ring: the loop over it just attached, less the
+    # same loop over it warm (the median of the warm runs), ms.
+    put(f"ring_first_touch_ms{sfx}", per_round([f"ring_touch{sfx}"], ring_touch))
+    put(f"ring_cold_ms{sfx}", per_round([f"ring_touch{sfx}"], lambda r: r.get("cold_ns", 0) / 1e6 or None))
+    put(f"ring_warm_ms{sfx}", per_round([f"ring_touch{sfx}"], lambda r: r.get("warm_ns", 0) / 1e6 or None))
+
+
+# The server's flushes: the batch programs' runs during the attached segments over the
+# requests they served (server.py --bpf-stats).
+def server_stat(k):
+    per, missing = {}, {}
+    if "server" in skipped:
+        return Result({}, {}, skipped["server"])
+    for rnd in ROUNDS:
+        r = row.get((rnd, "server"))
+        if r is None or "failed" in r:
+            missing[rnd] = why_none("server", rnd)
+        elif r.get(k) is None or "bpf_stats_failed" in r:
+            missing[rnd] = f"round {rnd}: server: no BPF stats: {r.get('bpf_stats_failed', 'not read')}"
+        else:
+            per[rnd] = r[k]
+    return Result(per, missing)
+
+
+put("server_flushes_per_request", server_stat("flushes_per_request"))
+put("server_collects_per_request", server_stat("collects_per_request"))
+put("server_batch_bpf_ns_per_request", server_stat("batch_bpf_ns_per_request"))
+res["ring_touch_events"] = a.ring_touch_events
 res["bench_chunks"] = 50  # BENCH_CHUNKS, tools/bench/bench_time.h
 res["attach_sites"] = next((r["sites"] for r in rows if r["config"] == "attach_sites" and "sites" in r), None)
 put("loader_rss_mib", key_of("loader_rss", "kib"), 1 / 1024)
@@ -621,6 +740,14 @@ target("rust_own_event_vs_fmt", "Rust: the event through recorder's own subscrib
        "through `tracing_subscriber::fmt`", "≤ 0.5×", M["rust_own_event_vs_fmt"], lambda v: v <= 0.5, x2)
 target("rust_own_detached_ratio", "Rust: the event through recorder's own subscriber, nothing attached / the "
        "registry alone", "≤ 1.10×", M["rust_own_detached_ratio"], lambda v: v <= 1.10, x3)
+target("rust_event_vs_c_event", "Rust: the attached event through the recorder layer (rust-bench, default path) / "
+       "the attached C 3-field event, batch path (`fast_event`), same round", "≤ 1.5×", M["rust_event_vs_c_event"],
+       lambda v: v <= 1.5, x2)
+target("batch_bpf_ns_per_event", "BPF run time per event on the batch path (`on_batch` + `collect_batches`, "
+       "bpf_stats, during the `fast_event` loop; issue 37, on a tsc machine)", "≤ 3 ns",
+       M["batch_bpf_ns_per_event"], lambda v: v <= 3, lambda v: f"{v:.1f} ns")
+target("events_per_flush", "events per `on_batch` run (a flush), the same loop (issue 37, the 3-field event)",
+       "≥ 400", M["events_per_flush"], lambda v: v >= 400, lambda v: f"{v:.0f}")
 target("attach_5000_s", f"attach, {res['attach_sites'] or 5000} sites", "< 1 s", M["attach_5000_s"],
        lambda v: v < 1, lambda v: f"{v:.3f} s")
 target("server_attached_vs_detached", "the event-loop example under load on 127.0.0.1, requests/s attached "
@@ -631,6 +758,38 @@ target("server_detached_vs_plain", "the same server detached / built without rec
 target("loader_rss_mib", f"loader RSS, {rss_recs} recordings of cap 1,000",
        f"≤ {rss_budget:.2f} MiB (8 MiB + Σcap × 1 KiB)", M["loader_rss_mib"], lambda v: v * 1 / 1024 <= rss_budget,
        lambda v: f"{v / 1024:.2f} MiB")
+MACHINE = {}
+if a.machine:
+    try:
+        MACHINE = json.load(open(a.machine))
+    except (OSError, ValueError):
+        MACHINE = {}
+res["machine"] = MACHINE
+MACHINE_KVM = {}
+if a.machine_kvmclock:
+    try:
+        MACHINE_KVM = json.load(open(a.machine_kvmclock))
+    except (OSError, ValueError):
+        MACHINE_KVM = {}
+res["machine_kvmclock"] = MACHINE_KVM
+
+
+def prediction(sfx, mach):
+    """The attached batch event split as ANALYSIS predicts it (user space + BPF per event
+    + a trap / events per flush, the machine's uprobe hit standing in for the trap), and
+    that split moved to the issue's slow machine (a 5,000 ns trap, 38 ns of BPF an event)
+    at the same events per flush; None without every part."""
+    ev, b, epf = M.get("fast_event_ns" + sfx), M["batch_bpf_ns_per_event" + sfx], M["events_per_flush" + sfx]
+    trap = mach.get("uprobe_ns")
+    if not (ev and ev.complete and b.complete and epf.complete and trap):
+        return None
+    user = ev.median - b.median - trap / epf.median
+    return {"event_ns": ev.median, "user_ns": user, "bpf_ns": b.median, "trap_ns": trap,
+            "events_per_flush": epf.median, "slow_machine_event_ns": user + 38 + 5000 / epf.median}
+
+
+res["prediction"] = prediction("", MACHINE)
+res["prediction_kvmclock"] = prediction("_kvmclock", MACHINE_KVM)
 res["targets"] = {t["key"]: {k: t[k] for k in ("name", "goal", "value", "verdict", "why")} for t in T}
 res["failures"] = failures
 res["skipped"] = skipped
@@ -672,13 +831,6 @@ L.append("- Machine: Debian 12, 2 vCPUs, shared and noisy. Read the numbers as o
          "and the ratios as the result: every ratio compares configurations of the same round."
          + (f" Load average (1 min) at the start and the end of the run: {' and '.join(a.load.split())}."
             if a.load else ""))
-MACHINE = {}
-if a.machine:
-    try:
-        MACHINE = json.load(open(a.machine))
-    except (OSError, ValueError):
-        MACHINE = {}
-res["machine"] = MACHINE
 
 
 def machine_ns(k):
@@ -698,7 +850,8 @@ else:
 L.append(f"- Iterations per configuration and round: {a.iters}.")
 L.append(f"- recorder-attach flags: per-event path `{a.per_event_flags or '(none: the default)'}`, "
          f"batch path `{a.fast_flags or '(none: the default)'}`; the timed (ns) configurations add "
-         f"`{a.timed_flags or '(nothing)'}`, the throughput runs nothing (default settings).")
+         f"`{a.timed_flags or '(nothing: the default ring, 8 MiB)'}`, the throughput runs nothing (default "
+         "settings).")
 L.append("- Timing: after a warm-up of N/10 iterations, N iterations in 50 chunks, each timed on its own with "
          "`clock_gettime(CLOCK_MONOTONIC)`: ns per iteration of the median chunk (the steady state; the "
          "time the chunks took beyond it is `*_excess_ms`). Medians across rounds; min – max of the rounds.")
@@ -919,6 +1072,72 @@ L.append(f"- **Loader RSS** with {rss_recs} recordings of cap 1,000 (`workload -
          f"--cap 1000 --events 1000 --hold`, after all events): VmRSS "
          f"{f(rm.median / 1024 if rm.per else None, 1)} MiB "
          f"({f(rm.lo / 1024 if rm.per else None, 1)} – {f(rm.hi / 1024 if rm.per else None, 1)}).")
+L.append("")
+L.append("## The batch path per event, and the ring (issue 37)")
+L.append("")
+L.append("Measured on every machine, to predict a slower one: an attached batch-path event costs about its "
+         "user-space time + the BPF time per event + a trap (a uprobe hit) / the events per flush. The BPF "
+         "keys come from the kernel's BPF statistics (`BPF_ENABLE_STATS`, what `kernel.bpf_stats_enabled=1` "
+         "turns on), on only while `fast_event`'s loop runs (and the server's run), read with `bpftool prog "
+         "show -j` for the programs that run's recorder-attach holds; `_kvmclock` is the same configuration "
+         "in the same round with kvm-clock as the clocksource.")
+L.append("")
+# What a ring_touch run writes to the ring: a flush is a 16 KiB record (REC__TBUF_SIZE).
+epf = M["events_per_flush"]
+ring_mib = (f", about {a.ring_touch_events * 16384 / epf.median / 2**20:.1f} MiB in the 8 MiB ring at "
+            f"{16384 / epf.median:.0f} bytes an event" if epf.per and a.ring_touch_events else "")
+PER_EVENT_KEYS = [
+    ("batch_bpf_ns_per_event", 2, "BPF run time of `on_batch` and `collect_batches` over the events delivered, "
+     "`fast_event`'s loop (ns)"),
+    ("events_per_flush", 0, "events delivered / `on_batch` runs (flushes), the same loop"),
+    ("batch_flushes", 0, "`on_batch` runs in the loop (a full 16 KiB buffer, or a thread that sleeps)"),
+    ("batch_collects", 0, "`collect_batches` runs in the loop (one per thread a collection of sleeping "
+     "threads visits, every `--collect-ms`)"),
+    ("on_batch_us_per_flush", 2, "`on_batch` run time per run (µs)"),
+    ("ring_first_touch_ms", 2, f"the event loop ({a.ring_touch_events:,} events{ring_mib}) over a freshly "
+     "attached default ring, less the same loop over the same ring warm (ms)"),
+    ("ring_cold_ms", 2, "that loop over the fresh ring (ms)"),
+    ("ring_warm_ms", 2, "that loop over the same ring warm, the median of 5 runs (ms)"),
+    ("rust_event_vs_c_event", 2, "the attached Rust event (rust-bench, the layer) / `fast_event`, same round"),
+    ("server_flushes_per_request", 4, "`on_batch` runs during the server's attached segments / requests served"),
+    ("server_collects_per_request", 4, "`collect_batches` runs during them / requests served"),
+    ("server_batch_bpf_ns_per_request", 0, "BPF run time of both during them / requests served (ns)"),
+]
+L.append("| key | what it is | median (min – max) | with kvm-clock |")
+L.append("|---|---|---|---|")
+
+
+def med_range(k, d):
+    r = M.get(k)
+    if r is None:
+        return "—"
+    if not r.per:
+        return f"no result ({r.why})"
+    return f"{r.median:,.{d}f}{partial(r)} ({r.lo:,.{d}f} – {r.hi:,.{d}f})"
+
+
+for k, d, what in PER_EVENT_KEYS:
+    L.append(f"| `{k}` | {what} | {med_range(k, d)} | {med_range(k + '_kvmclock', d)} |")
+L.append("")
+
+
+for sfx, label in (("", f"clocksource `{MACHINE.get('clocksource', '?')}`"), ("_kvmclock", "kvm-clock")):
+    p = res["prediction" + sfx]
+    if p is None:
+        L.append(f"- **Split, {label}**: not computed (a key of it has no value in every round, or "
+                 "`recorder-attach --machine` did not run).")
+        continue
+    trap = p["trap_ns"] / p["events_per_flush"]
+    L.append(f"- **Split, {label}** (medians of rounds): the attached event {p['event_ns']:.1f} ns = BPF "
+             f"{p['bpf_ns']:.1f} + a uprobe hit {p['trap_ns']:,.0f} ns / {p['events_per_flush']:.0f} events a "
+             f"flush ({trap:.1f}) + the rest, user space, {p['user_ns']:.1f}. On a machine with a 5,000 ns "
+             f"trap and 38 ns of BPF an event, at these events per flush: {p['user_ns']:.1f} + 38 + "
+             f"{5000 / p['events_per_flush']:.1f} = {p['slow_machine_event_ns']:.1f} ns an event.")
+if MACHINE_KVM:
+    L.append(f"- With kvm-clock selected (`recorder-attach --machine`, in the first round's kvm-clock "
+             f"configurations): clocksource `{MACHINE_KVM.get('clocksource') or 'unknown'}`, a system call "
+             f"{MACHINE_KVM.get('syscall_ns', 0):,.0f} ns, a uprobe hit {MACHINE_KVM.get('uprobe_ns', 0):,.0f} "
+             "ns. Only the clock is emulated: the traps cost what they cost on this machine.")
 L.append("")
 L.append("## Failed measurements")
 L.append("")

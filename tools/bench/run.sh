@@ -17,6 +17,21 @@
 #                                 temp dir. Fails only if the harness itself breaks: a
 #                                 configuration that ran without a value (never because
 #                                 of a number or a target).
+#   CONFIGS='fast_event ring_touch*' tools/bench/run.sh
+#                                 only those configurations (their names in raw.jsonl; a
+#                                 glob matches several), ROUNDS rounds, into
+#                                 build/bench-only (its BENCHMARKS.md there): for work on
+#                                 a few. docs/BENCHMARKS.md and the full run's rows in
+#                                 build/bench stay as they are. A key of configurations
+#                                 left out is "no result".
+#
+# The kernel's BPF run-time statistics are on only while the configurations that read
+# them run (the batch path's keys): held on by a process of ours (verify.py stats-on,
+# BPF_ENABLE_STATS), which the kernel counts apart from kernel.bpf_stats_enabled (left
+# alone: another program may use it meanwhile) and whose end, however it ends, turns
+# them off. Where the machine offers kvm-clock and KVMCLOCK is not 0, the clocksource
+# is kvm-clock while a round's *_kvmclock configurations run, and is always put back
+# (right after them, and at exit, on INT and TERM too).
 #
 # Missing peers (bpftrace, sys/sdt.h, LTTng) are installed with apt-get in a full run;
 # if that fails, or in --smoke, they are reported as skipped with the reason.
@@ -39,6 +54,7 @@ BUILD=$ROOT/build
 
 SMOKE=0
 [ "${1:-}" = "--smoke" ] && SMOKE=1
+CONFIGS=${CONFIGS:-}
 # report.py's arguments of the last full run, one a line, for --report.
 REPORT_ARGS=$BUILD/bench/report-args
 if [ "${1:-}" = "--report" ]; then
@@ -60,9 +76,14 @@ if [ "$SMOKE" = 1 ]; then
 	SERVER_PAIRS=1 SERVER_REQUESTS=500 RULE_PAIRS=1
 	IT_PP=20000
 	IT_RUST=20000 RUST_CHUNKS=20
+	RING_TOUCH_EVENTS=20000
 else
 	OUT=$BUILD/bench
 	BIN=$BUILD/bench
+	if [ -n "$CONFIGS" ]; then
+		OUT=$BUILD/bench-only
+		BIN=$OUT/bin
+	fi
 	ROUNDS=${ROUNDS:-5}
 	IT_WORK=${IT_WORK:-4000000} IT_EVENT=${IT_EVENT:-1000000} IT_SDT=${IT_SDT:-1000000}
 	# ~5 s flat out for 2 threads at ~1.3 M events/s on this machine (per-event path),
@@ -99,13 +120,25 @@ TP_THREADS=2 PACED_RATE=500000 IDLE_CLIENTS=10
 PER_EVENT_FLAGS=(--per-event)
 FAST_FLAGS=()
 FAST_PATH=${FAST_PATH:-1}
-# What the timed (ns per event) configurations add on either path: a ring of 256 MiB
-# instead of 8, room for the whole loop (1,000,000 events of about 80 bytes on the
-# batch path, which emits them faster than the consumer reads them), so that the
-# consumer's pace, measured by the throughput runs, does not make the ring overflow. A dropped event
-# fails the round (its handler returned early), and the drop targets are measured by
-# the throughput runs, with default settings.
-TIMED_FLAGS=(--ring-size $((256 << 20)))
+# What the timed (ns per event) configurations add on either path: nothing (issue 37).
+# They run as a user runs recorder-attach, on the default ring (8 MiB). Until issue 37
+# they added a 256 MiB ring, room for the whole loop, and paid for the first touch of
+# every page of it that the loop wrote (ring_first_touch_ms measures that cost now).
+# Accounting stays exact: a dropped event still fails the round, since its batch did
+# not take the whole path (no copy into the ring, no consumer), so the loop's ns would
+# be of less work. The batch path's loop (1,100,000 events in about 0.1 s) emits about
+# as fast as a consumer with a CPU of its own drains; where it has none (another
+# program busy on the 2 CPUs) the ring overflows and the round fails, saying what a
+# user would be told (see tools/bench/ANALYSIS.md, issue 37).
+TIMED_FLAGS=()
+# ring_touch (ring_first_touch_ms): the event loop over a fresh default ring, then
+# over the same ring warm. Its loop writes RING_TOUCH_EVENTS events of about 80 bytes
+# in the ring (a 16 KiB flush a ~200 events): 1.25 rings' worth of 8 MiB, every page.
+RING_BYTES=$((8 << 20))
+RING_TOUCH_EVENTS=${RING_TOUCH_EVENTS:-$((RING_BYTES / 64))}
+# The kvm-clock configurations (issue 37): KVMCLOCK=0 leaves them out.
+KVMCLOCK=${KVMCLOCK:-1}
+CS_DIR=/sys/devices/system/clocksource/clocksource0
 # Incident triggers (issue 23). The rules of fast_throughput_rules, which never fire on
 # the workload's INFO events: one of each kind (level, span, event with a condition,
 # code). The storm runs (every event an error) fire on every event: the one the issue
@@ -152,6 +185,16 @@ die() {
 	exit 1
 }
 note() { echo "bench: $*" >&2; echo "$*" | tr '\n' ' ' >>"$OUT/notes.txt"; echo >>"$OUT/notes.txt"; }
+
+want() { # config: whether this run runs it (CONFIGS, globs)
+	local c
+	[ -z "$CONFIGS" ] && return 0
+	for c in $CONFIGS; do
+		# shellcheck disable=SC2053 # $c is a glob
+		[[ $1 == $c ]] && return 0
+	done
+	return 1
+}
 
 [ "$(id -u)" -eq 0 ] || die "needs root (it loads BPF programs)"
 # The report on a made-up run with known answers first: a report that could show a pass
@@ -224,8 +267,63 @@ cleanup() {
 		timeout 20 lttng --no-sessiond destroy "$LTTNG_SESSION" >/dev/null 2>&1
 		LTTNG_SESSION=""
 	fi
+	STATS_PID=""
 	stop_sessiond
+	clocksource_restore
 	trap 'exit 130' INT TERM HUP
+}
+
+# ---- BPF statistics on for a while; the clocksource changed for a while, put back ----
+# STATS_PID: the process that holds the statistics on (in PIDS: cleanup ends it), ""
+# when they are not ours to read. CS_OLD: the clocksource to restore while another is
+# selected, "" otherwise; cleanup (at exit, on INT and TERM) restores it.
+STATS_PID=""
+CS_OLD=""
+CS_START=$(cat "$CS_DIR/current_clocksource" 2>/dev/null)
+
+bpf_stats_on() { # the statistics on until bpf_stats_off; sets WHY on failure
+	local f=$LOG/stats-on.r$ROUND
+	spawn "$f" python3 tools/bench/verify.py stats-on
+	STATS_PID=$LP
+	if ! wait_for "$f" '^stats-on: ready$' 10 "$STATS_PID"; then
+		WHY="BPF statistics not turned on: $(head -c 300 "$f")"
+		bpf_stats_off
+		return 1
+	fi
+}
+
+bpf_stats_still_on() { # whether they stayed on since bpf_stats_on (sets WHY if not)
+	[ -n "$STATS_PID" ] && alive "$STATS_PID" && return 0
+	WHY="the process that held the BPF statistics on ended early: $(head -c 300 "$LOG/stats-on.r$ROUND")"
+	return 1
+}
+
+bpf_stats_off() {
+	[ -n "$STATS_PID" ] || return 0
+	stop "$STATS_PID"
+	STATS_PID=""
+}
+
+clocksource_set() { # NAME: select it until clocksource_restore; sets WHY on failure
+	local cur
+	cur=$(cat "$CS_DIR/current_clocksource" 2>/dev/null) || { WHY="no $CS_DIR"; return 1; }
+	[ -n "$CS_OLD" ] || CS_OLD=$cur
+	if ! echo "$1" >"$CS_DIR/current_clocksource" 2>/dev/null ||
+		[ "$(cat "$CS_DIR/current_clocksource")" != "$1" ]; then
+		WHY="cannot select the clocksource $1 (current: $(cat "$CS_DIR/current_clocksource" 2>/dev/null))"
+		clocksource_restore
+		return 1
+	fi
+}
+
+clocksource_restore() {
+	[ -n "$CS_OLD" ] || return 0
+	echo "$CS_OLD" >"$CS_DIR/current_clocksource" 2>/dev/null
+	if [ "$(cat "$CS_DIR/current_clocksource" 2>/dev/null)" != "$CS_OLD" ]; then
+		echo "bench: could not restore the clocksource $CS_OLD: it is $(cat "$CS_DIR/current_clocksource" 2>/dev/null)" >&2
+		return 1
+	fi
+	CS_OLD=""
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
@@ -358,13 +456,16 @@ fi
 if [ "$SMOKE" = 1 ]; then
 	HAVE_LTTNG=0
 	skip lttng "not run in --smoke (needs a session daemon; too slow for the smoke budget)"
+elif ! want lttng && ! want lttng_kvmclock; then
+	HAVE_LTTNG=0 # not asked for (CONFIGS): no session daemon
 elif ! r=$(ensure_pkgs lttng liblttng-ust-dev lttng-tools); then
 	HAVE_LTTNG=0
 	skip lttng "LTTng unavailable: $r"
 fi
 
 if [ "$FAST_PATH" != 1 ]; then
-	for c in fast_event fast_span fast_throughput fast_throughput_rules trigger_latency; do
+	for c in fast_event fast_span fast_throughput fast_throughput_rules trigger_latency ring_touch \
+		fast_event_kvmclock fast_span_kvmclock ring_touch_kvmclock; do
 		skip $c "fast path not built yet"
 	done
 fi
@@ -453,6 +554,11 @@ if [ "$HAVE_LTTNG" = 1 ]; then
 		skip lttng "could not set up the snapshot session: $(tail -c 300 "$LOG/lttng-session.log")"
 	fi
 fi
+# The kvm-clock round's LTTng peer is skipped with it, for its reason.
+if [ "$HAVE_LTTNG" = 0 ] && grep -q '"config": "lttng"' "$SKIPS"; then
+	skip lttng_kvmclock "as lttng: $(python3 -c 'import json, sys
+print(next(json.loads(l)["reason"] for l in open(sys.argv[1]) if json.loads(l)["config"] == "lttng"))' "$SKIPS")"
+fi
 
 # ---- one configuration = one process ----
 start_bench() { # outfile cmd...: starts, sets BP (its pid, checked against its "bench: pid" line)
@@ -474,12 +580,13 @@ reap_bench() { # wait (at most 60 s) for the bench process BP to end
 
 # parse_bench OUTFILE: NS (ns per iteration) and EMITTED_EVENTS, EMITTED_SPANS, SDT_HITS
 # (how many times the loop, warm-up included, ran each kind of site) from bench's lines.
-# Sets WHY and fails if either line is missing.
+# Sets WHY and fails if either line is missing. bench ring_touch's NS is its warm runs'
+# (their median over its iterations), with no EXCESS.
 parse_bench() {
 	local l
-	NS=$(awk '/^ns_per_iter /{print $2; exit}' "$1")
+	NS=$(awk '/^ns_per_iter /{print $2; exit} /^ring_touch /{printf "%.3f\n", $5 / $11; exit}' "$1")
 	# What the loop took beyond its steady state (bench_time.h): a one-off cost shows there.
-	EXCESS=$(awk '/^ns_per_iter /{print ($8 == "" ? "null" : $8); exit}' "$1")
+	EXCESS=$(awk '/^ns_per_iter /{print ($8 == "" ? "null" : $8); exit} /^ring_touch /{print "null"; exit}' "$1")
 	l=$(grep -m1 '^emitted events ' "$1")
 	if [ -z "$NS" ] || [ -z "$l" ]; then
 		WHY="no result from bench: $(tr '\n' ' ' <"$1" | head -c 300)"
@@ -501,6 +608,7 @@ finish_bench() { # outfile: wait for bench BP to end, parse its result (sets WHY
 # median of the pairs' ratios (ratio, with its quartiles).
 run_ab() {
 	local f=$LOG/detached_ab.r$ROUND l
+	want detached_ab || return 0
 	begin detached_ab
 	start_bench "$f" "$BIN/bench" detached_ab --no-wait --iters "$IT_WORK" --chunks "$AB_CHUNKS" \
 		--work-bytes "$WORK_BYTES" || { fail detached_ab "$WHY"; return; }
@@ -518,12 +626,21 @@ run_ab() {
 # run_attached CONFIG MODE [RECORDER-ATTACH FLAGS...]: bench MODE under recorder-attach
 # with those flags. bench --hold stays alive after its loop, and verify.py checks that
 # the recorder counted exactly the events the loop ran (see verify.py attached); the
-# round's number counts only then.
+# round's number counts only then. Mode ring_touch runs RING_TOUCH_EVENTS a loop (see
+# bench.c) and adds its cold and warm times to the row. With BPF_STATS=1 (the batch
+# path's fast_event*), the BPF statistics are on from just before the loop until every
+# event is delivered, and the row adds what on_batch and collect_batches ran
+# meanwhile (verify.py bpf-stats), or bpf_stats_failed with why: the loop's number
+# counts without them.
 run_attached() {
-	local cfg=$1 mode=$2 f=$LOG/$1.r$ROUND a=$LOG/$1.attach.r$ROUND ap v rc
+	local cfg=$1 mode=$2 f=$LOG/$1.r$ROUND a=$LOG/$1.attach.r$ROUND ap v rc l extra=""
+	local sb=$LOG/$1.stats.r$ROUND st="" iters=$IT_EVENT flags
 	shift 2
+	flags="$*"
+	want "$cfg" || return 0
 	begin "$cfg"
-	start_bench "$f" "$BIN/bench" "$mode" --iters "$IT_EVENT" --hold || { fail "$cfg" "$WHY"; return; }
+	[ "$mode" = ring_touch ] && iters=$RING_TOUCH_EVENTS
+	start_bench "$f" "$BIN/bench" "$mode" --iters "$iters" --hold || { fail "$cfg" "$WHY"; return; }
 	spawn "$a" "$BUILD/recorder-attach" -p "$BP" --no-dump "$@"
 	ap=$LP
 	if ! wait_for "$a" "^attached to $BP:" 20 "$ap"; then
@@ -532,9 +649,18 @@ run_attached() {
 		stop "$BP"
 		return
 	fi
+	if [ "${BPF_STATS:-0}" = 1 ]; then
+		if ! bpf_stats_on; then
+			st="\"bpf_stats_failed\": $(jstr "$WHY")"
+		elif ! python3 tools/bench/verify.py bpf-stats --pid "$ap" >"$sb" 2>>"$LOG/verify.err"; then
+			st="\"bpf_stats_failed\": $(jstr "$(jget "$(cat "$sb")" failed)")"
+			bpf_stats_off
+		fi
+	fi
 	kill -USR1 "$BP"
 	if ! wait_for "$f" '^bench: holding$' 120 "$BP" || ! parse_bench "$f"; then
 		fail "$cfg" "the bench loop did not finish: $(tr '\n' ' ' <"$f" | tail -c 300)"
+		bpf_stats_off
 		stop "$ap"
 		stop "$BP"
 		return
@@ -542,17 +668,37 @@ run_attached() {
 	v=$(python3 tools/bench/verify.py attached --tail "$BUILD/recorder-tail" --pid "$BP" --mode "$mode" \
 		--events "$EMITTED_EVENTS" 2>>"$LOG/verify.err")
 	rc=$?
+	if [ "${BPF_STATS:-0}" = 1 ] && [ -z "$st" ]; then
+		# Every event is delivered (verify.py waited for it), the last ones collected.
+		if ! l=$(python3 tools/bench/verify.py bpf-stats --pid "$ap" --since "$sb" 2>>"$LOG/verify.err"); then
+			st="\"bpf_stats_failed\": $(jstr "$(jget "$l" failed)")"
+		elif ! bpf_stats_still_on; then
+			st="\"bpf_stats_failed\": $(jstr "$WHY")"
+		else
+			st="\"bpf_stats\": $l"
+		fi
+	fi
+	bpf_stats_off
+	[ -n "$st" ] && extra+=", $st"
+	if [ "$mode" = ring_touch ]; then
+		l=$(grep -m1 '^ring_touch ' "$f")
+		set -- $l
+		# ring_touch cold_ns C warm_ns W warm_min_ns A warm_max_ns B iters N warm_runs K warmup M
+		extra+=", \"cold_ns\": ${3:-null}, \"warm_ns\": ${5:-null}, \"warm_min_ns\": ${7:-null},
+			\"warm_max_ns\": ${9:-null}, \"touch_iters\": ${11:-null}, \"warm_runs\": ${13:-null}"
+	fi
 	kill -USR1 "$BP" # leave the hold
 	reap_bench
 	stop "$ap"
-	verified "$cfg" "$v" $rc "{\"ns\": $NS, \"excess_ms\": $EXCESS, \"span_pairs\": $EMITTED_SPANS, \"attach_flags\": $(jstr "$*"),
-		\"attach\": $(jstr "$(head -1 "$a")")}"
+	verified "$cfg" "$v" $rc "{\"ns\": $NS, \"excess_ms\": $EXCESS, \"span_pairs\": $EMITTED_SPANS, \"attach_flags\": $(jstr "$flags"),
+		\"attach\": $(jstr "$(head -1 "$a")")$extra}"
 }
 
 # run_bpftrace CONFIG MODE PROBE ACTION [verify]: with verify, ACTION counts into @c,
 # and the round counts only if @c is exactly the number of hits the loop made.
 run_bpftrace() {
 	local cfg=$1 f=$LOG/$1.r$ROUND t=$LOG/$1.bt.r$ROUND tp c want wait=""
+	want "$cfg" || return 0
 	begin "$cfg"
 	[ "$2" != sdt ] && wait=--wait-sema
 	start_bench "$f" "$BIN/bench" "$2" --iters "$IT_SDT" $wait || { fail "$cfg" "$WHY"; return; }
@@ -586,20 +732,22 @@ run_bpftrace() {
 	fi
 }
 
-# LTTng is a peer, not checked for what it recorded: a peer that did less would look
-# faster, which makes every ratio of ours to it larger, never a false pass.
+# run_lttng [CONFIG]: the LTTng peer (CONFIG lttng unless given). LTTng is a peer, not
+# checked for what it recorded: a peer that did less would look faster, which makes
+# every ratio of ours to it larger, never a false pass.
 run_lttng() {
-	local f=$LOG/lttng.r$ROUND
-	begin lttng
-	start_bench "$f" "$BIN/bench_lttng" --iters "$IT_EVENT" || { fail lttng "$WHY"; return; }
+	local cfg=${1:-lttng} f=$LOG/${1:-lttng}.r$ROUND
+	want "$cfg" || return 0
+	begin "$cfg"
+	start_bench "$f" "$BIN/bench_lttng" --iters "$IT_EVENT" || { fail "$cfg" "$WHY"; return; }
 	kill -USR1 "$BP"
 	reap_bench
 	NS=$(awk '/^ns_per_iter /{print $2; exit}' "$f")
 	if [ -z "$NS" ]; then
-		fail lttng "no result: $(tr '\n' ' ' <"$f" | head -c 300)"
+		fail "$cfg" "no result: $(tr '\n' ' ' <"$f" | head -c 300)"
 		return
 	fi
-	emit lttng ns "$NS"
+	emit "$cfg" ns "$NS"
 }
 
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null; }
@@ -631,6 +779,7 @@ run_throughput() {
 		;;
 	storm*) events=$STORM_EVENTS wl=(--level error) ;;
 	esac
+	want "$cfg" || return 0
 	begin "$cfg"
 	rm -f "$rep"
 	if [ -n "$fire" ]; then
@@ -740,6 +889,7 @@ run_trigger_latency() {
 	local cfg=$1 t=$LOG/$1.t.r$ROUND a=$LOG/$1.a.r$ROUND wl=$LOG/$1.watch.r$ROUND dumps=$LOG/$1.dumps.r$ROUND
 	local tp ap wp n key v rc
 	shift
+	want "$cfg" || return 0
 	begin "$cfg"
 	rm -rf "$dumps"
 	if ! mkdir -m 0711 "$dumps"; then
@@ -809,6 +959,7 @@ run_pingpong() {
 	local cfg=$1 who=$2 f=$LOG/$1.r$ROUND a=$LOG/$1.a.r$ROUND i=$LOG/$1.idle.r$ROUND
 	local ap="" ip="" peer n=1 targets=()
 	shift 2
+	want "$cfg" || return 0
 	begin "$cfg"
 	start_bench "$f" taskset -c "$PP_CPU" "$BIN/bench" pingpong --iters "$IT_PP" || { fail "$cfg" "$WHY"; return; }
 	if ! wait_for "$f" '^bench: peer [0-9]+$' 5 "$BP"; then
@@ -864,6 +1015,7 @@ run_pingpong() {
 
 run_attach_sites() {
 	local s=$LOG/sites.r$ROUND a=$LOG/sites.a.r$ROUND sp ap t0 t1
+	want attach_sites || return 0
 	begin attach_sites
 	spawn "$s" "$BIN/sites"
 	sp=$LP
@@ -894,6 +1046,7 @@ run_attach_sites() {
 # either does not, the round's value is dropped with a note, never recorded.
 run_rss() {
 	local w=$LOG/rss.w.r$ROUND a=$LOG/rss.a.r$ROUND rep=$LOG/rss.report.r$ROUND.json wp ap rpid rss hwm
+	want loader_rss || return 0
 	begin loader_rss
 	rm -f "$rep"
 	spawn "$w" "$BUILD/workload" --wait-attach --threads 1 --recordings "$RSS_RECS" --cap 1000 \
@@ -962,6 +1115,7 @@ start_rust_bench() {
 # span_detached: a span pair through the registry with the layer over the registry alone.
 run_rust_detached() {
 	local f=$LOG/rust_detached.r$ROUND m m2 m3 m4 m5
+	want rust_detached || return 0
 	begin rust_detached
 	start_rust_bench "$f" detached || { fail rust_detached "$WHY"; return; }
 	reap_bench
@@ -985,6 +1139,7 @@ run_rust_detached() {
 # dropped or lost.
 run_rust_attached() {
 	local f=$LOG/rust_attached.r$ROUND a=$LOG/rust_attached.attach.r$ROUND ap l ev sp m1 m2 m3 m4 v
+	want rust_attached || return 0
 	begin rust_attached
 	start_rust_bench "$f" attached || { fail rust_attached "$WHY"; return; }
 	spawn "$a" "$BUILD/recorder-attach" -p "$BP" --no-dump "${TIMED_FLAGS[@]}" "${FAST_FLAGS[@]}"
@@ -1053,14 +1208,76 @@ fi
 
 # run_server: the server keys, one round (tools/bench/server.py: the event-loop example
 # on 127.0.0.1 under loadgen, detached and attached segments of one server in pairs,
-# and an uninstrumented build beside it; each attached segment checked exact).
+# and an uninstrumented build beside it; each attached segment checked exact). With
+# the BPF statistics on for it (server.py --bpf-stats: the batch programs' runs during
+# the attached segments, server_flushes_per_request), off again right after.
 run_server() {
-	local v rc
+	local v rc stats=(--bpf-stats) extra="{}"
+	want server || return 0
 	begin server
+	if ! bpf_stats_on; then
+		stats=()
+		extra="{\"bpf_stats_failed\": $(jstr "$WHY")}"
+	fi
 	v=$(python3 tools/bench/server.py --build "$BUILD" --loadgen "$BIN/loadgen" --pairs "$SERVER_PAIRS" \
-		--requests "$SERVER_REQUESTS" --attach-flags "${FAST_FLAGS[*]}" 2>>"$LOG/server.err")
+		--requests "$SERVER_REQUESTS" --attach-flags "${FAST_FLAGS[*]}" "${stats[@]}" 2>>"$LOG/server.err")
 	rc=$?
-	verified server "$v" $rc
+	if [ ${#stats[@]} -gt 0 ] && ! bpf_stats_still_on; then
+		extra="{\"bpf_stats_failed\": $(jstr "$WHY")}"
+	fi
+	bpf_stats_off
+	verified server "$v" $rc "$extra"
+}
+
+# ---- the kvm-clock configurations (issue 37) ----
+# Where the machine offers kvm-clock and does not use it already, each round ends with
+# a few configurations run again with kvm-clock selected as the clocksource (their names
+# end in _kvmclock), the clocksource of a guest whose TSC the kernel does not trust:
+# the header then stamps a batched event with clock_gettime, not rdtsc, and BPF's
+# bpf_ktime_get_ns reads kvm-clock. Every process of them starts after the switch (the
+# header picks its batch clock from current_clocksource at a thread's first batch),
+# and the clocksource is restored right after them (and by cleanup at any exit). The
+# traps cost what they cost here: only the clock is emulated.
+KVM_CFGS=(event_kvmclock fast_event_kvmclock fast_span_kvmclock ring_touch_kvmclock lttng_kvmclock)
+MACHINE_KVM=$OUT/machine_kvmclock.json
+rm -f "$MACHINE_KVM"
+HAVE_KVMCLOCK=1
+if [ "$KVMCLOCK" = 0 ]; then
+	HAVE_KVMCLOCK=0 why="KVMCLOCK=0"
+elif ! grep -qw kvm-clock "$CS_DIR/available_clocksource" 2>/dev/null; then
+	HAVE_KVMCLOCK=0 why="kvm-clock is not an available clocksource here ($(cat "$CS_DIR/available_clocksource" 2>/dev/null))"
+elif [ "$CS_START" = kvm-clock ]; then
+	HAVE_KVMCLOCK=0 why="the clocksource is kvm-clock already: every configuration runs with it"
+fi
+if [ "$HAVE_KVMCLOCK" = 0 ]; then
+	for c in "${KVM_CFGS[@]}"; do want "$c" && skip "$c" "$why"; done
+fi
+
+run_kvmclock() {
+	local c any=0
+	[ "$HAVE_KVMCLOCK" = 1 ] || return 0
+	for c in "${KVM_CFGS[@]}"; do want "$c" && any=1; done
+	[ $any = 1 ] || return 0
+	if ! clocksource_set kvm-clock; then
+		for c in "${KVM_CFGS[@]}"; do
+			want "$c" || continue
+			begin "$c"
+			fail "$c" "$WHY"
+		done
+		return
+	fi
+	if [ ! -s "$MACHINE_KVM" ] && ! "$BUILD/recorder-attach" --machine >"$MACHINE_KVM" 2>>"$LOG/machine.err"; then
+		note "recorder-attach --machine with kvm-clock failed: $(tail -c 300 "$LOG/machine.err")"
+		rm -f "$MACHINE_KVM"
+	fi
+	run_attached event_kvmclock event "${TIMED_FLAGS[@]}" "${PER_EVENT_FLAGS[@]}"
+	if [ "$FAST_PATH" = 1 ]; then
+		BPF_STATS=1 run_attached fast_event_kvmclock event "${TIMED_FLAGS[@]}" "${FAST_FLAGS[@]}"
+		run_attached fast_span_kvmclock span "${TIMED_FLAGS[@]}" "${FAST_FLAGS[@]}"
+		run_attached ring_touch_kvmclock ring_touch "${FAST_FLAGS[@]}"
+	fi
+	[ "$HAVE_LTTNG" = 1 ] && run_lttng lttng_kvmclock
+	clocksource_restore || die "the clocksource is not restored (see above)"
 }
 
 # ---- the rounds ----
@@ -1077,8 +1294,11 @@ for ((ROUND = 1; ROUND <= ROUNDS; ROUND++)); do
 	run_attached span span "${TIMED_FLAGS[@]}" "${PER_EVENT_FLAGS[@]}"
 	run_attached nested nested "${TIMED_FLAGS[@]}" "${PER_EVENT_FLAGS[@]}"
 	if [ "$FAST_PATH" = 1 ]; then
-		run_attached fast_event event "${TIMED_FLAGS[@]}" "${FAST_FLAGS[@]}"
+		# With the batch programs' run times (batch_bpf_ns_per_event, events_per_flush).
+		BPF_STATS=1 run_attached fast_event event "${TIMED_FLAGS[@]}" "${FAST_FLAGS[@]}"
 		run_attached fast_span span "${TIMED_FLAGS[@]}" "${FAST_FLAGS[@]}"
+		# A fresh default ring's first touch (ring_first_touch_ms): default settings.
+		run_attached ring_touch ring_touch "${FAST_FLAGS[@]}"
 	fi
 	if [ "$HAVE_BPFTRACE" = 1 ]; then
 		run_bpftrace floor event 'recorder:event' '{}'
@@ -1149,22 +1369,28 @@ for ((ROUND = 1; ROUND <= ROUNDS; ROUND++)); do
 	run_attach_sites
 	run_rss
 	run_server
+	run_kvmclock
 done
 END=$(now)
 LOAD_END=$(cut -d' ' -f1 /proc/loadavg)
 cleanup
+# Both settings must be as they were at the start.
+[ "$(cat "$CS_DIR/current_clocksource" 2>/dev/null)" = "$CS_START" ] ||
+	die "the clocksource is $(cat "$CS_DIR/current_clocksource" 2>/dev/null), it was $CS_START at the start"
 
 ARGS=(--raw "$RAW" --ran "$RAN" --skipped "$SKIPS" --notes "$OUT/notes.txt" --json "$OUT/results.json"
 	--rounds "$ROUNDS" --elapsed "$(sub "$END" "$START")" --work-bytes "$WORK_BYTES"
 	--iters "work=$IT_WORK (detached_ab: $AB_CHUNKS pairs of chunks of $((IT_WORK / AB_CHUNKS))),event=$IT_EVENT,rust=$IT_RUST a side ($RUST_CHUNKS pairs of chunks of $((IT_RUST / RUST_CHUNKS))),bpftrace=$IT_SDT,throughput_events_per_thread=$TP_EVENTS (batch path flat out: $FAST_TP_EVENTS; error storm at 1 M/s: $STORM_EVENTS, flat out: $STORM_FLAT_EVENTS),pingpong=$IT_PP round trips,sites=$SITES,rss_recordings=$RSS_RECS"
 	--never-rules="$(python3 -c 'import json, sys; print(json.dumps(sys.argv[1:]))' "${NEVER_RULES[@]}")" --latency-target="incident requests $LAT_REQUESTS $LAT_BAD $LAT_RATE"
 	--per-event-flags="${PER_EVENT_FLAGS[*]}" --fast-flags="${FAST_FLAGS[*]}" --timed-flags="${TIMED_FLAGS[*]}"
-	--load "$LOAD_START $LOAD_END" --machine "$MACHINE" --generated "$(date '+%Y-%m-%d %H:%M:%S %z')")
+	--load "$LOAD_START $LOAD_END" --machine "$MACHINE" --generated "$(date '+%Y-%m-%d %H:%M:%S %z')"
+	--ring-touch-events "$RING_TOUCH_EVENTS")
+[ -s "$MACHINE_KVM" ] && ARGS+=(--machine-kvmclock "$MACHINE_KVM")
 if [ "$SMOKE" = 1 ]; then
 	python3 tools/bench/report.py "${ARGS[@]}" --md "$OUT/BENCHMARKS.md" --smoke || die "report.py failed"
 	# The smoke checks the harness, never the numbers or the targets: every configuration
 	# that ran must have its value, in every round (a failed check is a failure here).
-	python3 - "$OUT/results.json" "$FAST_PATH" <<'EOF' || die "smoke: configurations without results (see $LOG)"
+	python3 - "$OUT/results.json" "$FAST_PATH" "$HAVE_KVMCLOCK" <<'EOF' || die "smoke: configurations without results (see $LOG)"
 import json, sys
 r = json.load(open(sys.argv[1]))
 bad = [f"round {f['round']}: {f['config']}: {f['why']}" for f in r["failures"]]
@@ -1172,15 +1398,21 @@ need = ("baseline_ns", "detached_ns", "detached_ratio", "event_ns", "span_pair_n
         "events_per_s", "paced_events_per_s", "clients_dropped", "attach_5000_s", "loader_rss_mib",
         "trigger_storm_extra_drops", "trigger_latency_per_event_ms", "server_attached_vs_detached",
         "server_detached_vs_plain", "sched_untraced_switch_ratio", "sched_traced_switch_ratio",
-        "rust_detached_ratio", "rust_event_vs_fmt", "rust_span_pair_vs_fmt")
+        "rust_detached_ratio", "rust_event_vs_fmt", "rust_span_pair_vs_fmt", "server_flushes_per_request")
 if sys.argv[2] == "1":  # the batch path's (skipped with FAST_PATH=0)
-    need += ("trigger_rules_throughput_ratio", "trigger_latency_ms", "trigger_signatures_throughput_ratio")
+    need += ("trigger_rules_throughput_ratio", "trigger_latency_ms", "trigger_signatures_throughput_ratio",
+             "batch_bpf_ns_per_event", "events_per_flush", "ring_first_touch_ms", "rust_event_vs_c_event")
+    if sys.argv[3] == "1":  # kvm-clock offered here (no LTTng in the smoke)
+        need += ("fast_event_ns_kvmclock", "batch_bpf_ns_per_event_kvmclock", "ring_first_touch_ms_kvmclock")
 bad += [f"{k}: no value" for k in need if r.get(k) is None]
 if bad:
     print("smoke: " + "\n       ".join(bad), file=sys.stderr)
     sys.exit(1)
 EOF
 	echo "bench smoke: ok ($OUT)"
+elif [ -n "$CONFIGS" ]; then
+	python3 tools/bench/report.py "${ARGS[@]}" --md "$OUT/BENCHMARKS.md" || die "report.py failed"
+	echo "bench: CONFIGS='$CONFIGS': wrote $OUT/results.json and $OUT/BENCHMARKS.md"
 else
 	printf '%s\n' "${ARGS[@]}" >"$REPORT_ARGS"
 	python3 tools/bench/report.py "${ARGS[@]}" --md docs/BENCHMARKS.md || die "report.py failed"
