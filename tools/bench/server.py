@@ -35,7 +35,7 @@ JSON line: each pair's ratios and their medians, or {"failed": why}.
 
 With --bpf-stats (run.sh holds the BPF statistics on for the run), what the
 batch path's programs of the attached segments' recorder-attach ran during each
-segment, from its start to the server idle again after it (its last buffers
+segment, from its start to its check (the server idle again, its last buffers
 collected): on_batch runs (flushes) and collect_batches runs (one per thread a
 collection visits), summed over the attached segments, and the requests those
 segments served (flushes_per_request, collects_per_request). If they cannot be
@@ -221,8 +221,9 @@ def main():
                     before = stats_of(a, r, res)
                     res["attached"].append(segment(a, inst, inst_port))
                     settle(inst.pid)
-                    add_stats(a, r, res, before)
                     why = check_attached(a, inst.pid)
+                    # After the check: a client's read collects what sleeping threads hold.
+                    add_stats(a, r, res, before)
                     stop(r)
                     if why:
                         fail(f"attached segment: {why}")
