@@ -50,7 +50,8 @@ import subprocess
 import sys
 import time
 
-from verify import bpf_prog_stats
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree for the import below
+from verify import bpf_prog_stats  # noqa: E402
 
 
 def fail(why):
