@@ -242,22 +242,23 @@ static __always_inline struct rec_rval *tracked_recording(__u32 tgid, __u64 key)
 	return tracked_recording_at(&k, &i);
 }
 
-/* One record of freed_later_in_batch()'s look ahead. Returns 1 to stop. */
-static long free_ahead_step(__u64 i, void *ctx)
+/*
+ * One record of a look ahead for b->ahead_key's free, at b->ahead_off of
+ * data (end bytes of records, with room for a whole record past any offset
+ * below REC_TBUF_DATA - sizeof(struct rec_brec_rec)). Returns 1 to stop.
+ */
+static __always_inline long free_ahead_in(struct batch_buf *b, __u8 *data, __u32 end)
 {
-	struct batch_buf *b = *(struct batch_buf **)ctx;
 	struct rec_brec_rec *r;
 	__u32 off, size;
 
-	if (!b)
-		return 1;
 	off = b->ahead_off;
-	if (off >= b->end || off >= REC_TBUF_DATA)
+	/* No free starts past this: the record is whole in data. */
+	if (off >= end || off > REC_TBUF_DATA - sizeof(*r))
 		return 1;
-	/* Read in place: data has room for a whole record past any offset below REC_TBUF_DATA. */
-	r = (struct rec_brec_rec *)&b->data[off];
+	r = (struct rec_brec_rec *)&data[off];
 	size = r->h.size;
-	if (size < sizeof(r->h) || (size & 7) || size > b->end - off)
+	if (size < sizeof(r->h) || (size & 7) || size > end - off)
 		return 1;
 	if (r->h.kind == REC_BK_REC_FREE && size == REC_BREC_REC_SIZE(REC_BK_REC_FREE) &&
 	    r->key == b->ahead_key) {
@@ -268,6 +269,14 @@ static long free_ahead_step(__u64 i, void *ctx)
 	}
 	b->ahead_off = off + size;
 	return 0;
+}
+
+/* One record of freed_later_in_batch()'s look ahead. Returns 1 to stop. */
+static long free_ahead_step(__u64 i, void *ctx)
+{
+	struct batch_buf *b = *(struct batch_buf **)ctx;
+
+	return b ? free_ahead_in(b, b->data, b->end) : 1;
 }
 
 /*
@@ -307,28 +316,8 @@ static long free_queued_step(__u64 i, void *ctx)
 	struct ahead_queue *c = ctx;
 	struct batch_buf *b = c->b;
 	struct walk_queue *q = c->q;
-	struct rec_brec_rec *r;
-	__u32 off, size;
 
-	if (!b || !q)
-		return 1;
-	off = b->ahead_off;
-	/* No free starts past this: the record is whole in data. */
-	if (off >= q->end || off > REC_TBUF_DATA - sizeof(*r))
-		return 1;
-	r = (struct rec_brec_rec *)&q->data[off];
-	size = r->h.size;
-	if (size < sizeof(r->h) || (size & 7) || size > q->end - off)
-		return 1;
-	if (r->h.kind == REC_BK_REC_FREE && size == REC_BREC_REC_SIZE(REC_BK_REC_FREE) &&
-	    r->key == b->ahead_key) {
-		b->ahead_recorder = r->recorder;
-		b->ahead_cap = r->cap;
-		b->ahead_found = r->cap >= 2;
-		return 1;
-	}
-	b->ahead_off = off + size;
-	return 0;
+	return b && q ? free_ahead_in(b, q->data, q->end) : 1;
 }
 
 /*
