@@ -21,6 +21,15 @@
 //!	  way; then both again through recorder's own subscriber (Recorder::subscriber(),
 //!	  "own_event", "own_span"); then prints what it emitted through both and holds
 //!	  until SIGUSR1 so that run.sh can check that the recorder saw exactly that.
+//!	rust-bench event --iters N [--subscriber layer|own]
+//!	  the event alone, as tools/bench/bench.c times its C event (bench_time.h):
+//!	  waits for SIGUSR1, then through the registry with our layer (or recorder's
+//!	  own subscriber), the program's global default as a program installs it,
+//!	  inside a recording span, a tenth of N to warm up, then N in 50 chunks each
+//!	  timed on its own; prints "ns_per_iter X iters N total M excess_ms E" (X the
+//!	  median chunk's), "emitted events E spans S" and "rust-bench: holding", and
+//!	  holds until SIGUSR1. Its figure over bench.c's attached event is
+//!	  rust_event_vs_c_event: the same three fields and message, the same path.
 //!
 //! Lines: "rust-bench: pid N"; per mode "rust_ab MODE a_ns X b_ns Y ratio R
 //! ratio_p25 P ratio_p75 Q pairs C chunk_iters I"; attached also "emitted events E
@@ -129,8 +138,14 @@ fn arg(args: &[String], name: &str) -> u64 {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let mode = args.get(1).map(String::as_str).unwrap_or("");
+    if mode == "event" {
+        return event_alone(&args);
+    }
     if mode != "detached" && mode != "attached" {
-        eprintln!("usage: {} detached|attached --iters N --chunks C", PROG);
+        eprintln!(
+            "usage: {} detached|attached --iters N --chunks C\n       {} event --iters N [--subscriber layer|own]",
+            PROG, PROG
+        );
         std::process::exit(2);
     }
     let iters = arg(&args, "--iters");
@@ -167,4 +182,75 @@ fn main() {
     say(&format!("emitted events {} spans {}", events, spans));
     say(&format!("{}: holding", PROG));
     wait_usr1();
+}
+
+/// The chunks of `rust-bench event` (bench_time.h BENCH_CHUNKS).
+const EVENT_CHUNKS: u64 = 50;
+
+/// rust-bench event: the attached event alone, timed as bench.c times its own.
+fn event_alone(args: &[String]) {
+    let iters = arg(args, "--iters");
+    let own = match args.iter().position(|a| a == "--subscriber").and_then(|i| args.get(i + 1)) {
+        None => false,
+        Some(s) if s == "layer" => false,
+        Some(s) if s == "own" => true,
+        Some(s) => {
+            eprintln!("{}: --subscriber {}: neither layer nor own", PROG, s);
+            std::process::exit(2);
+        }
+    };
+    block_signals();
+    say_pid(PROG);
+    let recorder = Recorder::new();
+    let rec = recorder.record(1000);
+    let installed = if own {
+        tracing::subscriber::set_global_default(recorder.subscriber())
+    } else {
+        tracing::subscriber::set_global_default(
+            tracing_subscriber::registry().with(recorder.layer()),
+        )
+    };
+    if installed.is_err() {
+        eprintln!("{}: a subscriber was installed already", PROG);
+        std::process::exit(2);
+    }
+    wait_usr1();
+    let root = rec.span("bench");
+    let entered = root.enter();
+    let events = |n: u64| {
+        for i in 0..n {
+            info!(i = i as i64, s = "text", b = true, "bench event");
+        }
+    };
+    let warm = iters / 10 + 1;
+    events(warm);
+    let per = (iters / EVENT_CHUNKS).max(1);
+    let (mut done, mut all, mut ns) = (0u64, 0f64, Vec::new());
+    while done < iters && (ns.len() as u64) < EVENT_CHUNKS {
+        let c = if ns.len() as u64 == EVENT_CHUNKS - 1 || done + per > iters {
+            iters - done
+        } else {
+            per
+        };
+        let t = Instant::now();
+        events(c);
+        let dt = t.elapsed().as_nanos() as f64;
+        all += dt;
+        ns.push(dt / c as f64);
+        done += c;
+    }
+    ns.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let n = ns.len();
+    let x = if n % 2 == 1 { ns[n / 2] } else { (ns[n / 2 - 1] + ns[n / 2]) / 2.0 };
+    say(&format!(
+        "ns_per_iter {:.3} iters {} total {} excess_ms {:.3}",
+        x,
+        done,
+        done + warm,
+        (all - x * done as f64) / 1e6
+    ));
+    say(&format!("emitted events {} spans 1", done + warm));
+    say(&format!("{}: holding", PROG));
+    wait_usr1();
+    drop(entered);
 }
