@@ -21,7 +21,7 @@
 //!	  way; then both again through recorder's own subscriber (Recorder::subscriber(),
 //!	  "own_event", "own_span"); then prints what it emitted through both and holds
 //!	  until SIGUSR1 so that run.sh can check that the recorder saw exactly that.
-//!	rust-bench event --iters N [--subscriber layer|own]
+//!	rust-bench event --iters N [--subscriber layer|own] [--cpu-time]
 //!	  the event alone, as tools/bench/bench.c times its C event (bench_time.h):
 //!	  waits for SIGUSR1, then through the registry with our layer (or recorder's
 //!	  own subscriber), the program's global default as a program installs it,
@@ -30,6 +30,8 @@
 //!	  median chunk's), "emitted events E spans S" and "rust-bench: holding", and
 //!	  holds until SIGUSR1. Its figure over bench.c's attached event is
 //!	  rust_event_vs_c_event: the same three fields and message, the same path.
+//!	  --cpu-time times the chunks with the thread's CPU time in place of
+//!	  CLOCK_MONOTONIC: what the event costs, on a machine that others load.
 //!
 //! Lines: "rust-bench: pid N"; per mode "rust_ab MODE a_ns X b_ns Y ratio R
 //! ratio_p25 P ratio_p75 Q pairs C chunk_iters I"; attached also "emitted events E
@@ -190,6 +192,8 @@ const EVENT_CHUNKS: u64 = 50;
 /// rust-bench event: the attached event alone, timed as bench.c times its own.
 fn event_alone(args: &[String]) {
     let iters = arg(args, "--iters");
+    let cpu = args.iter().any(|a| a == "--cpu-time");
+    let now = || if cpu { thread_cpu_ns() } else { monotonic_ns() };
     let own = match args.iter().position(|a| a == "--subscriber").and_then(|i| args.get(i + 1)) {
         None => false,
         Some(s) if s == "layer" => false,
@@ -232,9 +236,9 @@ fn event_alone(args: &[String]) {
         } else {
             per
         };
-        let t = Instant::now();
+        let t = now();
         events(c);
-        let dt = t.elapsed().as_nanos() as f64;
+        let dt = (now() - t) as f64;
         all += dt;
         ns.push(dt / c as f64);
         done += c;
@@ -253,4 +257,31 @@ fn event_alone(args: &[String]) {
     say(&format!("{}: holding", PROG));
     wait_usr1();
     drop(entered);
+}
+
+#[repr(C)]
+struct Timespec {
+    sec: i64,
+    nsec: i64,
+}
+
+extern "C" {
+    fn clock_gettime(clk: i32, ts: *mut Timespec) -> i32;
+}
+
+fn clock_ns(clk: i32) -> u64 {
+    let mut ts = Timespec { sec: 0, nsec: 0 };
+    // SAFETY: ts is a valid timespec.
+    unsafe { clock_gettime(clk, &mut ts) };
+    ts.sec as u64 * 1_000_000_000 + ts.nsec as u64
+}
+
+/// CLOCK_MONOTONIC, as bench_time.h reads it.
+fn monotonic_ns() -> u64 {
+    clock_ns(1)
+}
+
+/// CLOCK_THREAD_CPUTIME_ID: this thread's CPU time, user and system.
+fn thread_cpu_ns() -> u64 {
+    clock_ns(3)
 }
