@@ -27,25 +27,74 @@ pub const STR_NOSPACE: u64 = 4;
 /// What a value whose Display or Debug panicked ends with, after what it wrote.
 pub const PANICKED: &str = "<panicked>";
 
-/// A copied string: at most STR_MAX bytes (one more than the BPF side reads,
-/// so that it marks a longer one truncated, as for a C string), cut at the
-/// first NUL as a C string is, and NUL-terminated for the per-event probe.
-pub struct StrBuf {
-    /// Written up to len (and the NUL c_ptr puts there); never zeroed first.
-    buf: [MaybeUninit<u8>; STR_MAX + 1],
+/// The copied strings of an event's fields, each at most STR_MAX bytes (one
+/// more than the BPF side reads, so that it marks a longer one truncated, as
+/// for a C string), cut at the first NUL as a C string is, and NUL-terminated
+/// for the per-event probe. Field i's string is formatted into STR_MAX + 1
+/// bytes of its own, never zeroed first (an event would pay for 2 KiB it
+/// mostly does not use).
+pub struct Strs {
+    bufs: [[MaybeUninit<u8>; STR_MAX + 1]; MAX_FIELDS],
+    lens: [u16; MAX_FIELDS],
+}
+
+impl Strs {
+    #[inline(always)]
+    pub fn new() -> Self {
+        Strs { bufs: [[MaybeUninit::uninit(); STR_MAX + 1]; MAX_FIELDS], lens: [0; MAX_FIELDS] }
+    }
+
+    /// Field i's string formatted by f, cut; a panic in f keeps what it wrote and adds PANICKED.
+    pub fn format(&mut self, i: usize, f: &dyn Fn(&mut StrCut) -> fmt::Result) {
+        // SAFETY: bufs[i] has STR_MAX + 1 bytes, borrowed for the cut's life.
+        let mut cut = unsafe { StrCut::new(self.bufs[i].as_mut_ptr() as *mut u8) };
+        cut.format(f);
+        self.lens[i] = cut.len() as u16;
+    }
+
+    /// Field i's string s, cut as format cuts it (no Display runs: nothing can panic).
+    pub fn copy(&mut self, i: usize, s: &str) {
+        // SAFETY: as in format.
+        let mut cut = unsafe { StrCut::new(self.bufs[i].as_mut_ptr() as *mut u8) };
+        cut.push(s.as_bytes());
+        self.lens[i] = cut.len() as u16;
+    }
+
+    /// The bytes field i's string took (no NUL); format(i) or copy(i) came first.
+    pub fn bytes(&self, i: usize) -> &[u8] {
+        let n = (self.lens[i] as usize).min(STR_MAX);
+        // SAFETY: format wrote the first lens[i] <= STR_MAX bytes of bufs[i].
+        unsafe { std::slice::from_raw_parts(self.bufs[i].as_ptr() as *const u8, n) }
+    }
+
+    /// A NUL-terminated copy of field i's string for the per-event probe: its
+    /// address as a word; format(i) came first.
+    pub fn c_ptr(&mut self, i: usize) -> u64 {
+        let n = (self.lens[i] as usize).min(STR_MAX);
+        self.bufs[i][n] = MaybeUninit::new(0);
+        self.bufs[i].as_ptr() as u64
+    }
+}
+
+/// Where a value is formatted: STR_MAX bytes of Strs, taken up to a NUL or
+/// STR_MAX in all.
+pub struct StrCut {
+    at: *mut u8,
     len: usize,
     /// A NUL was written, or the value went on past STR_MAX bytes: no more is taken.
     full: bool,
 }
 
-impl StrBuf {
-    pub const fn new() -> Self {
-        StrBuf { buf: [MaybeUninit::uninit(); STR_MAX + 1], len: 0, full: false }
+impl StrCut {
+    /// # Safety
+    /// at points at STR_MAX writable bytes that outlive the StrCut.
+    pub unsafe fn new(at: *mut u8) -> Self {
+        StrCut { at, len: 0, full: false }
     }
 
-    pub fn clear(&mut self) {
-        self.len = 0;
-        self.full = false;
+    /// The bytes taken (at most STR_MAX, no NUL).
+    pub fn len(&self) -> usize {
+        self.len
     }
 
     /// Takes bytes of s up to a NUL or STR_MAX in all; false once no more is taken.
@@ -59,14 +108,8 @@ impl StrBuf {
             n = z;
             self.full = true;
         }
-        // SAFETY: n <= STR_MAX - len bytes from s into the buffer.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                s.as_ptr(),
-                self.buf.as_mut_ptr().add(self.len) as *mut u8,
-                n,
-            )
-        };
+        // SAFETY: n <= STR_MAX - len bytes from s into the STR_MAX at `at`.
+        unsafe { std::ptr::copy_nonoverlapping(s.as_ptr(), self.at.add(self.len), n) };
         self.len += n;
         if s.len() > room {
             self.full = true;
@@ -75,8 +118,9 @@ impl StrBuf {
     }
 
     /// The value formatted by f, cut; a panic in f keeps what it wrote and adds PANICKED.
-    pub fn format(&mut self, f: &dyn Fn(&mut StrBuf) -> fmt::Result) {
-        self.clear();
+    pub fn format(&mut self, f: &dyn Fn(&mut StrCut) -> fmt::Result) {
+        self.len = 0;
+        self.full = false;
         let r = catch_unwind(AssertUnwindSafe(|| {
             let _ = f(self);
         }));
@@ -86,21 +130,9 @@ impl StrBuf {
             self.push(PANICKED.as_bytes());
         }
     }
-
-    /// The bytes taken (no NUL).
-    pub fn bytes(&self) -> &[u8] {
-        // SAFETY: the first len bytes were written by push.
-        unsafe { std::slice::from_raw_parts(self.buf.as_ptr() as *const u8, self.len) }
-    }
-
-    /// A NUL-terminated copy for the per-event probe: its address as a word.
-    pub fn c_ptr(&mut self) -> u64 {
-        self.buf[self.len] = MaybeUninit::new(0);
-        self.buf.as_ptr() as u64
-    }
 }
 
-impl Write for StrBuf {
+impl Write for StrCut {
     fn write_str(&mut self, s: &str) -> fmt::Result {
         // An error stops a long Display early: what is past the cut is never formatted.
         if self.push(s.as_bytes()) {
@@ -167,24 +199,24 @@ mod tests {
 
     #[test]
     fn short_strings_are_kept_whole() {
-        let mut b = StrBuf::new();
-        b.format(&|w| write!(w, "{}-{}", "a", 7));
-        assert_eq!(b.bytes(), b"a-7");
-        let (slot, used) = str_slot(b.bytes(), 0);
+        let mut b = Strs::new();
+        b.format(3, &|w| write!(w, "{}-{}", "a", 7));
+        assert_eq!(b.bytes(3), b"a-7");
+        let (slot, used) = str_slot(b.bytes(3), 0);
         assert_eq!(slot, 3 << 16);
         assert_eq!(used, 4);
     }
 
     #[test]
     fn huge_strings_are_cut_and_marked_truncated() {
-        let mut b = StrBuf::new();
-        b.format(&|w| write!(w, "{}", Huge));
+        let mut b = Strs::new();
+        b.format(3, &|w| write!(w, "{}", Huge));
         // One byte more than the BPF side reads, so that it marks the cut.
-        assert_eq!(b.bytes().len(), STR_MAX);
-        let p = b.c_ptr() as *const u8;
+        assert_eq!(b.bytes(3).len(), STR_MAX);
+        let p = b.c_ptr(3) as *const u8;
         // SAFETY: c_ptr points at STR_MAX + 1 bytes.
         assert_eq!(unsafe { *p.add(STR_MAX) }, 0);
-        let (slot, used) = str_slot(b.bytes(), 40);
+        let (slot, used) = str_slot(b.bytes(3), 40);
         assert_eq!(slot, 40 | (255 << 16) | (STR_TRUNCATED << 32));
         assert_eq!(used, 256);
     }
@@ -201,19 +233,19 @@ mod tests {
 
     #[test]
     fn a_nul_ends_the_string_as_in_c() {
-        let mut b = StrBuf::new();
-        b.format(&|w| w.write_str("ab\0cd"));
-        assert_eq!(b.bytes(), b"ab");
+        let mut b = Strs::new();
+        b.format(3, &|w| w.write_str("ab\0cd"));
+        assert_eq!(b.bytes(3), b"ab");
     }
 
     #[test]
     fn a_panicking_display_keeps_what_it_wrote() {
         let prev = std::panic::take_hook();
         std::panic::set_hook(Box::new(|_| {}));
-        let mut b = StrBuf::new();
-        b.format(&|w| write!(w, "{}", Panics));
+        let mut b = Strs::new();
+        b.format(3, &|w| write!(w, "{}", Panics));
         std::panic::set_hook(prev);
-        assert_eq!(b.bytes(), b"half<panicked>");
+        assert_eq!(b.bytes(3), b"half<panicked>");
     }
 
     #[test]

@@ -10,8 +10,10 @@ use tracing::{Event, Metadata};
 
 use crate::abi;
 use crate::batch::{self, Val};
+use crate::encode::{
+    self, StrCut, Strs, MAX_FIELDS, TYPE_BOOL, TYPE_F64, TYPE_I64, TYPE_STR, TYPE_U64,
+};
 use crate::frames;
-use crate::encode::{self, StrBuf, MAX_FIELDS, TYPE_BOOL, TYPE_F64, TYPE_I64, TYPE_STR, TYPE_U64};
 use crate::meta;
 use crate::FIELDS_LEFT_OUT;
 
@@ -22,24 +24,29 @@ struct Fields {
     n: usize,
     types: u64,
     vals: [u64; MAX_FIELDS],
-    strs: [StrBuf; MAX_FIELDS],
+    strs: Strs,
 }
 
 impl Fields {
+    /// Room for the fields of an event of callsite md: none recorded yet.
+    #[inline(always)]
+    fn new(md: &'static Metadata<'static>) -> Fields {
+        let n = md.fields().len().min(MAX_FIELDS);
+        Fields { md, n, types: 0, vals: [0; MAX_FIELDS], strs: Strs::new() }
+    }
+
     /// The event's fields, in its callsite's order: the first 8 of them, a
     /// field left unrecorded a NULL string (the types end at the first 0).
-    fn of(event: &Event<'_>) -> Fields {
-        let md = event.metadata();
-        let n = md.fields().len().min(MAX_FIELDS);
-        let mut f = Fields { md, n, types: 0, vals: [0; MAX_FIELDS], strs: [NO_STR; MAX_FIELDS] };
-        event.record(&mut f);
-        for i in 0..n {
-            if encode::type_of(f.types, i) == 0 {
-                f.types = encode::types_set(f.types, i, TYPE_STR);
-                f.vals[i] = 0;
+    /// Recorded where the Fields lie: they are not moved after (2 KiB).
+    #[inline(always)]
+    fn record(&mut self, event: &Event<'_>) {
+        event.record(self);
+        for i in 0..self.n {
+            if encode::type_of(self.types, i) == 0 {
+                self.types = encode::types_set(self.types, i, TYPE_STR);
+                self.vals[i] = 0;
             }
         }
-        f
     }
 
     /// The field's place in the callsite, if it is one of the first 8.
@@ -55,10 +62,10 @@ impl Fields {
         }
     }
 
-    fn text(&mut self, field: &Field, f: &dyn Fn(&mut StrBuf) -> std::fmt::Result) {
+    fn text(&mut self, field: &Field, f: &dyn Fn(&mut StrCut) -> std::fmt::Result) {
         if let Some(i) = self.slot(field, TYPE_STR) {
             self.vals[i] = 1;
-            self.strs[i].format(f);
+            self.strs.format(i, f);
         }
     }
 }
@@ -77,7 +84,10 @@ impl Visit for Fields {
         self.word(field, TYPE_BOOL, value as u64);
     }
     fn record_str(&mut self, field: &Field, value: &str) {
-        self.text(field, &|w| w.write_str(value));
+        if let Some(i) = self.slot(field, TYPE_STR) {
+            self.vals[i] = 1;
+            self.strs.copy(i, value);
+        }
     }
     fn record_error(&mut self, field: &Field, value: &(dyn std::error::Error + 'static)) {
         self.text(field, &|w| write!(w, "{}", value));
@@ -87,8 +97,6 @@ impl Visit for Fields {
     }
 }
 
-const NO_STR: StrBuf = StrBuf::new();
-
 /// Emits an event of recording key, in span (a struct rec_span's address).
 #[inline(never)]
 pub(crate) fn emit(event: &Event<'_>, key: u64, span: u64, rec: u64) {
@@ -96,7 +104,8 @@ pub(crate) fn emit(event: &Event<'_>, key: u64, span: u64, rec: u64) {
     if blob.dropped != 0 {
         FIELDS_LEFT_OUT.fetch_add(blob.dropped as u64, Ordering::Relaxed);
     }
-    let mut f = Fields::of(event);
+    let mut f = Fields::new(event.metadata());
+    f.record(event);
     let n = f.n;
     let head = [blob.addr, f.types, key, span, rec];
     if abi::batch_on() {
@@ -117,7 +126,7 @@ pub(crate) fn emit(event: &Event<'_>, key: u64, span: u64, rec: u64) {
                 } else if f.vals[i] == 0 {
                     Val::Str(None)
                 } else {
-                    Val::Str(Some(f.strs[i].bytes()))
+                    Val::Str(Some(f.strs.bytes(i)))
                 };
             }
             batch::event(b, head, &vals[..n]);
@@ -132,7 +141,7 @@ pub(crate) fn emit(event: &Event<'_>, key: u64, span: u64, rec: u64) {
     }
     for i in 0..n {
         if encode::type_of(f.types, i) == TYPE_STR && f.vals[i] != 0 {
-            f.vals[i] = f.strs[i].c_ptr();
+            f.vals[i] = f.strs.c_ptr(i);
         }
     }
     abi::probe_event(blob.addr, f.types, key, span, &f.vals);
@@ -161,14 +170,15 @@ mod tests {
         static LEFT_OUT: std::cell::Cell<usize> = std::cell::Cell::new(0);
     }
 
-    /// A layer that keeps what Fields::of makes of each event.
+    /// A layer that keeps what Fields makes of each event.
     struct Capture(std::sync::Arc<std::sync::Mutex<Vec<(u64, Vec<u64>, Vec<Vec<u8>>)>>>);
 
     impl<S: Subscriber> Layer<S> for Capture {
         fn on_event(&self, event: &Event<'_>, _: Context<'_, S>) {
-            let f = Fields::of(event);
+            let mut f = Fields::new(event.metadata());
+            f.record(event);
             LEFT_OUT.with(|l| l.set(meta::build(event.metadata()).1));
-            let strs = f.strs.iter().take(f.n).map(|s| s.bytes().to_vec()).collect();
+            let strs = (0..f.n).map(|i| f.strs.bytes(i).to_vec()).collect();
             self.0.lock().unwrap().push((f.types, f.vals[..f.n].to_vec(), strs));
         }
     }
@@ -242,5 +252,4 @@ mod tests {
         assert_eq!(strs[1], b"half<panicked>");
         assert_eq!(vals[2], 1);
     }
-
 }
