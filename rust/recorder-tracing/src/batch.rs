@@ -6,7 +6,7 @@
 use std::sync::atomic::{compiler_fence, AtomicU32, AtomicU64, Ordering};
 
 use crate::abi;
-use crate::encode::{STR_AREA, TYPE_STR};
+use crate::encode::{copy_bytes, str_slot, STR_NULL};
 
 pub const TBUF_SIZE: usize = 65536;
 pub const TBUF_HDR: usize = 64;
@@ -190,36 +190,45 @@ pub fn recording(b: &mut TBuf, kind: u16, w: [u64; 4], subject: &[u8; SUBJECT_MA
 }
 
 /// An event's values for the batch: each word, or for a copied string its bytes.
+#[derive(Clone, Copy)]
 pub enum Val<'a> {
     Word(u64),
     Str(Option<&'a [u8]>),
 }
 
-/// Appends an event: meta, types, recording key, span, the span's recording,
-/// the values, then the string area (each string as the BPF side would have read it).
-pub fn event(b: &mut TBuf, head_w: [u64; 5], vals: &[Val<'_>]) {
-    let types = head_w[1];
-    let nf = vals.len();
+/// Appends an event of nf values, value i being val(i): meta, types,
+/// recording key, span, the span's recording, the values, then the string
+/// area (each string as the BPF side would have read it). Its strings are
+/// known, so it takes the room it needs and no more: a buffer fills up to its
+/// end before it is handed over.
+#[inline(always)]
+pub fn event<'a>(b: &mut TBuf, head_w: [u64; 5], nf: usize, val: impl Fn(usize) -> Val<'a>) {
     let fixed = BREC_HEAD + 40 + 8 * nf;
-    let has_str = (0..nf).any(|i| (types >> (4 * i)) & 0xf == TYPE_STR);
-    let off = reserve(b, fixed + if has_str { STR_AREA } else { 0 });
     let mut strbytes = 0;
+    for i in 0..nf {
+        if let Val::Str(Some(s)) = val(i) {
+            strbytes += str_slot(s, strbytes).1;
+        }
+    }
+    let size = fixed + ((strbytes + 7) & !7);
+    let off = reserve(b, size);
     {
-        let d = &mut b.data[off..];
+        let d = &mut b.data[off..off + size];
         for (i, w) in head_w.iter().enumerate() {
             put_u64(d, BREC_HEAD + 8 * i, *w);
         }
-        for (i, v) in vals.iter().enumerate() {
-            let slot = match v {
-                Val::Word(w) => *w,
-                Val::Str(None) => crate::encode::STR_NULL << 32,
+        let mut taken = 0;
+        for i in 0..nf {
+            let slot = match val(i) {
+                Val::Word(w) => w,
+                Val::Str(None) => STR_NULL << 32,
                 Val::Str(Some(s)) => {
-                    let (slot, used) = crate::encode::str_slot(s, strbytes);
+                    let (slot, used) = str_slot(s, taken);
                     if used != 0 {
-                        let at = fixed + strbytes;
-                        d[at..at + used - 1].copy_from_slice(&s[..used - 1]);
+                        let at = fixed + taken;
+                        copy_bytes(&mut d[at..at + used - 1], &s[..used - 1]);
                         d[at + used - 1] = 0;
-                        strbytes += used;
+                        taken += used;
                     }
                     slot
                 }
@@ -227,7 +236,6 @@ pub fn event(b: &mut TBuf, head_w: [u64; 5], vals: &[Val<'_>]) {
             put_u64(d, BREC_HEAD + 40 + 8 * i, slot);
         }
     }
-    let size = fixed + ((strbytes + 7) & !7);
     head(b, off, BK_EVENT, size, strbytes, nf);
     commit(b, size);
 }
@@ -270,7 +278,7 @@ mod tests {
         let long = [b'y'; 300];
         let types = 0x1112; // i64, then three strings
         let vals = [Val::Word(7), Val::Str(Some(b"hey")), Val::Str(Some(&long)), Val::Str(None)];
-        event(&mut b, [0x1000, types, 42, 0x2000, 0x3000], &vals);
+        event(&mut b, [0x1000, types, 42, 0x2000, 0x3000], vals.len(), |i| vals[i]);
         let len = b.len.load(Ordering::Relaxed) as usize;
         // head 16, 5 words, 4 values, strings "hey\0" and 255 + NUL, rounded to 8.
         assert_eq!(len, 16 + 40 + 32 + ((4 + 256 + 7) & !7));
@@ -287,6 +295,25 @@ mod tests {
         assert_eq!(u64_at(&b, 80), 3 << 32);
         assert_eq!(&b.data[88..92], b"hey\0");
         assert_eq!(b.data[92 + 255], 0);
+    }
+
+    #[test]
+    fn an_event_takes_the_room_it_needs_and_no_more() {
+        let mut b = fresh();
+        // Room for the event (88 bytes and 24 of strings), not for a whole string area.
+        let len = TBUF_DATA - 120;
+        b.len.store(len as u32, Ordering::Relaxed);
+        let vals =
+            [Val::Str(Some(b"bench event")), Val::Word(7), Val::Str(Some(b"text")), Val::Word(1)];
+        event(&mut b, [0x1000, 0x5121, 42, 0x2000, 0x3000], vals.len(), |i| vals[i]);
+        assert_eq!(b.gen.load(Ordering::Relaxed), 0, "flushed with room left");
+        assert_eq!(b.len.load(Ordering::Relaxed) as usize, len + 112);
+        assert_eq!(u16::from_ne_bytes([b.data[len + 2], b.data[len + 3]]), 112);
+        assert_eq!(&b.data[len + 88..len + 105], b"bench event\0text\0");
+        // No room for the next: handed over first, then written at the start.
+        event(&mut b, [0x1000, 0x5121, 42, 0x2000, 0x3000], vals.len(), |i| vals[i]);
+        assert_eq!(b.gen.load(Ordering::Relaxed), 1);
+        assert_eq!(b.len.load(Ordering::Relaxed), 112);
     }
 
     #[test]

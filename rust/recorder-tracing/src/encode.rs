@@ -108,8 +108,8 @@ impl StrCut {
             n = z;
             self.full = true;
         }
-        // SAFETY: n <= STR_MAX - len bytes from s into the STR_MAX at `at`.
-        unsafe { std::ptr::copy_nonoverlapping(s.as_ptr(), self.at.add(self.len), n) };
+        // SAFETY: n <= STR_MAX - len bytes into the STR_MAX at `at`, past those taken.
+        copy_bytes(unsafe { std::slice::from_raw_parts_mut(self.at.add(self.len), n) }, &s[..n]);
         self.len += n;
         if s.len() > room {
             self.full = true;
@@ -139,6 +139,32 @@ impl Write for StrCut {
             Ok(())
         } else {
             Err(fmt::Error)
+        }
+    }
+}
+
+/// dst = src (of the same length): the short strings most fields hold
+/// without a call to memcpy, whose start costs more than their bytes.
+#[inline(always)]
+pub fn copy_bytes(dst: &mut [u8], src: &[u8]) {
+    let n = src.len();
+    assert_eq!(dst.len(), n);
+    let word = |at: usize| u64::from_ne_bytes(src[at..at + 8].try_into().unwrap());
+    let half = |at: usize| u32::from_ne_bytes(src[at..at + 4].try_into().unwrap());
+    if n > 16 {
+        dst.copy_from_slice(src);
+    } else if n >= 8 {
+        // Two words that overlap when n < 16.
+        let (a, z) = (word(0), word(n - 8));
+        dst[..8].copy_from_slice(&a.to_ne_bytes());
+        dst[n - 8..].copy_from_slice(&z.to_ne_bytes());
+    } else if n >= 4 {
+        let (a, z) = (half(0), half(n - 4));
+        dst[..4].copy_from_slice(&a.to_ne_bytes());
+        dst[n - 4..].copy_from_slice(&z.to_ne_bytes());
+    } else {
+        for k in 0..n {
+            dst[k] = src[k];
         }
     }
 }

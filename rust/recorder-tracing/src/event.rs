@@ -110,26 +110,16 @@ pub(crate) fn emit(event: &Event<'_>, key: u64, span: u64, rec: u64) {
     let head = [blob.addr, f.types, key, span, rec];
     if abi::batch_on() {
         if let Some(b) = batch::get(abi::current()) {
-            let mut vals = [
-                Val::Word(0),
-                Val::Word(0),
-                Val::Word(0),
-                Val::Word(0),
-                Val::Word(0),
-                Val::Word(0),
-                Val::Word(0),
-                Val::Word(0),
-            ];
-            for i in 0..n {
-                vals[i] = if encode::type_of(f.types, i) != TYPE_STR {
-                    Val::Word(f.vals[i])
-                } else if f.vals[i] == 0 {
+            let (types, vals, strs) = (f.types, &f.vals, &f.strs);
+            batch::event(b, head, n, |i| {
+                if encode::type_of(types, i) != TYPE_STR {
+                    Val::Word(vals[i])
+                } else if vals[i] == 0 {
                     Val::Str(None)
                 } else {
-                    Val::Str(Some(f.strs.bytes(i)))
-                };
-            }
-            batch::event(b, head, &vals[..n]);
+                    Val::Str(Some(strs.bytes(i)))
+                }
+            });
             // A new callsite's blob is on the heap: hand its first event
             // over now, so that recorder-attach reads the blob while the
             // process lives (docs/probe-abi.md, "The Rust emitter").
