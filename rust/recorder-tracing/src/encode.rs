@@ -221,6 +221,7 @@ pub fn types_set(types: u64, i: usize, t: u64) -> u64 {
     (types & !(0xf << (4 * i))) | t << (4 * i)
 }
 
+#[cfg(test)]
 pub fn type_of(types: u64, i: usize) -> u64 {
     (types >> (4 * i)) & 0xf
 }

@@ -22,7 +22,8 @@ struct Fields {
     md: &'static Metadata<'static>,
     /// Fields the event carries: its callsite's, at most 8.
     n: usize,
-    types: u64,
+    /// Each field's type, 0 until it is recorded (the probe's types word, unpacked).
+    kinds: [u8; MAX_FIELDS],
     vals: [u64; MAX_FIELDS],
     strs: Strs,
 }
@@ -32,7 +33,7 @@ impl Fields {
     #[inline(always)]
     fn new(md: &'static Metadata<'static>) -> Fields {
         let n = md.fields().len().min(MAX_FIELDS);
-        Fields { md, n, types: 0, vals: [0; MAX_FIELDS], strs: Strs::new() }
+        Fields { md, n, kinds: [0; MAX_FIELDS], vals: [0; MAX_FIELDS], strs: Strs::new() }
     }
 
     /// The event's fields, in its callsite's order: the first 8 of them, a
@@ -42,17 +43,27 @@ impl Fields {
     fn record(&mut self, event: &Event<'_>) {
         event.record(self);
         for i in 0..self.n {
-            if encode::type_of(self.types, i) == 0 {
-                self.types = encode::types_set(self.types, i, TYPE_STR);
+            if self.kinds[i] == 0 {
+                self.kinds[i] = TYPE_STR as u8;
                 self.vals[i] = 0;
             }
         }
     }
 
+    /// The probe's types word: field i's type in bits 4i..4i+3.
+    fn types(&self) -> u64 {
+        (0..self.n).fold(0, |t, i| encode::types_set(t, i, self.kinds[i] as u64))
+    }
+
+    /// Field i is a string (recorded as one, or not recorded).
+    fn is_str(&self, i: usize) -> bool {
+        self.kinds[i] == TYPE_STR as u8
+    }
+
     /// The field's place in the callsite, if it is one of the first 8.
     fn slot(&mut self, field: &Field, t: u64) -> Option<usize> {
         let i = self.md.fields().iter().take(MAX_FIELDS).position(|f| f == *field)?;
-        self.types = encode::types_set(self.types, i, t);
+        self.kinds[i] = t as u8;
         Some(i)
     }
 
@@ -107,17 +118,18 @@ pub(crate) fn emit(event: &Event<'_>, key: u64, span: u64, rec: u64) {
     let mut f = Fields::new(event.metadata());
     f.record(event);
     let n = f.n;
-    let head = [blob.addr, f.types, key, span, rec];
+    let types = f.types();
+    let head = [blob.addr, types, key, span, rec];
     if abi::batch_on() {
         if let Some(b) = batch::get(abi::current()) {
-            let (types, vals, strs) = (f.types, &f.vals, &f.strs);
+            let f = &f;
             batch::event(b, head, n, |i| {
-                if encode::type_of(types, i) != TYPE_STR {
-                    Val::Word(vals[i])
-                } else if vals[i] == 0 {
+                if !f.is_str(i) {
+                    Val::Word(f.vals[i])
+                } else if f.vals[i] == 0 {
                     Val::Str(None)
                 } else {
-                    Val::Str(Some(strs.bytes(i)))
+                    Val::Str(Some(f.strs.bytes(i)))
                 }
             });
             // A new callsite's blob is on the heap: hand its first event
@@ -130,11 +142,11 @@ pub(crate) fn emit(event: &Event<'_>, key: u64, span: u64, rec: u64) {
         }
     }
     for i in 0..n {
-        if encode::type_of(f.types, i) == TYPE_STR && f.vals[i] != 0 {
+        if f.is_str(i) && f.vals[i] != 0 {
             f.vals[i] = f.strs.c_ptr(i);
         }
     }
-    abi::probe_event(blob.addr, f.types, key, span, &f.vals);
+    abi::probe_event(blob.addr, types, key, span, &f.vals);
 }
 
 /// Emits an event with no explicit parent into the recording of the thread's
@@ -169,7 +181,7 @@ mod tests {
             f.record(event);
             LEFT_OUT.with(|l| l.set(meta::build(event.metadata()).1));
             let strs = (0..f.n).map(|i| f.strs.bytes(i).to_vec()).collect();
-            self.0.lock().unwrap().push((f.types, f.vals[..f.n].to_vec(), strs));
+            self.0.lock().unwrap().push((f.types(), f.vals[..f.n].to_vec(), strs));
         }
     }
 
