@@ -243,6 +243,7 @@ pub fn event<'a>(b: &mut TBuf, head_w: [u64; 5], nf: usize, val: impl Fn(usize) 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::encode::STR_NOSPACE;
 
     #[test]
     fn the_buffer_is_laid_out_as_the_header_says() {
@@ -314,6 +315,19 @@ mod tests {
         event(&mut b, [0x1000, 0x5121, 42, 0x2000, 0x3000], vals.len(), |i| vals[i]);
         assert_eq!(b.gen.load(Ordering::Relaxed), 1);
         assert_eq!(b.len.load(Ordering::Relaxed), 112);
+    }
+
+    #[test]
+    fn a_full_string_area_takes_no_room_for_what_it_leaves_out() {
+        let mut b = fresh();
+        let long = [b'z'; 300];
+        let vals = [Val::Str(Some(&long)); 4];
+        event(&mut b, [0x1000, 0x1111, 42, 0x2000, 0x3000], vals.len(), |i| vals[i]);
+        // Three strings of 255 bytes and a NUL; the fourth REC_STR_NOSPACE.
+        assert_eq!(b.len.load(Ordering::Relaxed) as usize, 16 + 40 + 32 + 768);
+        assert_eq!(u16::from_ne_bytes([b.data[4], b.data[5]]), 768);
+        assert_eq!(u64_at(&b, 56 + 16), 512 | 255 << 16 | 1 << 32);
+        assert_eq!(u64_at(&b, 56 + 24), STR_NOSPACE << 32);
     }
 
     #[test]
