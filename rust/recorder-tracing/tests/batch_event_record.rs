@@ -96,12 +96,12 @@ fn an_event_is_written_as_the_header_writes_it() {
         // SAFETY: inside the buffer.
         let area = unsafe { std::slice::from_raw_parts(b.add(r + 88), 17) };
         assert_eq!(area, b"bench event\0text\0");
-        // The buffer fills to its end: 145 of these (16,320 bytes of records)
-        // before one is handed over.
-        for i in 0..144 {
+        // The buffer fills to its end: 584 of these (65,472 bytes of records
+        // in a 65,536-byte buffer, docs/probe-abi.md) before one is handed over.
+        for i in 0..583 {
             event(i);
         }
-        assert_eq!(len_gen(b), (145 * 112, gen), "handed over before it was full");
+        assert_eq!(len_gen(b), (584 * 112, gen), "handed over before it was full");
         event(0);
         assert_eq!(len_gen(b), (112, gen + 1));
     });
