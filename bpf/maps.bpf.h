@@ -33,6 +33,19 @@ struct {
 	__type(value, struct rec_untracked);
 } untracked SEC(".maps");
 
+/*
+ * The spans a full ring refused of recordings that neither table holds: made
+ * before the attach, and no event of theirs seen yet (user space knows them
+ * from a thread's stack). Counted by key; user space adds them to the
+ * recording's lost spans once the ring has been full.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct rec_rkey);
+	__type(value, __u64);
+} spans_lost_of SEC(".maps");
+
 /* See struct rec_rslot. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

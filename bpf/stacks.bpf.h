@@ -303,14 +303,24 @@ static __always_inline void span_lost(const struct rec_rkey *k, __u32 *i)
 {
 	struct rec_rval *v = tracked_recording_at(k, i);
 	struct rec_untracked *u;
+	__u64 one = 1, *n;
 
 	if (v) {
 		__sync_fetch_and_add(&v->spans_lost, 1);
 		return;
 	}
 	u = bpf_map_lookup_elem(&untracked, k);
-	if (u)
+	if (u) {
 		__sync_fetch_and_add(&u->spans_lost, 1);
+		return;
+	}
+	/* Neither table holds it: by its key (spans_lost_of), made here if need be. */
+	n = bpf_map_lookup_elem(&spans_lost_of, k);
+	if (n)
+		__sync_fetch_and_add(n, 1);
+	else if (bpf_map_update_elem(&spans_lost_of, k, &one, BPF_NOEXIST) == -EEXIST &&
+		 (n = bpf_map_lookup_elem(&spans_lost_of, k)))
+		__sync_fetch_and_add(n, 1);
 }
 
 /*

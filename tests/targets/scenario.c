@@ -898,6 +898,25 @@ static void sc_spans(struct scenario *sc)
 }
 
 /*
+ * A flood of spans (issue 37): 300,000 "step" spans, no event, in a recording
+ * made before the attach. BPF learns nothing of it itself (recorder-attach
+ * reads it from the thread's stack), and a small ring refuses many of them:
+ * each must be counted lost in its recording, as ring_full counts it.
+ */
+static void sc_span_flood(struct scenario *sc)
+{
+	struct rec_recording *rec = new_recording(sc, new_recorder(sc), 10, "flood");
+	struct rec_span *outer = &held_spans[0];
+
+	rec_recording_span(outer, rec, "flood");
+	hold_span(sc, outer);
+	wait_for_attach();
+	for (uint64_t i = 0; i < 300000; i++) {
+		REC_SPAN_SCOPED(step, INFO, "step");
+	}
+}
+
+/*
  * Two threads inside spans of recordings created before the attach, running
  * (so that the attach cannot read their stacks), leave their spans as soon as
  * it is done: each thread's first probe is an exit, and nothing announced the
@@ -1126,6 +1145,7 @@ static const struct {
 	{ "hostile_batch", sc_hostile_batch, false },
 	{ "spans", sc_spans, false },
 	{ "exit_at_attach", sc_exit_at_attach, true },
+	{ "span_flood", sc_span_flood, true },
 };
 
 #define NSCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))

@@ -483,6 +483,22 @@ static size_t recording_keys(int fd, __u32 tgid, struct rec_rkey **keys, uint64_
  * tracked ones, a retirement whose record was lost (the ring was full), and
  * the untracked ones, whose announcement may have been lost too.
  */
+/*
+ * The spans of recording k that a full ring refused while neither BPF table
+ * held it (bpf/maps.bpf.h, spans_lost_of): only looked up once the ring has
+ * been full for p.
+ */
+static uint64_t spans_lost_of(struct rec_bpfstate *bs, const struct rec_proc *p,
+			      const struct rec_rkey *k)
+{
+	__u64 n = 0;
+
+	if (!p->counters[REC_C_RING_FULL] ||
+	    bpf_map_lookup_elem(bpf_map__fd(bs->skel->maps.spans_lost_of), k, &n))
+		return 0;
+	return n;
+}
+
 static void refresh_recordings(struct rec_bpfstate *bs, struct rec_proc *p)
 {
 	int ufd = bpf_map__fd(bs->skel->maps.untracked);
@@ -514,8 +530,11 @@ static void refresh_recordings(struct rec_bpfstate *bs, struct rec_proc *p)
 			r.seq = r.dropped = rs->produced;
 			r.spans_lost = rs->spans.ring_lost;
 		} else if (bpf_recording(bs, p, rs->key, &val)) {
+			/* Known from a stack only: the spans the ring refused are by its key. */
+			rec_rstate__update_counts(rs, 0, 0, spans_lost_of(bs, p, &k));
 			continue;
 		} else {
+			val.spans_lost += spans_lost_of(bs, p, &k);
 			rec_rstate__update_counts(rs, val.seq, val.dropped, val.spans_lost);
 			/* Retired, and that record was lost: its entry would stay. */
 			if (val.state != REC_RS_RETIRED)
