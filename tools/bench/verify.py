@@ -90,7 +90,8 @@ def poll(tail, pid, settled):
     """Lists until settled(rows) is true or SETTLE_S pass; (rows, why)."""
     deadline = time.monotonic() + SETTLE_S
     while True:
-        rows, why = query(tail, pid, "--list")
+        # With --spans: spans_lost, which ring_full counts too.
+        rows, why = query(tail, pid, "--list", "--spans")
         if rows is not None and settled(rows):
             return rows, None
         if time.monotonic() >= deadline:
@@ -129,7 +130,7 @@ def cmd_attached(a):
     if len(b) != 1:
         return out(res, f"{len(b)} recordings with subject 'bench' in `recorder-tail --list`, expected 1")
     b = b[0]
-    for k in ("seen", "kept", "dropped", "invalid"):
+    for k in ("seen", "kept", "dropped", "invalid", "spans_lost"):
         res[k] = b.get(k)
     if b["seen"] != a.events:
         return out(res, f"the recorder counted {b['seen']:,} events, the loop ran {a.events:,}")
@@ -140,7 +141,7 @@ def cmd_attached(a):
     full = (st[0] if st else {}).get("counters", {}).get("ring_full", "?") if st is not None else "?"
     # The batch path's timed loops (--drops-counted): a batch the full ring refused costs
     # the loop a second walk instead of the copy, no less, and is counted, exactly.
-    counted = a.drops_counted and not b.get("invalid") and full == b["dropped"]
+    counted = a.drops_counted and not b.get("invalid") and full == b["dropped"] + b.get("spans_lost", 0)
     if counted and b["dropped"]:
         res["ring_full"] = full
     if (b["dropped"] or b.get("invalid")) and not counted:
