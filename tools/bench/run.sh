@@ -1243,9 +1243,10 @@ run_rust_event() {
 	l=$(grep -m1 '^emitted events ' "$f")
 	set -- $l
 	ev=${3:-}
+	# As fast_event's: drops pass when ring_full counts each one.
 	v=$("$BUILD/recorder-tail" -p "$BP" --list --json 2>&1 | python3 -c '
 import json, sys
-ev = int(sys.argv[1])
+ev, full = int(sys.argv[1]), sys.argv[2]
 try:
     r = [json.loads(l) for l in sys.stdin if l.strip()]
 except ValueError as e:
@@ -1253,10 +1254,12 @@ except ValueError as e:
 r = [x for x in r if x.get("subject") == "bench"]
 if len(r) != 1:
     sys.exit(f"{len(r)} recordings with subject bench, expected 1")
-got = (r[0].get("seen"), r[0].get("dropped"))
-if got != (ev, 0):
-    sys.exit(f"the recorder counted events seen {got[0]}, dropped {got[1]}; rust-bench sent {ev}")
-' "${ev:-0}" 2>&1)
+got = (r[0].get("seen"), r[0].get("dropped"), r[0].get("invalid"))
+if got[0] != ev or got[2] or str(got[1]) != full:
+    sys.exit(f"the recorder counted events seen {got[0]}, dropped {got[1]} (ring_full {full}), "
+             f"invalid {got[2]}; rust-bench sent {ev}")
+print(got[1])
+' "${ev:-0}" "$("$BUILD/recorder-tail" -p "$BP" --stats --json 2>/dev/null | jq -r .counters.ring_full)" 2>&1)
 	rc=$?
 	kill -USR1 "$BP"
 	reap_bench
@@ -1266,7 +1269,8 @@ if got != (ev, 0):
 	elif [ $rc -ne 0 ]; then
 		fail rust_event "$v"
 	else
-		printf '{"round": %d, "config": "rust_event", "ns": %s, "events": %s}\n' "$ROUND" "$ns" "$ev" >>"$RAW"
+		printf '{"round": %d, "config": "rust_event", "ns": %s, "events": %s, "dropped": %s}\n' "$ROUND" "$ns" \
+			"$ev" "$v" >>"$RAW"
 	fi
 }
 
