@@ -145,6 +145,48 @@ static void threads_past_the_limit_are_counted_and_partial(void **state)
 	rec_offcpu__free(&s);
 }
 
+/*
+ * A span charged long after it ended (its thread's batch comes a full buffer
+ * later): the intervals since count nothing, but the first of them, whose lost
+ * intervals may lie inside the span; the ring full and wrapped, so that the
+ * search for where to begin crosses its end.
+ */
+static void a_span_charged_late_passes_over_the_intervals_since(void **state)
+{
+	struct rec_offcpu s = { 0 };
+	struct rec_sched_figs f;
+
+	(void)state;
+	rec_offcpu__start(&s, 1);
+	/* Before the span (100000..100100), then in it: futex 40, runq 10. */
+	for (uint64_t i = 0; i < REC_SCHED_THREAD_CAP; i++)
+		add(&s, 1, 10 * i, 10 * i + 2, 10 * i + 4, 202, 0);
+	add(&s, 1, 100010, 100050, 100060, 202, 0);
+	/* Right after it, with intervals lost since the one before: partial. */
+	add(&s, 1, 100200, 100210, 100220, 202, 2);
+	for (uint64_t i = 0; i < 3 * REC_SCHED_THREAD_CAP / 4; i++)
+		add(&s, 1, 101000 + 100 * i, 101010 + 100 * i, 101020 + 100 * i, 202, 0);
+	rec_offcpu__charge(&s, 1, 100000, 100100, &f);
+	assert_int_equal(f.flags, REC_SCHED_KNOWN | REC_SCHED_PARTIAL);
+	assert_int_equal(f.blocked_ns, 40);
+	assert_int_equal(f.runq_ns, 10);
+	assert_int_equal(f.cpu_ns, 50);
+	assert_int_equal(f.switches, 1);
+	rec_offcpu__free(&s);
+	/* Without the lost ones: whole. */
+	s = (struct rec_offcpu){ 0 };
+	rec_offcpu__start(&s, 1);
+	add(&s, 1, 100010, 100050, 100060, 202, 0);
+	add(&s, 1, 100200, 100210, 100220, 202, 0);
+	for (uint64_t i = 0; i < 100; i++)
+		add(&s, 1, 101000 + 100 * i, 101010 + 100 * i, 101020 + 100 * i, 202, 0);
+	rec_offcpu__charge(&s, 1, 100000, 100100, &f);
+	assert_int_equal(f.flags, REC_SCHED_KNOWN);
+	assert_int_equal(f.blocked_ns, 40);
+	assert_int_equal(f.switches, 1);
+	rec_offcpu__free(&s);
+}
+
 static void a_malformed_interval_is_refused(void **state)
 {
 	struct rec_offcpu s = { 0 };
@@ -169,6 +211,7 @@ int main(void)
 		cmocka_unit_test(past_the_top_causes_the_rest_is_other),
 		cmocka_unit_test(lost_forgotten_or_before_the_start_is_partial),
 		cmocka_unit_test(threads_past_the_limit_are_counted_and_partial),
+		cmocka_unit_test(a_span_charged_late_passes_over_the_intervals_since),
 		cmocka_unit_test(a_malformed_interval_is_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -154,6 +154,29 @@ static int by_off(const void *a, const void *b)
 	return x->off < y->off ? -1 : x->off > y->off;
 }
 
+/*
+ * How many of t's newest intervals to pass over for a span that ended at
+ * exit: those that went off the CPU at or after it, but the oldest of them,
+ * whose lost check looks back into the span. A binary search of the ring,
+ * which is in time order: a span is charged when its thread's batch comes,
+ * up to a full buffer after its exit, and must not walk every interval since.
+ */
+static uint32_t newer_than(const struct rec_sched_thread *t, uint64_t exit)
+{
+	uint32_t lo = 0, hi = t->n;
+
+	/* The first (oldest first) that went off at or after exit: in [lo, hi]. */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (t->v[(t->next + mid) % t->room].off >= exit)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo < t->n ? t->n - 1 - lo : 0;
+}
+
 void rec_offcpu__charge(const struct rec_offcpu *s, uint32_t tid, uint64_t enter, uint64_t exit,
 			struct rec_sched_figs *f)
 {
@@ -172,7 +195,7 @@ void rec_offcpu__charge(const struct rec_offcpu *s, uint32_t tid, uint64_t enter
 	if (!t && s->count.threads_full)
 		f->flags |= REC_SCHED_PARTIAL;
 	/* Newest first, back to the first interval that ended before the span. */
-	for (uint32_t k = 0; t && k < t->n; k++) {
+	for (uint32_t k = t ? newer_than(t, exit) : 0; t && k < t->n; k++) {
 		uint32_t i = (t->next + t->n - 1 - k) % t->room;
 		const struct interval *iv = &t->v[i];
 		uint64_t b, q;
