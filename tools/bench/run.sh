@@ -1109,6 +1109,26 @@ start_rust_bench() {
 	own_pid "$1" rust-bench "$BP" 5 || { stop "$BP"; return 1; }
 }
 
+# attach_rust_bench CONFIG OUT ATTACH_OUT WHAT: attaches recorder-attach (AP) to rust-bench BP,
+# starts its loops and waits for them to hold; fails CONFIG (non-zero) if either does not.
+attach_rust_bench() {
+	spawn "$3" "$BUILD/recorder-attach" -p "$BP" --no-dump "${TIMED_FLAGS[@]}" "${FAST_FLAGS[@]}"
+	AP=$LP
+	if ! wait_for "$3" "^attached to $BP:" 20 "$AP"; then
+		fail "$1" "recorder-attach did not attach: $(head -c 300 "$3")"
+		stop "$AP"
+		stop "$BP"
+		return 1
+	fi
+	kill -USR1 "$BP"
+	if ! wait_for "$2" '^rust-bench: holding$' 120 "$BP"; then
+		fail "$1" "$4 did not finish: $(tr '\n' ' ' <"$2" | tail -c 300)"
+		stop "$AP"
+		stop "$BP"
+		return 1
+	fi
+}
+
 # rust_detached_ratio: a tracing event through the registry with the recorder layer and
 # nothing attached (a) over the registry alone (b), pairs of chunks in one process; and
 # span_floor: a span pair through the registry alone over tracing_subscriber::fmt, the
@@ -1145,21 +1165,8 @@ run_rust_attached() {
 	want rust_attached || return 0
 	begin rust_attached
 	start_rust_bench "$f" attached || { fail rust_attached "$WHY"; return; }
-	spawn "$a" "$BUILD/recorder-attach" -p "$BP" --no-dump "${TIMED_FLAGS[@]}" "${FAST_FLAGS[@]}"
-	ap=$LP
-	if ! wait_for "$a" "^attached to $BP:" 20 "$ap"; then
-		fail rust_attached "recorder-attach did not attach: $(head -c 300 "$a")"
-		stop "$ap"
-		stop "$BP"
-		return
-	fi
-	kill -USR1 "$BP"
-	if ! wait_for "$f" '^rust-bench: holding$' 120 "$BP"; then
-		fail rust_attached "the bench loops did not finish: $(tr '\n' ' ' <"$f" | tail -c 300)"
-		stop "$ap"
-		stop "$BP"
-		return
-	fi
+	attach_rust_bench rust_attached "$f" "$a" "the bench loops" || return
+	ap=$AP
 	l=$(grep -m1 '^emitted events ' "$f")
 	set -- $l
 	ev=${3:-} sp=${5:-}
@@ -1224,21 +1231,8 @@ run_rust_event() {
 		stop "$BP"
 		return
 	fi
-	spawn "$a" "$BUILD/recorder-attach" -p "$BP" --no-dump "${TIMED_FLAGS[@]}" "${FAST_FLAGS[@]}"
-	ap=$LP
-	if ! wait_for "$a" "^attached to $BP:" 20 "$ap"; then
-		fail rust_event "recorder-attach did not attach: $(head -c 300 "$a")"
-		stop "$ap"
-		stop "$BP"
-		return
-	fi
-	kill -USR1 "$BP"
-	if ! wait_for "$f" '^rust-bench: holding$' 120 "$BP"; then
-		fail rust_event "the event loop did not finish: $(tr '\n' ' ' <"$f" | tail -c 300)"
-		stop "$ap"
-		stop "$BP"
-		return
-	fi
+	attach_rust_bench rust_event "$f" "$a" "the event loop" || return
+	ap=$AP
 	ns=$(awk '/^ns_per_iter /{print $2; exit}' "$f")
 	l=$(grep -m1 '^emitted events ' "$f")
 	set -- $l
